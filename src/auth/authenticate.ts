@@ -1,0 +1,60 @@
+import type { Context, Middleware, Next } from 'koa';
+import koaJwt from 'koa-jwt';
+import jwksRsa from 'jwks-rsa';
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/knex.ts';
+import { AppError } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import { UserDirectory } from '../users/directory.ts';
+
+export const HMAC_ALGORITHMS = ['HS256'];
+export const JWKS_ALGORITHMS = ['RS256', 'ES256'];
+
+interface Claims {
+  sub?: unknown;
+  exp?: unknown;
+  email?: unknown;
+  name?: unknown;
+}
+
+/**
+ * Bearer-token authentication (CONVENTIONS §2): koa-jwt verifies the signature with pinned
+ * algorithms (so `alg: none` and algorithm swaps fail), issuer and audience; we then require
+ * `exp` and a string `sub`, and create or refresh the user row just in time.
+ */
+export function authenticate(config: Config, secret: string | undefined, db: Db): Middleware {
+  const verifier = config.JWKS_URI
+    ? koaJwt({
+        secret: jwksRsa.koaJwtSecret({ jwksUri: config.JWKS_URI, cache: true, cacheMaxAge: 10 * 60_000, rateLimit: true, jwksRequestsPerMinute: 10 }),
+        algorithms: JWKS_ALGORITHMS,
+        ...(config.JWT_ISSUER && { issuer: config.JWT_ISSUER }),
+        ...(config.JWT_AUDIENCE && { audience: config.JWT_AUDIENCE }),
+        key: 'claims',
+      })
+    : koaJwt({
+        secret: secret!,
+        algorithms: HMAC_ALGORITHMS,
+        ...(config.JWT_ISSUER && { issuer: config.JWT_ISSUER }),
+        ...(config.JWT_AUDIENCE && { audience: config.JWT_AUDIENCE }),
+        key: 'claims',
+      });
+  const users = new UserDirectory(db);
+
+  return async function authenticateRequest(ctx: Context, next: Next) {
+    await verifier(ctx, async () => {
+      const claims = ctx.state.claims as Claims;
+      if (typeof claims.exp !== 'number') throw unauthorized('token has no exp claim');
+      if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw unauthorized('token sub must be a non-empty string');
+      const caller: Caller = {
+        userId: claims.sub,
+        email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
+        name: typeof claims.name === 'string' ? claims.name : null,
+      };
+      await users.seen(caller);
+      ctx.state.caller = caller;
+      await next();
+    });
+  };
+}
+
+const unauthorized = (why: string) => new AppError(401, 'unauthorized', `a valid bearer token is required: ${why}`);

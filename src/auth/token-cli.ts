@@ -1,0 +1,23 @@
+// `npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS]`: prints a bearer token
+// that the running configuration accepts (HS256 with JWT_SECRET or the generated dev secret).
+import { parseArgs } from 'node:util';
+import { loadConfigOrExit } from '../config/load.ts';
+import { resolveJwtSecret } from './secret.ts';
+import { signToken } from './sign.ts';
+
+const { values } = parseArgs({
+  options: { sub: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, ttl: { type: 'string', default: '86400' } },
+});
+if (!values.sub) {
+  process.stderr.write('usage: npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS]\n');
+  process.exit(2);
+}
+const config = loadConfigOrExit();
+const secret = await resolveJwtSecret(config);
+if (!secret) {
+  process.stderr.write('tokens are verified through JWKS_URI here; get one from your identity provider\n');
+  process.exit(2);
+}
+process.stdout.write(
+  `${signToken(secret, { sub: values.sub, email: values.email, name: values.name, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE, ttlSeconds: Number(values.ttl) })}\n`,
+);

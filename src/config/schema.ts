@@ -1,0 +1,61 @@
+import { z } from 'zod';
+
+const csv = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((entry) => entry.trim().toLowerCase())
+      .filter(Boolean),
+  );
+
+const optionalUrl = z.string().url().optional();
+const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+/**
+ * Every environment variable the processes read. Parsed once at boot; a bad value stops the
+ * process with one line naming the variable (see `loadConfig`).
+ */
+export const configSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    HOST: z.string().default('0.0.0.0'),
+    DATABASE_URL: z.preprocess(emptyAsUnset, z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional()),
+    DATA_DIR: z.string().default('.data'),
+    JWT_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
+    JWKS_URI: z.preprocess(emptyAsUnset, optionalUrl),
+    JWT_ISSUER: z.preprocess(emptyAsUnset, z.string().optional()),
+    JWT_AUDIENCE: z.preprocess(emptyAsUnset, z.string().optional()),
+    RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    OUTBOUND_ALLOWLIST: csv,
+    STARTER_CREDITS: z.coerce.number().int().min(0).default(1000),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Base URL printed at start and used in links sent to users (invitation e-mails). */
+    PUBLIC_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    /** SMTP connection URL (smtp:// or smtps://); unset → sandbox e-mail outbox. */
+    SMTP_URL: z.preprocess(emptyAsUnset, z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+    EMAIL_FROM: z.string().default('Workspace Platform <no-reply@workspace.local>'),
+    /** S3-compatible object storage; unset → local disk under DATA_DIR/storage. */
+    STORAGE_S3_ENDPOINT: z.preprocess(emptyAsUnset, optionalUrl),
+    STORAGE_S3_BUCKET: z.preprocess(emptyAsUnset, z.string().optional()),
+    STORAGE_S3_REGION: z.string().default('us-east-1'),
+    STORAGE_S3_ACCESS_KEY_ID: z.preprocess(emptyAsUnset, z.string().optional()),
+    STORAGE_S3_SECRET_ACCESS_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Worker tuning; operators rarely change these, tests shorten them. */
+    WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
+    /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
+    SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NODE_ENV === 'production' && !env.JWT_SECRET && !env.JWKS_URI) {
+      ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'is required in production unless JWKS_URI is set' });
+    }
+    if (env.STORAGE_S3_ENDPOINT && !env.STORAGE_S3_BUCKET) {
+      ctx.addIssue({ code: 'custom', path: ['STORAGE_S3_BUCKET'], message: 'is required when STORAGE_S3_ENDPOINT is set' });
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;

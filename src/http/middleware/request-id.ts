@@ -1,0 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from '../../platform/logger.ts';
+
+const acceptable = /^[\w.:-]{1,128}$/;
+
+/** Echoes a sane incoming `X-Request-Id` (or makes one) and binds it to the request's logger. */
+export function requestId(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    const incoming = ctx.get('x-request-id');
+    const id = acceptable.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = log.child({ request_id: id });
+    ctx.set('X-Request-Id', id);
+    await next();
+  };
+}

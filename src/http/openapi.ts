@@ -1,0 +1,93 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import type { ZodObject, ZodType } from 'zod';
+import { z } from './zod.ts';
+import type { AnyRoute } from './route.ts';
+
+export const errorBodySchema = z
+  .object({
+    code: z.enum(['validation_failed', 'unsupported_api_version', 'unauthorized', 'payment_required', 'forbidden', 'not_found', 'conflict', 'rate_limited', 'internal']),
+    message: z.string().openapi({ description: 'Names the field and the rule broken.' }),
+    data: z.object({
+      issues: z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
+    }),
+  })
+  .openapi('Error');
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Malformed request, failed validation, or unsupported Service-Api-Version',
+  401: 'Missing bearer token, or a token that failed verification',
+  402: 'The workspace has no credits left, or the caller is over a spending limit',
+  403: 'The caller can read the resource but lacks the permission for this operation',
+  404: 'No such resource, or the caller cannot read it',
+  405: 'Method not allowed',
+  409: "The resource's current state forbids the request",
+  413: 'Request body too large',
+  415: 'Request body is not JSON',
+  422: 'Idempotency-Key reused with another request body',
+  429: 'Rate limit used up; see Retry-After',
+  500: 'Failure on the service side',
+  503: 'A dependency (database, queue) is unreachable',
+};
+
+const tagDescriptions: Record<string, string> = {
+  Service: 'Health, readiness and this document',
+  Organizations: 'Workspaces (organizations), their settings and activity',
+  Members: 'Members of an organization',
+  Roles: 'Organization roles and their permissions',
+  Invitations: 'Invitations to join an organization',
+};
+
+/** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
+export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  const versionHeader = z
+    .string()
+    .optional()
+    .openapi({ param: { name: 'Service-Api-Version', in: 'header' }, description: 'API major to serve: absent, `1` or `1.x`.', example: '1' });
+  const error = registry.register('Error', errorBodySchema);
+
+  for (const route of routes) {
+    const statuses = new Set<number>([...(route.public ? [400, 500] : [400, 401, 429, 500]), ...(route.errors ?? [])]);
+    const responses: Record<string, { description: string; content?: Record<string, { schema: ZodType }> }> = {
+      [route.response.status]: {
+        description: route.response.description,
+        ...(route.response.schema && { content: { 'application/json': { schema: route.response.schema as ZodType } } }),
+      },
+    };
+    for (const status of [...statuses].sort()) {
+      responses[status] = { description: errorDescriptions[status] ?? 'Error', content: { 'application/json': { schema: error } } };
+    }
+    const headerSchema = route.headers as ZodObject | undefined;
+    registry.registerPath({
+      method: route.method,
+      path: route.path,
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description && { description: route.description }),
+      tags: [route.tag],
+      security: route.public ? [] : [{ bearerAuth: [] }],
+      request: {
+        ...(route.params && { params: route.params as ZodObject }),
+        ...(route.query && { query: route.query as ZodObject }),
+        headers: route.public ? undefined : headerSchema ? headerSchema.extend({ 'Service-Api-Version': versionHeader }) : z.object({ 'Service-Api-Version': versionHeader }),
+        ...(route.body && { body: { required: true, content: { 'application/json': { schema: route.body as ZodType } } } }),
+      },
+      responses,
+    });
+  }
+
+  const tags = [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: tagDescriptions[name] ?? name }));
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Workspace Platform API',
+      version: info.version,
+      description: 'Collaborative content and AI workspace. Errors, pagination and roles follow the conventions in the README.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: info.serverUrl ?? '/' }],
+    tags,
+    security: [{ bearerAuth: [] }],
+  });
+}

@@ -1,0 +1,58 @@
+import { PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
+import type { JobDefinition } from './define.ts';
+import { allJobs } from './queues.ts';
+
+export const BOSS_SCHEMA = 'pgboss';
+
+export type Role = 'web' | 'worker' | 'release';
+
+/**
+ * One pg-boss instance per process. The web process only sends (no maintenance, no cron);
+ * workers supervise, schedule and listen for NOTIFY so an idle queue wakes them at once;
+ * `release` installs or upgrades pg-boss's schema and the queues.
+ */
+export function createBoss(connectionString: string, role: Role, overrides: Partial<ConstructorOptions> = {}): PgBoss {
+  const common: ConstructorOptions = {
+    connectionString,
+    schema: BOSS_SCHEMA,
+    application_name: `workspace-${role}-boss`,
+  };
+  const byRole: Record<Role, ConstructorOptions> = {
+    web: { max: 4, supervise: false, schedule: false, migrate: false },
+    worker: { max: 8, supervise: true, schedule: true, migrate: false, useListenNotify: true },
+    release: { max: 2, supervise: false, schedule: false, migrate: true },
+  };
+  return new PgBoss({ ...common, ...byRole[role], ...overrides });
+}
+
+function queueOptions(job: JobDefinition): Omit<Queue, 'name'> {
+  const { policy } = job;
+  return {
+    policy: 'standard',
+    notify: true,
+    retryLimit: policy.retryLimit,
+    retryDelay: policy.retryDelaySeconds,
+    retryBackoff: policy.retryBackoff,
+    ...(policy.retryDelayMaxSeconds !== undefined && { retryDelayMax: policy.retryDelayMaxSeconds }),
+    expireInSeconds: policy.expireInSeconds,
+    ...(policy.heartbeatSeconds !== undefined && { heartbeatSeconds: policy.heartbeatSeconds }),
+    deleteAfterSeconds: policy.deleteAfterSeconds,
+    deadLetter: job.deadLetter,
+  };
+}
+
+/** Creates every queue and its dead-letter queue, or brings their policy up to date. Idempotent. */
+export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[] = allJobs): Promise<void> {
+  for (const job of jobs) {
+    for (const [name, options] of [
+      [job.deadLetter, { policy: 'standard', deleteAfterSeconds: 30 * 24 * 3600, retentionSeconds: 30 * 24 * 3600 }],
+      [job.name, queueOptions(job)],
+    ] as const) {
+      if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
+      else {
+        const { policy: _policy, ...changeable } = options as Omit<Queue, 'name'>;
+        await boss.updateQueue(name, changeable);
+      }
+    }
+  }
+}

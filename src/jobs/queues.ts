@@ -1,0 +1,8 @@
+import type { JobDefinition } from './define.ts';
+
+/**
+ * Every job type of the platform, in one place: the API enqueues them, `release` creates their
+ * queues and `workers/` registers a handler for each (a job without a handler fails worker start).
+ * Definitions live beside their domain (`src/<domain>/jobs.ts`) and are listed here.
+ */
+export const allJobs: readonly JobDefinition[] = [];

@@ -1,0 +1,38 @@
+/**
+ * What an organization role may do. Built-in roles are fixed; custom roles (roles endpoints)
+ * choose from the same list. Resource-level access (viewer/editor/owner on an asset, a chat…)
+ * is a separate matter, decided by the access module.
+ */
+export const organizationPermissions = [
+  'organization.update', // name, slug, logo, onboarding
+  'organization.delete',
+  'members.view',
+  'members.manage', // change roles, remove members
+  'invitations.manage',
+  'roles.manage',
+  'alert_policy.manage',
+  'activity.view',
+  'billing.view',
+  'billing.manage',
+  'credits.view',
+  'credits.manage', // spending limits, adjustments
+  'resources.create', // assets, chats, canvases, projects, skills
+  'resources.administer', // act as owner on every resource of the organization
+] as const;
+
+export type OrganizationPermission = (typeof organizationPermissions)[number];
+
+export const builtInRoles = ['owner', 'admin', 'member'] as const;
+export type BuiltInRole = (typeof builtInRoles)[number];
+
+const all = new Set<OrganizationPermission>(organizationPermissions);
+
+/** The documented permission matrix of the built-in roles. */
+export const builtInRolePermissions: Record<BuiltInRole, ReadonlySet<OrganizationPermission>> = {
+  owner: all,
+  // Admins run the organization but cannot delete it or manage its money.
+  admin: new Set(organizationPermissions.filter((p) => p !== 'organization.delete' && p !== 'billing.manage')),
+  member: new Set<OrganizationPermission>(['members.view', 'activity.view', 'credits.view', 'resources.create']),
+};
+
+export const isBuiltInRole = (role: string): role is BuiltInRole => (builtInRoles as readonly string[]).includes(role);

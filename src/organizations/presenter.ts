@@ -1,0 +1,31 @@
+import type { z } from '../http/zod.ts';
+import type { organizationSchema } from './schema.ts';
+
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  slug: string;
+  logo_key: string | null;
+  logo_updated_at: Date | null;
+  onboarded_at: Date | null;
+  created_by_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+export function presentOrganization(row: OrganizationRow, role: string): z.input<typeof organizationSchema> {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    // The version query makes clients refetch when the logo changes.
+    logo_url: row.logo_key ? `/organizations/${row.id}/logo?v=${row.logo_updated_at?.getTime() ?? 0}` : null,
+    onboarded_at: iso(row.onboarded_at),
+    role,
+    created_by_id: row.created_by_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

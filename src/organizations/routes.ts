@@ -1,0 +1,96 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { normaliseSlug, availableSlug } from './slug.ts';
+import { presentOrganization } from './presenter.ts';
+import {
+  availableSlugQuery,
+  availableSlugSchema,
+  createOrganizationBody,
+  organizationEnvelope,
+  organizationIdParams,
+  updateOrganizationBody,
+} from './schema.ts';
+import { createOrganization, deleteOrganization, getOrganization, markOnboarded, updateOrganization } from './service.ts';
+
+const tag = 'Organizations';
+
+export const organizationRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/organizations/available-slug',
+    operationId: 'getAvailableOrganizationSlug',
+    summary: 'Check whether an organization slug is free, with a free suggestion',
+    tag,
+    query: availableSlugQuery,
+    response: { status: 200, description: 'Availability of the slug', schema: availableSlugSchema },
+    handler: async ({ query, deps }) => {
+      const slug = normaliseSlug(query.slug);
+      const suggestion = await availableSlug(deps.db, slug);
+      return { slug, available: suggestion === slug, suggestion };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations',
+    operationId: 'createOrganization',
+    summary: 'Create an organization; the caller becomes its owner',
+    tag,
+    body: createOrganizationBody,
+    response: { status: 201, description: 'The new organization', schema: organizationEnvelope },
+    errors: [409],
+    handler: async ({ body, caller, deps }) => ({ organization: presentOrganization(await createOrganization(deps, caller, body), 'owner') }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}',
+    operationId: 'getOrganization',
+    summary: 'Get an organization the caller belongs to',
+    tag,
+    params: organizationIdParams,
+    response: { status: 200, description: 'The organization', schema: organizationEnvelope },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => {
+      const { organization, role } = await getOrganization(deps, caller, params.organization_id);
+      return { organization: presentOrganization(organization, role) };
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/organizations/{organization_id}',
+    operationId: 'updateOrganization',
+    summary: 'Rename an organization or change its slug',
+    tag,
+    params: organizationIdParams,
+    body: updateOrganizationBody,
+    response: { status: 200, description: 'The updated organization', schema: organizationEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => {
+      const { organization, role } = await updateOrganization(deps, caller, params.organization_id, body);
+      return { organization: presentOrganization(organization, role) };
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/organizations/{organization_id}',
+    operationId: 'deleteOrganization',
+    summary: 'Delete an organization (owners only; soft delete)',
+    tag,
+    params: organizationIdParams,
+    response: { status: 204, description: 'Deleted' },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => deleteOrganization(deps, caller, params.organization_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/onboarded',
+    operationId: 'markOrganizationOnboarded',
+    summary: 'Record that the organization finished onboarding',
+    tag,
+    params: organizationIdParams,
+    response: { status: 200, description: 'The organization with `onboarded_at` set', schema: organizationEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => {
+      const { organization, role } = await markOnboarded(deps, caller, params.organization_id);
+      return { organization: presentOrganization(organization, role) };
+    },
+  }),
+];

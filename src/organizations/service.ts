@@ -1,0 +1,67 @@
+import { recordActivity } from '../activity/record.ts';
+import { conflict } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import type { Deps } from '../platform/deps.ts';
+import { requireMember, requireMemberWith } from './membership.ts';
+import type { OrganizationRow } from './presenter.ts';
+import { availableSlug, isSlugTaken } from './slug.ts';
+
+const columns = ['id', 'name', 'slug', 'logo_key', 'logo_updated_at', 'onboarded_at', 'created_by_id', 'created_at', 'updated_at'];
+
+export async function createOrganization(deps: Deps, caller: Caller, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
+  return deps.db.transaction(async (trx) => {
+    if (input.slug && (await isSlugTaken(trx, input.slug))) throw conflict(`slug: "${input.slug}" is taken`, ['slug']);
+    const slug = input.slug ?? (await availableSlug(trx, input.name));
+    const [organization] = (await trx('organizations').insert({ name: input.name, slug, created_by_id: caller.userId }).returning(columns)) as OrganizationRow[];
+    await trx('organization_members').insert({ organization_id: organization!.id, user_id: caller.userId, role: 'owner' });
+    await recordActivity(trx, { organizationId: organization!.id, actorId: caller.userId, action: 'organization.created', subjectType: 'organization', subjectId: organization!.id, data: { name: input.name, slug } });
+    return organization!;
+  });
+}
+
+export async function getOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
+  const membership = await requireMember(deps.db, organizationId, caller.userId);
+  const organization = (await deps.db('organizations').where({ id: organizationId }).first(columns)) as OrganizationRow;
+  return { organization, role: membership.role };
+}
+
+export async function updateOrganization(
+  deps: Deps,
+  caller: Caller,
+  organizationId: string,
+  changes: { name?: string | undefined; slug?: string | undefined },
+): Promise<{ organization: OrganizationRow; role: string }> {
+  return deps.db.transaction(async (trx) => {
+    const membership = await requireMemberWith(trx, organizationId, caller.userId, 'organization.update');
+    const before = (await trx('organizations').where({ id: organizationId }).forUpdate().first(columns)) as OrganizationRow;
+    if (changes.slug && changes.slug !== before.slug && (await isSlugTaken(trx, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken`, ['slug']);
+    const [organization] = (await trx('organizations')
+      .where({ id: organizationId })
+      .update({ ...changes, updated_at: trx.fn.now() })
+      .returning(columns)) as OrganizationRow[];
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.updated', subjectType: 'organization', subjectId: organizationId, data: { before: { name: before.name, slug: before.slug }, after: changes } });
+    return { organization: organization!, role: membership.role };
+  });
+}
+
+/** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
+export async function deleteOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    await requireMemberWith(trx, organizationId, caller.userId, 'organization.delete');
+    await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: caller.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.deleted', subjectType: 'organization', subjectId: organizationId });
+  });
+}
+
+/** Marks onboarding done. Idempotent: the first time is kept. */
+export async function markOnboarded(deps: Deps, caller: Caller, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
+  return deps.db.transaction(async (trx) => {
+    const membership = await requireMemberWith(trx, organizationId, caller.userId, 'organization.update');
+    const [organization] = (await trx('organizations')
+      .where({ id: organizationId })
+      .update({ onboarded_at: trx.raw('coalesce(onboarded_at, now())'), updated_at: trx.fn.now() })
+      .returning(columns)) as OrganizationRow[];
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.onboarded', subjectType: 'organization', subjectId: organizationId });
+    return { organization: organization!, role: membership.role };
+  });
+}

@@ -1,0 +1,14 @@
+import type { Config } from '../config/schema.ts';
+import type { Db } from '../db/knex.ts';
+import type { JobQueue } from '../jobs/enqueue.ts';
+import type { Logger } from './logger.ts';
+import type { Providers } from './providers.ts';
+
+/** What route handlers, services and job handlers are given: nothing global, all explicit. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  jobs: JobQueue;
+  log: Logger;
+  providers: Providers;
+}

@@ -1,0 +1,23 @@
+import { createBoss, ensureQueues } from '../jobs/boss.ts';
+import { createDb } from '../db/knex.ts';
+import { migrateLatest } from '../db/migrate.ts';
+import type { Logger } from './logger.ts';
+
+/** The `release` step: schema migrations, then pg-boss's schema and every queue. Idempotent. */
+export async function release(databaseUrl: string, log: Logger): Promise<void> {
+  const db = createDb(databaseUrl, { max: 2, applicationName: 'workspace-release' });
+  try {
+    const applied = await migrateLatest(db);
+    log.info({ applied }, applied.length ? 'migrations applied' : 'schema up to date');
+  } finally {
+    await db.destroy();
+  }
+  const boss = createBoss(databaseUrl, 'release');
+  boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
+  await boss.start();
+  try {
+    await ensureQueues(boss);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}

@@ -1,0 +1,68 @@
+// The `web` process: serves the HTTP API. Scale by running more of them; they share only Postgres.
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { resolveJwtSecret } from './auth/secret.ts';
+import { loadConfigOrExit } from './config/load.ts';
+import type { Config } from './config/schema.ts';
+import { createDb } from './db/knex.ts';
+import { createApp } from './http/app.ts';
+import { createBoss } from './jobs/boss.ts';
+import { JobQueue } from './jobs/enqueue.ts';
+import { resolveDatabase } from './platform/database-url.ts';
+import { createLogger, type Logger } from './platform/logger.ts';
+import { createProviders } from './platform/providers.ts';
+import { onShutdown } from './platform/shutdown.ts';
+
+export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+
+export interface WebProcess {
+  server: Server;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the API on `databaseUrl`; `stop()` stops taking connections and drains in-flight requests. */
+export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebProcess> {
+  const db = createDb(databaseUrl, { max: 20, applicationName: 'workspace-web' });
+  const boss = createBoss(databaseUrl, 'web');
+  boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
+  await boss.start();
+  const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
+  const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion });
+
+  const server = app.listen(config.PORT, config.HOST);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
+
+  return {
+    server,
+    url,
+    async stop() {
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      await boss.stop({ graceful: false, close: true });
+      await db.destroy();
+    },
+  };
+}
+
+if (import.meta.main) {
+  const config = loadConfigOrExit();
+  const log = createLogger(config, 'web');
+  const { url: databaseUrl, embedded } = await resolveDatabase(config, log);
+  const web = await startWeb(config, databaseUrl, log);
+  log.info({ url: web.url }, `web listening on ${web.url}`);
+  process.send?.({ type: 'ready', url: web.url });
+  onShutdown(log, async () => {
+    await web.stop();
+    await embedded?.stop();
+  });
+}
