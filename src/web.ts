@@ -5,7 +5,7 @@ import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createDb } from './db/knex.ts';
-import { createApp } from './http/app.ts';
+import { createApp, type AppOptions } from './http/app.ts';
 import { createBoss } from './jobs/boss.ts';
 import { JobQueue } from './jobs/enqueue.ts';
 import { resolveDatabase } from './platform/database-url.ts';
@@ -22,13 +22,13 @@ export interface WebProcess {
 }
 
 /** Starts the API on `databaseUrl`; `stop()` stops taking connections and drains in-flight requests. */
-export async function startWeb(config: Config, databaseUrl: string, log: Logger): Promise<WebProcess> {
+export async function startWeb(config: Config, databaseUrl: string, log: Logger, extra: Pick<AppOptions, 'extraRoutes'> = {}): Promise<WebProcess> {
   const db = createDb(databaseUrl, { max: 20, applicationName: 'workspace-web' });
   const boss = createBoss(databaseUrl, 'web');
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
-  const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion });
+  const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -41,20 +41,47 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
   const users = new UserDirectory(db);
 
   return async function authenticateRequest(ctx: Context, next: Next) {
-    await verifier(ctx, async () => {
-      const claims = ctx.state.claims as Claims;
-      if (typeof claims.exp !== 'number') throw unauthorized('token has no exp claim');
-      if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw unauthorized('token sub must be a non-empty string');
-      const caller: Caller = {
-        userId: claims.sub,
-        email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
-        name: typeof claims.name === 'string' ? claims.name : null,
-      };
-      await users.seen(caller);
-      ctx.state.caller = caller;
-      await next();
-    });
+    let verified = false;
+    try {
+      await verifier(ctx, async () => {
+        const claims = ctx.state.claims as Claims;
+        if (typeof claims.exp !== 'number') throw unauthorized('token has no exp claim');
+        if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw unauthorized('token sub must be a non-empty string');
+        verified = true;
+        const caller: Caller = {
+          userId: claims.sub,
+          email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
+          name: typeof claims.name === 'string' ? claims.name : null,
+        };
+        await users.seen(caller);
+        ctx.state.caller = caller;
+        await next();
+      });
+    } catch (error) {
+      // Only koa-jwt's own rejections become 401s; failures further down keep their meaning.
+      if (verified || error instanceof AppError) throw error;
+      throw unauthorized(describeRejection(error as KoaJwtError));
+    }
   };
+}
+
+interface KoaJwtError {
+  status?: number;
+  message?: string;
+  originalError?: { name?: string; message?: string };
+}
+
+/** koa-jwt says "Authentication Error" for everything; its originalError says why. */
+function describeRejection(error: KoaJwtError): string {
+  if (error.status !== 401) throw error;
+  if (/Bad Authorization header/.test(error.message ?? '')) return 'malformed Authorization header; send "Authorization: Bearer <token>"';
+  const cause = error.originalError;
+  if (!cause) return 'no bearer token';
+  if (cause.name === 'TokenExpiredError') return 'token expired';
+  if (cause.name === 'NotBeforeError') return 'token not yet valid';
+  if (/audience/.test(cause.message ?? '')) return 'token audience is not accepted';
+  if (/issuer/.test(cause.message ?? '')) return 'token issuer is not accepted';
+  return 'token failed verification';
 }
 
 const unauthorized = (why: string) => new AppError(401, 'unauthorized', `a valid bearer token is required: ${why}`);

@@ -37,15 +37,29 @@ export const configSchema = z
     /** SMTP connection URL (smtp:// or smtps://); unset → sandbox e-mail outbox. */
     SMTP_URL: z.preprocess(emptyAsUnset, z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
     EMAIL_FROM: z.string().default('Workspace Platform <no-reply@workspace.local>'),
+    /** Tests only: the sandbox e-mail provider waits this long after recording a message (crash tests). */
+    EMAIL_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).default(0),
     /** S3-compatible object storage; unset → local disk under DATA_DIR/storage. */
     STORAGE_S3_ENDPOINT: z.preprocess(emptyAsUnset, optionalUrl),
     STORAGE_S3_BUCKET: z.preprocess(emptyAsUnset, z.string().optional()),
     STORAGE_S3_REGION: z.string().default('us-east-1'),
     STORAGE_S3_ACCESS_KEY_ID: z.preprocess(emptyAsUnset, z.string().optional()),
     STORAGE_S3_SECRET_ACCESS_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Stripe billing; unset STRIPE_SECRET_KEY → sandbox billing. STRIPE_API_BASE points the client elsewhere (tests: a fake Stripe). */
+    STRIPE_SECRET_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    STRIPE_WEBHOOK_SECRET: z.preprocess(emptyAsUnset, z.string().optional()),
+    STRIPE_API_BASE: z.preprocess(emptyAsUnset, optionalUrl),
+    /** Model service reading assets (prompt extraction, voices); unset → sandbox models. */
+    MODELS_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    MODELS_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Link import limits: whole download (redirects and body included) and body size. */
+    ASSET_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+    ASSET_IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(50 * 1024 * 1024),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
+    /** Backstop poll while NOTIFY is live: retries and delayed jobs are not notified, only found by this poll. */
+    WORKER_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
     /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   })
@@ -53,8 +67,8 @@ export const configSchema = z
     if (env.NODE_ENV === 'production' && !env.JWT_SECRET && !env.JWKS_URI) {
       ctx.addIssue({ code: 'custom', path: ['JWT_SECRET'], message: 'is required in production unless JWKS_URI is set' });
     }
-    if (env.STORAGE_S3_ENDPOINT && !env.STORAGE_S3_BUCKET) {
-      ctx.addIssue({ code: 'custom', path: ['STORAGE_S3_BUCKET'], message: 'is required when STORAGE_S3_ENDPOINT is set' });
+    for (const name of ['STORAGE_S3_BUCKET', 'STORAGE_S3_ACCESS_KEY_ID', 'STORAGE_S3_SECRET_ACCESS_KEY'] as const) {
+      if (env.STORAGE_S3_ENDPOINT && !env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'is required when STORAGE_S3_ENDPOINT is set' });
     }
   });
 

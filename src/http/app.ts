@@ -10,13 +10,15 @@ import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { routeHandler, type AnyRoute } from './route.ts';
-import { apiRoutes, plumbingRoutes } from './routes.ts';
+import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
 
 export interface AppOptions {
   deps: Deps;
   /** HS256 secret (undefined when tokens are verified through a JWKS). */
   jwtSecret: string | undefined;
   version: string;
+  /** Mounted after the API's own operations; tests use it for failure paths (a throwing route). */
+  extraRoutes?: readonly AnyRoute[];
 }
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
@@ -31,21 +33,22 @@ function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router 
  * The HTTP application: request id → access log → errors → API version → body → plumbing
  * (open) → authentication → rate limit → operations.
  */
-export function createApp({ deps, jwtSecret, version }: AppOptions): Koa {
+export function createApp({ deps, jwtSecret, version, extraRoutes = [] }: AppOptions): Koa {
   const app = new Koa({ proxy: true });
-  const openapi = buildOpenApiDocument([...plumbingRoutes, ...apiRoutes], { version });
+  const openapi = buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
 
-  const plumbing = mount(new Router(), plumbingRoutes, deps);
+  // Webhooks sit with the plumbing, before authentication: they carry a signature, not a token.
+  const plumbing = mount(new Router(), [...plumbingRoutes, ...webhookRoutes], deps);
   plumbing.get('/openapi.json', (ctx) => {
     ctx.body = openapi;
   });
-  const api = mount(new Router(), apiRoutes, deps);
+  const api = mount(new Router(), [...apiRoutes, ...extraRoutes], deps);
 
   app.use(requestId(deps.log));
   app.use(accessLog());
   app.use(errorMapper(deps.log));
   app.use(apiVersion());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb', encoding: 'utf-8', jsonStrict: false }));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1536kb' /* a base64 logo of 1 MiB */, encoding: 'utf-8', jsonStrict: false }));
   app.use(plumbing.routes());
   app.use(authenticate(deps.config, jwtSecret, deps.db));
   app.use(rateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE));

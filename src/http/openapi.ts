@@ -35,6 +35,18 @@ const tagDescriptions: Record<string, string> = {
   Members: 'Members of an organization',
   Roles: 'Organization roles and their permissions',
   Invitations: 'Invitations to join an organization',
+  Credits: 'Credits: balance, grants, the immutable ledger, chat-run holds and member spending limits',
+  Activity: 'The activity feed: every change to an organization, recorded with it',
+  'Alert policy': 'Credit-balance alerts of an organization',
+  Access: 'General access, per-user grants and inherited access of assets, chats, canvases, projects, scheduled tasks and skills',
+  Assets: 'Images, video, audio, documents, text, transcripts and 3D files: create, link import (SSRF-guarded worker download), enrichment, prompt extraction, soft delete and restore',
+  Projects: 'Projects: groupings of assets, canvases, conversations and skills, with archive and restore',
+  Canvases: 'Canvases',
+  Conversations: 'Chat threads: create, rename, soft delete and restore, list with filters, projects and access',
+  Skills: 'Custom skills with their version history',
+  Library: 'Everything the caller can read in an organization, across resource types',
+  Billing: 'Plans and subscription, billing contact, billing portal and billing events',
+  Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
 };
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */

@@ -1,12 +1,32 @@
+import { accessRoutes } from '../access/routes.ts';
+import { activityRoutes } from '../activity/routes.ts';
+import { canvasRoutes } from '../canvases/routes.ts';
+import { projectRoutes } from '../projects/routes.ts';
+import { alertPolicyRoutes } from '../alert-policy/routes.ts';
+import { assetRoutes } from '../assets/routes.ts';
+import { billingRoutes } from '../billing/routes.ts';
+import { billingWebhookRoutes } from '../billing/webhook-route.ts';
+import { conversationRoutes } from '../conversations/routes.ts';
+import { creditRoutes } from '../credits/routes.ts';
+import { invitationRoutes } from '../invitations/routes.ts';
+import { libraryRoutes } from '../library/routes.ts';
+import { memberRoutes } from '../members/routes.ts';
+import { organizationLogoRoutes } from '../organizations/logo/routes.ts';
 import { organizationRoutes } from '../organizations/routes.ts';
+import { reportRoutes } from '../reports/routes.ts';
+import { roleRoutes } from '../roles/routes.ts';
 import { serviceRoutes } from '../service/routes.ts';
+import { skillRoutes } from '../skills/routes.ts';
 import type { AnyRoute } from './route.ts';
 
 /** Open without a token. */
 export const plumbingRoutes: readonly AnyRoute[] = serviceRoutes;
 
+/** Provider notifications: no bearer token, each authenticates by its own signature. */
+export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
+
 /**
  * Every operation of the API, by domain. Order matters where paths overlap: a literal segment
  * (`/organizations/available-slug`) is listed before the parameter it would otherwise match.
  */
-export const apiRoutes: readonly AnyRoute[] = [...organizationRoutes];
+export const apiRoutes: readonly AnyRoute[] = [...organizationRoutes, ...organizationLogoRoutes, ...memberRoutes, ...roleRoutes, ...activityRoutes, ...alertPolicyRoutes, ...invitationRoutes, ...accessRoutes, ...projectRoutes, ...canvasRoutes, ...assetRoutes, ...creditRoutes, ...billingRoutes, ...reportRoutes, ...conversationRoutes, ...skillRoutes, ...libraryRoutes];

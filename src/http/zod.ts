@@ -11,5 +11,5 @@ export const queryBoolean = z.enum(['true', 'false']).transform((value) => value
 
 export const uuid = z.string().uuid();
 export const timestamp = z.string().datetime({ offset: true }).openapi({ format: 'date-time' });
-/** Any JSON value. */
-export const jsonValue: z.ZodType<unknown> = z.json();
+/** Any JSON value; named, so OpenAPI gets one recursive $ref (unnamed, the generator recurses forever). */
+export const jsonValue: z.ZodType<unknown> = z.json().openapi('JsonValue');

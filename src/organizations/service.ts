@@ -1,4 +1,6 @@
+import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
+import { grantStarterCredits } from '../credits/ledger.ts';
 import { conflict } from '../http/errors.ts';
 import type { Caller } from '../http/route.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -6,17 +8,34 @@ import { requireMember, requireMemberWith } from './membership.ts';
 import type { OrganizationRow } from './presenter.ts';
 import { availableSlug, isSlugTaken } from './slug.ts';
 
-const columns = ['id', 'name', 'slug', 'logo_key', 'logo_updated_at', 'onboarded_at', 'created_by_id', 'created_at', 'updated_at'];
+export const columns = ['id', 'name', 'slug', 'logo_key', 'logo_updated_at', 'onboarded_at', 'created_by_id', 'created_at', 'updated_at'];
 
 export async function createOrganization(deps: Deps, caller: Caller, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
   return deps.db.transaction(async (trx) => {
-    if (input.slug && (await isSlugTaken(trx, input.slug))) throw conflict(`slug: "${input.slug}" is taken`, ['slug']);
-    const slug = input.slug ?? (await availableSlug(trx, input.name));
-    const [organization] = (await trx('organizations').insert({ name: input.name, slug, created_by_id: caller.userId }).returning(columns)) as OrganizationRow[];
-    await trx('organization_members').insert({ organization_id: organization!.id, user_id: caller.userId, role: 'owner' });
-    await recordActivity(trx, { organizationId: organization!.id, actorId: caller.userId, action: 'organization.created', subjectType: 'organization', subjectId: organization!.id, data: { name: input.name, slug } });
-    return organization!;
+    const organization = await insertOrganization(trx, caller, input);
+    const { slug } = organization;
+    await trx('organization_members').insert({ organization_id: organization.id, user_id: caller.userId, role: 'owner' });
+    await recordActivity(trx, { organizationId: organization.id, actorId: caller.userId, action: 'organization.created', subjectType: 'organization', subjectId: organization.id, data: { name: input.name, slug } });
+    await grantStarterCredits(trx, organization.id, deps.config.STARTER_CREDITS);
+    return organization;
   });
+}
+
+/**
+ * A wanted slug that is taken is the caller's 409. A slug derived from the name is ours to
+ * choose: when a concurrent request takes it first, ON CONFLICT lets us move to the next one.
+ */
+async function insertOrganization(trx: Knex.Transaction, caller: Caller, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
+  for (let attempt = 0; ; attempt++) {
+    const slug = input.slug ?? (await availableSlug(trx, input.name));
+    const [row] = (await trx('organizations')
+      .insert({ name: input.name, slug, created_by_id: caller.userId })
+      .onConflict('slug')
+      .ignore()
+      .returning(columns)) as OrganizationRow[];
+    if (row) return row;
+    if (input.slug || attempt >= 5) throw conflict(`slug: "${slug}" is taken`, ['slug']);
+  }
 }
 
 export async function getOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {

@@ -1,6 +1,8 @@
+import { createBillingProvider, type BillingProvider } from '../billing/provider/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/knex.ts';
 import { createEmailProvider, type EmailProvider } from '../providers/email/index.ts';
+import { createModelProvider, type ModelProvider } from '../providers/models/index.ts';
 import { createStorage, type ObjectStorage } from '../providers/storage/index.ts';
 
 /**
@@ -8,10 +10,12 @@ import { createStorage, type ObjectStorage } from '../providers/storage/index.ts
  * variables are unset, the real HTTP adapter when they are set.
  */
 export interface Providers {
+  billing: BillingProvider;
   email: EmailProvider;
+  models: ModelProvider;
   storage: ObjectStorage;
 }
 
 export function createProviders(config: Config, db: Db): Providers {
-  return { email: createEmailProvider(config, db), storage: createStorage(config) };
+  return { billing: createBillingProvider(config), email: createEmailProvider(config, db), models: createModelProvider(config), storage: createStorage(config) };
 }

@@ -1,9 +1,10 @@
 import { createBoss, ensureQueues } from '../jobs/boss.ts';
+import { tuneJobTables } from '../jobs/job-table.ts';
 import { createDb } from '../db/knex.ts';
 import { migrateLatest } from '../db/migrate.ts';
 import type { Logger } from './logger.ts';
 
-/** The `release` step: schema migrations, then pg-boss's schema and every queue. Idempotent. */
+/** The `release` step: schema migrations, then pg-boss's schema, every queue and job-table tuning. Idempotent. */
 export async function release(databaseUrl: string, log: Logger): Promise<void> {
   const db = createDb(databaseUrl, { max: 2, applicationName: 'workspace-release' });
   try {
@@ -19,5 +20,11 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
     await ensureQueues(boss);
   } finally {
     await boss.stop({ graceful: false, close: true });
+  }
+  const tuning = createDb(databaseUrl, { max: 1, applicationName: 'workspace-release' });
+  try {
+    log.info({ tables: await tuneJobTables(tuning) }, 'job tables tuned');
+  } finally {
+    await tuning.destroy();
   }
 }

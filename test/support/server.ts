@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signToken } from '../../src/auth/sign.ts';
 import { createLogger } from '../../src/platform/logger.ts';
+import type { AnyRoute } from '../../src/http/route.ts';
 import { startWeb, type WebProcess } from '../../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from './config.ts';
 import { testDatabase } from './hooks.ts';
@@ -28,9 +29,9 @@ export interface TestServer {
 }
 
 /** The real web process (Koa app, middleware, pg-boss sender) on an ephemeral port. */
-export async function startTestServer(overrides: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(overrides: Record<string, string> = {}, options: { extraRoutes?: AnyRoute[]; databaseUrl?: string } = {}): Promise<TestServer> {
   const config = testConfig(overrides);
-  const web = await startWeb(config, testDatabase().url, createLogger(config, 'test-web'));
+  const web = await startWeb(config, options.databaseUrl ?? testDatabase().url, createLogger(config, 'test-web'), { extraRoutes: options.extraRoutes ?? [] });
   const address = web.server.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return { url, web, request: (method, path, options) => request(url, method, path, options), stop: () => web.stop() };

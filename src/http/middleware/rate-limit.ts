@@ -37,3 +37,10 @@ export function rateLimit(db: Db, perMinute: number) {
     await next();
   };
 }
+
+/** Deletes windows that ended more than a minute ago (nothing reads them again); returns how many. */
+export async function sweepRateLimitWindows(db: Db, olderThanSeconds = 2 * WINDOW_SECONDS): Promise<number> {
+  return db('rate_limit_windows')
+    .where('window_start', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanSeconds]))
+    .delete();
+}

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../db/knex.ts';
 import type { EmailMessage, EmailProvider } from './types.ts';
 
@@ -5,14 +6,19 @@ import type { EmailMessage, EmailProvider } from './types.ts';
 export class SandboxEmailProvider implements EmailProvider {
   readonly name = 'sandbox';
 
-  constructor(private readonly db: Db) {}
+  /** `delayMs` (tests only, EMAIL_SANDBOX_DELAY_MS): wait after recording, so a crash can land after the side effect. */
+  constructor(
+    private readonly db: Db,
+    private readonly delayMs = 0,
+  ) {}
 
   async send(message: EmailMessage): Promise<{ messageId: string }> {
     const [row] = await this.db('email_outbox')
-      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html ?? null, provider: 'sandbox' })
+      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html ?? null, provider: 'sandbox', sent_at: this.db.fn.now() })
       .onConflict('idempotency_key')
       .merge(['idempotency_key']) // no-op update so RETURNING yields the existing row on a retry
       .returning('id');
+    if (this.delayMs > 0) await sleep(this.delayMs);
     return { messageId: String(row.id) };
   }
 }

@@ -1,0 +1,170 @@
+/**
+ * Requests/s and latency of our request path against the bare-framework baseline, on loopback:
+ *  (a) a bare Koa 3 app doing one `SELECT 1` through pg.Pool (the ceiling for any Koa + Postgres
+ *      request), and
+ *  (b) our real app: GET /organizations/{id} with a valid token (request id, access log, version,
+ *      auth + JIT user cache, Postgres rate limit, membership query, response validation),
+ *      once with 50 callers (one per connection) and once with a single caller (one hot
+ *      rate-limit row), and
+ *  (c) the bare Koa app doing just the three queries of (b) through knex (no auth, no routing).
+ * The load generator runs in a worker thread with an undici Pool of 50 connections.
+ * Run: npm run bench:http   (embedded PostgreSQL, throw-away database; ~40 s)
+ */
+import Koa from 'koa';
+import type { AddressInfo } from 'node:net';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { Pool } from 'undici';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+
+interface Load {
+  url: string;
+  path: string;
+  tokens: string[];
+}
+interface Result {
+  requests: number;
+  errors: number;
+  statuses: Record<number, number>;
+  p50: number;
+  p99: number;
+  seconds: number;
+}
+
+/** Worker side: CONNECTIONS loops, each one request at a time on its own connection. */
+async function generateLoad({ url, path, tokens }: Load): Promise<Result> {
+  const pool = new Pool(url, { connections: CONNECTIONS, pipelining: 1 });
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  let errors = 0;
+  const started = performance.now();
+  const deadline = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, i) => {
+      const headers = tokens.length ? { authorization: `Bearer ${tokens[i % tokens.length]}` } : {};
+      while (performance.now() < deadline) {
+        const t = performance.now();
+        try {
+          const res = await pool.request({ method: 'GET', path, headers });
+          await res.body.dump();
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { requests: latencies.length, errors, statuses, p50: at(0.5), p99: at(0.99), seconds };
+}
+
+function runLoad(load: Load): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: load });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+}
+
+/** BENCH_PROFILE=file.cpuprofile: a CPU profile of the web process during run (b), for DevTools. */
+async function startProfile() {
+  const { Session } = await import('node:inspector/promises');
+  const { writeFile } = await import('node:fs/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop(file: string) {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+const report = (label: string, r: Result) =>
+  console.log(
+    `${label.padEnd(46)} ${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   statuses ${JSON.stringify(r.statuses)}${r.errors ? `   errors ${r.errors}` : ''}`,
+  );
+
+if (!isMainThread) {
+  parentPort!.postMessage(await generateLoad(workerData as Load));
+} else {
+  const { signToken } = await import('../src/auth/sign.ts');
+  const { createDb } = await import('../src/db/knex.ts');
+  const { createLogger } = await import('../src/platform/logger.ts');
+  const { startWeb } = await import('../src/web.ts');
+  const { TEST_JWT_SECRET, testConfig } = await import('../test/support/config.ts');
+  const { createTestDatabase } = await import('../test/support/database.ts');
+
+  const database = await createTestDatabase();
+  const db = createDb(database.url, { max: 2 });
+  const org = 'bench-org';
+  const users = Array.from({ length: CONNECTIONS }, (_, i) => `bench-user-${i}`);
+  await db.raw(`INSERT INTO users (id, email, name) SELECT u, u || '@bench.test', u FROM unnest(?::text[]) u`, [users]);
+  await db.raw(`INSERT INTO organizations (id, name, slug, created_by_id) VALUES (?, 'Bench', 'bench', ?)`, [org, users[0]!]);
+  await db.raw(`INSERT INTO organization_members (organization_id, user_id, role) SELECT ?, u, 'member' FROM unnest(?::text[]) u`, [org, users]);
+  const tokens = users.map((sub) => signToken(TEST_JWT_SECRET, { sub, email: `${sub}@bench.test`, name: sub, ttlSeconds: 3600 }));
+
+  // (a) The baseline: the same pool size our web process uses.
+  const pool = new pg.Pool({ connectionString: database.url, max: 20 });
+  const bare = new Koa();
+  bare.use(async (ctx) => {
+    const { rows } = await pool.query('SELECT 1 AS one');
+    ctx.body = rows[0];
+  });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise((resolve) => bareServer.once('listening', resolve));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}`;
+
+  // (c) The same Koa, doing exactly the three queries of (b) through knex: rate-limit upsert,
+  // membership, organization. Tells the cost of the round trips apart from our middleware.
+  const knexDb = createDb(database.url, { max: 20 });
+  const { rateLimit } = await import('../src/http/middleware/rate-limit.ts');
+  const { requireMember } = await import('../src/organizations/membership.ts');
+  const countRequest = rateLimit(knexDb, 100_000_000);
+  let next = 0;
+  const queries = new Koa();
+  queries.use(async (ctx) => {
+    const userId = users[next++ % users.length]!;
+    ctx.state.caller = { userId, email: null, name: null };
+    await countRequest(ctx, async () => {
+      await requireMember(knexDb, org, userId);
+      ctx.body = await knexDb('organizations').where({ id: org }).first('id', 'name', 'slug', 'created_at');
+    });
+  });
+  const queriesServer = queries.listen(0, '127.0.0.1');
+  await new Promise((resolve) => queriesServer.once('listening', resolve));
+  const queriesUrl = `http://127.0.0.1:${(queriesServer.address() as AddressInfo).port}`;
+
+  // (b) Our web process, as deployed but on loopback; a quota no run can use up.
+  const config = testConfig({ RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent' });
+  const web = await startWeb(config, database.url, createLogger(config, 'bench'));
+  const webUrl = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
+
+  try {
+    console.log(`${CONNECTIONS} connections, ${SECONDS} s each, loopback\n`);
+    report('(a) bare Koa 3 + SELECT 1 (pg.Pool)', await runLoad({ url: bareUrl, path: '/', tokens: [] }));
+    report('(c) bare Koa 3 + the 3 queries of (b) via knex', await runLoad({ url: queriesUrl, path: '/', tokens: [] }));
+    const profile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
+    report(`(b) GET /organizations/{id}, ${CONNECTIONS} callers`, await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens }));
+    if (profile) await profile.stop(process.env.BENCH_PROFILE!);
+    report('(b) GET /organizations/{id}, 1 caller', await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens: [tokens[0]!] }));
+    report('    GET /healthz (middleware, no auth, no DB)', await runLoad({ url: webUrl, path: '/healthz', tokens: [] }));
+  } finally {
+    await web.stop();
+    await new Promise((resolve) => bareServer.close(resolve));
+    await new Promise((resolve) => queriesServer.close(resolve));
+    await knexDb.destroy();
+    await pool.end();
+    await db.destroy();
+    await database.dispose();
+  }
+}

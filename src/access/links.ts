@@ -1,0 +1,41 @@
+import type { Knex } from 'knex';
+import { recordActivity } from '../activity/record.ts';
+import { badRequest } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import { requireAccess } from './check.ts';
+import type { ResourceType } from './types.ts';
+
+export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill';
+
+/**
+ * Files a just-created resource into the project named in its create body (via `origin`).
+ * The caller must be able to edit the project: filing shares the item with the project's audience.
+ * Call inside the create transaction, after inserting the item. A bad project is a 400 on `project_id`
+ * (404 for an unreadable project would leak nothing more, but the id is a body field).
+ */
+export async function fileIntoProjectOnCreate(
+  trx: Knex.Transaction,
+  caller: Caller,
+  item: { type: ProjectItemType; id: string; organizationId: string },
+  projectId: string,
+): Promise<void> {
+  const project = await requireAccess(trx, caller, 'project', projectId, 'read').catch((error: { status?: number }) => {
+    if (error.status === 404) throw badRequest(`project_id: no project ${projectId} that you can read`, ['project_id']);
+    throw error;
+  });
+  if (project.row.organization_id !== item.organizationId) throw badRequest('project_id: the project belongs to another organization', ['project_id']);
+  if (project.row.deleted_at) throw badRequest('project_id: the project is deleted', ['project_id']);
+  if (project.role === 'viewer') throw badRequest('project_id: you can only view this project; filing into it needs the editor role', ['project_id']);
+  await trx('project_items').insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: caller.userId }).onConflict(['project_id', 'item_type', 'item_id']).ignore();
+  await recordActivity(trx, { organizationId: item.organizationId, actorId: caller.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: item.type, item_id: item.id, via: 'origin' } });
+}
+
+/** Records that a chat or canvas uses an asset it did not create: its audience may then view it. Idempotent. */
+export async function addReference(trx: Knex | Knex.Transaction, from: { type: 'chat_conversation' | 'canvas'; id: string }, assetId: string): Promise<void> {
+  await trx('resource_references').insert({ from_type: from.type, from_id: from.id, asset_id: assetId }).onConflict(['from_type', 'from_id', 'asset_id']).ignore();
+}
+
+/** Projects an item is filed in (ids, oldest membership first). */
+export async function projectIdsOf(db: Knex, type: ResourceType, itemId: string): Promise<string[]> {
+  return db('project_items').where({ item_type: type, item_id: itemId }).orderBy([{ column: 'created_at' }, { column: 'project_id' }]).pluck('project_id');
+}

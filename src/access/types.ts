@@ -1,0 +1,25 @@
+/** Vocabulary of resource access (spec 2.1, 2.7). */
+export const resourceTypes = ['asset', 'chat_conversation', 'canvas', 'project', 'scheduled_task', 'skill'] as const;
+export type ResourceType = (typeof resourceTypes)[number];
+
+export const roles = ['viewer', 'editor', 'owner'] as const;
+export type Role = (typeof roles)[number];
+export type GrantRole = 'viewer' | 'editor';
+
+/** What a caller may do with a resource; the policy maps roles to these. */
+export const capabilities = ['read', 'edit', 'manage_people', 'change_general_access', 'delete', 'restore', 'archive'] as const;
+export type Capability = (typeof capabilities)[number];
+
+/** Roles are ordered; SQL computes ranks (0 = no access) and JS turns them back into roles. */
+export const roleRank: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 };
+export const roleOfRank = (rank: number): Role | null => (rank >= 3 ? 'owner' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null);
+export const maxRole = (...candidates: (Role | null | undefined)[]): Role | null =>
+  roleOfRank(Math.max(0, ...candidates.map((r) => (r ? roleRank[r] : 0))));
+
+/** Who is asking, resolved against the organization the resource lives in. */
+export interface Viewer {
+  userId: string;
+  organizationId: string;
+  /** Organization owners/admins (permission `resources.administer`) act as owners of every resource. */
+  administers: boolean;
+}

@@ -1,0 +1,35 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { organizationIdParams } from '../organizations/schema.ts';
+import { presentAlertPolicy } from './presenter.ts';
+import { alertPolicyEnvelope, updateAlertPolicyBody } from './schema.ts';
+import { getAlertPolicy, updateAlertPolicy } from './service.ts';
+
+const tag = 'Alert policy';
+
+export const alertPolicyRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/alert-policy',
+    operationId: 'getAlertPolicy',
+    summary: 'Get the credit-balance alert policy',
+    description: 'Any member may read it. An organization that never set one gets the default (enabled, threshold 100, owners and admins) with `updated_at: null`.',
+    tag,
+    params: organizationIdParams,
+    response: { status: 200, description: 'The alert policy', schema: alertPolicyEnvelope },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, caller, params.organization_id)) }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/organizations/{organization_id}/alert-policy',
+    operationId: 'updateAlertPolicy',
+    summary: 'Change the credit-balance alert policy',
+    description: 'Needs `alert_policy.manage`. Fields sent replace the current values. `notify_roles` must name roles of the organization (400).',
+    tag,
+    params: organizationIdParams,
+    body: updateAlertPolicyBody,
+    response: { status: 200, description: 'The updated alert policy', schema: alertPolicyEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, body, caller, deps }) => ({ alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, caller, params.organization_id, body)) }),
+  }),
+];

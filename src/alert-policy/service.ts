@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import { recordActivity } from '../activity/record.ts';
+import { badRequest } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import { requireMember, requireMemberWith } from '../organizations/membership.ts';
+import type { Deps } from '../platform/deps.ts';
+import { rolesOf } from '../roles/catalog.ts';
+import { defaultAlertPolicy, type AlertPolicy } from './presenter.ts';
+
+interface PolicyRow {
+  enabled: boolean;
+  low_balance_thresholds: number[];
+  notify_roles: string[];
+  extra_recipients: string[];
+  updated_at: Date;
+  updated_by_id: string | null;
+}
+
+const columns = ['enabled', 'low_balance_thresholds', 'notify_roles', 'extra_recipients', 'updated_at', 'updated_by_id'];
+
+const fromRow = (row: PolicyRow): AlertPolicy => ({
+  enabled: row.enabled,
+  lowBalanceThresholds: row.low_balance_thresholds,
+  notifyRoles: row.notify_roles,
+  extraRecipients: row.extra_recipients,
+  updatedAt: row.updated_at,
+  updatedById: row.updated_by_id,
+});
+
+/** The organization's policy, or the default one when it never set any (credits work reads this). */
+export async function alertPolicyOf(db: Knex, organizationId: string): Promise<AlertPolicy> {
+  const row = (await db('organization_alert_policies').where({ organization_id: organizationId }).first(columns)) as PolicyRow | undefined;
+  return row ? fromRow(row) : defaultAlertPolicy;
+}
+
+export async function getAlertPolicy(deps: Deps, caller: Caller, organizationId: string): Promise<AlertPolicy> {
+  await requireMember(deps.db, organizationId, caller.userId);
+  return alertPolicyOf(deps.db, organizationId);
+}
+
+export interface AlertPolicyChanges {
+  enabled?: boolean | undefined;
+  low_balance_thresholds?: number[] | undefined;
+  notify_roles?: string[] | undefined;
+  extra_recipients?: string[] | undefined;
+}
+
+export async function updateAlertPolicy(deps: Deps, caller: Caller, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
+  return deps.db.transaction(async (trx) => {
+    await requireMemberWith(trx, organizationId, caller.userId, 'alert_policy.manage');
+    if (changes.notify_roles) {
+      const known = new Set((await rolesOf(trx, organizationId)).map((role) => role.key));
+      const unknown = changes.notify_roles.findIndex((key) => !known.has(key));
+      if (unknown >= 0) throw badRequest(`notify_roles.${unknown}: the organization has no role "${changes.notify_roles[unknown]}"`, ['notify_roles', unknown]);
+    }
+    const currentRow = (await trx('organization_alert_policies').where({ organization_id: organizationId }).forUpdate().first(columns)) as PolicyRow | undefined;
+    const current = currentRow ? fromRow(currentRow) : defaultAlertPolicy;
+    const values = {
+      enabled: changes.enabled ?? current.enabled,
+      low_balance_thresholds: changes.low_balance_thresholds ?? current.lowBalanceThresholds,
+      notify_roles: changes.notify_roles ?? current.notifyRoles,
+      extra_recipients: changes.extra_recipients ?? current.extraRecipients,
+      updated_by_id: caller.userId,
+      updated_at: trx.fn.now(),
+    };
+    const [row] = (await trx('organization_alert_policies')
+      .insert({ organization_id: organizationId, ...values })
+      .onConflict('organization_id')
+      .merge()
+      .returning(columns)) as PolicyRow[];
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'alert_policy.updated', subjectType: 'alert_policy', subjectId: organizationId, data: { changes } });
+    return fromRow(row!);
+  });
+}
+
+/** A deleted custom role stops receiving alerts (called by the roles service in its transaction). */
+export async function forgetAlertRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<void> {
+  await trx('organization_alert_policies').where({ organization_id: organizationId }).update({ notify_roles: trx.raw('array_remove(notify_roles, ?)', [key]) });
+}

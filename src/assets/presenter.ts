@@ -1,0 +1,85 @@
+import type { z } from '../http/zod.ts';
+import type { assetSchema } from './schema.ts';
+
+export type Asset = z.input<typeof assetSchema>;
+
+/** An `assets` row as stored (internal columns included). */
+export interface AssetRow {
+  id: string;
+  organization_id: string;
+  created_by_id: string;
+  type: Asset['type'];
+  title: string | null;
+  mime_type: string | null;
+  url: string | null;
+  content: string | null;
+  upload_file_state: Asset['upload_file_state'];
+  enrichment_state: Asset['enrichment_state'];
+  visibility: Asset['visibility'];
+  workspace_role: Asset['workspace_role'];
+  metadata: unknown;
+  generation_id: string | null;
+  origin_conversation_id: string | null;
+  origin_canvas_id: string | null;
+  mod_transcript_id: string | null;
+  mod_asset_id: string | null;
+  mod_source_id: string | null;
+  dual_media_id: string | null;
+  import_parameters: ImportParameters | null;
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What a link import learned about its source (column `import_parameters`). */
+export interface ImportParameters {
+  source_url: string;
+  final_url: string | null;
+  redirects: string[];
+  content_type: string | null;
+  size: number | null;
+  imported_at: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** The columns of spec 2.2, in order: selected for responses (internal columns stay inside). */
+export const assetColumns = [
+  'id', 'organization_id', 'created_by_id', 'type', 'title', 'mime_type', 'url', 'content', 'upload_file_state', 'enrichment_state',
+  'visibility', 'workspace_role', 'metadata', 'generation_id', 'origin_conversation_id', 'origin_canvas_id', 'mod_transcript_id',
+  'mod_asset_id', 'mod_source_id', 'dual_media_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
+] as const;
+
+export function presentAsset(row: AssetRow): Asset {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    created_by_id: row.created_by_id,
+    type: row.type,
+    title: row.title,
+    mime_type: row.mime_type,
+    url: row.url,
+    content: row.content,
+    upload_file_state: row.upload_file_state,
+    enrichment_state: row.enrichment_state,
+    visibility: row.visibility,
+    workspace_role: row.workspace_role,
+    metadata: row.metadata ?? null,
+    generation_id: row.generation_id,
+    origin_conversation_id: row.origin_conversation_id,
+    origin_canvas_id: row.origin_canvas_id,
+    mod_transcript_id: row.mod_transcript_id,
+    mod_asset_id: row.mod_asset_id,
+    mod_source_id: row.mod_source_id,
+    dual_media_id: row.dual_media_id,
+    deleted_at: row.deleted_at ? row.deleted_at.toISOString() : null,
+    deleted_by_id: row.deleted_by_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Where readers download an imported file (served by GET /assets/{asset_id}/file). */
+export const assetFileUrl = (id: string) => `/assets/${id}/file`;
+/** Object-storage key of an asset's file: derived from the id, so a retried import overwrites, never duplicates. */
+export const assetFileKey = (organizationId: string, id: string) => `assets/${organizationId}/${id}/file`;

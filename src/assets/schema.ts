@@ -1,0 +1,136 @@
+import { pageOf, pageQuery } from '../http/pagination.ts';
+import { jsonValue, queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+
+export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
+export type AssetType = (typeof assetTypes)[number];
+
+const assetType = z.enum(assetTypes);
+const visibility = z.enum(['private', 'workspace', 'public']);
+const writableVisibility = z.enum(['private', 'workspace']).openapi({ description: '`public` is not writable here.' });
+
+/** Asset, spec 2.2 exactly. */
+export const assetSchema = z
+  .object({
+    id: uuid,
+    organization_id: z.string(),
+    created_by_id: z.string(),
+    type: assetType,
+    title: z.string().nullable(),
+    mime_type: z.string().nullable(),
+    url: z.string().nullable(),
+    content: z.string().nullable(),
+    upload_file_state: z.enum(['in_progress', 'success', 'error']).nullable(),
+    enrichment_state: z.enum(['ignored', 'pending', 'in_progress', 'success', 'error']).nullable(),
+    visibility,
+    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    metadata: jsonValue.nullable(),
+    generation_id: uuid.nullable(),
+    origin_conversation_id: uuid.nullable(),
+    origin_canvas_id: uuid.nullable(),
+    mod_transcript_id: z.string().nullable(),
+    mod_asset_id: z.string().nullable(),
+    mod_source_id: z.string().nullable(),
+    dual_media_id: z.string().nullable(),
+    deleted_at: timestamp.nullable(),
+    deleted_by_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .strict()
+  .openapi('Asset');
+
+export const assetIdParams = z.object({ asset_id: uuid.openapi({ description: 'Asset id (uuid).' }) });
+
+const title = z.string().trim().min(1).max(500);
+const mimeType = z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type like image/png').max(255);
+const httpUrl = z
+  .string()
+  .max(4096)
+  .url()
+  .refine((value) => /^https?:\/\//i.test(value), 'must be an http or https URL');
+const metadata = jsonValue.nullable().openapi({ description: 'Any JSON value, kept as given (at most 64 KiB serialised).' });
+
+export const createAssetBody = z
+  .object({
+    organization_id: z.string().min(1).max(200),
+    type: assetType,
+    title: title.optional(),
+    content: z.string().max(1_000_000).optional(),
+    url: httpUrl.optional().openapi({ description: 'Where the asset lives. Stored as given; the server does not fetch it (use POST /assets/imports/link for that).' }),
+    mime_type: mimeType.optional(),
+    metadata: metadata.optional(),
+    visibility: writableVisibility.optional().openapi({ description: 'General access; default `private`.' }),
+    project_id: uuid.optional().openapi({ description: 'File the new asset in this project (caller must be able to edit it).' }),
+  })
+  .strict();
+
+export const updateAssetBody = z
+  .object({
+    title: title.nullable().optional(),
+    content: z.string().max(1_000_000).nullable().optional(),
+    mime_type: mimeType.nullable().optional(),
+    metadata: metadata.optional().openapi({ description: 'Replaces the whole metadata value.' }),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'body: give at least one of title, content, mime_type, metadata')
+  .openapi({ description: 'Sparse: fields left out keep their value. General access changes go through PATCH /access/asset/{id}.' });
+
+export const linkImportBody = z
+  .object({
+    organization_id: z.string().min(1).max(200),
+    url: httpUrl.openapi({ description: 'http(s) URL the worker downloads; private and loopback addresses are refused.' }),
+    title: title.optional(),
+    project_id: uuid.optional(),
+  })
+  .strict();
+
+export const listAssetsQuery = z
+  .object({
+    organization_id: z.string().min(1).max(200),
+    type: assetType.optional(),
+    project_id: uuid.optional().openapi({ description: 'Only assets filed in this project.' }),
+    created_by: z.string().min(1).max(200).optional().openapi({ description: 'User id of the creator.' }),
+    search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or content.' }),
+    deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted assets; default: only live ones.' }),
+    ...pageQuery,
+  })
+  .strict();
+
+export const assetPage = pageOf(assetSchema).openapi('AssetPage');
+
+export const assetModelSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    capabilities: z.array(z.string()).openapi({ description: '`prompt_extraction`, `voice_detection`.' }),
+    asset_types: z.array(z.string()).openapi({ description: 'Asset types the model accepts.' }),
+  })
+  .openapi('AssetModel');
+export const assetModelsSchema = z.object({ items: z.array(assetModelSchema), sandbox: z.boolean() }).openapi('AssetModels');
+
+export const voiceSchema = z
+  .object({ id: z.string(), name: z.string(), language: z.string().nullable(), first_heard_at: z.number().nullable() })
+  .openapi('AssetVoice');
+export const voicesSchema = z.object({ asset_id: uuid, items: z.array(voiceSchema), sandbox: z.boolean() }).openapi('AssetVoices');
+
+export const importedParametersSchema = z
+  .object({
+    asset_id: uuid,
+    source_url: z.string(),
+    final_url: z.string().nullable(),
+    redirects: z.array(z.string()),
+    content_type: z.string().nullable(),
+    size: z.number().int().nullable(),
+    imported_at: timestamp.nullable(),
+    state: z.enum(['in_progress', 'success', 'error']),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  })
+  .openapi('AssetImportedParameters');
+
+export const promptBody = z
+  .object({
+    model: z.string().min(1).max(200).optional().openapi({ description: 'An id from GET /assets/models; default: the first model for the asset type.' }),
+    instructions: z.string().max(2000).optional(),
+  })
+  .strict();
+export const promptSchema = z.object({ asset_id: uuid, model: z.string(), prompt: z.string(), sandbox: z.boolean() }).openapi('AssetPrompt');

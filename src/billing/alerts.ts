@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { recordActivity } from '../activity/record.ts';
+import { alertPolicyOf } from '../alert-policy/service.ts';
+import type { Tx } from '../db/knex.ts';
+import type { Deps } from '../platform/deps.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
+
+const BATCH = 500;
+
+/**
+ * Call after moving credits, in the same transaction: queues an alert check for the organization.
+ * Checks are cheap and idempotent (the watermark), so a burst of movements may queue several.
+ */
+export async function enqueueBalanceAlertCheck(deps: Pick<Deps, 'jobs'>, trx: Tx, organizationId: string): Promise<void> {
+  await deps.jobs.enqueue(trx, balanceAlertCheckJob, { organization_id: organizationId });
+}
+
+/**
+ * Compares each organization's available credits with the balance seen at its previous check (the
+ * watermark) and alerts once for every threshold crossed downward in between. The watermark row
+ * is locked, so concurrent checks of one organization see each crossing once; rising back above a
+ * threshold re-arms it.
+ */
+export async function checkBalanceAlerts(deps: Deps, organizationId?: string): Promise<{ alerts: number }> {
+  const candidates: string[] = organizationId
+    ? [organizationId]
+    : await deps.db('credit_balances as b')
+        .leftJoin('credit_alert_watermarks as w', 'w.organization_id', 'b.organization_id')
+        .where((query) => query.whereNull('w.organization_id').orWhereRaw('b.updated_at > w.checked_at'))
+        .orderBy('b.updated_at')
+        .limit(BATCH)
+        .pluck('b.organization_id');
+  let alerts = 0;
+  for (const id of candidates) alerts += await checkOrganization(deps, id);
+  return { alerts };
+}
+
+async function checkOrganization(deps: Deps, organizationId: string): Promise<number> {
+  return deps.db.transaction(async (trx) => {
+    const balance = await trx('credit_balances').where({ organization_id: organizationId }).first('granted', 'captured', 'held', 'expired');
+    if (!balance) return 0;
+    const available = balance.granted - balance.captured - balance.held - balance.expired;
+    // First sight: compare with everything ever granted, so earlier spending still counts as a fall.
+    await trx.raw('INSERT INTO credit_alert_watermarks (organization_id, last_available) VALUES (?, ?) ON CONFLICT DO NOTHING', [organizationId, balance.granted]);
+    const watermark = await trx('credit_alert_watermarks').where({ organization_id: organizationId }).forUpdate().first('last_available');
+    const previous = Number(watermark.last_available);
+    await trx('credit_alert_watermarks').where({ organization_id: organizationId }).update({ last_available: available, checked_at: trx.fn.now() });
+
+    const policy = await alertPolicyOf(trx, organizationId);
+    const organization = await trx('organizations').where({ id: organizationId }).whereNull('deleted_at').first('name');
+    if (!policy.enabled || !organization) return 0;
+    const crossed = policy.lowBalanceThresholds.filter((threshold) => previous > threshold && available <= threshold);
+    if (crossed.length === 0) return 0;
+    const recipients = await recipientsOf(trx, organizationId, policy.notifyRoles, policy.extraRecipients);
+    for (const threshold of crossed) {
+      const crossing = randomUUID();
+      await recordActivity(trx, {
+        organizationId,
+        actorId: null,
+        action: 'credits.low_balance',
+        subjectType: 'credits',
+        subjectId: organizationId,
+        data: { threshold, available, previous, recipients: recipients.length, crossing_id: crossing },
+      });
+      for (const to of recipients) {
+        await deps.jobs.enqueue(trx, balanceAlertEmailJob, {
+          organization_id: organizationId,
+          to,
+          subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
+          text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
+          idempotency_key: `balance-alert:${crossing}:${to}`,
+        });
+      }
+    }
+    return crossed.length;
+  });
+}
+
+async function recipientsOf(trx: Knex.Transaction, organizationId: string, roles: string[], extra: string[]): Promise<string[]> {
+  const members = roles.length
+    ? await trx('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereIn('m.role', roles).whereNotNull('u.email').pluck('u.email')
+    : [];
+  return [...new Set([...members, ...extra].map((email: string) => email.toLowerCase()))].sort();
+}

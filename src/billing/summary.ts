@@ -1,0 +1,38 @@
+import { notFound } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import { requireMemberWith } from '../organizations/membership.ts';
+import type { Deps } from '../platform/deps.ts';
+import { getCustomer } from './customers.ts';
+import { listBillingEvents } from './events.ts';
+import { plans } from './plans.ts';
+import { presentCustomer, presentPlan, presentSubscription } from './presenter.ts';
+import { loadSubscription } from './subscription-store.ts';
+
+export async function billingSummary(deps: Deps, caller: Caller, organizationId: string) {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+  const subscription = await deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
+  const customer = await getCustomer(deps, organizationId);
+  return {
+    provider: deps.providers.billing.name,
+    customer: customer ? presentCustomer(customer) : null,
+    subscription: presentSubscription(subscription),
+    plan: presentPlan(plans[subscription.plan]),
+  };
+}
+
+export async function billingEvents(deps: Deps, caller: Caller, organizationId: string, days: number, limit: number) {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+  return { events: await listBillingEvents(deps.db, organizationId, days, limit) };
+}
+
+/** A short-lived link to the provider's self-service portal (payment methods, invoices). */
+export async function createPortalSession(deps: Deps, caller: Caller, organizationId: string, returnUrl: string | undefined) {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.manage');
+  const customer = await getCustomer(deps, organizationId);
+  if (!customer) throw notFound('billing customer');
+  const session = await deps.providers.billing.createPortalSession({
+    customerId: customer.provider_customer_id,
+    returnUrl: returnUrl ?? deps.config.PUBLIC_URL ?? `http://localhost:${deps.config.PORT}`,
+  });
+  return { url: session.url, expires_at: session.expiresAt.toISOString() };
+}

@@ -1,0 +1,49 @@
+import { pageOf, pageQuery } from '../http/pagination.ts';
+import { queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+
+export const canvasSchema = z
+  .object({
+    id: uuid,
+    organization_id: z.string(),
+    created_by_id: z.string(),
+    title: z.string().nullable(),
+    visibility: z.enum(['private', 'workspace', 'public']),
+    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    project_id: uuid.nullable().openapi({ description: 'The project the canvas was created in, if any (GET /canvases/{id}/projects lists every project holding it).' }),
+    deleted_at: timestamp.nullable(),
+    deleted_by_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi('Canvas');
+
+export const canvasPage = pageOf(canvasSchema).openapi('CanvasPage');
+export const canvasIdParams = z.object({ canvas_id: uuid.openapi({ description: 'UUID of the canvas.' }) });
+
+const title = z.string().trim().min(1).max(300).nullable();
+
+export const createCanvasBody = z
+  .object({
+    organization_id: z.string().min(1).max(64),
+    title: title.optional(),
+    visibility: z.enum(['private', 'workspace'], { message: 'must be "private" or "workspace"' }).optional().openapi({ description: 'General access at creation (default `private`).' }),
+    workspace_role: z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' }).optional(),
+    project_id: uuid.optional().openapi({ description: 'File the canvas into this project (needs the editor role on it).' }),
+  })
+  .strict()
+  .openapi('CreateCanvas');
+
+export const updateCanvasBody = z
+  .object({ title: title.optional() })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'send at least title')
+  .openapi('UpdateCanvas', { description: 'General access changes through PATCH /access/canvas/{canvas_id}.' });
+
+export const listCanvasesQuery = z.object({
+  organization_id: z.string().min(1).max(64),
+  deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted canvases; absent or `false`: only live ones.' }),
+  search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
+  created_by: z.string().min(1).max(200).optional(),
+  project_id: uuid.optional().openapi({ description: 'Only canvases filed in this project.' }),
+  ...pageQuery,
+});

@@ -1,0 +1,70 @@
+import type { z } from '../http/zod.ts';
+import type { conversationListItemSchema, conversationSchema } from './schema.ts';
+
+export interface ConversationRow {
+  id: string;
+  organization_id: string;
+  created_by_id: string;
+  title: string | null;
+  visibility: 'private' | 'workspace' | 'public';
+  workspace_role: 'viewer' | 'editor' | 'owner';
+  project_id: string | null;
+  active_leaf_id: string | null;
+  schedule_id: string | null;
+  forked_from_conversation_id: string | null;
+  message_count: number;
+  last_message_at: Date | null;
+  active_run_id: string | null;
+  active_run_at: Date | null;
+  active_workflow_run_id: string | null;
+  mod_conversation_id: string | null;
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Columns of a conversation row, qualified for joins. */
+export const conversationColumns = (alias = 'c') =>
+  [
+    'id', 'organization_id', 'created_by_id', 'title', 'visibility', 'workspace_role', 'project_id', 'active_leaf_id', 'schedule_id',
+    'forked_from_conversation_id', 'message_count', 'last_message_at', 'active_run_id', 'active_run_at', 'active_workflow_run_id',
+    'mod_conversation_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
+  ].map((column) => `${alias}.${column}`);
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null);
+
+export function presentConversation(row: ConversationRow): z.input<typeof conversationSchema> {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    created_by_id: row.created_by_id,
+    title: row.title,
+    visibility: row.visibility,
+    workspace_role: row.workspace_role,
+    project_id: row.project_id,
+    active_leaf_id: row.active_leaf_id,
+    schedule_id: row.schedule_id,
+    forked_from_conversation_id: row.forked_from_conversation_id,
+    message_count: row.message_count,
+    last_message_at: iso(row.last_message_at),
+    active_run_id: row.active_run_id,
+    active_run_at: iso(row.active_run_at),
+    active_workflow_run_id: row.active_workflow_run_id,
+    mod_conversation_id: row.mod_conversation_id,
+    deleted_at: iso(row.deleted_at),
+    deleted_by_id: row.deleted_by_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export interface ListExtras {
+  shared: boolean;
+  can_edit: boolean;
+  can_delete: boolean;
+}
+
+export function presentConversationListItem(row: ConversationRow & ListExtras): z.input<typeof conversationListItemSchema> {
+  return { ...presentConversation(row), shared: row.shared, can_edit: row.can_edit, can_delete: row.can_delete };
+}

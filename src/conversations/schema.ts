@@ -1,0 +1,104 @@
+import { pageOf, pageQuery } from '../http/pagination.ts';
+import { queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+
+export const visibilitySchema = z.enum(['private', 'workspace', 'public']);
+export const workspaceRoleSchema = z.enum(['viewer', 'editor', 'owner']);
+
+export const conversationIdParams = z.object({ conversation_id: uuid.openapi({ description: 'Conversation id (UUID).' }) });
+
+/** Spec 2.3, every field always present. */
+export const conversationSchema = z
+  .object({
+    id: uuid,
+    organization_id: z.string(),
+    created_by_id: z.string(),
+    title: z.string().nullable(),
+    visibility: visibilitySchema,
+    workspace_role: workspaceRoleSchema,
+    project_id: uuid.nullable().openapi({ description: 'The project the conversation was started in.' }),
+    active_leaf_id: uuid.nullable(),
+    schedule_id: uuid.nullable().openapi({ description: 'Set for conversations run by a scheduled task.' }),
+    forked_from_conversation_id: uuid.nullable(),
+    message_count: z.number().int(),
+    last_message_at: timestamp.nullable(),
+    active_run_id: z.string().nullable(),
+    active_run_at: timestamp.nullable(),
+    active_workflow_run_id: z.string().nullable(),
+    mod_conversation_id: z.string().nullable(),
+    deleted_at: timestamp.nullable(),
+    deleted_by_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .strict()
+  .openapi('Conversation');
+
+/** A conversation as a list shows it: with what the caller may do to it. */
+export const conversationListItemSchema = conversationSchema
+  .extend({
+    shared: z.boolean().openapi({ description: 'True when someone besides the creator can reach it: a grant, or general access wider than private.' }),
+    can_edit: z.boolean().openapi({ description: 'The caller may change it (editor, owner, or organization admin).' }),
+    can_delete: z.boolean().openapi({ description: 'The caller may delete it (its owner, or organization owner/admin).' }),
+  })
+  .strict()
+  .openapi('ConversationListItem');
+
+const writableVisibility = z.enum(['private', 'workspace']).openapi({ description: '`public` is not writable.' });
+
+export const createConversationBody = z
+  .object({
+    organization_id: z.string().min(1).max(64),
+    title: z.string().trim().min(1).max(300).nullable().optional(),
+    project_id: uuid.optional().openapi({ description: 'Start the conversation inside this project (the caller must be able to edit it).' }),
+    visibility: writableVisibility.optional().openapi({ description: 'General access; default `private`.' }),
+  })
+  .strict()
+  .openapi('CreateConversation');
+
+export const updateConversationBody = z
+  .object({ title: z.string().trim().min(1).max(300).nullable().optional() })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title')
+  .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
+
+const uuidList = z
+  .string()
+  .max(3700)
+  .transform((value, ctx) => {
+    const ids = value.split(',').map((id) => id.trim()).filter(Boolean);
+    for (const id of ids) {
+      if (!uuid.safeParse(id).success) {
+        ctx.addIssue({ code: 'custom', message: `"${id}" is not a UUID (expected comma-separated UUIDs)` });
+        return z.NEVER;
+      }
+    }
+    if (ids.length === 0 || ids.length > 100) {
+      ctx.addIssue({ code: 'custom', message: 'expected 1 to 100 comma-separated UUIDs' });
+      return z.NEVER;
+    }
+    return ids;
+  });
+
+export const conversationFilters = ['mine', 'shared', 'involved', 'all'] as const;
+
+export const listConversationsQuery = z.object({
+  organization_id: z.string().min(1).max(64).openapi({ description: 'Organization whose conversations to list (the caller must be a member).' }),
+  filter: z.enum(conversationFilters).default('all').openapi({
+    description: [
+      'Which readable conversations to list (default `all`):',
+      '`mine` — created by the caller;',
+      '`shared` — created by someone else and granted to the caller by a per-user grant on the conversation;',
+      '`involved` — `mine` plus `shared` (the caller created it or was personally granted it);',
+      '`all` — every conversation the caller can read: also those open to the workspace, reached through a project, or readable as an organization admin.',
+    ].join(' '),
+  }),
+  include_scheduled: queryBoolean.default(false).openapi({ description: 'Include conversations run by a scheduled task (`schedule_id` set); hidden by default.' }),
+  deleted: queryBoolean.default(false).openapi({ description: '`true` lists only soft-deleted conversations (that the caller could restore or read); default lists only live ones.' }),
+  search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
+  created_by: z.string().min(1).max(128).optional().openapi({ description: 'Only conversations created by this user id.' }),
+  visibility: visibilitySchema.optional().openapi({ description: 'Only conversations with this general access visibility.' }),
+  project_ids: uuidList.optional().openapi({ type: 'string', description: 'Comma-separated project UUIDs: only conversations in one of these projects.' }),
+  ...pageQuery,
+});
+
+export const conversationPage = pageOf(conversationListItemSchema).openapi('ConversationPage');

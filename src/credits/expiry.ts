@@ -1,0 +1,31 @@
+import type { Knex } from 'knex';
+import { expireHold } from './holds.ts';
+import { expireGrant } from './ledger.ts';
+
+const BATCH = 200;
+
+/**
+ * Expires every overdue open hold, one transaction each. Safe to run on several workers at once:
+ * each hold is re-checked under its row lock, so it is expired exactly once.
+ */
+export async function expireDueHolds(db: Knex): Promise<number> {
+  let expired = 0;
+  for (;;) {
+    const due = await db('credit_holds').where({ status: 'held' }).where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).pluck('id');
+    for (const id of due) if (await db.transaction((trx) => expireHold(trx, id as string))) expired++;
+    if (due.length < BATCH) return expired;
+  }
+}
+
+/** Expires what is left of every grant past its time; each grant exactly once (see `expireGrant`). */
+export async function expireDueGrants(db: Knex): Promise<number> {
+  let expired = 0;
+  for (;;) {
+    const due = await db('credit_grants').whereNull('expired_at').whereNotNull('expires_at').where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).pluck('id');
+    for (const id of due) {
+      await db.transaction((trx) => expireGrant(trx, id as string));
+      expired++;
+    }
+    if (due.length < BATCH) return expired;
+  }
+}

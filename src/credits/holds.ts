@@ -1,0 +1,236 @@
+/**
+ * Credit holds: reserve before work, capture what the work used, release the rest. Each hold
+ * resolves exactly once (final capture, settle, release or expiry); a replay of the same
+ * resolution returns the stored result and writes nothing, any other second resolution is a 409.
+ * Lock order everywhere: member limit row → hold row → balance row → grants.
+ */
+import type { Knex } from 'knex';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { moveBalance, readBalance, reserveAvailable, availableOf, writeEntries, type EntryInput } from './entries.ts';
+import { expireDueGrantsOf } from './ledger.ts';
+import { balanceExhausted, checkSpendingLimit } from './limits.ts';
+import { allocateFromGrants, capturePieces, releasePieces } from './allocations.ts';
+import { holdColumns, toHold, type CreditCapture, type CreditHold, type HoldRow, toCapture, type CaptureRow } from './hold-model.ts';
+
+export type { CreditHold, CreditCapture } from './hold-model.ts';
+
+/** Abandoned holds expire after this long unless the caller asks otherwise. */
+export const DEFAULT_HOLD_SECONDS = 15 * 60;
+export const MAX_HOLD_SECONDS = 24 * 3600;
+
+export interface HoldInput {
+  organizationId: string;
+  userId: string;
+  amount: number;
+  /** What the credits pay for, e.g. `chat_run`, `social_read`, `generation`. */
+  reason: string;
+  /** Caller's id for the work; placing a hold again with the same run id returns the first hold. */
+  runId?: string | undefined;
+  conversationId?: string | null | undefined;
+  messageId?: string | null | undefined;
+  toolCallId?: string | null | undefined;
+  expiresInSeconds?: number | undefined;
+  description?: string | undefined;
+}
+
+export interface Resolution {
+  hold: CreditHold;
+  /** True when this call only replayed an earlier identical one. */
+  replayed: boolean;
+}
+
+const sameRequest = (row: HoldRow, input: HoldInput) =>
+  row.amount === input.amount &&
+  row.user_id === input.userId &&
+  row.reason === input.reason &&
+  row.conversation_id === (input.conversationId ?? null) &&
+  row.message_id === (input.messageId ?? null);
+
+/** Reserves credits or throws 402 naming the member's spending limit or the workspace balance. */
+export async function placeHold(trx: Knex.Transaction, input: HoldInput): Promise<CreditHold> {
+  return (await placeHoldOnce(trx, input)).hold;
+}
+
+export async function placeHoldOnce(trx: Knex.Transaction, input: HoldInput): Promise<Resolution> {
+  if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
+  const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS) throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
+  if (input.runId !== undefined) {
+    // Same run id placed concurrently: the second waits here and then finds the first hold.
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`credit-run:${input.organizationId}:${input.runId}`]);
+    const existing = (await trx('credit_holds').where({ organization_id: input.organizationId, run_id: input.runId }).first(holdColumns)) as HoldRow | undefined;
+    if (existing) {
+      if (!sameRequest(existing, input)) throw conflict(`run_id: "${input.runId}" already reserved credits with another amount, member or conversation`, ['run_id']);
+      return { hold: toHold(existing), replayed: true };
+    }
+  }
+  await checkSpendingLimit(trx, input.organizationId, input.userId, input.amount);
+  await expireDueGrantsOf(trx, input.organizationId);
+  // The gate: reserved only if available at the moment the balance row is locked (until commit).
+  // No hold is written before it, so a caller that catches the 402 inside its transaction keeps no half-made hold.
+  const reserved = await reserveAvailable(trx, input.organizationId, input.amount);
+  if (!reserved) throw balanceExhausted(availableOf(await readBalance(trx, input.organizationId)), input.amount);
+  const [row] = (await trx('credit_holds')
+    .insert({
+      organization_id: input.organizationId,
+      user_id: input.userId,
+      run_id: input.runId ?? null,
+      reason: input.reason,
+      amount: input.amount,
+      conversation_id: input.conversationId ?? null,
+      message_id: input.messageId ?? null,
+      tool_call_id: input.toolCallId ?? null,
+      expires_at: trx.raw(`now() + make_interval(secs => ?)`, [seconds]),
+    })
+    .returning(holdColumns)) as HoldRow[];
+  const pieces = await allocateFromGrants(trx, row!.id, input.organizationId, input.amount);
+  await writeEntries(trx, pieces.map((piece) => entryOf(row!, 'hold', piece.amount, 'available', 'held', { grantId: piece.grantId, description: input.description ?? `Reserved for ${input.reason}` })));
+  return { hold: toHold(row!), replayed: false };
+}
+
+function entryOf(hold: HoldRow, kind: EntryInput['kind'], amount: number, from: EntryInput['from'], to: EntryInput['to'], extra: Partial<EntryInput> & { description: string }): EntryInput {
+  return {
+    organizationId: hold.organization_id,
+    kind,
+    amount,
+    from,
+    to,
+    holdId: hold.id,
+    userId: hold.user_id,
+    conversationId: hold.conversation_id,
+    messageId: hold.message_id,
+    toolCallId: hold.tool_call_id,
+    ...extra,
+  };
+}
+
+async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow> {
+  const row = (await trx('credit_holds').where({ id: holdId }).forUpdate().first([...holdColumns, trx.raw('expires_at <= now() AS overdue')])) as
+    | (HoldRow & { overdue: boolean })
+    | undefined;
+  if (!row) throw notFound('credit hold');
+  return row;
+}
+
+function assertOpen(row: HoldRow & { overdue?: boolean }): void {
+  if (row.status !== 'held') throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+  if (row.overdue) throw conflict(`hold: the hold expired at ${row.expires_at.toISOString()}`, ['hold']);
+}
+
+export interface CaptureOptions {
+  /** Replay key: a capture repeated with the same key returns the first result. */
+  captureKey?: string | undefined;
+  toolCallId?: string | null | undefined;
+  description?: string | undefined;
+}
+
+/** Records part of a hold as spent; the hold stays open for more captures until settled. */
+export async function captureFromHold(trx: Knex.Transaction, holdId: string, amount: number, options: CaptureOptions = {}): Promise<Resolution & { capture: CreditCapture }> {
+  const row = await lockHold(trx, holdId);
+  if (options.captureKey !== undefined) {
+    const previous = (await trx('credit_captures').where({ hold_id: holdId, capture_key: options.captureKey }).first()) as CaptureRow | undefined;
+    if (previous) {
+      if (previous.amount !== amount || (options.toolCallId ?? null) !== previous.tool_call_id) throw conflict(`capture_id: "${options.captureKey}" already captured ${previous.amount} credits`, ['capture_id']);
+      return { hold: toHold(row), capture: toCapture(previous), replayed: true };
+    }
+  }
+  assertOpen(row);
+  const capture = await captureInto(trx, row, amount, options);
+  const [updated] = (await trx('credit_holds').where({ id: holdId }).increment('captured', amount).returning(holdColumns)) as HoldRow[];
+  return { hold: toHold(updated!), capture, replayed: false };
+}
+
+async function captureInto(trx: Knex.Transaction, row: HoldRow, amount: number, options: CaptureOptions): Promise<CreditCapture> {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
+  const left = row.amount - row.captured - row.released;
+  if (amount > left) throw conflict(`amount: ${amount} credits exceed what is left on the hold (${left})`, ['amount']);
+  const [capture] = (await trx('credit_captures')
+    .insert({ hold_id: row.id, capture_key: options.captureKey ?? null, amount, tool_call_id: options.toolCallId ?? null, description: options.description ?? null })
+    .returning('*')) as CaptureRow[];
+  if (amount > 0) {
+    await moveBalance(trx, row.organization_id, { held: -amount, captured: amount });
+    const pieces = await capturePieces(trx, row.id, amount);
+    const description = options.description ?? `Used for ${row.reason}`;
+    await writeEntries(trx, pieces.map((piece) => entryOf(row, 'capture', piece.amount, 'held', 'spent', { grantId: piece.grantId, captureId: capture!.id, toolCallId: options.toolCallId ?? row.tool_call_id, description })));
+  }
+  return toCapture(capture!);
+}
+
+/** Final capture: `amount` is spent, the rest of the hold is released, the hold is resolved. */
+export async function captureHold(trx: Knex.Transaction, holdId: string, amount: number, options: CaptureOptions = {}): Promise<CreditHold> {
+  const key = options.captureKey ?? 'final';
+  const row = await lockHold(trx, holdId);
+  if (row.status !== 'held') {
+    const previous = (await trx('credit_captures').where({ hold_id: holdId, capture_key: key }).first('amount')) as { amount: number } | undefined;
+    if (row.resolution === 'capture' && previous?.amount === amount) return toHold(row);
+    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+  }
+  assertOpen(row);
+  await captureInto(trx, row, amount, { ...options, captureKey: key });
+  return resolve(trx, { ...row, captured: row.captured + amount }, 'captured', 'capture', 'Released: not used');
+}
+
+/** Closes a chat run: captures so far are final, the rest is released. Replays return the same hold. */
+export async function settleHold(trx: Knex.Transaction, holdId: string): Promise<Resolution> {
+  const row = await lockHold(trx, holdId);
+  if (row.status !== 'held') {
+    if (row.resolution === 'settle' || row.resolution === 'capture') return { hold: toHold(row), replayed: true };
+    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+  }
+  assertOpen(row);
+  return { hold: await resolve(trx, row, row.captured > 0 ? 'captured' : 'released', 'settle', 'Released at settle: not used'), replayed: false };
+}
+
+/** Gives the whole (uncaptured part of the) hold back. */
+export async function releaseHold(trx: Knex.Transaction, holdId: string, options: { description?: string } = {}): Promise<Resolution> {
+  const row = await lockHold(trx, holdId);
+  if (row.status !== 'held') {
+    if (row.resolution === 'release') return { hold: toHold(row), replayed: true };
+    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+  }
+  return { hold: await resolve(trx, row, 'released', 'release', options.description ?? 'Released'), replayed: false };
+}
+
+/** The expiry job's step: an overdue open hold releases what it did not capture. False if nothing to do. */
+export async function expireHold(trx: Knex.Transaction, holdId: string): Promise<boolean> {
+  const row = await lockHold(trx, holdId).catch(() => null);
+  if (!row || row.status !== 'held' || !(row as HoldRow & { overdue: boolean }).overdue) return false;
+  await resolve(trx, row, 'expired', 'expiry', 'Released: hold expired unused', { reason: 'hold_expired' });
+  return true;
+}
+
+async function resolve(
+  trx: Knex.Transaction,
+  row: HoldRow,
+  status: CreditHold['status'],
+  resolution: NonNullable<CreditHold['resolution']>,
+  description: string,
+  metadata?: Record<string, unknown>,
+): Promise<CreditHold> {
+  const rest = row.amount - row.captured - row.released;
+  if (rest > 0) {
+    const pieces = await releasePieces(trx, row.organization_id, row.id, rest);
+    await writeEntries(trx, [
+      ...pieces.map((piece) => entryOf(row, 'release', piece.amount, 'held', 'available', { grantId: piece.grantId, description, metadata })),
+      // Credits coming back to a grant that has meanwhile expired expire at once.
+      ...pieces
+        .filter((piece) => piece.grantExpired)
+        .map((piece) => entryOf(row, 'expiry', piece.amount, 'available', 'expired', { grantId: piece.grantId, description: 'Expired: returned to an expired grant' })),
+    ]);
+  }
+  const [updated] = (await trx('credit_holds')
+    .where({ id: row.id })
+    .update({ status, resolution, captured: row.captured, released: row.amount - row.captured, resolved_at: trx.fn.now() })
+    .returning(holdColumns)) as HoldRow[];
+  return toHold(updated!);
+}
+
+export async function getHold(db: Knex, holdId: string): Promise<CreditHold | null> {
+  const row = (await db('credit_holds').where({ id: holdId }).first(holdColumns)) as HoldRow | undefined;
+  return row ? toHold(row) : null;
+}
+
+export async function findHoldByRun(db: Knex, organizationId: string, runId: string): Promise<CreditHold | null> {
+  const row = (await db('credit_holds').where({ organization_id: organizationId, run_id: runId }).first(holdColumns)) as HoldRow | undefined;
+  return row ? toHold(row) : null;
+}

@@ -1,0 +1,135 @@
+import { idempotencyHeaders } from '../http/idempotency.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { beginChatRun, captureChatRun, settleChatRun } from './chat-runs.ts';
+import {
+  beginRunBody,
+  captureEnvelope,
+  captureRunBody,
+  creditsSchema,
+  cycleSchema,
+  holdEnvelope,
+  memberCreditsSchema,
+  memberParams,
+  organizationIdParams,
+  settleRunBody,
+  transactionsPage,
+  transactionsQuery,
+  updateMemberCreditsBody,
+} from './schema.ts';
+import { getCredits, getCycle, getMemberCredits, updateMemberCredits } from './service.ts';
+import { listTransactions } from './transactions.ts';
+
+const tag = 'Credits';
+const idempotencyKey = (headers: Record<string, unknown>) => headers['idempotency-key'] as string | undefined;
+const replayNote = ' Honours `Idempotency-Key`.';
+
+export const creditRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/credits',
+    operationId: 'getCredits',
+    summary: 'Balance, held and available credits, and the grants they come from',
+    tag,
+    params: organizationIdParams,
+    response: { status: 200, description: 'The credits of the organization', schema: creditsSchema },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => getCredits(deps, caller, params.organization_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/credits/cycle',
+    operationId: 'getCreditCycle',
+    summary: 'The current credit period (plan cycle, or the calendar month in UTC) and what was granted and used in it',
+    tag,
+    params: organizationIdParams,
+    response: { status: 200, description: 'The current credit cycle', schema: cycleSchema },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => getCycle(deps, caller, params.organization_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/credits/transactions',
+    operationId: 'listCreditTransactions',
+    summary: 'The credits ledger, newest first',
+    description: 'Every movement of credits as an immutable double-entry row. Filter by kind, member, conversation, tool call, run or time.',
+    tag,
+    params: organizationIdParams,
+    query: transactionsQuery,
+    response: { status: 200, description: 'A page of ledger entries', schema: transactionsPage },
+    errors: [403, 404],
+    handler: async ({ params, query, caller, deps }) => listTransactions(deps, caller, params.organization_id, query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/credits/chat-runs/begin',
+    operationId: 'beginChatRunCredits',
+    summary: 'Reserve credits for a chat run',
+    description:
+      'Places a hold of `amount` credits for `run_id`. Beginning the same run again with the same body returns the same hold and reserves nothing more; ' +
+      'with another amount, conversation or member it is a 409. 402 when the workspace balance (`data.issues[0].path` = `["balance"]`) or the member’s spending limit (`["spending_limit"]`) cannot cover it.' +
+      replayNote,
+    tag,
+    params: organizationIdParams,
+    headers: idempotencyHeaders,
+    body: beginRunBody,
+    response: { status: 201, description: 'The hold of the run', schema: holdEnvelope },
+    errors: [402, 403, 404, 409, 422],
+    handler: async ({ params, body, caller, deps, ctx }) => beginChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/credits/chat-runs/capture',
+    operationId: 'captureChatRunCredits',
+    summary: 'Record credits a chat run used',
+    description:
+      'Captures part of the run’s hold; captures are final and together never exceed the hold (409). Repeating a capture with the same `capture_id` (or `tool_call_id`) ' +
+      'returns the first result and writes nothing. After the run is settled, released or expired: 409.' +
+      replayNote,
+    tag,
+    params: organizationIdParams,
+    headers: idempotencyHeaders,
+    body: captureRunBody,
+    response: { status: 200, description: 'The capture and the run’s hold after it', schema: captureEnvelope },
+    errors: [403, 404, 409, 422],
+    handler: async ({ params, body, caller, deps, ctx }) => captureChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/credits/chat-runs/settle',
+    operationId: 'settleChatRunCredits',
+    summary: 'Close a chat run: captures stay, the rest of the hold is released',
+    description: 'Settling again returns the same hold and writes nothing. A run that was released or expired cannot be settled (409).' + replayNote,
+    tag,
+    params: organizationIdParams,
+    headers: idempotencyHeaders,
+    body: settleRunBody,
+    response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
+    errors: [403, 404, 409, 422],
+    handler: async ({ params, body, caller, deps, ctx }) => settleChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/members/{user_id}/credits',
+    operationId: 'getMemberCredits',
+    summary: "A member's spending limit and what they used this period",
+    description: 'Members see their own; seeing another member needs `credits.view`.',
+    tag,
+    params: memberParams,
+    response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => getMemberCredits(deps, caller, params.organization_id, params.user_id),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/organizations/{organization_id}/members/{user_id}/credits',
+    operationId: 'updateMemberCredits',
+    summary: "Set or remove a member's spending limit (credits.manage)",
+    description: 'The limit counts credits captured this period plus credits the member holds now; a hold beyond it is refused with 402.',
+    tag,
+    params: memberParams,
+    body: updateMemberCreditsBody,
+    response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
+    errors: [403, 404],
+    handler: async ({ params, body, caller, deps }) => updateMemberCredits(deps, caller, params.organization_id, params.user_id, body.spending_limit),
+  }),
+];

@@ -1,0 +1,87 @@
+import { recordActivity } from '../activity/record.ts';
+import type { z } from '../http/zod.ts';
+import type { Caller } from '../http/route.ts';
+import { notFound } from '../http/errors.ts';
+import { requireMember, requireMemberWith, requirePermission } from '../organizations/membership.ts';
+import type { Deps } from '../platform/deps.ts';
+import { currentPeriod } from './cycle.ts';
+import { availableOf, readBalance } from './entries.ts';
+import { listLiveGrants } from './ledger.ts';
+import { memberSpending, setSpendingLimit } from './limits.ts';
+import { presentGrant } from './presenter.ts';
+import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
+
+export async function getCredits(deps: Deps, caller: Caller, organizationId: string): Promise<z.input<typeof creditsSchema>> {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
+  const balance = await readBalance(deps.db, organizationId);
+  const grants = await listLiveGrants(deps.db, organizationId);
+  const available = availableOf(balance);
+  return { organization_id: organizationId, balance: available + balance.held, held: balance.held, available, grants: grants.map(presentGrant) };
+}
+
+export async function getCycle(deps: Deps, caller: Caller, organizationId: string): Promise<z.input<typeof cycleSchema>> {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
+  const period = await currentPeriod(deps.db, organizationId);
+  const { rows } = await deps.db.raw(
+    `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
+            coalesce(sum(amount) FILTER (WHERE kind = 'capture'), 0)::bigint AS used,
+            coalesce(sum(amount) FILTER (WHERE to_account = 'expired'), 0)::bigint AS expired
+       FROM credit_ledger_entries WHERE organization_id = ? AND created_at >= ? AND created_at < ?`,
+    [organizationId, period.start, period.end],
+  );
+  const balance = await readBalance(deps.db, organizationId);
+  const available = availableOf(balance);
+  return {
+    organization_id: organizationId,
+    period_start: period.start.toISOString(),
+    period_end: period.end.toISOString(),
+    granted: rows[0].granted,
+    used: rows[0].used,
+    expired: rows[0].expired,
+    held: balance.held,
+    balance: available + balance.held,
+    available,
+  };
+}
+
+/** A member sees their own credits; seeing another member's needs credits.view. */
+export async function getMemberCredits(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
+  const membership = await requireMember(deps.db, organizationId, caller.userId);
+  if (userId !== caller.userId) requirePermission(membership, 'credits.view');
+  await requireTargetMember(deps, organizationId, userId);
+  return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
+}
+
+export async function updateMemberCredits(
+  deps: Deps,
+  caller: Caller,
+  organizationId: string,
+  userId: string,
+  spendingLimit: number | null,
+): Promise<z.input<typeof memberCreditsSchema>> {
+  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.manage');
+  await requireTargetMember(deps, organizationId, userId);
+  await deps.db.transaction(async (trx) => {
+    await setSpendingLimit(trx, organizationId, userId, spendingLimit, caller.userId);
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.spending_limit_changed', subjectType: 'member', subjectId: userId, data: { spending_limit: spendingLimit } });
+  });
+  return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
+}
+
+async function requireTargetMember(deps: Deps, organizationId: string, userId: string): Promise<void> {
+  const member = await deps.db('organization_members').where({ organization_id: organizationId, user_id: userId }).first('user_id');
+  if (!member) throw notFound('member');
+}
+
+function presentMemberCredits(organizationId: string, spending: Awaited<ReturnType<typeof memberSpending>>): z.input<typeof memberCreditsSchema> {
+  return {
+    organization_id: organizationId,
+    user_id: spending.userId,
+    spending_limit: spending.spendingLimit,
+    period_start: spending.period.start.toISOString(),
+    period_end: spending.period.end.toISOString(),
+    spent: spending.spent,
+    held: spending.held,
+    remaining: spending.remaining,
+  };
+}

@@ -1,0 +1,105 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { presentInvitation } from './presenter.ts';
+import {
+  createInvitationBody,
+  invitationEnvelope,
+  invitationPage,
+  invitationParams,
+  listInvitationsQuery,
+  organizationParams,
+  updateInvitationBody,
+} from './schema.ts';
+import { acceptInvitation, changeInvitationRole, createInvitation, declineInvitation, getInvitation, listInvitations, revokeInvitation } from './service.ts';
+
+const tag = 'Invitations';
+const base = '/organizations/{organization_id}/invitations';
+const inviteeNote =
+  'The invitee — the caller whose token `email` claim matches the invitation, case-insensitively — may use it without being a member; anyone else outside the organization gets 404.';
+
+export const invitationRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'post',
+    path: base,
+    operationId: 'createInvitation',
+    summary: 'Invite someone by e-mail to join the organization with a role',
+    description:
+      'Needs the invitations.manage permission; only owners may invite owners. The invitation expires after 7 days. An e-mail is sent to the address by a worker. 409 when the address already has a pending invitation or belongs to a member.',
+    tag,
+    params: organizationParams,
+    body: createInvitationBody,
+    response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, caller, params.organization_id, body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: base,
+    operationId: 'listInvitations',
+    summary: 'List the organization’s invitations, newest first',
+    description: 'Needs the invitations.manage permission. `status=expired` lists pending invitations past their expiry.',
+    tag,
+    params: organizationParams,
+    query: listInvitationsQuery,
+    response: { status: 200, description: 'A page of invitations', schema: invitationPage },
+    errors: [403, 404],
+    handler: async ({ params, query, caller, deps }) => {
+      const page = await listInvitations(deps, caller, params.organization_id, query);
+      return { items: page.items.map(presentInvitation), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: `${base}/{invitation_id}`,
+    operationId: 'getInvitation',
+    summary: 'Get one invitation (managers of invitations, or the invitee)',
+    description: inviteeNote,
+    tag,
+    params: invitationParams,
+    response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => ({ invitation: presentInvitation(await getInvitation(deps, caller, params.organization_id, params.invitation_id)) }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: `${base}/{invitation_id}`,
+    operationId: 'updateInvitation',
+    summary: 'Change a pending invitation’s role, or accept it',
+    description: `Send exactly one field. \`role\`: needs invitations.manage (owner invitations: owners only). \`{"status":"accepted"}\`: the invitee only; they become a member with the invited role. 409 when the invitation is no longer pending (accepted, declined, revoked or expired) or the invitee is already a member. ${inviteeNote}`,
+    tag,
+    params: invitationParams,
+    body: updateInvitationBody,
+    response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => {
+      const { organization_id: organizationId, invitation_id: invitationId } = params;
+      const invitation = body.status === 'accepted'
+        ? await acceptInvitation(deps, caller, organizationId, invitationId)
+        : await changeInvitationRole(deps, caller, organizationId, invitationId, body.role!);
+      return { invitation: presentInvitation(invitation) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${base}/{invitation_id}/decline`,
+    operationId: 'declineInvitation',
+    summary: 'Decline an invitation (the invitee only)',
+    description: `409 when the invitation is no longer pending. ${inviteeNote}`,
+    tag,
+    params: invitationParams,
+    response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, deps }) => ({ invitation: presentInvitation(await declineInvitation(deps, caller, params.organization_id, params.invitation_id)) }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: `${base}/{invitation_id}`,
+    operationId: 'revokeInvitation',
+    summary: 'Revoke a pending invitation',
+    description: 'Needs invitations.manage (owner invitations: owners only). The invitation stays listed with status `revoked`. 409 when it is no longer pending.',
+    tag,
+    params: invitationParams,
+    response: { status: 204, description: 'Revoked' },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, deps }) => revokeInvitation(deps, caller, params.organization_id, params.invitation_id),
+  }),
+];

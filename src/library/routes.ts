@@ -1,0 +1,51 @@
+import { accessRecord, accessRecordSchema, requireAccess } from '../access/index.ts';
+import { AppError, notFound } from '../http/errors.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
+import { listLibrary } from './service.ts';
+
+const tag = 'Library';
+const documentTypes = ['document', 'text', 'transcript'];
+
+export const libraryRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/library',
+    operationId: 'listLibrary',
+    summary: 'List everything the caller can read in an organization, across kinds',
+    description: [
+      'Live (not deleted) assets, conversations (except scheduled runs), canvases, projects and skills the caller can read,',
+      'most recently updated first (`updated_at`, then `id`), keyset paged. Each item names its `type`; use that kind’s own',
+      'operations for the full resource. An item updated while paging moves to the front and is not repeated on later pages.',
+      'A caller who is not a member of the organization gets an empty page.',
+    ].join(' '),
+    tag,
+    query: libraryQuery,
+    response: { status: 200, description: 'A page of library items', schema: libraryPage },
+    handler: async ({ query, caller, deps }) => {
+      const page = await listLibrary(deps.db, caller, query);
+      return {
+        items: page.items.map((i) => ({ ...i, created_at: i.created_at.toISOString(), updated_at: i.updated_at.toISOString() })),
+        next_cursor: page.next_cursor,
+      };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/documents/{doc_id}/access',
+    operationId: 'getDocumentAccess',
+    summary: 'Get the caller’s access record for a document',
+    description: 'A document is an asset of type `document`, `text` or `transcript`; the record is that asset’s (`resource_type: asset`). Any other id — another asset type, unknown, or unreadable — is 404 with the same body.',
+    tag,
+    params: documentIdParams,
+    response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => {
+      const { row, role, viewer } = await requireAccess(deps.db, caller, 'asset', params.doc_id, 'read').catch((error: unknown) => {
+        throw error instanceof AppError && error.status === 404 ? notFound('document') : error;
+      });
+      if (!documentTypes.includes(row.type)) throw notFound('document');
+      return accessRecord(deps.db, 'asset', row, role, viewer);
+    },
+  }),
+];

@@ -1,0 +1,63 @@
+import type { Knex } from 'knex';
+import { recordActivity } from '../activity/record.ts';
+import { badRequest, notFound } from '../http/errors.ts';
+import type { Caller } from '../http/route.ts';
+import { permissionsOf, requireMember, requireMemberWith } from '../organizations/membership.ts';
+import type { Deps } from '../platform/deps.ts';
+import { requireAuthorityOver } from '../roles/authority.ts';
+import { lockAssignableRole } from '../roles/catalog.ts';
+import { findMember } from './directory.ts';
+import { lockOwners, requireAnotherOwner } from './owners.ts';
+import type { MemberRow } from './presenter.ts';
+
+/** The target membership, locked for the rest of the transaction, or 404. */
+async function lockMember(trx: Knex.Transaction, organizationId: string, userId: string): Promise<{ role: string }> {
+  const row = await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).forUpdate().first('role');
+  if (!row) throw notFound('member');
+  return row;
+}
+
+export async function changeMemberRole(deps: Deps, caller: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
+  return deps.db.transaction(async (trx) => {
+    // Owners first, then the actor's (now current) role: a concurrent demotion cannot slip between.
+    const owners = await lockOwners(trx, organizationId);
+    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'members.manage');
+    const target = await lockMember(trx, organizationId, userId);
+    const granted = await lockAssignableRole(trx, organizationId, role);
+    if (!granted) throw badRequest(`role: the organization has no role "${role}"; use a built-in role or create it through PATCH /organizations/{organization_id}/roles`, ['role']);
+    if (target.role !== role) {
+      requireAuthorityOver(actor, { key: target.role, permissions: await permissionsOf(trx, organizationId, target.role) }, 'take away');
+      requireAuthorityOver(actor, granted, 'grant');
+      if (target.role === 'owner') requireAnotherOwner(owners, userId, 'taking away this owner role');
+      await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).update({ role, updated_at: trx.fn.now() });
+      await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.role_changed', subjectType: 'member', subjectId: userId, data: { from: target.role, to: role } });
+    }
+    return (await findMember(trx, organizationId, userId))!;
+  });
+}
+
+/** Removes a member (or, when it is the caller, lets them go). */
+export async function removeMember(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    const owners = await lockOwners(trx, organizationId);
+    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'members.manage');
+    const target = await lockMember(trx, organizationId, userId);
+    if (userId !== caller.userId) {
+      requireAuthorityOver(actor, { key: target.role, permissions: await permissionsOf(trx, organizationId, target.role) }, 'remove a member holding');
+    }
+    requireAnotherOwner(owners, userId, 'removing this member');
+    await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role } });
+  });
+}
+
+/** The caller leaves the organization; the last owner cannot. */
+export async function leaveOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    const owners = await lockOwners(trx, organizationId);
+    const membership = await requireMember(trx, organizationId, caller.userId);
+    requireAnotherOwner(owners, caller.userId, 'leaving');
+    await trx('organization_members').where({ organization_id: organizationId, user_id: caller.userId }).delete();
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.left', subjectType: 'member', subjectId: caller.userId, data: { role: membership.role } });
+  });
+}

@@ -1,0 +1,120 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { organizationIdParams } from '../organizations/schema.ts';
+import { changeMemberRole, leaveOrganization, removeMember } from './changes.ts';
+import { getMember, listMembers } from './directory.ts';
+import { getPersonalization, updatePersonalization } from './personalization.ts';
+import { presentMember, presentPersonalization } from './presenter.ts';
+import {
+  changeMemberRoleBody,
+  listMembersQuery,
+  memberEnvelope,
+  memberPage,
+  memberParams,
+  personalizationEnvelope,
+  updatePersonalizationBody,
+} from './schema.ts';
+
+const tag = 'Members';
+
+export const memberRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/members',
+    operationId: 'listOrganizationMembers',
+    summary: 'List the members of an organization, in the order they joined',
+    description: 'Needs `members.view`. Filter by `role` and by `search` (case-insensitive part of the name or e-mail).',
+    tag,
+    params: organizationIdParams,
+    query: listMembersQuery,
+    response: { status: 200, description: 'A page of members', schema: memberPage },
+    errors: [403, 404],
+    handler: async ({ params, query, caller, deps }) => {
+      const page = await listMembers(deps, caller, params.organization_id, query);
+      return { items: page.items.map(presentMember), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/leave',
+    operationId: 'leaveOrganization',
+    summary: 'Leave the organization',
+    description: 'The caller stops being a member. The last owner cannot leave (409): make another member an owner first.',
+    tag,
+    params: organizationIdParams,
+    response: { status: 204, description: 'Left' },
+    errors: [404, 409],
+    handler: async ({ params, caller, deps }) => leaveOrganization(deps, caller, params.organization_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/members/{user_id}',
+    operationId: 'getOrganizationMember',
+    summary: 'Get one member',
+    description: 'A member may always read themself; reading others needs `members.view`.',
+    tag,
+    params: memberParams,
+    response: { status: 200, description: 'The member', schema: memberEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => ({ member: presentMember(await getMember(deps, caller, params.organization_id, params.user_id)) }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/organizations/{organization_id}/members/{user_id}',
+    operationId: 'changeOrganizationMemberRole',
+    summary: "Change a member's role",
+    description:
+      'Needs `members.manage`. The role must exist in the organization (built-in or custom; 400 otherwise). Only owners may grant or take away `owner`, ' +
+      'and a caller may only grant or take away roles whose permissions it holds itself (403). The last owner cannot be demoted (409).',
+    tag,
+    params: memberParams,
+    body: changeMemberRoleBody,
+    response: { status: 200, description: 'The member with the new role', schema: memberEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => ({
+      member: presentMember(await changeMemberRole(deps, caller, params.organization_id, params.user_id, body.role)),
+    }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/organizations/{organization_id}/members/{user_id}',
+    operationId: 'removeOrganizationMember',
+    summary: 'Remove a member from the organization',
+    description:
+      'Needs `members.manage`, and authority over the member’s role: only owners remove owners, admins cannot (403). The last owner cannot be removed (409). ' +
+      'The member’s personalization goes with the membership.',
+    tag,
+    params: memberParams,
+    response: { status: 204, description: 'Removed' },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, deps }) => removeMember(deps, caller, params.organization_id, params.user_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations/{organization_id}/members/{user_id}/personalization',
+    operationId: 'getMemberPersonalization',
+    summary: "Get the caller's own settings in the organization",
+    description: 'Only the member themself may read it (another member gets 403). Never-saved settings read as nulls and `{}`.',
+    tag,
+    params: memberParams,
+    response: { status: 200, description: 'The personalization', schema: personalizationEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => ({
+      personalization: presentPersonalization(await getPersonalization(deps, caller, params.organization_id, params.user_id)),
+    }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/organizations/{organization_id}/members/{user_id}/personalization',
+    operationId: 'updateMemberPersonalization',
+    summary: "Change the caller's own settings in the organization",
+    description: 'Only the member themself may change it (403 otherwise). Fields sent replace the stored ones (`preferences` as a whole); null clears a text field.',
+    tag,
+    params: memberParams,
+    body: updatePersonalizationBody,
+    response: { status: 200, description: 'The updated personalization', schema: personalizationEnvelope },
+    errors: [403, 404],
+    handler: async ({ params, body, caller, deps }) => ({
+      personalization: presentPersonalization(await updatePersonalization(deps, caller, params.organization_id, params.user_id, body)),
+    }),
+  }),
+];

@@ -1,0 +1,19 @@
+import { z } from '../../http/zod.ts';
+
+export const MAX_LOGO_BYTES = 1024 * 1024;
+
+/** Accepted logo types and the format `image-size` must detect in the bytes. */
+export const logoFormats = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' } as const;
+export type LogoContentType = keyof typeof logoFormats;
+
+export const putLogoBody = z
+  .object({
+    content_type: z.enum(Object.keys(logoFormats) as [LogoContentType, ...LogoContentType[]]),
+    data: z.base64().openapi({ description: 'The image, base64-encoded; at most 1 MiB once decoded.' }),
+  })
+  .strict()
+  .openapi('PutOrganizationLogo');
+
+export const logoQuery = z.object({
+  v: z.string().max(32).optional().openapi({ description: 'Cache buster from `logo_url`; ignored.' }),
+});

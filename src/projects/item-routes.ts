@@ -1,0 +1,65 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { pageOf, pageQuery } from '../http/pagination.ts';
+import { timestamp, uuid, z } from '../http/zod.ts';
+import { addProjectItem, listProjectItems, projectItemKinds, removeProjectItem, type ProjectItem } from './membership.ts';
+
+const tag = 'Projects';
+
+/** POST/GET /projects/{id}/<items> and DELETE /projects/{id}/<items>/{item_id}, for each kind of item. */
+export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap(({ type, segment, idField }) => {
+  const noun = segment.slice(0, -1);
+  const Name = noun[0]!.toUpperCase() + noun.slice(1);
+  const itemSchema = z
+    .object({
+      project_id: uuid,
+      [idField]: uuid,
+      via: z.enum(['origin', 'reference']).openapi({ description: '`origin`: created in the project; `reference`: added afterwards.' }),
+      added_by_id: z.string().nullable(),
+      created_at: timestamp.openapi({ description: 'When it was filed into the project.' }),
+    })
+    .openapi(`Project${Name}`);
+  const present = (row: ProjectItem) => ({ project_id: row.project_id, [idField]: row.item_id, via: row.via, added_by_id: row.added_by_id, created_at: row.created_at.toISOString() });
+  const projectParams = z.object({ project_id: uuid });
+  const itemParams = z.object({ project_id: uuid, [idField]: uuid });
+  return [
+    defineRoute({
+      method: 'post',
+      path: `/projects/{project_id}/${segment}`,
+      operationId: `addProject${Name}`,
+      summary: `File an existing ${noun} into a project`,
+      description: `Needs the editor role on the project and the owner role on the ${noun} (filing shares it with everyone the project reaches). 409 when it is already there or either is deleted.`,
+      tag,
+      params: projectParams,
+      body: z.object({ [idField]: uuid }).strict().openapi(`AddProject${Name}`),
+      response: { status: 201, description: `The ${noun}'s membership`, schema: itemSchema },
+      errors: [403, 404, 409],
+      handler: async ({ params, body, caller, deps }) => present(await addProjectItem(deps, caller, params.project_id as string, type, (body as Record<string, string>)[idField]!)),
+    }),
+    defineRoute({
+      method: 'get',
+      path: `/projects/{project_id}/${segment}`,
+      operationId: `listProject${Name}s`,
+      summary: `The ${segment} in a project that the caller can read, newest filed first`,
+      tag,
+      params: projectParams,
+      query: z.object({ ...pageQuery }),
+      response: { status: 200, description: `A page of ${noun} memberships`, schema: pageOf(itemSchema) },
+      errors: [404],
+      handler: async ({ params, query, caller, deps }) => {
+        const page = await listProjectItems(deps, caller, params.project_id as string, type, query);
+        return { items: page.items.map(present), next_cursor: page.next_cursor };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: `/projects/{project_id}/${segment}/{${idField}}`,
+      operationId: `removeProject${Name}`,
+      summary: `Take a ${noun} out of a project (project editors; the ${noun} itself stays)`,
+      tag,
+      params: itemParams,
+      response: { status: 204, description: 'Removed' },
+      errors: [403, 404],
+      handler: async ({ params, caller, deps }) => removeProjectItem(deps, caller, params.project_id as string, type, (params as Record<string, string>)[idField]!),
+    }),
+  ];
+});

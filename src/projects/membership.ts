@@ -1,0 +1,84 @@
+import { requireAccess, resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
+import { recordActivity } from '../activity/record.ts';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { paginate, type Page } from '../http/pagination.ts';
+import type { Caller } from '../http/route.ts';
+import type { Deps } from '../platform/deps.ts';
+import { projectColumns, type ProjectRow } from './presenter.ts';
+
+/** Path segment and id field of each kind of project item. */
+export const projectItemKinds = [
+  { type: 'asset', segment: 'assets', idField: 'asset_id' },
+  { type: 'canvas', segment: 'canvases', idField: 'canvas_id' },
+  { type: 'chat_conversation', segment: 'conversations', idField: 'conversation_id' },
+  { type: 'skill', segment: 'skills', idField: 'skill_id' },
+] as const satisfies readonly { type: ProjectItemType; segment: string; idField: string }[];
+
+export type ProjectItem = {
+  project_id: string;
+  item_id: string;
+  via: 'origin' | 'reference';
+  added_by_id: string | null;
+  created_at: Date;
+};
+
+/**
+ * Files an existing item into a project. Needs editor on the project and owner on the item:
+ * filing shares the item with everyone the project reaches, which is the owner's call.
+ */
+export async function addProjectItem(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
+  return deps.db.transaction(async (trx) => {
+    const project = await requireAccess(trx, caller, 'project', projectId, 'edit', { forUpdate: true });
+    if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
+    const item = await requireAccess(trx, caller, type, itemId, 'manage_people');
+    if (item.row.organization_id !== project.row.organization_id) {
+      const field = projectItemKinds.find((k) => k.type === type)!.idField;
+      throw badRequest(`${field}: the ${resourceNoun[type]} belongs to another organization than the project`, [field]);
+    }
+    if (item.row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
+    const [row] = await trx('project_items')
+      .insert({ project_id: projectId, item_type: type, item_id: itemId, via: 'reference', added_by_id: caller.userId })
+      .onConflict(['project_id', 'item_type', 'item_id'])
+      .ignore()
+      .returning(['project_id', 'item_id', 'via', 'added_by_id', 'created_at']);
+    if (!row) throw conflict(`this ${resourceNoun[type]} is already in the project`);
+    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: caller.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId, via: 'reference' } });
+    return row as ProjectItem;
+  });
+}
+
+/** Items of one kind in a project that the caller can read (newest first); deleted items are left out. */
+export async function listProjectItems(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectItem>> {
+  const { viewer } = await requireAccess(deps.db, caller, 'project', projectId, 'read');
+  const entry = entryOf(type);
+  if (!entry) return { items: [], next_cursor: null };
+  const q = deps.db('project_items as pi')
+    .join(`${entry.table} as i`, 'i.id', 'pi.item_id')
+    .where({ 'pi.project_id': projectId, 'pi.item_type': type })
+    .whereNull('i.deleted_at')
+    .select('pi.project_id', 'pi.item_id', 'pi.via', 'pi.added_by_id', 'pi.created_at');
+  whereReadable(q, type, 'i', viewer);
+  return paginate<ProjectItem>(q, [{ column: 'pi.created_at', direction: 'desc', type: 'timestamp' }, { column: 'pi.item_id', direction: 'desc' }], page);
+}
+
+/** Takes an item out of a project (project editors); the item itself is untouched. */
+export async function removeProjectItem(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    const project = await requireAccess(trx, caller, 'project', projectId, 'edit', { forUpdate: true });
+    const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
+    if (removed.length === 0) throw notFound(`${resourceNoun[type]} in this project`);
+    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: caller.userId, action: 'project.item_removed', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId } });
+  });
+}
+
+/** GET /<items>/{id}/projects: live projects holding a readable item that the caller can also read. */
+export async function listItemProjects(deps: Deps, caller: Caller, type: ProjectItemType, itemId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectRow>> {
+  const { viewer } = await requireAccess(deps.db, caller, type, itemId, 'read');
+  const q = deps.db('projects as p')
+    .join('project_items as pi', 'pi.project_id', 'p.id')
+    .where({ 'pi.item_type': type, 'pi.item_id': itemId })
+    .whereNull('p.deleted_at')
+    .select(projectColumns.map((c) => `p.${c}`));
+  whereReadable(q, 'project', 'p', viewer);
+  return paginate<ProjectRow>(q, [{ column: 'p.created_at', direction: 'desc', type: 'timestamp' }, { column: 'p.id', direction: 'desc' }], page);
+}

@@ -1,0 +1,32 @@
+export type ProjectRow = Record<string, any>;
+
+export const projectColumns = [
+  'id', 'organization_id', 'created_by_id', 'slug', 'title', 'emoji', 'description', 'visibility', 'workspace_role', 'knowledge_skill_id',
+  'mod_source_id', 'metadata', 'deleted_at', 'deleted_by_id', 'archived_at', 'archived_by_id', 'created_at', 'updated_at',
+] as const;
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+/** Spec 2.4, field for field. */
+export function presentProject(row: ProjectRow) {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    created_by_id: row.created_by_id,
+    slug: row.slug,
+    title: row.title,
+    emoji: row.emoji,
+    description: row.description,
+    visibility: row.visibility,
+    workspace_role: row.workspace_role,
+    knowledge_skill_id: row.knowledge_skill_id,
+    mod_source_id: row.mod_source_id,
+    metadata: row.metadata ?? null,
+    deleted_at: iso(row.deleted_at),
+    deleted_by_id: row.deleted_by_id,
+    archived_at: iso(row.archived_at),
+    archived_by_id: row.archived_by_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

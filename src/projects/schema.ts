@@ -1,0 +1,82 @@
+import { pageOf, pageQuery } from '../http/pagination.ts';
+import { jsonValue, queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+
+export const projectSlugSchema = z
+  .string()
+  .min(1)
+  .max(80)
+  .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be lowercase letters and digits, words joined by single hyphens')
+  .openapi({ example: 'spring-launch' });
+
+export const projectSchema = z
+  .object({
+    id: uuid,
+    organization_id: z.string(),
+    created_by_id: z.string(),
+    slug: z.string(),
+    title: z.string(),
+    emoji: z.string().nullable(),
+    description: z.string().nullable(),
+    visibility: z.enum(['private', 'workspace', 'public']),
+    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    knowledge_skill_id: uuid.nullable(),
+    mod_source_id: z.string().nullable(),
+    metadata: jsonValue.nullable(),
+    deleted_at: timestamp.nullable(),
+    deleted_by_id: z.string().nullable(),
+    archived_at: timestamp.nullable(),
+    archived_by_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .openapi('Project');
+
+export const projectPage = pageOf(projectSchema).openapi('ProjectPage');
+export const projectIdParams = z.object({ project_id: uuid.openapi({ description: 'UUID of the project.' }) });
+
+const title = z.string().trim().min(1).max(200);
+const emoji = z.string().min(1).max(16).nullable();
+const description = z.string().max(5000).nullable();
+
+export const createProjectBody = z
+  .object({
+    organization_id: z.string().min(1).max(64),
+    title,
+    slug: projectSlugSchema.optional().openapi({ description: 'Unique in the organization; derived from the title when absent.' }),
+    emoji: emoji.optional(),
+    description: description.optional(),
+    visibility: z.enum(['private', 'workspace'], { message: 'must be "private" or "workspace"' }).optional().openapi({ description: 'General access at creation (default `private`).' }),
+    workspace_role: z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' }).optional().openapi({ description: 'Role of organization members when visibility is `workspace` (default `viewer`).' }),
+    metadata: jsonValue.nullable().optional(),
+  })
+  .strict()
+  .openapi('CreateProject');
+
+export const updateProjectBody = z
+  .object({ title: title.optional(), slug: projectSlugSchema.optional(), emoji: emoji.optional(), description: description.optional(), metadata: jsonValue.nullable().optional() })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata')
+  .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });
+
+export const listProjectsQuery = z.object({
+  organization_id: z.string().min(1).max(64),
+  archived: queryBoolean.optional().openapi({ description: '`true`: only archived projects; absent or `false`: only unarchived ones.' }),
+  deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted projects (the trash); absent or `false`: only live ones.' }),
+  search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or slug.' }),
+  created_by: z.string().min(1).max(200).optional().openapi({ description: 'Only projects created by this user id.' }),
+  ...pageQuery,
+});
+
+export const accountsQuery = z.object({ ...pageQuery });
+export const projectAccountSchema = z
+  .object({
+    organization_id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    role: z.string().openapi({ description: 'The caller’s organization role.' }),
+    can_create_projects: z.boolean().openapi({ description: 'The role holds `resources.create`.' }),
+    project_count: z.number().int().openapi({ description: 'Live, unarchived projects the caller can read there.' }),
+    archived_project_count: z.number().int().openapi({ description: 'Live, archived projects the caller can read there.' }),
+  })
+  .openapi('ProjectAccount');
+export const projectAccountPage = pageOf(projectAccountSchema).openapi('ProjectAccountPage');

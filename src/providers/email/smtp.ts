@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import nodemailer, { type Transporter } from 'nodemailer';
+import type { Db } from '../../db/knex.ts';
+import type { EmailMessage, EmailProvider } from './types.ts';
+
+/**
+ * E-mail through an SMTP server (nodemailer). Each logical message has a delivery record in
+ * `email_outbox` (keyed by its idempotency key): a retried job finds `sent_at` set and sends
+ * nothing. The one unavoidable window — the server accepted the message but the process died
+ * before recording it — resends with the same Message-ID, which receiving servers dedupe on.
+ */
+export class SmtpEmailProvider implements EmailProvider {
+  readonly name = 'smtp';
+  private readonly transport: Transporter;
+
+  constructor(
+    private readonly db: Db,
+    smtpUrl: string,
+    private readonly from: string,
+  ) {
+    this.transport = nodemailer.createTransport(smtpUrl);
+  }
+
+  async send(message: EmailMessage): Promise<{ messageId: string }> {
+    const messageId = `<${createHash('sha256').update(message.idempotencyKey).digest('hex').slice(0, 32)}@${domainOf(this.from)}>`;
+    const [delivery] = await this.db('email_outbox')
+      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html ?? null, provider: 'smtp', message_id: messageId })
+      .onConflict('idempotency_key')
+      .merge(['idempotency_key']) // no-op update so RETURNING yields the existing record on a retry
+      .returning(['message_id', 'sent_at']);
+    if (delivery.sent_at) return { messageId: delivery.message_id };
+    await this.transport.sendMail({
+      from: this.from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+      ...(message.html !== undefined && { html: message.html }),
+      messageId: delivery.message_id ?? messageId,
+    });
+    await this.db('email_outbox').where({ idempotency_key: message.idempotencyKey }).update({ sent_at: this.db.fn.now() });
+    return { messageId: delivery.message_id ?? messageId };
+  }
+
+  close(): void {
+    this.transport.close();
+  }
+}
+
+function domainOf(from: string): string {
+  return /@([^>\s]+)/.exec(from)?.[1] ?? 'workspace.local';
+}

@@ -1,0 +1,63 @@
+import type { Knex } from 'knex';
+
+/**
+ * Where each kind of resource lives and how its state and project are read. Each domain's table
+ * joins the inventory by being listed here; a table not (yet) migrated is skipped.
+ * SQL expressions refer to the resource row as `r`.
+ */
+export interface InventorySource {
+  type: string;
+  table: string;
+  state: string;
+  project: string;
+}
+
+const softDeleted = `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' ELSE 'active' END`;
+const originProject = (itemType: string) =>
+  `(SELECT pi.project_id::text FROM project_items pi WHERE pi.item_type = '${itemType}' AND pi.item_id = r.id AND pi.via = 'origin' LIMIT 1)`;
+
+export const inventorySources: InventorySource[] = [
+  { type: 'member', table: 'organization_members', state: `'active'`, project: 'NULL' },
+  { type: 'invitation', table: 'invitations', state: 'r.status', project: 'NULL' },
+  { type: 'project', table: 'projects', state: `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' WHEN r.archived_at IS NOT NULL THEN 'archived' ELSE 'active' END`, project: 'NULL' },
+  { type: 'asset', table: 'assets', state: softDeleted, project: originProject('asset') },
+  { type: 'canvas', table: 'canvases', state: softDeleted, project: 'r.project_id::text' },
+  { type: 'chat_conversation', table: 'conversations', state: softDeleted, project: 'r.project_id::text' },
+  { type: 'skill', table: 'skills', state: softDeleted, project: 'r.project_id::text' },
+];
+
+let existing: Promise<Set<string>> | undefined;
+
+/** Tables present in this database, asked once per process (migrations run before processes start). */
+function existingTables(db: Knex): Promise<Set<string>> {
+  existing ??= db('information_schema.tables')
+    .where('table_schema', db.raw('current_schema()'))
+    .whereIn('table_name', inventorySources.map((source) => source.table))
+    .pluck('table_name')
+    .then((names: string[]) => new Set(names))
+    .catch((error) => {
+      existing = undefined;
+      throw error;
+    });
+  return existing;
+}
+
+export interface InventoryRow {
+  type: string;
+  state: string;
+  project_id: string | null;
+  count: number;
+}
+
+/** Counts of the organization's resources by type, state and project (one UNION ALL query). */
+export async function inventoryOf(db: Knex, organizationId: string): Promise<InventoryRow[]> {
+  const tables = await existingTables(db);
+  const sources = inventorySources.filter((source) => tables.has(source.table));
+  if (sources.length === 0) return [];
+  const parts = sources.map(
+    (source) => `SELECT '${source.type}' AS type, ${source.state} AS state, ${source.project} AS project_id, count(*)::bigint AS count
+       FROM ${source.table} r WHERE r.organization_id = :organizationId GROUP BY 2, 3`,
+  );
+  const { rows } = await db.raw(`SELECT type, state, project_id, count FROM (${parts.join(' UNION ALL ')}) inventory ORDER BY type, state, project_id NULLS FIRST`, { organizationId });
+  return rows.map((row: any) => ({ type: row.type, state: row.state, project_id: row.project_id ?? null, count: Number(row.count) }));
+}

@@ -1,0 +1,102 @@
+import { recordActivity } from '../activity/record.ts';
+import { forgetAlertRole } from '../alert-policy/service.ts';
+import { conflict, notFound } from '../http/errors.ts';
+import { decodeCursor, encodeCursor, type Page } from '../http/pagination.ts';
+import type { Caller } from '../http/route.ts';
+import { requireMember, requireMemberWith } from '../organizations/membership.ts';
+import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../organizations/permissions.ts';
+import type { Deps } from '../platform/deps.ts';
+import { requireAuthorityOver, requireHeldPermissions } from './authority.ts';
+import { memberCounts, roleColumns, roleFromRow, rolesOf } from './catalog.ts';
+import { orderedPermissions, type Role } from './presenter.ts';
+import { MAX_CUSTOM_ROLES } from './schema.ts';
+
+export interface CountedRole {
+  role: Role;
+  memberCount: number;
+}
+
+/**
+ * Roles in a fixed order (built-in, then custom by key). An organization has at most
+ * MAX_CUSTOM_ROLES + 3 roles, so the page is cut in memory; the cursor is the last key seen.
+ */
+export async function listRoles(deps: Deps, caller: Caller, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
+  await requireMember(deps.db, organizationId, caller.userId);
+  const [roles, counts] = await Promise.all([rolesOf(deps.db, organizationId), memberCounts(deps.db, organizationId)]);
+  // Position = (rank, key): built-ins by their fixed rank 0–2, custom roles share rank 3 and sort by key.
+  const position = (role: Role): [number, string] => [role.builtIn ? builtInRoles.indexOf(role.key as BuiltInRole) : builtInRoles.length, role.key];
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, 2);
+  const isAfter = (role: Role) => {
+    const [rank, key] = position(role);
+    return rank > Number(after![0]) || (rank === Number(after![0]) && key > String(after![1]));
+  };
+  const rest = after === undefined ? roles : roles.filter(isAfter);
+  const items = rest.slice(0, page.limit);
+  const next_cursor = rest.length > page.limit ? encodeCursor(position(items.at(-1)!)) : null;
+  return { items: items.map((role) => ({ role, memberCount: counts.get(role.key) ?? 0 })), next_cursor };
+}
+
+export interface SaveRoleInput {
+  key: string;
+  name: string;
+  description?: string | null | undefined;
+  permissions: OrganizationPermission[];
+}
+
+/** Creates the custom role `key`, or replaces its name, description and permissions. */
+export async function saveRole(deps: Deps, caller: Caller, organizationId: string, input: SaveRoleInput): Promise<{ role: Role; memberCount: number; created: boolean }> {
+  return deps.db.transaction(async (trx) => {
+    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'roles.manage');
+    if (isBuiltInRole(input.key)) throw conflict(`key: "${input.key}" is a built-in role and cannot be changed`, ['key']);
+    const permissions = orderedPermissions(input.permissions);
+    requireHeldPermissions(actor, permissions, 'permissions');
+    const existingRow = await trx('organization_roles').where({ organization_id: organizationId, key: input.key }).forUpdate().first(roleColumns);
+    const existing = existingRow ? roleFromRow(existingRow) : null;
+    if (existing) {
+      requireAuthorityOver(actor, existing, 'change');
+    } else {
+      // Serialises role creation per organization so the limit holds under concurrent creates.
+      await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
+      const [{ count }] = (await trx('organization_roles').where({ organization_id: organizationId }).count('* as count')) as [{ count: number }];
+      if (count >= MAX_CUSTOM_ROLES) throw conflict(`key: the organization already has the maximum of ${MAX_CUSTOM_ROLES} custom roles`, ['key']);
+    }
+    const values = {
+      name: input.name,
+      description: input.description === undefined ? (existing?.description ?? null) : input.description,
+      permissions,
+    };
+    const [row] = existing
+      ? await trx('organization_roles').where({ organization_id: organizationId, key: input.key }).update({ ...values, updated_at: trx.fn.now() }).returning(roleColumns)
+      : await trx('organization_roles').insert({ organization_id: organizationId, key: input.key, ...values }).returning(roleColumns);
+    const role = roleFromRow(row);
+    await recordActivity(trx, {
+      organizationId,
+      actorId: caller.userId,
+      action: existing ? 'role.updated' : 'role.created',
+      subjectType: 'role',
+      subjectId: input.key,
+      data: {
+        ...(existing && { before: { name: existing.name, description: existing.description, permissions: orderedPermissions(existing.permissions) } }),
+        after: values,
+      },
+    });
+    const memberCount = (await memberCounts(trx, organizationId)).get(input.key) ?? 0;
+    return { role, memberCount, created: !existing };
+  });
+}
+
+/** Deletes a custom role nobody holds any more. */
+export async function deleteRole(deps: Deps, caller: Caller, organizationId: string, key: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    await requireMemberWith(trx, organizationId, caller.userId, 'roles.manage');
+    if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
+    // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
+    const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);
+    if (!row) throw notFound('role');
+    const holders = (await memberCounts(trx, organizationId)).get(key) ?? 0;
+    if (holders > 0) throw conflict(`key: role "${key}" is still held by ${holders} member${holders === 1 ? '' : 's'}; give them another role first`, ['key']);
+    await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
+    await forgetAlertRole(trx, organizationId, key);
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'role.deleted', subjectType: 'role', subjectId: key, data: { name: row.name, permissions: row.permissions } });
+  });
+}

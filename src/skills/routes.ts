@@ -1,0 +1,185 @@
+import { requireAccess } from '../access/index.ts';
+import { notFound } from '../http/errors.ts';
+import { pageQuery } from '../http/pagination.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { z } from '../http/zod.ts';
+import { listItemProjects } from '../projects/membership.ts';
+import { presentProject } from '../projects/presenter.ts';
+import { projectPage } from '../projects/schema.ts';
+import { listSkills } from './list.ts';
+import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
+import {
+  createOrganizationSkillBody,
+  createSkillBody,
+  listSkillsQuery,
+  organizationSkillEnvelope,
+  organizationSkillParams,
+  skillEnvelope,
+  skillIdParams,
+  skillPage,
+  skillVersionEnvelope,
+  skillVersionPage,
+  skillVersionParams,
+  skillVersionsQuery,
+  updateSkillBody,
+} from './schema.ts';
+import { createSkill, deleteSkill, getSkill, restoreSkill, restoreSkillVersion, updateSkill } from './service.ts';
+import { findVersion, listVersions } from './versions.ts';
+
+const tag = 'Skills';
+
+export const skillRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'post',
+    path: '/skills',
+    operationId: 'createSkill',
+    summary: 'Create a custom skill (version 1)',
+    description: 'Needs the organization permission `resources.create`; the caller owns the skill. With `project_id` the skill is filed in that project and `project_scoped` is true. A live skill’s name is unique in its organization (case-insensitive): 409.',
+    tag,
+    body: createSkillBody,
+    response: { status: 201, description: 'The new skill', schema: skillEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ body, caller, deps }) => ({ skill: presentSkill(await createSkill(deps, caller, body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/skills',
+    operationId: 'listSkills',
+    summary: 'List the custom skills of an organization that the caller can read',
+    description: 'Newest first, keyset paged. A caller who is not a member gets an empty page.',
+    tag,
+    query: listSkillsQuery,
+    response: { status: 200, description: 'A page of skills', schema: skillPage },
+    handler: async ({ query, caller, deps }) => {
+      const page = await listSkills(deps.db, caller, query);
+      return { items: page.items.map(presentSkill), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/skills/{skill_id}',
+    operationId: 'getSkill',
+    summary: 'Get a skill (also a deleted one, showing `deleted_at`)',
+    tag,
+    params: skillIdParams,
+    response: { status: 200, description: 'The skill', schema: skillEnvelope },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => ({ skill: presentSkill(await getSkill(deps, caller, params.skill_id)) }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/skills/{skill_id}',
+    operationId: 'updateSkill',
+    summary: 'Change a skill; every change makes a new version',
+    description: 'Needs the editor role. 409 when the skill is deleted or the new name is taken in the organization.',
+    tag,
+    params: skillIdParams,
+    body: updateSkillBody,
+    response: { status: 200, description: 'The skill as its new version shows it', schema: skillEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => ({ skill: presentSkill(await updateSkill(deps, caller, params.skill_id, body)) }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/skills/{skill_id}',
+    operationId: 'deleteSkill',
+    summary: 'Delete a skill (soft delete; restorable)',
+    description: 'Needs the owner role (creator, or organization owner/admin). Deleting a deleted skill is a no-op 204.',
+    tag,
+    params: skillIdParams,
+    response: { status: 204, description: 'Deleted' },
+    errors: [403, 404],
+    handler: async ({ params, caller, deps }) => deleteSkill(deps, caller, params.skill_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/skills/{skill_id}/restore',
+    operationId: 'restoreSkill',
+    summary: 'Restore a deleted skill',
+    description: 'Needs the owner role. 409 when a live skill took its name meanwhile. Restoring a live skill returns it unchanged.',
+    tag,
+    params: skillIdParams,
+    response: { status: 200, description: 'The restored skill', schema: skillEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, deps }) => ({ skill: presentSkill(await restoreSkill(deps, caller, params.skill_id)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/skills/{skill_id}/projects',
+    operationId: 'listSkillProjects',
+    summary: 'List the projects a skill is filed in (those the caller can read)',
+    tag,
+    params: skillIdParams,
+    query: z.object({ ...pageQuery }),
+    response: { status: 200, description: 'A page of projects', schema: projectPage },
+    errors: [404],
+    handler: async ({ params, query, caller, deps }) => {
+      const page = await listItemProjects(deps, caller, 'skill', params.skill_id, query);
+      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/skills/{skill_id}/versions',
+    operationId: 'listSkillVersions',
+    summary: 'List a skill’s versions, newest first',
+    tag,
+    params: skillIdParams,
+    query: skillVersionsQuery,
+    response: { status: 200, description: 'A page of versions', schema: skillVersionPage },
+    errors: [404],
+    handler: async ({ params, query, caller, deps }) => {
+      const { row } = await requireAccess<SkillRow>(deps.db, caller, 'skill', params.skill_id, 'read');
+      const page = await listVersions(deps.db, row.id, query);
+      return { items: page.items.map((v) => presentSkillVersion(v, row.current_version)), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/skills/{skill_id}/versions/{version_id}',
+    operationId: 'getSkillVersion',
+    summary: 'Get one version of a skill',
+    tag,
+    params: skillVersionParams,
+    response: { status: 200, description: 'The version', schema: skillVersionEnvelope },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => {
+      const { row } = await requireAccess<SkillRow>(deps.db, caller, 'skill', params.skill_id, 'read');
+      const version = await findVersion(deps.db, row.id, params.version_id);
+      if (!version) throw notFound('skill version');
+      return { version: presentSkillVersion(version, row.current_version) };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/skills/{skill_id}/versions/{version_id}/restore',
+    operationId: 'restoreSkillVersion',
+    summary: 'Make an earlier version current again (as a new version copying it)',
+    description: 'Needs the editor role. History is kept: the copy gets the next version number and `restored_from_version`. 409 when the skill is deleted or the version’s name is now taken.',
+    tag,
+    params: skillVersionParams,
+    response: { status: 200, description: 'The skill as the new version shows it', schema: skillEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, caller, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, caller, params.skill_id, params.version_id)).skill) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/skills',
+    operationId: 'createOrganizationSkill',
+    summary: 'Create a custom skill in an organization (organization-scoped shape)',
+    description: [
+      'Body: `name` (1–120 characters), `description` (≤ 2000) and `body` (≤ 200000) are required strings; `files` (any JSON, ≤ 1 MB) is optional; nothing else is accepted.',
+      'Success is 201 with `{skill}` in the organization-scoped shape (spec 2.5); the skill starts at version 1, private to its creator.',
+      'Errors: 400 invalid body (the message names the field); 403 the caller’s organization role lacks `resources.create`;',
+      '404 no such organization or the caller is not a member; 409 a live skill with that name (case-insensitive) exists in the organization.',
+    ].join(' '),
+    tag,
+    params: organizationSkillParams,
+    body: createOrganizationSkillBody,
+    response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
+    errors: [403, 404, 409],
+    handler: async ({ params, body, caller, deps }) => ({
+      skill: presentOrganizationSkill(await createSkill(deps, caller, { organization_id: params.organization_id, ...body })),
+    }),
+  }),
+];

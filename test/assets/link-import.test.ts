@@ -1,0 +1,231 @@
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { assetFileKey } from '../../src/assets/presenter.ts';
+import { assetEnrichmentJob, assetImportJob } from '../../src/assets/jobs.ts';
+import type { Config } from '../../src/config/schema.ts';
+import { createDb, type Db } from '../../src/db/knex.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { JobQueue } from '../../src/jobs/enqueue.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createStorage } from '../../src/providers/storage/index.ts';
+import { createProviders } from '../../src/platform/providers.ts';
+import type { Job } from 'pg-boss';
+import { assetImportHandler } from '../../workers/handlers/asset-import.ts';
+import { startWorker, type WorkerProcess } from '../../workers/main.ts';
+import { eventually, isolatedDatabase } from '../jobs/support.ts';
+import { testConfig } from '../support/config.ts';
+import { createOrganization } from '../support/organizations.ts';
+import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { expectAssetShape, png } from './helpers.ts';
+
+/** Link import end to end: real web process, real pg-boss, a real worker, a fake upstream on loopback. */
+describe('link import and enrichment (worker)', function () {
+  this.timeout(60_000);
+  let upstream: FakeUpstream;
+  let other: FakeUpstream;
+  let server: TestServer;
+  let worker: WorkerProcess;
+  let db: Db;
+  let url: string;
+  let config: Config;
+  let alice: TestUser;
+  let org: string;
+  const image = png(3, 2);
+  let unavailableHits = 0;
+
+  before(async () => {
+    other = await startUpstream({ '/secret': (_req, res) => res.end('internal') });
+    upstream = await startUpstream({
+      '/photos/fox.png': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(image);
+      },
+      '/notes.txt': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('naïve café');
+      },
+      '/moved': (_req, res) => {
+        res.writeHead(302, { location: '/photos/fox.png' });
+        res.end();
+      },
+      '/to-private': (_req, res) => {
+        res.writeHead(302, { location: `http://127.0.0.1:${other.port}/secret` });
+        res.end();
+      },
+      '/to-metadata': (_req, res) => {
+        res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/iam' });
+        res.end();
+      },
+      '/huge.png': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        for (let i = 0; i < 16; i++) res.write(Buffer.alloc(1024, 1));
+        res.end();
+      },
+      '/slow.txt': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('drip');
+      },
+      '/tool.exe': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/x-msdownload' });
+        res.end('MZ');
+      },
+      '/unavailable': (_req, res) => {
+        unavailableHits++;
+        res.writeHead(503);
+        res.end();
+      },
+    });
+    const overrides = { OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}`, ASSET_IMPORT_TIMEOUT_MS: '1500', ASSET_IMPORT_MAX_BYTES: '8192' };
+    url = await isolatedDatabase();
+    db = createDb(url, { max: 2 });
+    // Retries without waiting, so the transient-failure test sees every attempt quickly.
+    const boss = createBoss(url, 'release');
+    await boss.start();
+    // Retry at once (the worker still only sees it on its next poll).
+    await boss.updateQueue(assetImportJob.name, { retryDelay: 0, retryBackoff: false });
+    await boss.stop({ graceful: false, close: true });
+    server = await startTestServer(overrides, { databaseUrl: url });
+    config = testConfig(overrides);
+    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+    alice = newUser();
+    org = await createOrganization(server, alice);
+  });
+  after(async () => {
+    await worker?.stop();
+    await server?.stop();
+    await db?.destroy();
+    await upstream?.close();
+    await other?.close();
+  });
+
+  const startImport = async (source: string, extra: Record<string, unknown> = {}) => {
+    const res = await server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url: source, ...extra } });
+    expect(res.status).to.equal(201);
+    expect(res.body.upload_file_state).to.equal('in_progress');
+    return res.body.id as string;
+  };
+  const settled = (id: string) =>
+    eventually(async () => {
+      const row = await db('assets').where({ id }).first('upload_file_state', 'enrichment_state');
+      if (row.upload_file_state === 'error') return row;
+      return row.upload_file_state === 'success' && ['success', 'error'].includes(row.enrichment_state) ? row : null;
+    });
+  const get = async (id: string) => (await server.request('get', `/assets/${id}`, { token: alice.token })).body;
+  const stored = (id: string) => createStorage(config).get(assetFileKey(org, id));
+  const jobs = (queue: string, id: string) => db('pgboss.job').where({ name: queue }).whereRaw(`data->>'asset_id' = ?`, [id]).orderBy('created_on').select('state', 'retry_count');
+
+  it('imports a PNG: stores it, sets type/mime/url/title, then enrichment records size, checksum and dimensions', async () => {
+    const id = await startImport(`${upstream.url}/moved`);
+    await settled(id);
+    const asset = await get(id);
+    expectAssetShape(asset);
+    expect(asset).to.deep.include({
+      type: 'image', mime_type: 'image/png', url: `/assets/${id}/file`, title: 'fox.png', upload_file_state: 'success', enrichment_state: 'success',
+    });
+    expect(asset.metadata).to.deep.equal({
+      enrichment: { size: image.length, checksum: { algorithm: 'sha256', value: createHash('sha256').update(image).digest('hex') }, media_type: 'image/png', width: 3, height: 2, image_format: 'png' },
+    });
+    const file = await fetch(`${server.url}/assets/${id}/file`, { headers: { authorization: `Bearer ${alice.token}` } });
+    expect(file.status).to.equal(200);
+    expect(file.headers.get('content-type')).to.equal('image/png');
+    expect(file.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(Buffer.from(await file.arrayBuffer()).equals(image)).to.equal(true);
+    const params = await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token });
+    expect(params.body).to.deep.include({ asset_id: id, source_url: `${upstream.url}/moved`, final_url: `${upstream.url}/photos/fox.png`, redirects: [`${upstream.url}/photos/fox.png`], content_type: 'image/png', size: image.length, state: 'success', error: null });
+    expect(params.body.imported_at).to.be.a('string');
+    expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal(['asset.import_started', 'asset.imported', 'asset.enriched']);
+  });
+
+  it('imports text, keeps the given title and measures the text length in characters', async () => {
+    const id = await startImport(`${upstream.url}/notes.txt`, { title: 'My notes' });
+    await settled(id);
+    const asset = await get(id);
+    expect(asset).to.deep.include({ type: 'text', mime_type: 'text/plain', title: 'My notes', upload_file_state: 'success', enrichment_state: 'success' });
+    expect(asset.metadata.enrichment).to.deep.include({ size: Buffer.byteLength('naïve café'), text_length: 10, media_type: 'text/plain' });
+  });
+
+  it('is idempotent: a repeated import job and a crashed enrichment attempt change nothing twice', async () => {
+    const id = await startImport(`${upstream.url}/photos/fox.png`);
+    await settled(id);
+    const before = await db('assets').where({ id }).first();
+    const boss = createBoss(url, 'web');
+    await boss.start();
+    try {
+      const queue = new JobQueue(boss);
+      await db.transaction((trx) => queue.enqueue(trx, assetImportJob, { asset_id: id }));
+      // A crashed enrichment attempt leaves in_progress behind; the retry finishes it.
+      await db('assets').where({ id }).update({ enrichment_state: 'in_progress' });
+      await db.transaction((trx) => queue.enqueue(trx, assetEnrichmentJob, { asset_id: id }));
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+    await eventually(async () => (await jobs(assetImportJob.name, id)).every((j) => j.state === 'completed') && (await jobs(assetEnrichmentJob.name, id)).every((j) => j.state === 'completed'));
+    await eventually(async () => (await db('assets').where({ id }).first('enrichment_state')).enrichment_state === 'success');
+    const after = await db('assets').where({ id }).first();
+    expect(after.metadata).to.deep.equal(before.metadata);
+    expect(after.import_parameters).to.deep.equal(before.import_parameters);
+    expect(await db('activity_events').where({ subject_id: id, action: 'asset.imported' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(await jobs(assetEnrichmentJob.name, id)).to.have.length(2);
+  });
+
+  const refusals: [string, () => string, string][] = [
+    ['another port of the allowlisted loopback host', () => `http://127.0.0.1:${other.port}/secret`, 'address_not_allowed'],
+    ['a 10.x address', () => 'http://10.0.0.7/file.png', 'address_not_allowed'],
+    ['the cloud metadata address', () => 'http://169.254.169.254/latest/meta-data/', 'address_not_allowed'],
+    ['an IPv4-mapped IPv6 loopback', () => `http://[::ffff:127.0.0.1]:${upstream.port}/photos/fox.png`, 'address_not_allowed'],
+    ['a decimal spelling of loopback', () => `http://2130706433:${other.port}/secret`, 'address_not_allowed'],
+    ['a hex spelling of loopback', () => `http://0x7f.0.0.1:${other.port}/secret`, 'address_not_allowed'],
+    ['a redirect to a private address', () => `${upstream.url}/to-private`, 'address_not_allowed'],
+    ['a redirect to the metadata address', () => `${upstream.url}/to-metadata`, 'address_not_allowed'],
+    ['an oversize body', () => `${upstream.url}/huge.png`, 'too_large'],
+    ['a body slower than the time limit', () => `${upstream.url}/slow.txt`, 'timeout'],
+    ['a content type that is not a media asset', () => `${upstream.url}/tool.exe`, 'content_type_not_allowed'],
+  ];
+  for (const [label, target, code] of refusals) {
+    it(`refuses ${label}: asset ends in error with the reason, nothing stored, no retry`, async () => {
+      const source = target();
+      const id = await startImport(source);
+      await settled(id);
+      const asset = await get(id);
+      expectAssetShape(asset);
+      expect(asset).to.deep.include({ upload_file_state: 'error', url: null, mime_type: null, enrichment_state: null });
+      expect(asset.metadata.import_error.code).to.equal(code);
+      expect(asset.metadata.import_error.message).to.be.a('string').and.not.equal('');
+      expect(await stored(id)).to.equal(null);
+      expect(await jobs(assetImportJob.name, id)).to.deep.equal([{ state: 'completed', retry_count: 0 }]);
+      expect(await jobs(assetEnrichmentJob.name, id)).to.deep.equal([]);
+      const params = (await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token })).body;
+      expect(params).to.deep.include({ source_url: source, state: 'error', error: asset.metadata.import_error, size: null });
+      expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal(['asset.import_started', 'asset.import_failed']);
+      expect((await server.request('get', `/assets/${id}/file`, { token: alice.token })).status).to.equal(404);
+      expect(other.requests).to.deep.equal([]);
+    });
+  }
+
+  it('retries a transient upstream failure (asset stays in_progress), and its last attempt ends the asset in error', async () => {
+    const id = await startImport(`${upstream.url}/unavailable`);
+    const retried = await eventually(async () => (await jobs(assetImportJob.name, id)).find((j) => j.state === 'retry'));
+    expect(retried.retry_count).to.equal(0);
+    expect(unavailableHits).to.be.at.least(1);
+    expect((await db('assets').where({ id }).first('upload_file_state')).upload_file_state).to.equal('in_progress');
+    expect(await stored(id)).to.equal(null);
+
+    // The attempt pg-boss calls last (retryCount = retryLimit), run by the real handler on the real database.
+    const boss = createBoss(url, 'web');
+    await boss.start();
+    const log = createLogger(config, 'test-handler');
+    try {
+      const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
+      const job = { id: 'last-attempt', name: assetImportJob.name, data: { asset_id: id }, retryCount: assetImportJob.policy.retryLimit, signal: new AbortController().signal } as unknown as Job<unknown>;
+      await assetImportHandler.run({ asset_id: id }, { deps, job, log, signal: job.signal });
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+    const asset = await get(id);
+    expect(asset.upload_file_state).to.equal('error');
+    expect(asset.metadata.import_error.code).to.equal('upstream_status');
+    expect(asset.metadata.import_error.message).to.match(/503/);
+    expect(await stored(id)).to.equal(null);
+  });
+});

@@ -1,0 +1,30 @@
+import type { Config } from '../../src/config/schema.ts';
+import { createDb } from '../../src/db/knex.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { JobQueue } from '../../src/jobs/enqueue.ts';
+import type { Deps } from '../../src/platform/deps.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { createProviders } from '../../src/platform/providers.ts';
+import { testConfig } from '../support/config.ts';
+import { testDatabase } from '../support/hooks.ts';
+import type { JobContext } from '../../workers/handler.ts';
+
+/** The deps a worker gives its handlers (real database, real pg-boss sender), for running handlers in-process. */
+export async function workerDeps(overrides: Record<string, string> = {}): Promise<{ deps: Deps; context: JobContext; close(): Promise<void> }> {
+  const config: Config = testConfig(overrides);
+  const url = testDatabase().url;
+  const db = createDb(url, { max: 6 });
+  const boss = createBoss(url, 'web');
+  await boss.start();
+  const log = createLogger(config, 'test-worker');
+  const deps: Deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
+  const context = { deps, job: {} as JobContext['job'], log, signal: new AbortController().signal };
+  return {
+    deps,
+    context,
+    async close() {
+      await boss.stop({ graceful: false, close: true });
+      await db.destroy();
+    },
+  };
+}

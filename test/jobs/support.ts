@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { createDb, type Db } from '../../src/db/knex.ts';
+import { invitationEmailJob } from '../../src/invitations/jobs.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { JobQueue } from '../../src/jobs/enqueue.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { release } from '../../src/platform/release.ts';
+import { TEST_JWT_SECRET } from '../support/config.ts';
+import { testDatabase } from '../support/hooks.ts';
+import { nodeWithTsx, run, type ChildRun } from '../support/processes.ts';
+
+/** A database of its own (migrated, queues created), so queue tweaks and workers do not touch other tests. */
+export async function isolatedDatabase(): Promise<string> {
+  const url = await testDatabase().createDatabase('jobs_test');
+  await release(url, createLogger({ LOG_LEVEL: 'silent' }, 'test-release'));
+  return url;
+}
+
+/** Polls `check` until it returns something truthy; mocha's timeout bounds the wait. */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, everyMs = 50): Promise<T> {
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** An organization with a pending invitation whose e-mail job was enqueued in the same transaction. */
+export async function seedInvitation(db: Db, url: string): Promise<{ invitationId: string; jobId: string }> {
+  const boss = createBoss(url, 'web');
+  await boss.start();
+  try {
+    return await db.transaction(async (trx) => {
+      const userId = `user_${randomUUID().slice(0, 8)}`;
+      await trx('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Inviter' });
+      const [org] = await trx('organizations').insert({ name: 'Crash Co', slug: `crash-${randomUUID().slice(0, 8)}`, created_by_id: userId }).returning('id');
+      const [invitation] = await trx('invitations')
+        .insert({ organization_id: org.id, email: `guest-${randomUUID().slice(0, 8)}@example.test`, role: 'member', invited_by_id: userId, expires_at: trx.raw(`now() + interval '7 days'`) })
+        .returning('id');
+      const jobId = await new JobQueue(boss).enqueue(trx, invitationEmailJob, { invitation_id: invitation.id });
+      return { invitationId: invitation.id as string, jobId };
+    });
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
+/** A real `worker` process (node --import tsx workers/main.ts), in a process group of its own. */
+export function spawnWorker(databaseUrl: string, env: Record<string, string> = {}): ChildRun {
+  return run(
+    ...nodeWithTsx('workers/main.ts'),
+    { NODE_ENV: 'test', DATABASE_URL: databaseUrl, JWT_SECRET: TEST_JWT_SECRET, LOG_LEVEL: 'silent', WORKER_SUPERVISE_INTERVAL_SECONDS: '1', ...env },
+    { detached: true },
+  );
+}
+
+export async function jobState(db: Db, jobId: string): Promise<{ state: string; retry_count: number } | undefined> {
+  return db('pgboss.job').where({ id: jobId }).first('state', 'retry_count');
+}
+
+export const outboxRows = (db: Db, invitationId: string) => db('email_outbox').where({ idempotency_key: `invitation:${invitationId}` });
+
+export { createDb };

@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/db/embedded.ts';
+import { TEST_JWT_SECRET } from './config.ts';
+import { testDatabase } from './hooks.ts';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/**
+ * How tests start our processes: `node --import tsx <file>`, as the npm scripts do. (The `tsx`
+ * CLI wrapper relays SIGTERM with a 30 ms hand-shake and SIGKILLs the child when a busy machine
+ * misses it, so a graceful stop would look like a crash.)
+ */
+export const nodeWithTsx = (file: string): [string, string[]] => [process.execPath, ['--import', 'tsx', file]];
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ChildRun {
+  child: ChildProcess;
+  /** Output so far. */
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<Exit>;
+  /** Resolves with the first stdout match (rejects if the process exits first). */
+  waitForOutput(pattern: RegExp): Promise<RegExpMatchArray>;
+}
+
+/** A child process with its output collected; environment is the parent's plus `env`. */
+export function run(command: string, args: string[], env: Record<string, string | undefined>, options: { detached?: boolean } = {}): ChildRun {
+  const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  let stdout = '';
+  let stderr = '';
+  const watchers: (() => void)[] = [];
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const watch of [...watchers]) watch();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<Exit>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitForOutput(pattern) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = stdout.match(pattern);
+          if (match) {
+            watchers.splice(watchers.indexOf(check), 1);
+            resolve(match);
+          }
+        };
+        watchers.push(check);
+        check();
+        void exited.then((exit) => reject(new Error(`process exited (${exit.code ?? exit.signal}) before printing ${pattern}: ${exit.stderr.slice(-2000)}`)));
+      });
+    },
+  };
+}
+
+export interface WebChild {
+  url: string;
+  run: ChildRun;
+  stop(): Promise<Exit>;
+}
+
+/** Polls until `url` answers 200 (or the process dies). */
+export async function waitUntilHealthy(url: string, process: ChildRun): Promise<void> {
+  let exited: Exit | undefined;
+  void process.exited.then((exit) => (exited = exit));
+  for (;;) {
+    if (exited) throw new Error(`process exited (${exited.code ?? exited.signal}) before it was healthy: ${exited.stderr.slice(-2000)}`);
+    const ok = await fetch(`${url}/healthz`).then((res) => res.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A real `web` process (tsx src/web.ts) on the test database and a free port. */
+export async function spawnWeb(env: Record<string, string> = {}): Promise<WebChild> {
+  const port = await freePort();
+  const child = run(...nodeWithTsx('src/web.ts'), {
+    NODE_ENV: 'test',
+    DATABASE_URL: testDatabase().url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    JWT_SECRET: TEST_JWT_SECRET,
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitUntilHealthy(url, child);
+  return {
+    url,
+    run: child,
+    async stop() {
+      if (child.child.exitCode === null && child.child.signalCode === null) child.child.kill('SIGTERM');
+      return child.exited;
+    },
+  };
+}

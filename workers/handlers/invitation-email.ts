@@ -1,0 +1,33 @@
+import { handle } from '../handler.ts';
+import { invitationEmailJob, invitationEmailKey } from '../../src/invitations/jobs.ts';
+import { effectiveStatusSql } from '../../src/invitations/presenter.ts';
+
+/**
+ * Sends the invitation e-mail. Idempotent: an invitation no longer pending gets no mail, and the
+ * provider dedupes on the invitation's key, so an attempt retried after a crash sends nothing twice.
+ */
+export const invitationEmailHandler = handle(invitationEmailJob, async ({ invitation_id }, { deps, log }) => {
+  const invitation = await deps.db('invitations as i')
+    .join('organizations as o', 'o.id', 'i.organization_id')
+    .leftJoin('users as u', 'u.id', 'i.invited_by_id')
+    .where('i.id', invitation_id)
+    .first('i.id', 'i.email', 'i.role', 'i.organization_id', 'i.expires_at', 'o.name as organization_name', 'u.name as inviter_name', deps.db.raw(`${effectiveStatusSql('i')} as status`));
+  if (!invitation || invitation.status !== 'pending') {
+    log.info({ invitation_id, status: invitation?.status ?? 'missing' }, 'invitation no longer pending: no e-mail');
+    return;
+  }
+  const base = deps.config.PUBLIC_URL ?? `http://localhost:${deps.config.PORT}`;
+  const link = `${base}/organizations/${invitation.organization_id}/invitations/${invitation.id}`;
+  const inviter = invitation.inviter_name ?? 'A colleague';
+  const { messageId } = await deps.providers.email.send({
+    idempotencyKey: invitationEmailKey(invitation.id),
+    to: invitation.email,
+    subject: `${inviter} invited you to ${invitation.organization_name}`,
+    text: [
+      `${inviter} invited you to join ${invitation.organization_name} as ${invitation.role}.`,
+      `Accept it (signed in with this e-mail address) before ${(invitation.expires_at as Date).toISOString()}:`,
+      `PATCH ${link} {"status":"accepted"}`,
+    ].join('\n\n'),
+  });
+  log.info({ invitation_id, message_id: messageId }, 'invitation e-mail sent');
+});
