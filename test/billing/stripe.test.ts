@@ -92,6 +92,13 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   const postWebhook = (body: string, signature?: string) =>
     server.request('post', '/billing/webhooks/stripe', { rawBody: body, headers: signature ? { 'stripe-signature': signature } : {} });
 
+  it('grants no sandbox starter credits: with Stripe, credits come from purchases and plans', async () => {
+    expect(await db('credit_grants').where({ organization_id: org })).to.deep.equal([]);
+    const credits = await server.request('get', `/organizations/${org}/credits`, { token: owner.token });
+    expect(credits.status).to.equal(200);
+    expect(credits.body).to.include({ balance: 0, held: 0, available: 0 });
+  });
+
   it('creates and updates the Stripe customer', async () => {
     const res = await server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { name: 'Acme', email: 'billing@acme.test', tax_id: 'DE1' } });
     expect(res.status).to.equal(201);
