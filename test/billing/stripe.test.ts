@@ -1,10 +1,9 @@
 import type http from 'node:http';
 import { expect } from 'chai';
 import Stripe from 'stripe';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 
 const WEBHOOK_SECRET = 'whsec_test_secret_for_the_fake_stripe';
@@ -70,37 +69,34 @@ function signed(payload: object, secret = WEBHOOK_SECRET) {
 
 describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   let fake: FakeUpstream;
-  let server: TestServer;
-  let db: Db;
   let owner: TestUser;
   let org: string;
   const seen: Seen[] = [];
 
   before(async () => {
     fake = await startFakeStripe(seen);
-    server = await startTestServer({ STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url });
-    db = createDb(testDatabase().url, { max: 2 });
+  });
+  const ctx = useServer(() => ({ STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url }));
+  before(async () => {
     owner = newUser();
-    org = await createOrganization(server, owner);
+    org = await createOrganization(ctx.server, owner);
   });
   after(async () => {
-    await server.stop();
-    await db.destroy();
     await fake.close();
   });
 
   const postWebhook = (body: string, signature?: string) =>
-    server.request('post', '/billing/webhooks/stripe', { rawBody: body, headers: signature ? { 'stripe-signature': signature } : {} });
+    ctx.server.request('post', '/billing/webhooks/stripe', { rawBody: body, headers: signature ? { 'stripe-signature': signature } : {} });
 
   it('grants no sandbox starter credits: with Stripe, credits come from purchases and plans', async () => {
-    expect(await db('credit_grants').where({ organization_id: org })).to.deep.equal([]);
-    const credits = await server.request('get', `/organizations/${org}/credits`, { token: owner.token });
+    expect(await ctx.db('credit_grants').where({ organization_id: org })).to.deep.equal([]);
+    const credits = await ctx.server.request('get', `/organizations/${org}/credits`, { token: owner.token });
     expect(credits.status).to.equal(200);
     expect(credits.body).to.include({ balance: 0, held: 0, available: 0 });
   });
 
   it('creates and updates the Stripe customer', async () => {
-    const res = await server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { name: 'Acme', email: 'billing@acme.test', tax_id: 'DE1' } });
+    const res = await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { name: 'Acme', email: 'billing@acme.test', tax_id: 'DE1' } });
     expect(res.status).to.equal(201);
     expect(res.body.customer).to.include({ provider: 'stripe', provider_customer_id: 'cus_test_1' });
     const create = seen.find((r) => r.path === '/v1/customers')!;
@@ -111,7 +107,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
     expect(create.form.get('metadata[organization_id]')).to.equal(org);
     expect(create.idempotencyKey).to.equal(`workspace-customer-${org}`);
 
-    const patched = await server.request('patch', `/organizations/${org}/billing/customer`, { token: owner.token, body: { email: 'ap@acme.test' } });
+    const patched = await ctx.server.request('patch', `/organizations/${org}/billing/customer`, { token: owner.token, body: { email: 'ap@acme.test' } });
     expect(patched.status).to.equal(200);
     const update = seen.find((r) => r.path === '/v1/customers/cus_test_1')!;
     expect(update.form.get('email')).to.equal('ap@acme.test');
@@ -119,20 +115,20 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   });
 
   it('previews through invoices.createPreview and subscribes, then upgrades the subscription item', async () => {
-    const preview = await server.request('get', `/organizations/${org}/subscription/preview`, { token: owner.token, query: { plan: 'pro' } });
+    const preview = await ctx.server.request('get', `/organizations/${org}/subscription/preview`, { token: owner.token, query: { plan: 'pro' } });
     expect(preview.status).to.equal(200);
     expect(preview.body.preview).to.include({ amount_due: 12.34, currency: 'usd', sandbox: false, timing: 'now' });
 
-    const pro = await server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'pro' } });
+    const pro = await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'pro' } });
     expect(pro.status).to.equal(200);
     expect(pro.body.subscription).to.include({ provider: 'stripe' });
     expect(pro.body.subscription.plan.key).to.equal('pro');
     const created = seen.find((r) => r.path === '/v1/subscriptions')!;
     expect(created.form.get('customer')).to.equal('cus_test_1');
     expect(created.form.get('items[0][price]')).to.equal('price_pro');
-    expect((await db('billing_subscriptions').where({ organization_id: org }).first()).provider_subscription_id).to.equal('sub_test_1');
+    expect((await ctx.db('billing_subscriptions').where({ organization_id: org }).first()).provider_subscription_id).to.equal('sub_test_1');
 
-    const team = await server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'team' } });
+    const team = await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'team' } });
     expect(team.status).to.equal(200);
     expect(team.body.subscription.plan.key).to.equal('team');
     const update = seen.filter((r) => r.path === '/v1/subscriptions/sub_test_1' && r.method === 'POST').at(-1)!;
@@ -142,7 +138,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   });
 
   it('opens a Stripe billing portal session', async () => {
-    const res = await server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: owner.token, body: { return_url: 'https://app.example.test/billing' } });
+    const res = await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: owner.token, body: { return_url: 'https://app.example.test/billing' } });
     expect(res.status).to.equal(201);
     expect(res.body.url).to.equal('https://billing.stripe.test/session/bps_1');
     expect(new Date(res.body.expires_at).getTime()).to.be.above(Date.now());
@@ -159,7 +155,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
       created: Math.floor(Date.now() / 1000),
       data: { object: { id: `cs_${id}`, object: 'checkout.session', mode: 'payment', payment_status: 'paid', amount_total: 999, currency: 'usd', customer: 'cus_test_1', metadata: { organization_id: org, credits: '500' } } },
     });
-    const purchases = () => db('credit_grants').where({ organization_id: org, source: 'purchase' });
+    const purchases = () => ctx.db('credit_grants').where({ organization_id: org, source: 'purchase' });
 
     it('applies a signed purchase once: a replay changes nothing', async () => {
       const { body, signature } = signed(purchase('evt_purchase_1'));
@@ -172,11 +168,11 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
 
       const grants = await purchases();
       expect(grants.map((g) => g.amount)).to.deep.equal([500]);
-      const events = await db('billing_events').where({ organization_id: org, type: 'credits.purchased' });
+      const events = await ctx.db('billing_events').where({ organization_id: org, type: 'credits.purchased' });
       expect(events).to.have.length(1);
       expect(events[0]).to.include({ title: '500 credits purchased', currency: 'usd', provider_event_id: 'evt_purchase_1' });
       expect(Number(events[0].amount)).to.equal(9.99);
-      const listed = await server.request('get', `/organizations/${org}/billing/events`, { token: owner.token });
+      const listed = await ctx.server.request('get', `/organizations/${org}/billing/events`, { token: owner.token });
       expect(listed.body.events[0]).to.include({ type: 'credits.purchased', amount: 9.99, currency: 'usd' });
     });
 
@@ -198,7 +194,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
       const tampered = await postWebhook(body.replace('"500"', '"50000"'), signature);
       expect(tampered.status).to.equal(400);
       expect((await postWebhook(body)).status).to.equal(400);
-      expect(await db('billing_webhook_receipts').whereIn('event_id', ['evt_forged', 'evt_tampered'])).to.have.length(0);
+      expect(await ctx.db('billing_webhook_receipts').whereIn('event_id', ['evt_forged', 'evt_tampered'])).to.have.length(0);
       expect((await purchases()).length).to.equal(2);
     });
 
@@ -213,7 +209,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
       });
       const res = await postWebhook(body, signature);
       expect(res.body.outcome).to.equal('applied');
-      const sub = await server.request('get', `/organizations/${org}/subscription`, { token: owner.token });
+      const sub = await ctx.server.request('get', `/organizations/${org}/subscription`, { token: owner.token });
       expect(sub.body.subscription).to.include({ status: 'past_due' });
       expect(sub.body.subscription.plan.key).to.equal('pro');
       expect(sub.body.subscription.current_period_start).to.equal(new Date(now * 1000).toISOString());

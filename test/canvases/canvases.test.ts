@@ -1,110 +1,102 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
-import { startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import type { TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { addMember, knownUser, organizationOf } from '../access/fixtures.ts';
 
 const canvasKeys = ['created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'id', 'organization_id', 'project_id', 'title', 'updated_at', 'visibility', 'workspace_role'];
 
 describe('canvases', () => {
-  let server: TestServer;
-  let db: Db;
+  const ctx = useServer();
   let alice: TestUser;
   let bob: TestUser;
   let org: string;
 
   before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 2 });
-    alice = await knownUser(db);
-    bob = await knownUser(db);
-    org = await organizationOf(server, alice);
-    await addMember(db, org, bob);
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
+    alice = await knownUser(ctx.db);
+    bob = await knownUser(ctx.db);
+    org = await organizationOf(ctx.server, alice);
+    await addMember(ctx.db, org, bob);
   });
 
   it('POST /canvases creates (201) with the full shape, defaults and an activity entry', async () => {
-    const res = await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org } });
+    const res = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org } });
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body).sort()).to.deep.equal(canvasKeys);
     expect(res.body).to.include({ organization_id: org, created_by_id: bob.id, title: null, visibility: 'private', workspace_role: 'viewer', project_id: null, deleted_at: null, deleted_by_id: null });
-    expect(await db('activity_events').where({ subject_id: res.body.id }).pluck('action')).to.deep.equal(['canvas.created']);
+    expect(await ctx.db('activity_events').where({ subject_id: res.body.id }).pluck('action')).to.deep.equal(['canvas.created']);
   });
 
   it('POST /canvases with project_id files it into the project (via origin); refuses unusable projects with 400 and writes nothing', async () => {
-    const project = await server.request('post', '/projects', { token: alice.token, body: { organization_id: org, title: 'Home' } });
-    const res = await server.request('post', '/canvases', { token: alice.token, body: { organization_id: org, title: 'In project', project_id: project.body.id } });
+    const project = await ctx.server.request('post', '/projects', { token: alice.token, body: { organization_id: org, title: 'Home' } });
+    const res = await ctx.server.request('post', '/canvases', { token: alice.token, body: { organization_id: org, title: 'In project', project_id: project.body.id } });
     expect(res.status).to.equal(201);
     expect(res.body.project_id).to.equal(project.body.id);
-    expect(await db('project_items').where({ item_id: res.body.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project.body.id, item_type: 'canvas', via: 'origin' }]);
-    const before = await db('canvases').count<{ count: number }[]>('* as count');
-    const unreadable = await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: project.body.id } });
+    expect(await ctx.db('project_items').where({ item_id: res.body.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project.body.id, item_type: 'canvas', via: 'origin' }]);
+    const before = await ctx.db('canvases').count<{ count: number }[]>('* as count');
+    const unreadable = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: project.body.id } });
     expect(unreadable.status).to.equal(400);
     expect(unreadable.body.data.issues[0].path).to.deep.equal(['project_id']);
-    await server.request('post', `/access/project/${project.body.id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'viewer' } });
-    const viewerOnly = await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: project.body.id } });
+    await ctx.server.request('post', `/access/project/${project.body.id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'viewer' } });
+    const viewerOnly = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: project.body.id } });
     expect(viewerOnly.status).to.equal(400);
     expect(viewerOnly.body.message).to.match(/^project_id: .*editor/);
-    expect((await db('canvases').count<{ count: number }[]>('* as count'))[0]!.count).to.equal(before[0]!.count);
+    expect((await ctx.db('canvases').count<{ count: number }[]>('* as count'))[0]!.count).to.equal(before[0]!.count);
   });
 
   it('validates bodies: public, unknown fields, bad project id → 400; non-member → 404', async () => {
-    expect((await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, visibility: 'public' } })).status).to.equal(400);
-    expect((await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, shape: 'round' } })).status).to.equal(400);
-    expect((await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: 'x' } })).status).to.equal(400);
-    expect((await server.request('post', '/canvases', { token: bob.token, body: {} })).status).to.equal(400);
-    const stranger = await knownUser(db);
-    expect((await server.request('post', '/canvases', { token: stranger.token, body: { organization_id: org } })).status).to.equal(404);
+    expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, visibility: 'public' } })).status).to.equal(400);
+    expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, shape: 'round' } })).status).to.equal(400);
+    expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: 'x' } })).status).to.equal(400);
+    expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: {} })).status).to.equal(400);
+    const stranger = await knownUser(ctx.db);
+    expect((await ctx.server.request('post', '/canvases', { token: stranger.token, body: { organization_id: org } })).status).to.equal(404);
   });
 
   it('GET, PATCH, DELETE (204), restore (200) with activity; PATCH on a deleted canvas is 409', async () => {
-    const { body: canvas } = await server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, title: 'Sketch' } });
-    expect((await server.request('get', `/canvases/${canvas.id}`, { token: bob.token })).body).to.deep.equal(canvas);
-    const patched = await server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { title: 'Final' } });
+    const { body: canvas } = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, title: 'Sketch' } });
+    expect((await ctx.server.request('get', `/canvases/${canvas.id}`, { token: bob.token })).body).to.deep.equal(canvas);
+    const patched = await ctx.server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { title: 'Final' } });
     expect(patched.status).to.equal(200);
     expect(patched.body).to.deep.include({ ...canvas, title: 'Final', updated_at: patched.body.updated_at });
-    expect((await server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: {} })).status).to.equal(400);
-    expect((await server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { visibility: 'workspace' } })).status).to.equal(400);
-    expect((await server.request('delete', `/canvases/${canvas.id}`, { token: bob.token })).status).to.equal(204);
-    const row = await db('canvases').where({ id: canvas.id }).first();
+    expect((await ctx.server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: {} })).status).to.equal(400);
+    expect((await ctx.server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { visibility: 'workspace' } })).status).to.equal(400);
+    expect((await ctx.server.request('delete', `/canvases/${canvas.id}`, { token: bob.token })).status).to.equal(204);
+    const row = await ctx.db('canvases').where({ id: canvas.id }).first();
     expect(row.deleted_by_id).to.equal(bob.id);
-    expect((await server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { title: 'x' } })).status).to.equal(409);
-    const restored = await server.request('post', `/canvases/${canvas.id}/restore`, { token: bob.token });
+    expect((await ctx.server.request('patch', `/canvases/${canvas.id}`, { token: bob.token, body: { title: 'x' } })).status).to.equal(409);
+    const restored = await ctx.server.request('post', `/canvases/${canvas.id}/restore`, { token: bob.token });
     expect(restored.status).to.equal(200);
     expect(restored.body).to.include({ deleted_at: null, deleted_by_id: null, title: 'Final' });
-    const actions = await db('activity_events').where({ subject_id: canvas.id }).orderBy('created_at').pluck('action');
+    const actions = await ctx.db('activity_events').where({ subject_id: canvas.id }).orderBy('created_at').pluck('action');
     expect(actions).to.deep.equal(['canvas.created', 'canvas.updated', 'canvas.deleted', 'canvas.restored']);
   });
 
   it('GET /canvases: readable only, deleted filter, search, project filter, keyset pages', async () => {
-    const fresh = await knownUser(db);
-    const org2 = await organizationOf(server, fresh);
+    const fresh = await knownUser(ctx.db);
+    const org2 = await organizationOf(ctx.server, fresh);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await server.request('post', '/canvases', { token: fresh.token, body: { organization_id: org2, title: `Item ${i}` } })).body.id);
+    for (let i = 0; i < 5; i++) ids.push((await ctx.server.request('post', '/canvases', { token: fresh.token, body: { organization_id: org2, title: `Item ${i}` } })).body.id);
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, limit: 2, cursor } });
+      const page = await ctx.server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, limit: 2, cursor } });
       seen.push(...page.body.items.map((c: { id: string }) => c.id));
       cursor = page.body.next_cursor ?? undefined;
     } while (cursor);
     expect(seen).to.deep.equal([...ids].reverse());
-    const search = await server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, search: 'item 3' } });
+    const search = await ctx.server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, search: 'item 3' } });
     expect(search.body.items.map((c: { id: string }) => c.id)).to.deep.equal([ids[3]]);
-    await server.request('delete', `/canvases/${ids[0]}`, { token: fresh.token });
-    const deleted = await server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, deleted: true } });
+    await ctx.server.request('delete', `/canvases/${ids[0]}`, { token: fresh.token });
+    const deleted = await ctx.server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, deleted: true } });
     expect(deleted.body.items.map((c: { id: string }) => c.id)).to.deep.equal([ids[0]]);
-    const project = await server.request('post', '/projects', { token: fresh.token, body: { organization_id: org2, title: 'P' } });
-    await server.request('post', `/projects/${project.body.id}/canvases`, { token: fresh.token, body: { canvas_id: ids[2] } });
-    const inProject = await server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, project_id: project.body.id } });
+    const project = await ctx.server.request('post', '/projects', { token: fresh.token, body: { organization_id: org2, title: 'P' } });
+    await ctx.server.request('post', `/projects/${project.body.id}/canvases`, { token: fresh.token, body: { canvas_id: ids[2] } });
+    const inProject = await ctx.server.request('get', '/canvases', { token: fresh.token, query: { organization_id: org2, project_id: project.body.id } });
     expect(inProject.body.items.map((c: { id: string }) => c.id)).to.deep.equal([ids[2]]);
-    const projects = await server.request('get', `/canvases/${ids[2]}/projects`, { token: fresh.token });
+    const projects = await ctx.server.request('get', `/canvases/${ids[2]}/projects`, { token: fresh.token });
     expect(projects.status).to.equal(200);
     expect(projects.body.items).to.have.length(1);
     expect(projects.body.items[0]).to.include({ id: project.body.id, title: 'P' });
-    expect((await server.request('get', `/canvases/${ids[2]}/projects`, { token: bob.token })).status).to.equal(404);
+    expect((await ctx.server.request('get', `/canvases/${ids[2]}/projects`, { token: bob.token })).status).to.equal(404);
   });
 });

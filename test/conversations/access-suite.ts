@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestServer, type TestUser } from '../support/server.ts';
+import type { ServerSuite } from '../support/suite.ts';
 
 /** How the shared access-control suite drives one resource type over HTTP. */
 export interface ResourceKind {
@@ -47,12 +48,13 @@ export async function insertProject(db: Knex, organizationId: string, ownerId: s
   return row.id;
 }
 
-export function accessControlSuite(kind: ResourceKind, context: () => { server: TestServer; db: Knex }) {
+/** `context` is the enclosing suite's `useServer()` (read only inside tests). */
+export function accessControlSuite(kind: ResourceKind, context: ServerSuite) {
   describe(`access control: ${kind.name} created privately by A, seen by B`, () => {
     for (const reach of Object.keys(matrix) as Reach[]) {
       const expected = matrix[reach];
       it(`B as ${reach}: read ${expected.read}, listed ${expected.listed}, edit ${expected.edit}, delete ${expected.delete}, restore ${expected.restore}, manage people ${expected.managePeople}`, async () => {
-        const { server, db } = context();
+        const { server, db } = context;
         const a = newUser();
         const b = newUser();
         const c = newUser();

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { accessControlSuite, insertProject } from './access-suite.ts';
 
 const conversationKeys = [
@@ -14,20 +13,10 @@ const conversationKeys = [
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('conversations', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 4 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer({}, { pool: 4 });
 
   async function create(user: TestUser, body: Record<string, unknown>) {
-    const res = await server.request('post', '/conversations', { token: user.token, body });
+    const res = await ctx.server.request('post', '/conversations', { token: user.token, body });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     return res.body;
   }
@@ -35,8 +24,8 @@ describe('conversations', () => {
   describe('POST /conversations', () => {
     it('creates a private conversation with every field of spec 2.3 and records the activity', async () => {
       const alice = newUser();
-      const org = await createOrganization(server, alice);
-      const res = await server.request('post', '/conversations', { token: alice.token, body: { organization_id: org, title: 'Launch plan' } });
+      const org = await createOrganization(ctx.server, alice);
+      const res = await ctx.server.request('post', '/conversations', { token: alice.token, body: { organization_id: org, title: 'Launch plan' } });
       expect(res.status).to.equal(201);
       expect(Object.keys(res.body).sort()).to.deep.equal(conversationKeys);
       const { id, created_at, updated_at, ...rest } = res.body;
@@ -48,21 +37,21 @@ describe('conversations', () => {
         active_leaf_id: null, schedule_id: null, forked_from_conversation_id: null, message_count: 0, last_message_at: null, active_run_id: null,
         active_run_at: null, active_workflow_run_id: null, mod_conversation_id: null, deleted_at: null, deleted_by_id: null,
       });
-      const activity = await db('activity_events').where({ organization_id: org, subject_id: id }).select('action', 'actor_id', 'subject_type');
+      const activity = await ctx.db('activity_events').where({ organization_id: org, subject_id: id }).select('action', 'actor_id', 'subject_type');
       expect(activity).to.deep.equal([{ action: 'conversation.created', actor_id: alice.id, subject_type: 'chat_conversation' }]);
-      const got = await server.request('get', `/conversations/${id}`, { token: alice.token });
+      const got = await ctx.server.request('get', `/conversations/${id}`, { token: alice.token });
       expect(got.status).to.equal(200);
       expect(got.body).to.deep.equal(res.body);
     });
 
     it('files the conversation into a project the caller can edit', async () => {
       const alice = newUser();
-      const org = await createOrganization(server, alice);
-      const project = await insertProject(db, org, alice.id);
+      const org = await createOrganization(ctx.server, alice);
+      const project = await insertProject(ctx.db, org, alice.id);
       const conversation = await create(alice, { organization_id: org, project_id: project, visibility: 'workspace' });
       expect(conversation).to.include({ project_id: project, visibility: 'workspace', title: null });
-      expect(await db('project_items').where({ item_id: conversation.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project, item_type: 'chat_conversation', via: 'origin' }]);
-      const projects = await server.request('get', `/conversations/${conversation.id}/projects`, { token: alice.token });
+      expect(await ctx.db('project_items').where({ item_id: conversation.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project, item_type: 'chat_conversation', via: 'origin' }]);
+      const projects = await ctx.server.request('get', `/conversations/${conversation.id}/projects`, { token: alice.token });
       expect(projects.status).to.equal(200);
       expect(projects.body.items.map((p: any) => p.id)).to.deep.equal([project]);
       expect(projects.body.next_cursor).to.equal(null);
@@ -70,7 +59,7 @@ describe('conversations', () => {
 
     it('answers 400 naming the field, 404 for an organization the caller is not in, 403 without resources.create', async () => {
       const alice = newUser();
-      const org = await createOrganization(server, alice);
+      const org = await createOrganization(ctx.server, alice);
       const cases: [Record<string, unknown>, string[]][] = [
         [{}, ['organization_id']],
         [{ organization_id: org, visibility: 'public' }, ['visibility']],
@@ -79,27 +68,27 @@ describe('conversations', () => {
         [{ organization_id: org, project_id: randomUUID() }, ['project_id']],
       ];
       for (const [body, path] of cases) {
-        const res = await server.request('post', '/conversations', { token: alice.token, body });
+        const res = await ctx.server.request('post', '/conversations', { token: alice.token, body });
         expect(res.status, JSON.stringify(body)).to.equal(400);
         expect(res.body.code).to.equal('validation_failed');
         expect(res.body.data.issues[0].path).to.deep.equal(path);
         expect(res.body.message).to.match(new RegExp(`^${path[0]}: `));
       }
-      const unknown = await server.request('post', '/conversations', { token: alice.token, body: { organization_id: org, colour: 'red' } });
+      const unknown = await ctx.server.request('post', '/conversations', { token: alice.token, body: { organization_id: org, colour: 'red' } });
       expect(unknown.status).to.equal(400);
       expect(unknown.body.message).to.match(/colour/);
       const stranger = newUser();
-      const notMine = await server.request('post', '/conversations', { token: stranger.token, body: { organization_id: org } });
+      const notMine = await ctx.server.request('post', '/conversations', { token: stranger.token, body: { organization_id: org } });
       expect(notMine.status).to.equal(404);
       expect(notMine.body).to.deep.equal({ code: 'not_found', message: 'organization not found', data: { issues: [] } });
-      await db('organization_roles').insert({ organization_id: org, key: 'reader', name: 'Reader', permissions: ['members.view'] });
+      await ctx.db('organization_roles').insert({ organization_id: org, key: 'reader', name: 'Reader', permissions: ['members.view'] });
       const reader = newUser();
-      await addMember(db, org, reader, 'reader');
-      const forbidden = await server.request('post', '/conversations', { token: reader.token, body: { organization_id: org } });
+      await addMember(ctx.db, org, reader, 'reader');
+      const forbidden = await ctx.server.request('post', '/conversations', { token: reader.token, body: { organization_id: org } });
       expect(forbidden.status).to.equal(403);
       expect(forbidden.body.code).to.equal('forbidden');
-      expect(await db('conversations').where({ organization_id: org }).count('* as n').first()).to.deep.equal({ n: 0 });
-      const unauth = await server.request('post', '/conversations', { body: { organization_id: org } });
+      expect(await ctx.db('conversations').where({ organization_id: org }).count('* as n').first()).to.deep.equal({ n: 0 });
+      const unauth = await ctx.server.request('post', '/conversations', { body: { organization_id: org } });
       expect(unauth.status).to.equal(401);
     });
   });
@@ -107,52 +96,52 @@ describe('conversations', () => {
   describe('GET/PATCH/DELETE /conversations/{id} and restore', () => {
     it('renames, soft-deletes (kept with deleted_at), restores; each change is an activity entry', async () => {
       const alice = newUser();
-      const org = await createOrganization(server, alice);
+      const org = await createOrganization(ctx.server, alice);
       const { id } = await create(alice, { organization_id: org, title: 'Draft' });
-      const renamed = await server.request('patch', `/conversations/${id}`, { token: alice.token, body: { title: 'Final' } });
+      const renamed = await ctx.server.request('patch', `/conversations/${id}`, { token: alice.token, body: { title: 'Final' } });
       expect(renamed.status).to.equal(200);
       expect(renamed.body.title).to.equal('Final');
       expect(Date.parse(renamed.body.updated_at)).to.be.greaterThanOrEqual(Date.parse(renamed.body.created_at));
-      const del = await server.request('delete', `/conversations/${id}`, { token: alice.token });
+      const del = await ctx.server.request('delete', `/conversations/${id}`, { token: alice.token });
       expect(del.status).to.equal(204);
       expect(del.body).to.equal(undefined);
-      const deleted = await server.request('get', `/conversations/${id}`, { token: alice.token });
+      const deleted = await ctx.server.request('get', `/conversations/${id}`, { token: alice.token });
       expect(deleted.status).to.equal(200);
       expect(deleted.body.deleted_at).to.match(iso);
       expect(deleted.body.deleted_by_id).to.equal(alice.id);
-      const live = await server.request('get', '/conversations', { token: alice.token, query: { organization_id: org } });
+      const live = await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org } });
       expect(live.body.items.map((c: any) => c.id)).to.not.include(id);
-      const bin = await server.request('get', '/conversations', { token: alice.token, query: { organization_id: org, deleted: true } });
+      const bin = await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org, deleted: true } });
       expect(bin.body.items.map((c: any) => c.id)).to.deep.equal([id]);
-      const patchDeleted = await server.request('patch', `/conversations/${id}`, { token: alice.token, body: { title: 'Zombie' } });
+      const patchDeleted = await ctx.server.request('patch', `/conversations/${id}`, { token: alice.token, body: { title: 'Zombie' } });
       expect(patchDeleted.status).to.equal(409);
       expect(patchDeleted.body.code).to.equal('conflict');
-      expect((await server.request('delete', `/conversations/${id}`, { token: alice.token })).status).to.equal(204);
-      const restored = await server.request('post', `/conversations/${id}/restore`, { token: alice.token });
+      expect((await ctx.server.request('delete', `/conversations/${id}`, { token: alice.token })).status).to.equal(204);
+      const restored = await ctx.server.request('post', `/conversations/${id}/restore`, { token: alice.token });
       expect(restored.status).to.equal(200);
       expect(Object.keys(restored.body).sort()).to.deep.equal(conversationKeys);
       expect(restored.body).to.include({ id, title: 'Final', deleted_at: null, deleted_by_id: null });
-      const again = await server.request('post', `/conversations/${id}/restore`, { token: alice.token });
+      const again = await ctx.server.request('post', `/conversations/${id}/restore`, { token: alice.token });
       expect(again.status).to.equal(200);
       expect(again.body).to.deep.equal(restored.body);
-      const actions = await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action');
+      const actions = await ctx.db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action');
       expect(actions).to.deep.equal(['conversation.created', 'conversation.updated', 'conversation.deleted', 'conversation.restored']);
     });
 
     it('answers 400 for a non-UUID id or an empty patch, 404 for an unknown id', async () => {
       const alice = newUser();
-      const org = await createOrganization(server, alice);
+      const org = await createOrganization(ctx.server, alice);
       const { id } = await create(alice, { organization_id: org });
-      const badId = await server.request('get', '/conversations/not-a-uuid', { token: alice.token });
+      const badId = await ctx.server.request('get', '/conversations/not-a-uuid', { token: alice.token });
       expect(badId.status).to.equal(400);
       expect(badId.body.data.issues[0].path).to.deep.equal(['conversation_id']);
-      const empty = await server.request('patch', `/conversations/${id}`, { token: alice.token, body: {} });
+      const empty = await ctx.server.request('patch', `/conversations/${id}`, { token: alice.token, body: {} });
       expect(empty.status).to.equal(400);
-      const extra = await server.request('patch', `/conversations/${id}`, { token: alice.token, body: { visibility: 'workspace' } });
+      const extra = await ctx.server.request('patch', `/conversations/${id}`, { token: alice.token, body: { visibility: 'workspace' } });
       expect(extra.status).to.equal(400);
       expect(extra.body.message).to.match(/visibility/);
       for (const [method, suffix] of [['get', ''], ['patch', ''], ['delete', ''], ['post', '/restore'], ['get', '/projects'], ['get', '/access']] as const) {
-        const res = await server.request(method, `/conversations/${randomUUID()}${suffix}`, { token: alice.token, body: method === 'patch' ? { title: 'x' } : undefined });
+        const res = await ctx.server.request(method, `/conversations/${randomUUID()}${suffix}`, { token: alice.token, body: method === 'patch' ? { title: 'x' } : undefined });
         expect(res.status, `${method} ${suffix}`).to.equal(404);
         expect(res.body).to.deep.equal({ code: 'not_found', message: 'conversation not found', data: { issues: [] } });
       }
@@ -161,11 +150,11 @@ describe('conversations', () => {
     it('GET /conversations/{id}/access returns the access record of spec 2.7', async () => {
       const alice = newUser();
       const bob = newUser();
-      const org = await createOrganization(server, alice);
-      await addMember(db, org, bob);
+      const org = await createOrganization(ctx.server, alice);
+      await addMember(ctx.db, org, bob);
       const { id } = await create(alice, { organization_id: org });
-      const grant = await server.request('post', `/access/chat_conversation/${id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'editor' } });
-      const res = await server.request('get', `/conversations/${id}/access`, { token: bob.token });
+      const grant = await ctx.server.request('post', `/access/chat_conversation/${id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'editor' } });
+      const res = await ctx.server.request('get', `/conversations/${id}/access`, { token: bob.token });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
         resource_type: 'chat_conversation', resource_id: id, owner_id: alice.id, role: 'editor', shared: true,
@@ -190,6 +179,6 @@ describe('conversations', () => {
         return res.body.id;
       },
     },
-    () => ({ server, db }),
+    ctx,
   );
 });

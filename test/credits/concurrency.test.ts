@@ -4,7 +4,8 @@ import { placeHold, captureHold } from '../../src/credits/holds.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { testDatabase } from '../support/hooks.ts';
-import { newUser, startTestServer, type TestServer } from '../support/server.ts';
+import { newUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { addMember, balanceOf, createOrganization } from './support.ts';
 
 /** Opens `count` connections and waits until all are connected, so the work really starts together. */
@@ -15,29 +16,19 @@ async function separateConnections(count: number): Promise<Db[]> {
 }
 
 describe('credits under concurrency', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer({ STARTER_CREDITS: '100' });
-    db = createDb(testDatabase().url, { max: 2 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer({ STARTER_CREDITS: '100' });
 
   it('50 holds on 50 connections against a balance covering 10: exactly 10 succeed, 40 get 402, never negative', async function () {
     this.timeout(60_000);
     const owner = newUser();
-    const org = await createOrganization(server, owner);
+    const org = await createOrganization(ctx.server, owner);
     const dbs = await separateConnections(50);
     // Watches the balance while the holds race; the CHECK must make a negative value impossible.
     let watching = true;
     const lowest: number[] = [];
     const watcher = (async () => {
       while (watching) {
-        const b = await balanceOf(db, org);
+        const b = await balanceOf(ctx.db, org);
         lowest.push(b.granted - b.captured - b.held - b.expired);
       }
     })();
@@ -60,21 +51,21 @@ describe('credits under concurrency', () => {
       await Promise.all(dbs.map((conn) => conn.destroy()));
     }
     expect(Math.min(...lowest)).to.be.at.least(0);
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 0, held: 100, expired: 0 });
-    expect(await db('credit_holds').where({ organization_id: org, status: 'held' }).count('* as n').first()).to.deep.equal({ n: 10 });
-    const sum = await db('credit_ledger_entries')
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 100, expired: 0 });
+    expect(await ctx.db('credit_holds').where({ organization_id: org, status: 'held' }).count('* as n').first()).to.deep.equal({ n: 10 });
+    const sum = await ctx.db('credit_ledger_entries')
       .where({ organization_id: org })
-      .select(db.raw("coalesce(sum(amount) FILTER (WHERE to_account = 'held'), 0)::bigint AS held, coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted"))
+      .select(ctx.db.raw("coalesce(sum(amount) FILTER (WHERE to_account = 'held'), 0)::bigint AS held, coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted"))
       .first();
     expect(sum).to.deep.equal({ held: 100, granted: 100 });
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('concurrent captures of one hold: the first resolves it, every other is a 409', async function () {
     this.timeout(60_000);
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 50, reason: 'race' }));
+    const org = await createOrganization(ctx.server, owner);
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 50, reason: 'race' }));
     const dbs = await separateConnections(10);
     try {
       const results = await Promise.allSettled(dbs.map((conn, i) => conn.transaction((trx) => captureHold(trx, hold.id, 10 + i))));
@@ -85,19 +76,19 @@ describe('credits under concurrency', () => {
     } finally {
       await Promise.all(dbs.map((conn) => conn.destroy()));
     }
-    const b = await balanceOf(db, org);
+    const b = await balanceOf(ctx.db, org);
     expect(b.held).to.equal(0);
     expect(b.captured).to.be.within(10, 19);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('a member limit holds under concurrency and the 402 names the spending limit', async function () {
     this.timeout(60_000);
     const owner = newUser();
     const member = newUser();
-    const org = await createOrganization(server, owner);
-    await addMember(db, org, member);
-    await db.transaction((trx) => setSpendingLimit(trx, org, member.id, 30, owner.id));
+    const org = await createOrganization(ctx.server, owner);
+    await addMember(ctx.db, org, member);
+    await ctx.db.transaction((trx) => setSpendingLimit(trx, org, member.id, 30, owner.id));
     const dbs = await separateConnections(10);
     try {
       const results = await Promise.allSettled(dbs.map((conn) => conn.transaction((trx) => placeHold(trx, { organizationId: org, userId: member.id, amount: 10, reason: 'race' }))));
@@ -110,6 +101,6 @@ describe('credits under concurrency', () => {
     } finally {
       await Promise.all(dbs.map((conn) => conn.destroy()));
     }
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 0, held: 30, expired: 0 });
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 30, expired: 0 });
   });
 });

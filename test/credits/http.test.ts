@@ -1,34 +1,23 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { testDatabase } from '../support/hooks.ts';
-import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { addMember, balanceOf, createOrganization, entriesOf } from './support.ts';
 
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('credits over HTTP', () => {
-  let server: TestServer;
-  let db: Db;
+  const ctx = useServer({ STARTER_CREDITS: '1000' });
 
-  before(async () => {
-    server = await startTestServer({ STARTER_CREDITS: '1000' });
-    db = createDb(testDatabase().url, { max: 2 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
-
-  const credits = (user: TestUser, org: string, sub = '') => server.request('get', `/organizations/${org}/credits${sub}`, { token: user.token });
+  const credits = (user: TestUser, org: string, sub = '') => ctx.server.request('get', `/organizations/${org}/credits${sub}`, { token: user.token });
   const run = (user: TestUser, org: string, step: 'begin' | 'capture' | 'settle', body: unknown, key?: string) =>
-    server.request('post', `/organizations/${org}/credits/chat-runs/${step}`, { token: user.token, body, ...(key && { headers: { 'Idempotency-Key': key } }) });
+    ctx.server.request('post', `/organizations/${org}/credits/chat-runs/${step}`, { token: user.token, body, ...(key && { headers: { 'Idempotency-Key': key } }) });
 
   describe('GET /organizations/{id}/credits', () => {
     it('shows the starter grant as an integer balance; 404 for non-members', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       const res = await credits(owner, org);
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.include({ organization_id: org, balance: 1000, held: 0, available: 1000 });
@@ -44,7 +33,7 @@ describe('credits over HTTP', () => {
 
     it('reports the calendar-month cycle with what was granted and used in it', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       await run(owner, org, 'begin', { run_id: 'r1', amount: 100 });
       await run(owner, org, 'capture', { run_id: 'r1', amount: 30, tool_call_id: 't1' });
       const res = await credits(owner, org, '/cycle');
@@ -59,7 +48,7 @@ describe('credits over HTTP', () => {
   describe('chat runs', () => {
     it('begin → partial captures → settle, with replays writing nothing new', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       const begin = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: 'conv-1', message_id: 'msg-1' });
       expect(begin.status).to.equal(201);
       const hold = begin.body.hold;
@@ -78,11 +67,11 @@ describe('credits over HTTP', () => {
       expect(c1.status).to.equal(200);
       expect(c1.body.hold).to.deep.include({ status: 'held', captured: 50, remaining: 150 });
       expect(c1.body.capture).to.deep.include({ capture_id: 'tool-a', amount: 50, tool_call_id: 'tool-a', description: 'search' });
-      const count = (await entriesOf(db, org)).length;
+      const count = (await entriesOf(ctx.db, org)).length;
       const c1again = await run(owner, org, 'capture', { run_id: 'run-1', amount: 50, tool_call_id: 'tool-a', description: 'search' });
       expect(c1again.status).to.equal(200);
       expect(c1again.body.capture).to.deep.equal(c1.body.capture);
-      expect((await entriesOf(db, org)).length).to.equal(count);
+      expect((await entriesOf(ctx.db, org)).length).to.equal(count);
       const c1other = await run(owner, org, 'capture', { run_id: 'run-1', amount: 60, tool_call_id: 'tool-a' });
       expect(c1other.status).to.equal(409);
       const over = await run(owner, org, 'capture', { run_id: 'run-1', amount: 151, capture_id: 'big' });
@@ -102,25 +91,25 @@ describe('credits over HTTP', () => {
       expect(late.body).to.deep.equal({ code: 'conflict', message: 'hold: the hold is already captured; it resolves only once', data: { issues: [{ path: ['hold'], message: 'hold: the hold is already captured; it resolves only once' }] } });
 
       expect((await credits(owner, org)).body).to.deep.include({ balance: 930, held: 0, available: 930 });
-      expect(await balanceOf(db, org)).to.deep.equal({ granted: 1000, captured: 70, held: 0, expired: 0 });
-      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+      expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1000, captured: 70, held: 0, expired: 0 });
+      expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
     });
 
     it('402 when the workspace balance cannot cover the run, naming the balance', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       const res = await run(owner, org, 'begin', { run_id: 'huge', amount: 1001 });
       expect(res.status).to.equal(402);
       const message = 'balance: the workspace balance is exhausted (1000 credits available, 1001 needed)';
       expect(res.body).to.deep.equal({ code: 'payment_required', message, data: { issues: [{ path: ['balance'], message }] } });
-      expect(await db('credit_holds').where({ organization_id: org }).count('* as n').first()).to.deep.equal({ n: 0 });
+      expect(await ctx.db('credit_holds').where({ organization_id: org }).count('* as n').first()).to.deep.equal({ n: 0 });
     });
 
     it('hides runs of other members (404) and validates bodies (400 naming the field)', async () => {
       const owner = newUser();
       const member = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, member);
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, member);
       await run(owner, org, 'begin', { run_id: 'owners', amount: 10 });
       const theirs = await run(member, org, 'capture', { run_id: 'owners', amount: 1 });
       expect(theirs.status).to.equal(404);
@@ -136,29 +125,29 @@ describe('credits over HTTP', () => {
   describe('Idempotency-Key', () => {
     it('replays the stored response for the same body, 422 for another body, scoped per organization', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       const first = await run(owner, org, 'begin', { run_id: 'idem-1', amount: 10 }, 'key-1');
       expect(first.status).to.equal(201);
-      const count = (await entriesOf(db, org)).length;
+      const count = (await entriesOf(ctx.db, org)).length;
       const replay = await run(owner, org, 'begin', { amount: 10, run_id: 'idem-1' }, 'key-1');
       expect(replay.status).to.equal(201);
       expect(replay.body).to.deep.equal(first.body);
-      expect((await entriesOf(db, org)).length).to.equal(count);
+      expect((await entriesOf(ctx.db, org)).length).to.equal(count);
 
       const different = await run(owner, org, 'begin', { run_id: 'idem-2', amount: 10 }, 'key-1');
       expect(different.status).to.equal(422);
       expect(different.body.code).to.equal('validation_failed');
       expect(different.body.data.issues[0].path).to.deep.equal(['Idempotency-Key']);
-      expect(await db('credit_holds').where({ organization_id: org, run_id: 'idem-2' }).first()).to.equal(undefined);
+      expect(await ctx.db('credit_holds').where({ organization_id: org, run_id: 'idem-2' }).first()).to.equal(undefined);
 
       // Captures without a capture_id are new each time, unless the key makes the retry a replay.
       const cap = await run(owner, org, 'capture', { run_id: 'idem-1', amount: 3 }, 'cap-1');
       const capAgain = await run(owner, org, 'capture', { run_id: 'idem-1', amount: 3 }, 'cap-1');
       expect(capAgain.body).to.deep.equal(cap.body);
-      expect((await balanceOf(db, org)).captured).to.equal(3);
+      expect((await balanceOf(ctx.db, org)).captured).to.equal(3);
 
       // The same key in another organization is another request.
-      const org2 = await createOrganization(server, owner, 'Second');
+      const org2 = await createOrganization(ctx.server, owner, 'Second');
       const elsewhere = await run(owner, org2, 'begin', { run_id: 'idem-2', amount: 10 }, 'key-1');
       expect(elsewhere.status).to.equal(201);
       expect(elsewhere.body.hold.id).to.not.equal(first.body.hold.id);
@@ -166,9 +155,9 @@ describe('credits over HTTP', () => {
 
     it('answers 409 while a request with the same key is still in flight', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       // Hold the key's lock in another session, as a running request would.
-      await db.transaction(async (trx) => {
+      await ctx.db.transaction(async (trx) => {
         await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 1))', [`idempotency:${org}:busy-key`]);
         const res = await run(owner, org, 'begin', { run_id: 'busy', amount: 5 }, 'busy-key');
         expect(res.status).to.equal(409);
@@ -180,10 +169,10 @@ describe('credits over HTTP', () => {
 
     it('does not store failures: a 402 retried after a top-up succeeds', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
+      const org = await createOrganization(ctx.server, owner);
       const refused = await run(owner, org, 'begin', { run_id: 'later', amount: 1500 }, 'topup');
       expect(refused.status).to.equal(402);
-      await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 1000, description: 'Top-up' }));
+      await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 1000, description: 'Top-up' }));
       const ok = await run(owner, org, 'begin', { run_id: 'later', amount: 1500 }, 'topup');
       expect(ok.status).to.equal(201);
     });
@@ -193,13 +182,13 @@ describe('credits over HTTP', () => {
     it('lists the ledger newest first, filtered and keyset-paged with every entry once', async () => {
       const owner = newUser();
       const member = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, member);
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, member);
       await run(owner, org, 'begin', { run_id: 'a', amount: 40, conversation_id: 'conv-a' });
       await run(member, org, 'begin', { run_id: 'b', amount: 30, conversation_id: 'conv-b' });
       await run(owner, org, 'capture', { run_id: 'a', amount: 15, tool_call_id: 'tool-1' });
       await run(member, org, 'settle', { run_id: 'b' });
-      const all = await server.request('get', `/organizations/${org}/credits/transactions`, { token: member.token });
+      const all = await ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: member.token });
       expect(all.status).to.equal(200);
       expect(all.body.items.map((t: any) => [t.kind, t.amount, t.balance_change, t.available_change])).to.deep.equal([
         ['release', 30, 0, 30],
@@ -211,7 +200,7 @@ describe('credits over HTTP', () => {
       expect(all.body.items[1]).to.deep.include({ run_id: 'a', user_id: owner.id, conversation_id: 'conv-a', tool_call_id: 'tool-1', from_account: 'held', to_account: 'spent' });
       expect(all.body.next_cursor).to.equal(null);
 
-      const q = (query: Record<string, string | number>) => server.request('get', `/organizations/${org}/credits/transactions`, { token: owner.token, query });
+      const q = (query: Record<string, string | number>) => ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: owner.token, query });
       expect((await q({ kind: 'hold' })).body.items.map((t: any) => t.run_id)).to.deep.equal(['b', 'a']);
       expect((await q({ user_id: member.id })).body.items.map((t: any) => t.kind)).to.deep.equal(['release', 'hold']);
       expect((await q({ conversation_id: 'conv-a' })).body.items.map((t: any) => t.kind)).to.deep.equal(['capture', 'hold']);
@@ -235,19 +224,19 @@ describe('credits over HTTP', () => {
     it('members read their own; credits.manage sets a limit; a hold beyond it is 402 naming the limit', async () => {
       const owner = newUser();
       const member = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, member);
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, member);
       const path = `/organizations/${org}/members/${member.id}/credits`;
-      const mine = await server.request('get', path, { token: member.token });
+      const mine = await ctx.server.request('get', path, { token: member.token });
       expect(mine.status).to.equal(200);
       expect(mine.body).to.deep.include({ organization_id: org, user_id: member.id, spending_limit: null, spent: 0, held: 0, remaining: null });
 
-      const forbidden = await server.request('patch', path, { token: member.token, body: { spending_limit: 1000 } });
+      const forbidden = await ctx.server.request('patch', path, { token: member.token, body: { spending_limit: 1000 } });
       expect(forbidden.status).to.equal(403);
-      const set = await server.request('patch', path, { token: owner.token, body: { spending_limit: 50 } });
+      const set = await ctx.server.request('patch', path, { token: owner.token, body: { spending_limit: 50 } });
       expect(set.status).to.equal(200);
       expect(set.body).to.deep.include({ spending_limit: 50, remaining: 50 });
-      expect(await db('activity_events').where({ organization_id: org, action: 'member.spending_limit_changed' }).pluck('data')).to.deep.equal([{ spending_limit: 50 }]);
+      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'member.spending_limit_changed' }).pluck('data')).to.deep.equal([{ spending_limit: 50 }]);
 
       expect((await run(member, org, 'begin', { run_id: 'm1', amount: 30 })).status).to.equal(201);
       await run(member, org, 'capture', { run_id: 'm1', amount: 20, capture_id: 'c' });
@@ -257,16 +246,16 @@ describe('credits over HTTP', () => {
       expect(refused.body.data.issues[0].path).to.deep.equal(['spending_limit']);
       expect(refused.body.message).to.equal("spending_limit: the member's spending limit is exhausted (limit 50 credits this period, 20 used or held, 31 needed)");
       expect((await run(member, org, 'begin', { run_id: 'm3', amount: 30 })).status).to.equal(201);
-      const now = await server.request('get', path, { token: owner.token });
+      const now = await ctx.server.request('get', path, { token: owner.token });
       expect(now.body).to.deep.include({ spending_limit: 50, spent: 20, held: 30, remaining: 0 });
 
       // The owner has no limit; removing the member's lets them spend again.
       expect((await run(owner, org, 'begin', { run_id: 'o1', amount: 500 })).status).to.equal(201);
-      await server.request('patch', path, { token: owner.token, body: { spending_limit: null } });
+      await ctx.server.request('patch', path, { token: owner.token, body: { spending_limit: null } });
       expect((await run(member, org, 'begin', { run_id: 'm4', amount: 100 })).status).to.equal(201);
 
-      expect((await server.request('get', `/organizations/${org}/members/nobody/credits`, { token: owner.token })).status).to.equal(404);
-      expect((await server.request('patch', path, { token: owner.token, body: { spending_limit: -1 } })).status).to.equal(400);
+      expect((await ctx.server.request('get', `/organizations/${org}/members/nobody/credits`, { token: owner.token })).status).to.equal(404);
+      expect((await ctx.server.request('patch', path, { token: owner.token, body: { spending_limit: -1 } })).status).to.equal(400);
     });
   });
 });

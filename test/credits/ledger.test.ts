@@ -1,104 +1,93 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
 import { expireGrant, grantCredits } from '../../src/credits/ledger.ts';
 import { captureFromHold, captureHold, placeHold, releaseHold, settleHold, expireHold } from '../../src/credits/holds.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { testDatabase } from '../support/hooks.ts';
-import { newUser, startTestServer, type TestServer } from '../support/server.ts';
+import { newUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 import { balanceOf, createOrganization, entriesOf, failure } from './support.ts';
 
 describe('credits ledger (internal API)', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer({ STARTER_CREDITS: '100' });
-    db = createDb(testDatabase().url, { max: 4 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer({ STARTER_CREDITS: '100' }, { pool: 4 });
 
   it('grants the starter credits inside POST /organizations, on the ledger and the balance', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const grants = await db('credit_grants').where({ organization_id: org }).select('source', 'amount', 'remaining', 'priority', 'expires_at');
+    const org = await createOrganization(ctx.server, owner);
+    const grants = await ctx.db('credit_grants').where({ organization_id: org }).select('source', 'amount', 'remaining', 'priority', 'expires_at');
     expect(grants).to.deep.equal([{ source: 'starter', amount: 100, remaining: 100, priority: 10, expires_at: null }]);
-    const entries = await entriesOf(db, org);
+    const entries = await entriesOf(ctx.db, org);
     expect(entries.map((e) => [e.kind, e.amount, e.from_account, e.to_account])).to.deep.equal([['grant', 100, 'issued', 'available']]);
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 0 });
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 0 });
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('rejects UPDATE and DELETE of ledger entries', async () => {
-    const org = await createOrganization(server, newUser());
-    const update = await failure(db('credit_ledger_entries').where({ organization_id: org }).update({ amount: 1 }));
+    const org = await createOrganization(ctx.server, newUser());
+    const update = await failure(ctx.db('credit_ledger_entries').where({ organization_id: org }).update({ amount: 1 }));
     expect(update.message).to.match(/credit ledger entries are immutable \(UPDATE rejected\)/);
-    const remove = await failure(db('credit_ledger_entries').where({ organization_id: org }).delete());
+    const remove = await failure(ctx.db('credit_ledger_entries').where({ organization_id: org }).delete());
     expect(remove.message).to.match(/immutable \(DELETE rejected\)/);
   });
 
   it('captures part of a hold, releases the rest, and resolves the hold only once', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 40, reason: 'social_read' }));
+    const org = await createOrganization(ctx.server, owner);
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 40, reason: 'social_read' }));
     expect(hold).to.include({ amount: 40, captured: 0, released: 0, status: 'held', resolution: null });
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 0, held: 40, expired: 0 });
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 40, expired: 0 });
 
-    const captured = await db.transaction((trx) => captureHold(trx, hold.id, 25, { description: 'two profiles' }));
+    const captured = await ctx.db.transaction((trx) => captureHold(trx, hold.id, 25, { description: 'two profiles' }));
     expect(captured).to.include({ amount: 40, captured: 25, released: 15, status: 'captured', resolution: 'capture' });
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 25, held: 0, expired: 0 });
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 25, held: 0, expired: 0 });
 
     // An identical replay returns the same hold and writes nothing; anything else is a 409.
-    const count = (await entriesOf(db, org)).length;
-    const replay = await db.transaction((trx) => captureHold(trx, hold.id, 25));
+    const count = (await entriesOf(ctx.db, org)).length;
+    const replay = await ctx.db.transaction((trx) => captureHold(trx, hold.id, 25));
     expect(replay).to.deep.equal(captured);
-    expect((await entriesOf(db, org)).length).to.equal(count);
-    const twice = await failure(db.transaction((trx) => captureHold(trx, hold.id, 30)));
+    expect((await entriesOf(ctx.db, org)).length).to.equal(count);
+    const twice = await failure(ctx.db.transaction((trx) => captureHold(trx, hold.id, 30)));
     expect([twice.status, twice.code, twice.message]).to.deep.equal([409, 'conflict', 'hold: the hold is already captured; it resolves only once']);
-    const release = await failure(db.transaction((trx) => releaseHold(trx, hold.id)));
+    const release = await failure(ctx.db.transaction((trx) => releaseHold(trx, hold.id)));
     expect(release.status).to.equal(409);
 
-    const entries = await entriesOf(db, org);
+    const entries = await entriesOf(ctx.db, org);
     expect(entries.slice(1).map((e) => [e.kind, e.amount, e.from_account, e.to_account])).to.deep.equal([
       ['hold', 40, 'available', 'held'],
       ['capture', 25, 'held', 'spent'],
       ['release', 15, 'held', 'available'],
     ]);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('refuses a capture after release, and a capture beyond the hold', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 10, reason: 'generation' }));
-    const tooMuch = await failure(db.transaction((trx) => captureFromHold(trx, hold.id, 11)));
+    const org = await createOrganization(ctx.server, owner);
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 10, reason: 'generation' }));
+    const tooMuch = await failure(ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 11)));
     expect([tooMuch.status, tooMuch.message]).to.deep.equal([409, 'amount: 11 credits exceed what is left on the hold (10)']);
-    await db.transaction((trx) => releaseHold(trx, hold.id));
-    const after = await failure(db.transaction((trx) => captureFromHold(trx, hold.id, 5)));
+    await ctx.db.transaction((trx) => releaseHold(trx, hold.id));
+    const after = await failure(ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 5)));
     expect([after.status, after.message]).to.deep.equal([409, 'hold: the hold is already released; it resolves only once']);
-    const settle = await failure(db.transaction((trx) => settleHold(trx, hold.id)));
+    const settle = await failure(ctx.db.transaction((trx) => settleHold(trx, hold.id)));
     expect(settle.status).to.equal(409);
-    const again = await db.transaction((trx) => releaseHold(trx, hold.id));
+    const again = await ctx.db.transaction((trx) => releaseHold(trx, hold.id));
     expect(again.replayed).to.equal(true);
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 0 });
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 0 });
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('draws grants down by earliest expiry, then priority, then creation', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner); // starter: 100, never expires, priority 10
+    const org = await createOrganization(ctx.server, owner); // starter: 100, never expires, priority 10
     const day = 24 * 3600 * 1000;
     const now = Date.now();
     const grant = (amount: number, expiresIn: number | null, priority?: number) =>
-      db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount, expiresAt: expiresIn === null ? null : new Date(now + expiresIn), priority, description: `g${amount}` }));
+      ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount, expiresAt: expiresIn === null ? null : new Date(now + expiresIn), priority, description: `g${amount}` }));
     const later = await grant(30, 2 * day);
     const soonLow = await grant(20, day, 100);
     const soonHigh = await grant(10, day, 5);
     const forever = await grant(50, null, 1);
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 70, reason: 'test' }));
-    const allocations = await db('credit_hold_allocations').where({ hold_id: hold.id }).orderBy('position').select('grant_id', 'amount');
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 70, reason: 'test' }));
+    const allocations = await ctx.db('credit_hold_allocations').where({ hold_id: hold.id }).orderBy('position').select('grant_id', 'amount');
     expect(allocations).to.deep.equal([
       { grant_id: soonHigh.id, amount: 10 },
       { grant_id: soonLow.id, amount: 20 },
@@ -106,25 +95,25 @@ describe('credits ledger (internal API)', () => {
       { grant_id: forever.id, amount: 10 },
     ]);
     // Capture consumes in the same order; the release returns the rest to the grants it came from.
-    await db.transaction((trx) => captureHold(trx, hold.id, 35));
-    const remaining = await db('credit_grants').whereIn('id', [soonHigh.id, soonLow.id, later.id, forever.id]).select('id', 'remaining');
+    await ctx.db.transaction((trx) => captureHold(trx, hold.id, 35));
+    const remaining = await ctx.db('credit_grants').whereIn('id', [soonHigh.id, soonLow.id, later.id, forever.id]).select('id', 'remaining');
     expect(Object.fromEntries(remaining.map((r) => [r.id, r.remaining]))).to.deep.equal({ [soonHigh.id]: 0, [soonLow.id]: 0, [later.id]: 25, [forever.id]: 50 });
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('expires a grant exactly once, and credits a hold returns to an expired grant expire too', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const grant = await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }));
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
+    const org = await createOrganization(ctx.server, owner);
+    const grant = await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
     // The grant's time runs out (the grants table is mutable; only ledger rows are not).
-    await db('credit_grants').where({ id: grant.id }).update({ expires_at: db.raw("now() - interval '1 second'") });
-    expect(await db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(20);
-    expect(await db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(0);
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 150, captured: 0, held: 30, expired: 20 });
-    await db.transaction((trx) => captureHold(trx, hold.id, 10));
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 150, captured: 10, held: 0, expired: 40 });
-    const kinds = (await entriesOf(db, org)).map((e) => [e.kind, e.amount, e.grant_id === grant.id]);
+    await ctx.db('credit_grants').where({ id: grant.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
+    expect(await ctx.db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(20);
+    expect(await ctx.db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(0);
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 0, held: 30, expired: 20 });
+    await ctx.db.transaction((trx) => captureHold(trx, hold.id, 10));
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 10, held: 0, expired: 40 });
+    const kinds = (await entriesOf(ctx.db, org)).map((e) => [e.kind, e.amount, e.grant_id === grant.id]);
     expect(kinds).to.deep.equal([
       ['grant', 100, false],
       ['plan_refill', 50, true],
@@ -134,23 +123,23 @@ describe('credits ledger (internal API)', () => {
       ['release', 20, true],
       ['expiry', 20, true],
     ]);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('expires an overdue hold once, releasing what it did not capture', async () => {
     const owner = newUser();
-    const org = await createOrganization(server, owner);
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }));
-    await db.transaction((trx) => captureFromHold(trx, hold.id, 12, { captureKey: 'c1' }));
-    expect(await db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false); // not due yet
-    await db('credit_holds').where({ id: hold.id }).update({ expires_at: db.raw("now() - interval '1 second'") });
-    const late = await failure(db.transaction((trx) => captureFromHold(trx, hold.id, 1, { captureKey: 'c2' })));
+    const org = await createOrganization(ctx.server, owner);
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }));
+    await ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 12, { captureKey: 'c1' }));
+    expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false); // not due yet
+    await ctx.db('credit_holds').where({ id: hold.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
+    const late = await failure(ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 1, { captureKey: 'c2' })));
     expect(late.status).to.equal(409);
-    expect(await db.transaction((trx) => expireHold(trx, hold.id))).to.equal(true);
-    expect(await db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false);
-    const row = await db('credit_holds').where({ id: hold.id }).first('status', 'resolution', 'captured', 'released');
+    expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(true);
+    expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false);
+    const row = await ctx.db('credit_holds').where({ id: hold.id }).first('status', 'resolution', 'captured', 'released');
     expect(row).to.deep.equal({ status: 'expired', resolution: 'expiry', captured: 12, released: 18 });
-    expect(await balanceOf(db, org)).to.deep.equal({ granted: 100, captured: 12, held: 0, expired: 0 });
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 12, held: 0, expired: 0 });
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 });

@@ -6,8 +6,8 @@ import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
-import type { ChildRun } from '../support/processes.ts';
-import { createDb, eventually, isolatedDatabase, jobState, spawnWorker } from '../jobs/support.ts';
+import { useChildProcesses } from '../support/processes.ts';
+import { createDb, eventually, expireAttemptsQuickly, isolatedDatabase, jobState, spawnWorker } from '../jobs/support.ts';
 import type { Db } from '../../src/db/knex.ts';
 
 /** A real worker process SIGKILLed between reserving credits and capturing them. */
@@ -15,27 +15,12 @@ describe('credits: worker killed between hold and capture', function () {
   this.timeout(90_000);
   let url: string;
   let db: Db;
-  const started: ChildRun[] = [];
-  const worker = () => {
-    const child = spawnWorker(url);
-    started.push(child);
-    return child;
-  };
+  const worker = useChildProcesses(() => spawnWorker(url));
 
   before(async () => {
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
-    // A killed worker's attempt is retried once it expires: keep that short here.
-    const boss = createBoss(url, 'release');
-    await boss.start();
-    await boss.updateQueue(meteredOperationJob.name, { expireInSeconds: 3, retryDelay: 0, retryBackoff: false });
-    await boss.stop({ graceful: false, close: true });
-  });
-  afterEach(async () => {
-    for (const child of started.splice(0)) {
-      if (child.child.exitCode === null && child.child.signalCode === null) process.kill(-child.child.pid!, 'SIGKILL');
-      await child.exited;
-    }
+    await expireAttemptsQuickly(url, meteredOperationJob.name, 3);
   });
   after(async () => {
     await db.destroy();

@@ -16,6 +16,14 @@ export async function isolatedDatabase(): Promise<string> {
   return url;
 }
 
+/** A killed worker's attempt is retried once it expires: make that `expireInSeconds`, with no retry delay. */
+export async function expireAttemptsQuickly(url: string, queue: string, expireInSeconds: number): Promise<void> {
+  const boss = createBoss(url, 'release');
+  await boss.start();
+  await boss.updateQueue(queue, { expireInSeconds, retryDelay: 0, retryBackoff: false });
+  await boss.stop({ graceful: false, close: true });
+}
+
 /** Polls `check` until it returns something truthy; mocha's timeout bounds the wait. */
 export async function eventually<T>(check: () => Promise<T | undefined | null | false>, everyMs = 50): Promise<T> {
   for (;;) {

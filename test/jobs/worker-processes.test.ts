@@ -1,36 +1,20 @@
 import { expect } from 'chai';
 import type { Db } from '../../src/db/knex.ts';
 import { invitationEmailJob } from '../../src/invitations/jobs.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
-import type { ChildRun } from '../support/processes.ts';
-import { createDb, eventually, isolatedDatabase, jobState, outboxRows, seedInvitation, spawnWorker } from './support.ts';
+import { useChildProcesses } from '../support/processes.ts';
+import { createDb, eventually, expireAttemptsQuickly, isolatedDatabase, jobState, outboxRows, seedInvitation, spawnWorker } from './support.ts';
 
 /** Real worker processes on their own database: killed mid-job, and stopped gracefully. */
 describe('worker processes', function () {
   this.timeout(60_000);
   let url: string;
   let db: Db;
-  const started: ChildRun[] = [];
-  const worker = (env: Record<string, string> = {}) => {
-    const child = spawnWorker(url, env);
-    started.push(child);
-    return child;
-  };
+  const worker = useChildProcesses((env: Record<string, string> = {}) => spawnWorker(url, env));
 
   before(async () => {
     url = await isolatedDatabase();
     db = createDb(url, { max: 2 });
-    // A killed worker's job is retried once its attempt expires: keep that short here.
-    const boss = createBoss(url, 'release');
-    await boss.start();
-    await boss.updateQueue(invitationEmailJob.name, { expireInSeconds: 2, retryDelay: 0, retryBackoff: false });
-    await boss.stop({ graceful: false, close: true });
-  });
-  afterEach(async () => {
-    for (const child of started.splice(0)) {
-      if (child.child.exitCode === null && child.child.signalCode === null) process.kill(-child.child.pid!, 'SIGKILL');
-      await child.exited;
-    }
+    await expireAttemptsQuickly(url, invitationEmailJob.name, 2);
   });
   after(async () => {
     await db.destroy();

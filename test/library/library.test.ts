@@ -1,27 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 const itemKeys = ['created_at', 'created_by_id', 'id', 'subtype', 'title', 'type', 'updated_at', 'visibility'];
 
 describe('library and documents', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 4 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer({}, { pool: 4 });
 
   async function post(user: TestUser, path: string, body: Record<string, unknown>): Promise<string> {
-    const res = await server.request('post', path, { token: user.token, body });
+    const res = await ctx.server.request('post', path, { token: user.token, body });
     expect(res.status, `${path} ${JSON.stringify(res.body)}`).to.equal(201);
     const resource = res.body.skill ?? res.body.canvas ?? res.body.project ?? res.body.asset ?? res.body;
     return resource.id;
@@ -32,9 +21,9 @@ describe('library and documents', () => {
     const carol = newUser();
     const alice = newUser();
     const bob = newUser();
-    const org = await createOrganization(server, carol);
-    await addMember(db, org, alice);
-    await addMember(db, org, bob);
+    const org = await createOrganization(ctx.server, carol);
+    await addMember(ctx.db, org, alice);
+    await addMember(ctx.db, org, bob);
     const ids = {
       project: await post(alice, '/projects', { organization_id: org, title: 'Spring launch' }),
       doc: await post(alice, '/assets', { organization_id: org, type: 'document', title: 'Launch brief', content: 'Hello' }),
@@ -49,7 +38,7 @@ describe('library and documents', () => {
 
   it('lists what the caller can read across kinds, most recently updated first, with filters', async () => {
     const { alice, bob, org, ids } = await workspace();
-    const res = await server.request('get', '/library', { token: alice.token, query: { organization_id: org } });
+    const res = await ctx.server.request('get', '/library', { token: alice.token, query: { organization_id: org } });
     expect(res.status).to.equal(200);
     expect(res.body.next_cursor).to.equal(null);
     expect(res.body.items.map((i: any) => [i.type, i.id])).to.deep.equal([
@@ -61,36 +50,36 @@ describe('library and documents', () => {
     expect(res.body.items.find((i: any) => i.id === ids.skill)).to.include({ title: 'Launch voice', subtype: null });
 
     // Bob reads his own chat and the workspace canvas only.
-    const bobs = await server.request('get', '/library', { token: bob.token, query: { organization_id: org } });
+    const bobs = await ctx.server.request('get', '/library', { token: bob.token, query: { organization_id: org } });
     expect(bobs.body.items.map((i: any) => i.id)).to.deep.equal([ids.bobs, ids.canvas]);
 
-    await server.request('patch', `/conversations/${ids.conversation}`, { token: alice.token, body: { title: 'Launch chat v2' } });
-    const moved = await server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'conversation,asset' } });
+    await ctx.server.request('patch', `/conversations/${ids.conversation}`, { token: alice.token, body: { title: 'Launch chat v2' } });
+    const moved = await ctx.server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'conversation,asset' } });
     expect(moved.body.items.map((i: any) => i.id)).to.deep.equal([ids.conversation, ids.image, ids.doc]);
-    const search = await server.request('get', '/library', { token: alice.token, query: { organization_id: org, search: 'BOARD' } });
+    const search = await ctx.server.request('get', '/library', { token: alice.token, query: { organization_id: org, search: 'BOARD' } });
     expect(search.body.items.map((i: any) => i.id)).to.deep.equal([ids.canvas]);
 
-    await server.request('delete', `/skills/${ids.skill}`, { token: alice.token });
-    const afterDelete = await server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'skill' } });
+    await ctx.server.request('delete', `/skills/${ids.skill}`, { token: alice.token });
+    const afterDelete = await ctx.server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'skill' } });
     expect(afterDelete.body.items).to.deep.equal([]);
 
-    const bad = await server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'asset,widget' } });
+    const bad = await ctx.server.request('get', '/library', { token: alice.token, query: { organization_id: org, types: 'asset,widget' } });
     expect(bad.status).to.equal(400);
     expect(bad.body.message).to.match(/^query\.types: "widget" is not a library type/);
-    expect((await server.request('get', '/library', { token: alice.token })).status).to.equal(400);
+    expect((await ctx.server.request('get', '/library', { token: alice.token })).status).to.equal(400);
     const stranger = newUser();
-    expect((await server.request('get', '/library', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({ items: [], next_cursor: null });
+    expect((await ctx.server.request('get', '/library', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({ items: [], next_cursor: null });
   });
 
   it('pages by (updated_at, id): every item once across pages', async () => {
     const { carol, org } = await workspace();
-    await db.raw(`INSERT INTO conversations (organization_id, created_by_id, title, updated_at) SELECT ?, ?, 'bulk', now() - interval '1 hour' FROM generate_series(1, 13)`, [org, carol.id]);
-    const expected = new Set<string>((await server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 100 } })).body.items.map((i: any) => i.id));
+    await ctx.db.raw(`INSERT INTO conversations (organization_id, created_by_id, title, updated_at) SELECT ?, ?, 'bulk', now() - interval '1 hour' FROM generate_series(1, 13)`, [org, carol.id]);
+    const expected = new Set<string>((await ctx.server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 100 } })).body.items.map((i: any) => i.id));
     expect(expected.size).to.equal(20);
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 3, cursor } });
+      const page = await ctx.server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 3, cursor } });
       expect(page.status).to.equal(200);
       seen.push(...page.body.items.map((i: any) => i.id));
       cursor = page.body.next_cursor ?? undefined;
@@ -101,21 +90,21 @@ describe('library and documents', () => {
 
   it('GET /documents/{doc_id}/access: the asset’s access record for documents, 404 otherwise', async () => {
     const { alice, bob, ids } = await workspace();
-    const res = await server.request('get', `/documents/${ids.doc}/access`, { token: alice.token });
+    const res = await ctx.server.request('get', `/documents/${ids.doc}/access`, { token: alice.token });
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.include({ resource_type: 'asset', resource_id: ids.doc, owner_id: alice.id, role: 'owner', shared: false, grants: [], inherited: [] });
     expect(res.body.capabilities).to.deep.equal({ can_edit: true, can_manage_people: true, can_change_general_access: true, can_delete: true });
-    const same = await server.request('get', `/access/asset/${ids.doc}`, { token: alice.token });
+    const same = await ctx.server.request('get', `/access/asset/${ids.doc}`, { token: alice.token });
     expect(res.body).to.deep.equal(same.body);
-    const missing = await server.request('get', `/documents/${randomUUID()}/access`, { token: alice.token });
+    const missing = await ctx.server.request('get', `/documents/${randomUUID()}/access`, { token: alice.token });
     expect(missing.status).to.equal(404);
     expect(missing.body).to.deep.equal({ code: 'not_found', message: 'document not found', data: { issues: [] } });
-    const image = await server.request('get', `/documents/${ids.image}/access`, { token: alice.token });
+    const image = await ctx.server.request('get', `/documents/${ids.image}/access`, { token: alice.token });
     expect(image.status).to.equal(404);
     expect(image.body).to.deep.equal(missing.body);
-    const unreadable = await server.request('get', `/documents/${ids.doc}/access`, { token: bob.token });
+    const unreadable = await ctx.server.request('get', `/documents/${ids.doc}/access`, { token: bob.token });
     expect(unreadable.status).to.equal(404);
     expect(unreadable.body).to.deep.equal(missing.body);
-    expect((await server.request('get', '/documents/nope/access', { token: alice.token })).status).to.equal(400);
+    expect((await ctx.server.request('get', '/documents/nope/access', { token: alice.token })).status).to.equal(400);
   });
 });

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer } from '../support/server.ts';
+import { newUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 const orgNotFound = { code: 'not_found', message: 'organization not found', data: { issues: [] } };
 const memberNotFound = { code: 'not_found', message: 'member not found', data: { issues: [] } };
@@ -13,30 +12,20 @@ const lastOwner = (doing: string) => ({
 });
 
 describe('members: changes', () => {
-  let server: TestServer;
-  let db: Db;
+  const ctx = useServer({}, { pool: 4 });
 
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 4 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
-
-  const roleOf = async (org: string, userId: string) => (await db('organization_members').where({ organization_id: org, user_id: userId }).first('role'))?.role;
-  const activity = (org: string) => db('activity_events').where({ organization_id: org }).whereNot({ action: 'organization.created' }).orderBy('created_at').select('action', 'actor_id', 'subject_type', 'subject_id', 'data');
+  const roleOf = async (org: string, userId: string) => (await ctx.db('organization_members').where({ organization_id: org, user_id: userId }).first('role'))?.role;
+  const activity = (org: string) => ctx.db('activity_events').where({ organization_id: org }).whereNot({ action: 'organization.created' }).orderBy('created_at').select('action', 'actor_id', 'subject_type', 'subject_id', 'data');
 
   describe('PATCH /organizations/{id}/members/{user_id}', () => {
     it('changes the role, returns the member and records member.role_changed in the same change', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, ada, 'member');
-      const res = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin' } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, ada, 'member');
+      const res = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin' } });
       expect(res.status).to.equal(200);
-      const row = await db('organization_members').where({ organization_id: org, user_id: ada.id }).first();
+      const row = await ctx.db('organization_members').where({ organization_id: org, user_id: ada.id }).first();
       expect(row.role).to.equal('admin');
       expect(row.updated_at.getTime()).to.be.greaterThan(row.created_at.getTime());
       expect(res.body).to.deep.equal({
@@ -48,21 +37,21 @@ describe('members: changes', () => {
     it('assigns a custom role; an unknown role is 400 naming the field and writes nothing', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, ada, 'member');
-      await db('organization_roles').insert({ organization_id: org, key: 'editor', name: 'Editor', permissions: ['resources.create'] });
-      const custom = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'editor' } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, ada, 'member');
+      await ctx.db('organization_roles').insert({ organization_id: org, key: 'editor', name: 'Editor', permissions: ['resources.create'] });
+      const custom = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'editor' } });
       expect(custom.status).to.equal(200);
       expect(custom.body.member.role).to.equal('editor');
 
-      const unknown = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'wizard' } });
+      const unknown = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'wizard' } });
       expect(unknown.status).to.equal(400);
       const message = 'role: the organization has no role "wizard"; use a built-in role or create it through PATCH /organizations/{organization_id}/roles';
       expect(unknown.body).to.deep.equal({ code: 'validation_failed', message, data: { issues: [{ path: ['role'], message }] } });
-      const badShape = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin', extra: 1 } });
+      const badShape = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin', extra: 1 } });
       expect(badShape.status).to.equal(400);
       expect(badShape.body.message).to.match(/extra/);
-      const missing = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: {} });
+      const missing = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: {} });
       expect(missing.status).to.equal(400);
       expect(missing.body.data.issues[0].path).to.deep.equal(['role']);
       expect(await roleOf(org, ada.id)).to.equal('editor');
@@ -73,21 +62,21 @@ describe('members: changes', () => {
       const owner = newUser();
       const admin = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, admin, 'admin');
-      await addMember(db, org, ada, 'member');
-      const grant = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'owner' } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, admin, 'admin');
+      await addMember(ctx.db, org, ada, 'member');
+      const grant = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'owner' } });
       expect(grant.status).to.equal(403);
       expect(grant.body).to.deep.equal({ code: 'forbidden', message: 'only owners may grant the owner role', data: { issues: [] } });
-      const self = await server.request('patch', `/organizations/${org}/members/${admin.id}`, { token: admin.token, body: { role: 'owner' } });
+      const self = await ctx.server.request('patch', `/organizations/${org}/members/${admin.id}`, { token: admin.token, body: { role: 'owner' } });
       expect(self.status).to.equal(403);
-      const demote = await server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: admin.token, body: { role: 'member' } });
+      const demote = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: admin.token, body: { role: 'member' } });
       expect(demote.status).to.equal(403);
       expect(demote.body.message).to.equal('only owners may take away the owner role');
       // Admins still manage everyone below them.
-      const ok = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'admin' } });
+      const ok = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'admin' } });
       expect(ok.status).to.equal(200);
-      const promoted = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'owner' } });
+      const promoted = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'owner' } });
       expect(promoted.status).to.equal(200);
       expect(await roleOf(org, owner.id)).to.equal('owner');
       expect(await roleOf(org, ada.id)).to.equal('owner');
@@ -97,14 +86,14 @@ describe('members: changes', () => {
       const owner = newUser();
       const admin = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, admin, 'admin');
-      await addMember(db, org, ada, 'member');
-      await db('organization_roles').insert({ organization_id: org, key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] });
-      const res = await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'treasurer' } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, admin, 'admin');
+      await addMember(ctx.db, org, ada, 'member');
+      await ctx.db('organization_roles').insert({ organization_id: org, key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] });
+      const res = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: admin.token, body: { role: 'treasurer' } });
       expect(res.status).to.equal(403);
       expect(res.body.message).to.equal('you cannot grant the role "treasurer": it carries billing.manage, which your role "admin" lacks');
-      const plain = await server.request('patch', `/organizations/${org}/members/${admin.id}`, { token: ada.token, body: { role: 'member' } });
+      const plain = await ctx.server.request('patch', `/organizations/${org}/members/${admin.id}`, { token: ada.token, body: { role: 'member' } });
       expect(plain.status).to.equal(403);
       expect(plain.body.message).to.equal('your role "member" lacks the permission members.manage');
       expect(await roleOf(org, ada.id)).to.equal('member');
@@ -114,13 +103,13 @@ describe('members: changes', () => {
     it('never demotes the last owner (409); a second owner makes it possible', async () => {
       const owner = newUser();
       const other = newUser();
-      const org = await createOrganization(server, owner);
-      const res = await server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'admin' } });
+      const org = await createOrganization(ctx.server, owner);
+      const res = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'admin' } });
       expect(res.status).to.equal(409);
       expect(res.body).to.deep.equal(lastOwner('taking away this owner role'));
       expect(await roleOf(org, owner.id)).to.equal('owner');
-      await addMember(db, org, other, 'owner');
-      const now = await server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'admin' } });
+      await addMember(ctx.db, org, other, 'owner');
+      const now = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'admin' } });
       expect(now.status).to.equal(200);
       expect(now.body.member.role).to.equal('admin');
     });
@@ -128,14 +117,14 @@ describe('members: changes', () => {
     it('answers 404 for an unknown member and for outsiders, and is a no-op when the role is unchanged', async () => {
       const owner = newUser();
       const outsider = newUser();
-      const org = await createOrganization(server, owner);
-      const unknown = await server.request('patch', `/organizations/${org}/members/${outsider.id}`, { token: owner.token, body: { role: 'admin' } });
+      const org = await createOrganization(ctx.server, owner);
+      const unknown = await ctx.server.request('patch', `/organizations/${org}/members/${outsider.id}`, { token: owner.token, body: { role: 'admin' } });
       expect(unknown.status).to.equal(404);
       expect(unknown.body).to.deep.equal(memberNotFound);
-      const outside = await server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: outsider.token, body: { role: 'member' } });
+      const outside = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: outsider.token, body: { role: 'member' } });
       expect(outside.status).to.equal(404);
       expect(outside.body).to.deep.equal(orgNotFound);
-      const same = await server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'owner' } });
+      const same = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}`, { token: owner.token, body: { role: 'owner' } });
       expect(same.status).to.equal(200);
       expect(same.body.member.role).to.equal('owner');
       expect(await activity(org)).to.deep.equal([]);
@@ -147,16 +136,16 @@ describe('members: changes', () => {
         Array.from({ length: 8 }, async () => {
           const a = newUser();
           const b = newUser();
-          const org = await createOrganization(server, a);
-          await addMember(db, org, b, 'owner');
+          const org = await createOrganization(ctx.server, a);
+          await addMember(ctx.db, org, b, 'owner');
           return { org, a, b };
         }),
       );
       const results = await Promise.all(
         rounds.map(({ org, a, b }) =>
           Promise.all([
-            server.request('patch', `/organizations/${org}/members/${a.id}`, { token: a.token, body: { role: 'admin' } }),
-            server.request('patch', `/organizations/${org}/members/${b.id}`, { token: b.token, body: { role: 'admin' } }),
+            ctx.server.request('patch', `/organizations/${org}/members/${a.id}`, { token: a.token, body: { role: 'admin' } }),
+            ctx.server.request('patch', `/organizations/${org}/members/${b.id}`, { token: b.token, body: { role: 'admin' } }),
           ]),
         ),
       );
@@ -164,7 +153,7 @@ describe('members: changes', () => {
         expect(pair.map((r) => r.status).sort()).to.deep.equal([200, 409]);
         const loser = pair.find((r) => r.status === 409)!;
         expect(loser.body).to.deep.equal(lastOwner('taking away this owner role'));
-        const owners = await db('organization_members').where({ organization_id: rounds[i]!.org, role: 'owner' }).pluck('user_id');
+        const owners = await ctx.db('organization_members').where({ organization_id: rounds[i]!.org, role: 'owner' }).pluck('user_id');
         expect(owners).to.have.length(1);
         expect((await activity(rounds[i]!.org)).map((e) => e.action)).to.deep.equal(['member.role_changed']);
       }
@@ -175,18 +164,18 @@ describe('members: changes', () => {
         Array.from({ length: 8 }, async () => {
           const a = newUser();
           const b = newUser();
-          const org = await createOrganization(server, a);
-          await addMember(db, org, b, 'owner');
+          const org = await createOrganization(ctx.server, a);
+          await addMember(ctx.db, org, b, 'owner');
           return { org, a, b };
         }),
       );
       const results = await Promise.all(
         rounds.map(({ org, a, b }) =>
-          Promise.all([server.request('post', `/organizations/${org}/leave`, { token: a.token }), server.request('delete', `/organizations/${org}/members/${b.id}`, { token: a.token })]),
+          Promise.all([ctx.server.request('post', `/organizations/${org}/leave`, { token: a.token }), ctx.server.request('delete', `/organizations/${org}/members/${b.id}`, { token: a.token })]),
         ),
       );
       for (const [i, pair] of results.entries()) {
-        const owners = await db('organization_members').where({ organization_id: rounds[i]!.org, role: 'owner' }).pluck('user_id');
+        const owners = await ctx.db('organization_members').where({ organization_id: rounds[i]!.org, role: 'owner' }).pluck('user_id');
         expect(owners).to.have.length(1);
         expect(pair.filter((r) => r.status === 204)).to.have.length(1);
       }
@@ -197,34 +186,34 @@ describe('members: changes', () => {
     it('removes the member and their personalization, recording member.removed', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, ada, 'admin');
-      const saved = await server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { job_title: 'Editor' } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, ada, 'admin');
+      const saved = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { job_title: 'Editor' } });
       expect(saved.status).to.equal(200);
-      const res = await server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: owner.token });
+      const res = await ctx.server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: owner.token });
       expect(res.status).to.equal(204);
       expect(res.body).to.equal(undefined);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
-      expect(await db('organization_member_personalizations').where({ organization_id: org, user_id: ada.id })).to.deep.equal([]);
+      expect(await ctx.db('organization_member_personalizations').where({ organization_id: org, user_id: ada.id })).to.deep.equal([]);
       expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'admin' } });
-      expect((await server.request('get', `/organizations/${org}`, { token: ada.token })).status).to.equal(404);
+      expect((await ctx.server.request('get', `/organizations/${org}`, { token: ada.token })).status).to.equal(404);
     });
 
     it('lets admins remove members but not owners (403); members cannot remove anyone (403)', async () => {
       const owner = newUser();
       const admin = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, admin, 'admin');
-      await addMember(db, org, ada, 'member');
-      const byMember = await server.request('delete', `/organizations/${org}/members/${admin.id}`, { token: ada.token });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, admin, 'admin');
+      await addMember(ctx.db, org, ada, 'member');
+      const byMember = await ctx.server.request('delete', `/organizations/${org}/members/${admin.id}`, { token: ada.token });
       expect(byMember.status).to.equal(403);
       expect(byMember.body.message).to.equal('your role "member" lacks the permission members.manage');
-      const ownerRemoval = await server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: admin.token });
+      const ownerRemoval = await ctx.server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: admin.token });
       expect(ownerRemoval.status).to.equal(403);
       expect(ownerRemoval.body).to.deep.equal({ code: 'forbidden', message: 'only owners may remove a member holding the owner role', data: { issues: [] } });
       expect(await roleOf(org, owner.id)).to.equal('owner');
-      const ok = await server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: admin.token });
+      const ok = await ctx.server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: admin.token });
       expect(ok.status).to.equal(204);
       expect((await activity(org)).map((e) => e.action)).to.deep.equal(['member.removed']);
     });
@@ -232,14 +221,14 @@ describe('members: changes', () => {
     it('never removes the last owner (409), and answers 404 for unknown members and outsiders', async () => {
       const owner = newUser();
       const outsider = newUser();
-      const org = await createOrganization(server, owner);
-      const self = await server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: owner.token });
+      const org = await createOrganization(ctx.server, owner);
+      const self = await ctx.server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: owner.token });
       expect(self.status).to.equal(409);
       expect(self.body).to.deep.equal(lastOwner('removing this member'));
-      const unknown = await server.request('delete', `/organizations/${org}/members/${outsider.id}`, { token: owner.token });
+      const unknown = await ctx.server.request('delete', `/organizations/${org}/members/${outsider.id}`, { token: owner.token });
       expect(unknown.status).to.equal(404);
       expect(unknown.body).to.deep.equal(memberNotFound);
-      const outside = await server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: outsider.token });
+      const outside = await ctx.server.request('delete', `/organizations/${org}/members/${owner.id}`, { token: outsider.token });
       expect(outside.status).to.equal(404);
       expect(outside.body).to.deep.equal(orgNotFound);
       expect(await roleOf(org, owner.id)).to.equal('owner');
@@ -251,13 +240,13 @@ describe('members: changes', () => {
     it('lets a member leave (204) and records member.left', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, ada, 'member');
-      const res = await server.request('post', `/organizations/${org}/leave`, { token: ada.token });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, ada, 'member');
+      const res = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(res.status).to.equal(204);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
       expect(await activity(org)).to.deep.equal([{ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member' } }]);
-      const again = await server.request('post', `/organizations/${org}/leave`, { token: ada.token });
+      const again = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(again.status).to.equal(404);
       expect(again.body).to.deep.equal(orgNotFound);
     });
@@ -265,16 +254,16 @@ describe('members: changes', () => {
     it('refuses the last owner (409) but lets an owner go when another owner stays; rejects a body (400)', async () => {
       const owner = newUser();
       const other = newUser();
-      const org = await createOrganization(server, owner);
-      const last = await server.request('post', `/organizations/${org}/leave`, { token: owner.token });
+      const org = await createOrganization(ctx.server, owner);
+      const last = await ctx.server.request('post', `/organizations/${org}/leave`, { token: owner.token });
       expect(last.status).to.equal(409);
       expect(last.body).to.deep.equal(lastOwner('leaving'));
-      const withBody = await server.request('post', `/organizations/${org}/leave`, { token: owner.token, body: { why: 'x' } });
+      const withBody = await ctx.server.request('post', `/organizations/${org}/leave`, { token: owner.token, body: { why: 'x' } });
       expect(withBody.status).to.equal(400);
       expect(await roleOf(org, owner.id)).to.equal('owner');
-      await addMember(db, org, other, 'owner');
-      expect((await server.request('post', `/organizations/${org}/leave`, { token: owner.token })).status).to.equal(204);
-      expect(await db('organization_members').where({ organization_id: org }).pluck('user_id')).to.deep.equal([other.id]);
+      await addMember(ctx.db, org, other, 'owner');
+      expect((await ctx.server.request('post', `/organizations/${org}/leave`, { token: owner.token })).status).to.equal(204);
+      expect(await ctx.db('organization_members').where({ organization_id: org }).pluck('user_id')).to.deep.equal([other.id]);
     });
   });
 });

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
 import { createStorage } from '../../src/providers/storage/index.ts';
 import { testConfig } from '../support/config.ts';
 import { FAKE_S3_CREDENTIALS, startFakeS3, type FakeS3 } from '../support/fake-s3.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 // Smallest valid images of each accepted type (1×1 pixel).
 const images = {
@@ -15,26 +14,16 @@ const images = {
 };
 
 describe('organization logo', () => {
-  let server: TestServer;
-  let db: Db;
+  const ctx = useServer();
   const storage = createStorage(testConfig()); // the same local store the server writes to
 
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 2 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
-
   async function organizationOf(owner: TestUser): Promise<string> {
-    const res = await server.request('post', '/organizations', { token: owner.token, body: { name: 'Logo Co' } });
+    const res = await ctx.server.request('post', '/organizations', { token: owner.token, body: { name: 'Logo Co' } });
     expect(res.status).to.equal(201);
     return res.body.organization.id;
   }
   const putLogo = (user: TestUser, id: string, content_type: string, data: string) =>
-    server.request('put', `/organizations/${id}/logo`, { token: user.token, body: { content_type, data } });
+    ctx.server.request('put', `/organizations/${id}/logo`, { token: user.token, body: { content_type, data } });
 
   for (const [contentType, data] of Object.entries(images)) {
     it(`stores a ${contentType} logo, serves it to members and records the activity`, async () => {
@@ -45,15 +34,15 @@ describe('organization logo', () => {
       expect(res.body.organization.id).to.equal(id);
       expect(res.body.organization.logo_url).to.match(new RegExp(`^/organizations/${id}/logo\\?v=\\d+$`));
 
-      const row = await db('organizations').where({ id }).first();
+      const row = await ctx.db('organizations').where({ id }).first();
       expect(row.logo_key).to.match(new RegExp(`^organizations/${id}/logo/`));
       expect(row.logo_content_type).to.equal(contentType);
       expect((await storage.get(row.logo_key))?.body.equals(Buffer.from(data, 'base64'))).to.equal(true);
-      const activity = await db('activity_events').where({ organization_id: id, action: 'organization.logo_updated' }).first();
+      const activity = await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_updated' }).first();
       expect(activity).to.include({ actor_id: owner.id, subject_type: 'organization', subject_id: id });
       expect(activity.data).to.deep.equal({ content_type: contentType, size: Buffer.from(data, 'base64').length });
 
-      const image = await fetch(new URL(res.body.organization.logo_url, server.url), { headers: { authorization: `Bearer ${owner.token}` } });
+      const image = await fetch(new URL(res.body.organization.logo_url, ctx.server.url), { headers: { authorization: `Bearer ${owner.token}` } });
       expect(image.status).to.equal(200);
       expect(image.headers.get('content-type')).to.equal(contentType);
       expect(Buffer.from(await image.arrayBuffer()).equals(Buffer.from(data, 'base64'))).to.equal(true);
@@ -64,10 +53,10 @@ describe('organization logo', () => {
     const owner = newUser();
     const id = await organizationOf(owner);
     await putLogo(owner, id, 'image/png', images['image/png']);
-    const first = (await db('organizations').where({ id }).first()).logo_key;
+    const first = (await ctx.db('organizations').where({ id }).first()).logo_key;
     const replaced = await putLogo(owner, id, 'image/gif', images['image/gif']);
     expect(replaced.status).to.equal(200);
-    const second = (await db('organizations').where({ id }).first()).logo_key;
+    const second = (await ctx.db('organizations').where({ id }).first()).logo_key;
     expect(second).to.not.equal(first);
     expect(await storage.get(first)).to.equal(null);
     expect((await storage.get(second))?.contentType).to.equal('image/gif');
@@ -92,10 +81,10 @@ describe('organization logo', () => {
     const svg = await putLogo(owner, id, 'image/svg+xml', images['image/png']);
     expect(svg.status).to.equal(400);
     expect(svg.body.data.issues[0].path).to.deep.equal(['content_type']);
-    const extra = await server.request('put', `/organizations/${id}/logo`, { token: owner.token, body: { content_type: 'image/png', data: images['image/png'], alt: 'x' } });
+    const extra = await ctx.server.request('put', `/organizations/${id}/logo`, { token: owner.token, body: { content_type: 'image/png', data: images['image/png'], alt: 'x' } });
     expect(extra.status).to.equal(400);
     expect(extra.body.message).to.include('alt');
-    expect((await db('organizations').where({ id }).first()).logo_key).to.equal(null);
+    expect((await ctx.db('organizations').where({ id }).first()).logo_key).to.equal(null);
   });
 
   it('refuses an image over 1 MiB with 413', async () => {
@@ -117,46 +106,46 @@ describe('organization logo', () => {
     const member = newUser();
     const stranger = newUser();
     const id = await organizationOf(owner);
-    await server.request('get', '/organizations/available-slug', { token: member.token, query: { slug: 'x' } }); // creates the user row
-    await db('organization_members').insert({ organization_id: id, user_id: member.id, role: 'member' });
+    await ctx.server.request('get', '/organizations/available-slug', { token: member.token, query: { slug: 'x' } }); // creates the user row
+    await ctx.db('organization_members').insert({ organization_id: id, user_id: member.id, role: 'member' });
     await putLogo(owner, id, 'image/png', images['image/png']);
 
     const forbidden = await putLogo(member, id, 'image/gif', images['image/gif']);
     expect(forbidden.status).to.equal(403);
     expect(forbidden.body.code).to.equal('forbidden');
-    expect((await server.request('delete', `/organizations/${id}/logo`, { token: member.token })).status).to.equal(403);
+    expect((await ctx.server.request('delete', `/organizations/${id}/logo`, { token: member.token })).status).to.equal(403);
     // Members may still see it.
-    const seen = await server.request('get', `/organizations/${id}/logo`, { token: member.token });
+    const seen = await ctx.server.request('get', `/organizations/${id}/logo`, { token: member.token });
     expect(seen.status).to.equal(200);
 
     const hidden = await putLogo(stranger, id, 'image/png', images['image/png']);
     const missing = await putLogo(stranger, 'no-such-organization', 'image/png', images['image/png']);
     expect(hidden.status).to.equal(404);
     expect(hidden.body).to.deep.equal(missing.body);
-    const read = await server.request('get', `/organizations/${id}/logo`, { token: stranger.token });
+    const read = await ctx.server.request('get', `/organizations/${id}/logo`, { token: stranger.token });
     expect(read.status).to.equal(404);
-    expect(read.body).to.deep.equal((await server.request('get', `/organizations/no-such-organization/logo`, { token: stranger.token })).body);
-    expect((await server.request('delete', `/organizations/${id}/logo`, { token: stranger.token })).status).to.equal(404);
+    expect(read.body).to.deep.equal((await ctx.server.request('get', `/organizations/no-such-organization/logo`, { token: stranger.token })).body);
+    expect((await ctx.server.request('delete', `/organizations/${id}/logo`, { token: stranger.token })).status).to.equal(404);
   });
 
   it('DELETE removes the logo and its object, records it, and is idempotent', async () => {
     const owner = newUser();
     const id = await organizationOf(owner);
     await putLogo(owner, id, 'image/webp', images['image/webp']);
-    const key = (await db('organizations').where({ id }).first()).logo_key;
-    const res = await server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
+    const key = (await ctx.db('organizations').where({ id }).first()).logo_key;
+    const res = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
     expect(res.status).to.equal(200);
     expect(res.body.organization).to.include({ id, logo_url: null });
     expect(await storage.get(key)).to.equal(null);
-    expect(await db('organizations').where({ id }).first('logo_key', 'logo_content_type')).to.deep.equal({ logo_key: null, logo_content_type: null });
-    expect(await db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
-    const image = await server.request('get', `/organizations/${id}/logo`, { token: owner.token });
+    expect(await ctx.db('organizations').where({ id }).first('logo_key', 'logo_content_type')).to.deep.equal({ logo_key: null, logo_content_type: null });
+    expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    const image = await ctx.server.request('get', `/organizations/${id}/logo`, { token: owner.token });
     expect(image.status).to.equal(404);
     expect(image.body).to.deep.equal({ code: 'not_found', message: 'logo not found', data: { issues: [] } });
-    const again = await server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
+    const again = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
     expect(again.status).to.equal(200);
     expect(again.body.organization.logo_url).to.equal(null);
-    expect(await db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
   });
 
   describe('on S3-compatible storage (STORAGE_S3_ENDPOINT)', () => {
@@ -182,7 +171,7 @@ describe('organization logo', () => {
       const id = created.body.organization.id;
       const put = await s3Server.request('put', `/organizations/${id}/logo`, { token: owner.token, body: { content_type: 'image/png', data: images['image/png'] } });
       expect(put.status).to.equal(200);
-      const key = (await db('organizations').where({ id }).first()).logo_key;
+      const key = (await ctx.db('organizations').where({ id }).first()).logo_key;
       expect(s3.objects.get(key)?.contentType).to.equal('image/png');
       const image = await fetch(new URL(`/organizations/${id}/logo`, s3Server.url), { headers: { authorization: `Bearer ${owner.token}` } });
       expect(image.headers.get('content-type')).to.equal('image/png');

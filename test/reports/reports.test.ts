@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type ApiResponse, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type ApiResponse, type TestUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
@@ -15,32 +14,23 @@ const DAY = 86_400_000;
 const isoDay = (offsetDays: number) => new Date(Date.now() + offsetDays * DAY).toISOString().slice(0, 10);
 
 describe('reports', () => {
-  let server: TestServer;
-  let db: Db;
+  const ctx = useServer({ STARTER_CREDITS: '1000' }, { pool: 4 });
   let owner: TestUser;
   let member: TestUser;
   let outsider: TestUser;
   let org: string;
 
-  before(async () => {
-    server = await startTestServer({ STARTER_CREDITS: '1000' });
-    db = createDb(testDatabase().url, { max: 4 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
   beforeEach(async () => {
     owner = newUser({ name: 'Olga Owner' });
     member = newUser({ name: 'Max Member' });
     outsider = newUser();
-    org = await createOrganization(server, owner);
-    await addMember(db, org, member, 'member');
+    org = await createOrganization(ctx.server, owner);
+    await addMember(ctx.db, org, member, 'member');
   });
 
   /** Spends through the credits domain's internal API: a hold, then a capture of part of it. */
   async function spend(user: TestUser, reason: string, hold: number, captured: number) {
-    await db.transaction(async (trx) => {
+    await ctx.db.transaction(async (trx) => {
       const placed = await placeHold(trx, { organizationId: org, userId: user.id, amount: hold, reason });
       await captureHold(trx, placed.id, captured);
     });
@@ -53,7 +43,7 @@ describe('reports', () => {
       await spend(member, 'chat_run', 30, 25);
     });
 
-    const query = (user: TestUser, body: Record<string, unknown>) => server.request('post', '/reports/query', { token: user.token, body: { organization_id: org, from: isoDay(-1), to: isoDay(0), ...body } });
+    const query = (user: TestUser, body: Record<string, unknown>) => ctx.server.request('post', '/reports/query', { token: user.token, body: { organization_id: org, from: isoDay(-1), to: isoDay(0), ...body } });
 
     it('sums captures per member, matching the ledger', async () => {
       const res = await query(owner, { group_by: 'member' });
@@ -67,7 +57,7 @@ describe('reports', () => {
         { key: owner.id, label: 'Olga Owner', credits: 90, captures: 2 },
         { key: member.id, label: 'Max Member', credits: 25, captures: 1 },
       ]);
-      const ledger = await db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).sum('amount as total').first();
+      const ledger = await ctx.db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).sum('amount as total').first();
       expect(Number(ledger!.total)).to.equal(report.total_credits);
     });
 
@@ -106,18 +96,18 @@ describe('reports', () => {
       expectError(await query(owner, { group_by: 'day', from: 'yesterday' }), 400, 'validation_failed');
       expectError(await query(owner, { group_by: 'day', extra: true }), 400, 'validation_failed');
       expectError(await query(outsider, { group_by: 'day' }), 404, 'not_found');
-      await addMember(db, org, outsider, 'viewer-ish'); // a custom role with no permissions
+      await addMember(ctx.db, org, outsider, 'viewer-ish'); // a custom role with no permissions
       expectError(await query(outsider, { group_by: 'day' }), 403, 'forbidden');
     });
   });
 
   describe('POST /reports/inventory', () => {
     it('counts members and invitations (and other resources present) by type, state and project', async () => {
-      await db('invitations').insert([
+      await ctx.db('invitations').insert([
         { organization_id: org, email: 'a@x.test', role: 'member', invited_by_id: owner.id, expires_at: new Date(Date.now() + DAY) },
         { organization_id: org, email: 'b@x.test', role: 'member', invited_by_id: owner.id, expires_at: new Date(Date.now() + DAY), status: 'declined' },
       ]);
-      const res = await server.request('post', '/reports/inventory', { token: member.token, body: { organization_id: org } });
+      const res = await ctx.server.request('post', '/reports/inventory', { token: member.token, body: { organization_id: org } });
       expect(res.status).to.equal(200);
       const inventory = res.body.inventory;
       expect(Object.keys(inventory).sort()).to.deep.equal(['generated_at', 'items', 'organization_id', 'totals']);
@@ -130,32 +120,32 @@ describe('reports', () => {
     });
 
     it('checks the body and access', async () => {
-      expectError(await server.request('post', '/reports/inventory', { token: owner.token, body: {} }), 400, 'validation_failed');
-      expectError(await server.request('post', '/reports/inventory', { token: outsider.token, body: { organization_id: org } }), 404, 'not_found');
+      expectError(await ctx.server.request('post', '/reports/inventory', { token: owner.token, body: {} }), 400, 'validation_failed');
+      expectError(await ctx.server.request('post', '/reports/inventory', { token: outsider.token, body: { organization_id: org } }), 404, 'not_found');
     });
   });
 
   describe('GET /organizations/{id}/reports/balance', () => {
     it('reports balance, held, available, burn rate and runway from the ledger', async () => {
-      const idle = await server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
+      const idle = await ctx.server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
       expect(idle.status).to.equal(200);
       expect(idle.body.report).to.deep.include({ organization_id: org, balance: 1000, held: 0, available: 1000, burn_rate: { last_7_days: 0, last_30_days: 0 }, runway_days: { last_7_days: null, last_30_days: null } });
 
       await spend(owner, 'chat_run', 300, 210);
-      await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: member.id, amount: 90, reason: 'chat_run' }));
-      const res = await server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
+      await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: member.id, amount: 90, reason: 'chat_run' }));
+      const res = await ctx.server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
       const report = res.body.report;
       expect(Object.keys(report).sort()).to.deep.equal(['as_of', 'available', 'balance', 'burn_rate', 'held', 'organization_id', 'runway_days', 'spent']);
       expect(report).to.include({ balance: 790, held: 90, available: 700 });
       expect(report.spent).to.deep.equal({ last_7_days: 210, last_30_days: 210 });
       expect(report.burn_rate).to.deep.equal({ last_7_days: 30, last_30_days: 7 });
       expect(report.runway_days).to.deep.equal({ last_7_days: 23.3, last_30_days: 100 });
-      const credits = await server.request('get', `/organizations/${org}/credits`, { token: owner.token });
+      const credits = await ctx.server.request('get', `/organizations/${org}/credits`, { token: owner.token });
       if (credits.status === 200) expect({ balance: credits.body.balance, held: credits.body.held, available: credits.body.available }).to.deep.equal({ balance: 790, held: 90, available: 700 });
     });
 
     it('is 404 for non-members', async () => {
-      expectError(await server.request('get', `/organizations/${org}/reports/balance`, { token: outsider.token }), 404, 'not_found');
+      expectError(await ctx.server.request('get', `/organizations/${org}/reports/balance`, { token: outsider.token }), 404, 'not_found');
     });
   });
 });

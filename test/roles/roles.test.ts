@@ -1,24 +1,13 @@
 import { expect } from 'chai';
-import { createDb, type Db } from '../../src/db/knex.ts';
 import { builtInRolePermissions, organizationPermissions } from '../../src/organizations/permissions.ts';
-import { testDatabase } from '../support/hooks.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, startTestServer, type TestServer } from '../support/server.ts';
+import { newUser } from '../support/server.ts';
+import { useServer } from '../support/suite.ts';
 
 const ordered = (set: ReadonlySet<string>) => organizationPermissions.filter((p) => set.has(p));
 
 describe('roles', () => {
-  let server: TestServer;
-  let db: Db;
-
-  before(async () => {
-    server = await startTestServer();
-    db = createDb(testDatabase().url, { max: 2 });
-  });
-  after(async () => {
-    await server.stop();
-    await db.destroy();
-  });
+  const ctx = useServer();
 
   const rolesPath = (org: string) => `/organizations/${org}/roles`;
   const builtIn = (counts: { owner: number; admin: number; member: number }) => [
@@ -58,13 +47,13 @@ describe('roles', () => {
     it('lists built-in roles with the documented matrix, then custom roles by key, with member counts, paged', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await db('organization_roles').insert([
+      const org = await createOrganization(ctx.server, owner);
+      await ctx.db('organization_roles').insert([
         { organization_id: org, key: 'reviewer', name: 'Reviewer', permissions: ['members.view', 'activity.view'] },
         { organization_id: org, key: 'editor', name: 'Editor', description: 'Makes things', permissions: ['resources.create'] },
       ]);
-      await addMember(db, org, ada, 'editor');
-      const rows = await db('organization_roles').where({ organization_id: org }).orderBy('key');
+      await addMember(ctx.db, org, ada, 'editor');
+      const rows = await ctx.db('organization_roles').where({ organization_id: org }).orderBy('key');
       const custom = rows.map((row) => ({
         key: row.key,
         name: row.name,
@@ -77,25 +66,25 @@ describe('roles', () => {
       }));
       const expected = [...builtIn({ owner: 1, admin: 0, member: 0 }), ...custom];
 
-      const res = await server.request('get', rolesPath(org), { token: ada.token });
+      const res = await ctx.server.request('get', rolesPath(org), { token: ada.token });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({ items: expected, next_cursor: null });
 
-      const first = await server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2 } });
+      const first = await ctx.server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2 } });
       expect(first.body.items).to.deep.equal(expected.slice(0, 2));
-      const second = await server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2, cursor: first.body.next_cursor } });
+      const second = await ctx.server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2, cursor: first.body.next_cursor } });
       expect(second.body.items).to.deep.equal(expected.slice(2, 4));
-      const third = await server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2, cursor: second.body.next_cursor } });
+      const third = await ctx.server.request('get', rolesPath(org), { token: ada.token, query: { limit: 2, cursor: second.body.next_cursor } });
       expect(third.body).to.deep.equal({ items: expected.slice(4), next_cursor: null });
     });
 
     it('answers 404 to non-members and 400 for a bad cursor', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
-      const res = await server.request('get', rolesPath(org), { token: newUser().token });
+      const org = await createOrganization(ctx.server, owner);
+      const res = await ctx.server.request('get', rolesPath(org), { token: newUser().token });
       expect(res.status).to.equal(404);
       expect(res.body).to.deep.equal({ code: 'not_found', message: 'organization not found', data: { issues: [] } });
-      const bad = await server.request('get', rolesPath(org), { token: owner.token, query: { cursor: 'nope' } });
+      const bad = await ctx.server.request('get', rolesPath(org), { token: owner.token, query: { cursor: 'nope' } });
       expect(bad.status).to.equal(400);
     });
   });
@@ -103,13 +92,13 @@ describe('roles', () => {
   describe('PATCH /organizations/{id}/roles', () => {
     it('creates a custom role (duplicates dropped, matrix order), then updates it, recording both', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
-      const created = await server.request('patch', rolesPath(org), {
+      const org = await createOrganization(ctx.server, owner);
+      const created = await ctx.server.request('patch', rolesPath(org), {
         token: owner.token,
         body: { key: 'editor', name: 'Editor', description: 'Makes things', permissions: ['resources.create', 'members.view', 'resources.create'] },
       });
       expect(created.status).to.equal(200);
-      let row = await db('organization_roles').where({ organization_id: org, key: 'editor' }).first();
+      let row = await ctx.db('organization_roles').where({ organization_id: org, key: 'editor' }).first();
       expect(row.permissions).to.deep.equal(['members.view', 'resources.create']);
       expect(created.body).to.deep.equal({
         role: {
@@ -124,9 +113,9 @@ describe('roles', () => {
         },
       });
 
-      const updated = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', permissions: ['activity.view'] } });
+      const updated = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', permissions: ['activity.view'] } });
       expect(updated.status).to.equal(200);
-      row = await db('organization_roles').where({ organization_id: org, key: 'editor' }).first();
+      row = await ctx.db('organization_roles').where({ organization_id: org, key: 'editor' }).first();
       expect(updated.body.role).to.deep.equal({
         key: 'editor',
         name: 'Senior editor',
@@ -137,11 +126,11 @@ describe('roles', () => {
         created_at: row.created_at.toISOString(),
         updated_at: row.updated_at.toISOString(),
       });
-      const cleared = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', description: null, permissions: [] } });
+      const cleared = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', description: null, permissions: [] } });
       expect(cleared.body.role).to.include({ description: null });
       expect(cleared.body.role.permissions).to.deep.equal([]);
 
-      const events = await db('activity_events').where({ organization_id: org, subject_type: 'role' }).orderBy('created_at').select('action', 'actor_id', 'subject_id', 'data');
+      const events = await ctx.db('activity_events').where({ organization_id: org, subject_type: 'role' }).orderBy('created_at').select('action', 'actor_id', 'subject_id', 'data');
       expect(events.map((e) => e.action)).to.deep.equal(['role.created', 'role.updated', 'role.updated']);
       expect(events[0]).to.deep.equal({
         action: 'role.created',
@@ -158,66 +147,66 @@ describe('roles', () => {
     it('gives a member holding a custom role exactly its permissions', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'auditor', name: 'Auditor', permissions: ['activity.view'] } });
-      await addMember(db, org, ada, 'auditor');
-      expect((await server.request('get', `/organizations/${org}/activity`, { token: ada.token })).status).to.equal(200);
-      expect((await server.request('get', `/organizations/${org}/members`, { token: ada.token })).status).to.equal(403);
+      const org = await createOrganization(ctx.server, owner);
+      await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'auditor', name: 'Auditor', permissions: ['activity.view'] } });
+      await addMember(ctx.db, org, ada, 'auditor');
+      expect((await ctx.server.request('get', `/organizations/${org}/activity`, { token: ada.token })).status).to.equal(200);
+      expect((await ctx.server.request('get', `/organizations/${org}/members`, { token: ada.token })).status).to.equal(403);
     });
 
     it('refuses built-in keys (409), unknown permissions and bad keys (400), writing nothing', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
-      const builtInKey = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'admin', name: 'Admin', permissions: [] } });
+      const org = await createOrganization(ctx.server, owner);
+      const builtInKey = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'admin', name: 'Admin', permissions: [] } });
       expect(builtInKey.status).to.equal(409);
       const message = 'key: "admin" is a built-in role and cannot be changed';
       expect(builtInKey.body).to.deep.equal({ code: 'conflict', message, data: { issues: [{ path: ['key'], message }] } });
 
-      const unknown = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'x', name: 'X', permissions: ['members.view', 'launch.missiles'] } });
+      const unknown = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'x', name: 'X', permissions: ['members.view', 'launch.missiles'] } });
       expect(unknown.status).to.equal(400);
       expect(unknown.body.data.issues[0].path).to.deep.equal(['permissions', 1]);
       expect(unknown.body.message).to.match(/^permissions\.1: unknown permission; known permissions: organization\.update, /);
 
       for (const body of [{ key: 'Bad Key', name: 'X', permissions: [] }, { key: 'x', name: '', permissions: [] }, { key: 'x', name: 'X' }, { key: 'x', name: 'X', permissions: [], extra: 1 }]) {
-        const res = await server.request('patch', rolesPath(org), { token: owner.token, body });
+        const res = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body });
         expect(res.status, JSON.stringify(body)).to.equal(400);
       }
-      expect(await db('organization_roles').where({ organization_id: org })).to.deep.equal([]);
-      expect(await db('activity_events').where({ organization_id: org, subject_type: 'role' })).to.deep.equal([]);
+      expect(await ctx.db('organization_roles').where({ organization_id: org })).to.deep.equal([]);
+      expect(await ctx.db('activity_events').where({ organization_id: org, subject_type: 'role' })).to.deep.equal([]);
     });
 
     it('needs roles.manage (403), lets nobody put in permissions they lack (403), and is 404 to outsiders', async () => {
       const owner = newUser();
       const admin = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await addMember(db, org, admin, 'admin');
-      await addMember(db, org, ada, 'member');
-      const plain = await server.request('patch', rolesPath(org), { token: ada.token, body: { key: 'x', name: 'X', permissions: [] } });
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, admin, 'admin');
+      await addMember(ctx.db, org, ada, 'member');
+      const plain = await ctx.server.request('patch', rolesPath(org), { token: ada.token, body: { key: 'x', name: 'X', permissions: [] } });
       expect(plain.status).to.equal(403);
       expect(plain.body.message).to.equal('your role "member" lacks the permission roles.manage');
-      const escalate = await server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] } });
+      const escalate = await ctx.server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] } });
       expect(escalate.status).to.equal(403);
       expect(escalate.body.message).to.equal('permissions: you cannot put billing.manage into a role; your role "admin" lacks it');
       // An owner-made role an admin could not have made is out of the admin's reach too.
-      await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] } });
-      const edit = await server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: [] } });
+      await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] } });
+      const edit = await ctx.server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: [] } });
       expect(edit.status).to.equal(403);
-      const outside = await server.request('patch', rolesPath(org), { token: newUser().token, body: { key: 'x', name: 'X', permissions: [] } });
+      const outside = await ctx.server.request('patch', rolesPath(org), { token: newUser().token, body: { key: 'x', name: 'X', permissions: [] } });
       expect(outside.status).to.equal(404);
-      const allowed = await server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'helper', name: 'Helper', permissions: ['members.view'] } });
+      const allowed = await ctx.server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'helper', name: 'Helper', permissions: ['members.view'] } });
       expect(allowed.status).to.equal(200);
-      expect(await db('organization_roles').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['helper', 'treasurer']);
+      expect(await ctx.db('organization_roles').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['helper', 'treasurer']);
     });
 
     it('caps custom roles at 50 per organization (409)', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
-      await db('organization_roles').insert(Array.from({ length: 50 }, (_, i) => ({ organization_id: org, key: `r${i}`, name: `R${i}`, permissions: [] })));
-      const res = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'one-more', name: 'One more', permissions: [] } });
+      const org = await createOrganization(ctx.server, owner);
+      await ctx.db('organization_roles').insert(Array.from({ length: 50 }, (_, i) => ({ organization_id: org, key: `r${i}`, name: `R${i}`, permissions: [] })));
+      const res = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'one-more', name: 'One more', permissions: [] } });
       expect(res.status).to.equal(409);
       expect(res.body.message).to.equal('key: the organization already has the maximum of 50 custom roles');
-      const update = await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'r1', name: 'Renamed', permissions: [] } });
+      const update = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'r1', name: 'Renamed', permissions: [] } });
       expect(update.status).to.equal(200);
     });
   });
@@ -228,24 +217,24 @@ describe('roles', () => {
         Array.from({ length: 8 }, async () => {
           const owner = newUser();
           const ada = newUser();
-          const org = await createOrganization(server, owner);
-          await addMember(db, org, ada, 'member');
-          await db('organization_roles').insert({ organization_id: org, key: 'editor', name: 'Editor', permissions: [] });
+          const org = await createOrganization(ctx.server, owner);
+          await addMember(ctx.db, org, ada, 'member');
+          await ctx.db('organization_roles').insert({ organization_id: org, key: 'editor', name: 'Editor', permissions: [] });
           return { org, owner, ada };
         }),
       );
       const results = await Promise.all(
         rounds.map(({ org, owner, ada }) =>
           Promise.all([
-            server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } }),
-            server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'editor' } }),
+            ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } }),
+            ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'editor' } }),
           ]),
         ),
       );
       for (const [i, [deleted, assigned]] of results.entries()) {
         const { org, ada } = rounds[i]!;
-        const role = (await db('organization_members').where({ organization_id: org, user_id: ada.id }).first('role')).role;
-        const roleRows = await db('organization_roles').where({ organization_id: org }).pluck('key');
+        const role = (await ctx.db('organization_members').where({ organization_id: org, user_id: ada.id }).first('role')).role;
+        const roleRows = await ctx.db('organization_roles').where({ organization_id: org }).pluck('key');
         // Either the deletion won (assignment then finds no such role) or the assignment did (deletion sees a holder).
         if (deleted.status === 204) {
           expect(assigned.status).to.equal(400);
@@ -259,49 +248,49 @@ describe('roles', () => {
 
     it('deletes an unused custom role, drops it from the alert policy, and records role.deleted', async () => {
       const owner = newUser();
-      const org = await createOrganization(server, owner);
-      await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'finance', name: 'Finance', permissions: ['credits.view'] } });
-      const policy = await server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { notify_roles: ['owner', 'finance'] } });
+      const org = await createOrganization(ctx.server, owner);
+      await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'finance', name: 'Finance', permissions: ['credits.view'] } });
+      const policy = await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { notify_roles: ['owner', 'finance'] } });
       expect(policy.status).to.equal(200);
-      const res = await server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'finance' } });
+      const res = await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'finance' } });
       expect(res.status).to.equal(204);
-      expect(await db('organization_roles').where({ organization_id: org })).to.deep.equal([]);
-      expect((await db('organization_alert_policies').where({ organization_id: org }).first()).notify_roles).to.deep.equal(['owner']);
-      const event = await db('activity_events').where({ organization_id: org, action: 'role.deleted' }).first('actor_id', 'subject_type', 'subject_id', 'data');
+      expect(await ctx.db('organization_roles').where({ organization_id: org })).to.deep.equal([]);
+      expect((await ctx.db('organization_alert_policies').where({ organization_id: org }).first()).notify_roles).to.deep.equal(['owner']);
+      const event = await ctx.db('activity_events').where({ organization_id: org, action: 'role.deleted' }).first('actor_id', 'subject_type', 'subject_id', 'data');
       expect(event).to.deep.equal({ actor_id: owner.id, subject_type: 'role', subject_id: 'finance', data: { name: 'Finance', permissions: ['credits.view'] } });
     });
 
     it('refuses built-in roles and roles still held (409), unknown keys (404), missing key (400), members without roles.manage (403)', async () => {
       const owner = newUser();
       const ada = newUser();
-      const org = await createOrganization(server, owner);
-      await server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Editor', permissions: [] } });
-      await addMember(db, org, ada, 'editor');
+      const org = await createOrganization(ctx.server, owner);
+      await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Editor', permissions: [] } });
+      await addMember(ctx.db, org, ada, 'editor');
 
-      const builtInRole = await server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'member' } });
+      const builtInRole = await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'member' } });
       expect(builtInRole.status).to.equal(409);
       expect(builtInRole.body.message).to.equal('key: "member" is a built-in role and cannot be deleted');
-      const held = await server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } });
+      const held = await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } });
       expect(held.status).to.equal(409);
       const message = 'key: role "editor" is still held by 1 member; give them another role first';
       expect(held.body).to.deep.equal({ code: 'conflict', message, data: { issues: [{ path: ['key'], message }] } });
-      const unknown = await server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'ghost' } });
+      const unknown = await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'ghost' } });
       expect(unknown.status).to.equal(404);
       expect(unknown.body).to.deep.equal({ code: 'not_found', message: 'role not found', data: { issues: [] } });
-      const missing = await server.request('delete', rolesPath(org), { token: owner.token });
+      const missing = await ctx.server.request('delete', rolesPath(org), { token: owner.token });
       expect(missing.status).to.equal(400);
       expect(missing.body.data.issues[0].path).to.deep.equal(['key']);
-      const forbidden = await server.request('delete', rolesPath(org), { token: ada.token, query: { key: 'editor' } });
+      const forbidden = await ctx.server.request('delete', rolesPath(org), { token: ada.token, query: { key: 'editor' } });
       expect(forbidden.status).to.equal(403);
-      const outside = await server.request('delete', rolesPath(org), { token: newUser().token, query: { key: 'editor' } });
+      const outside = await ctx.server.request('delete', rolesPath(org), { token: newUser().token, query: { key: 'editor' } });
       expect(outside.status).to.equal(404);
       expect(outside.body.message).to.equal('organization not found');
 
-      expect(await db('organization_roles').where({ organization_id: org }).pluck('key')).to.deep.equal(['editor']);
-      expect(await db('activity_events').where({ organization_id: org, action: 'role.deleted' })).to.deep.equal([]);
+      expect(await ctx.db('organization_roles').where({ organization_id: org }).pluck('key')).to.deep.equal(['editor']);
+      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'role.deleted' })).to.deep.equal([]);
 
-      await server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'member' } });
-      expect((await server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } })).status).to.equal(204);
+      await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'member' } });
+      expect((await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } })).status).to.equal(204);
     });
   });
 });

@@ -66,6 +66,25 @@ export function run(command: string, args: string[], env: Record<string, string 
   };
 }
 
+/**
+ * Wraps `start` for a suite: every process it starts in a test is SIGKILLed (its whole process
+ * group, so spawn it `detached`) and awaited after that test, whatever the test left running.
+ */
+export function useChildProcesses<A extends unknown[]>(start: (...args: A) => ChildRun): (...args: A) => ChildRun {
+  const started: ChildRun[] = [];
+  afterEach(async () => {
+    for (const child of started.splice(0)) {
+      if (child.child.exitCode === null && child.child.signalCode === null) process.kill(-child.child.pid!, 'SIGKILL');
+      await child.exited;
+    }
+  });
+  return (...args) => {
+    const child = start(...args);
+    started.push(child);
+    return child;
+  };
+}
+
 export interface WebChild {
   url: string;
   run: ChildRun;
