@@ -4,7 +4,7 @@
  * Each operation is two transactions, as a real caller does them: placeHold, then captureHold.
  * Run: npm run bench:credits   (embedded PostgreSQL, throw-away database; ~30 s)
  */
-import { createDb, type Db } from '../src/db/knex.ts';
+import { createDb } from '../src/db/knex.ts';
 import { captureHold, placeHold } from '../src/credits/holds.ts';
 import { grantCredits } from '../src/credits/ledger.ts';
 import { reconcileCredits } from '../src/credits/reconcile.ts';

@@ -1,9 +1,5 @@
-import { pageQuery } from '../http/pagination.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
-import { listItemProjects } from '../projects/membership.ts';
-import { presentProject } from '../projects/presenter.ts';
-import { projectPage } from '../projects/schema.ts';
+import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { startLinkImport } from './link-import.ts';
 import { extractPrompt, listAssetModels, listVoices } from './model-service.ts';
 import { presentAsset } from './presenter.ts';
@@ -121,21 +117,7 @@ export const assetRoutes: AnyRoute[] = [
     errors: [403, 404],
     handler: async ({ params, caller, deps }) => presentAsset(await restoreAsset(deps, caller, params.asset_id)),
   }),
-  defineRoute({
-    method: 'get',
-    path: '/assets/{asset_id}/projects',
-    operationId: 'listAssetProjects',
-    summary: 'Live projects holding the asset that the caller can read',
-    tag,
-    params: assetIdParams,
-    query: z.object({ ...pageQuery }),
-    response: { status: 200, description: 'A page of projects', schema: projectPage },
-    errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listItemProjects(deps, caller, 'asset', params.asset_id, query);
-      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
-    },
-  }),
+  itemProjectsRoute({ type: 'asset', collection: 'assets', idParam: 'asset_id', noun: 'asset', operationId: 'listAssetProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/assets/{asset_id}/file',

@@ -1,10 +1,6 @@
 import { accessRecordSchema, getAccessRecord } from '../access/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { pageQuery } from '../http/pagination.ts';
-import { z } from '../http/zod.ts';
-import { listItemProjects } from '../projects/membership.ts';
-import { presentProject } from '../projects/presenter.ts';
-import { projectPage } from '../projects/schema.ts';
+import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { presentCanvas } from './presenter.ts';
 import { canvasIdParams, canvasPage, canvasSchema, createCanvasBody, listCanvasesQuery, updateCanvasBody } from './schema.ts';
 import { createCanvas, deleteCanvas, getCanvas, listCanvases, restoreCanvas, updateCanvas } from './service.ts';
@@ -83,21 +79,7 @@ export const canvasRoutes: AnyRoute[] = [
     errors: [403, 404],
     handler: async ({ params, caller, deps }) => presentCanvas(await restoreCanvas(deps, caller, params.canvas_id)),
   }),
-  defineRoute({
-    method: 'get',
-    path: '/canvases/{canvas_id}/projects',
-    operationId: 'listCanvasProjects',
-    summary: 'Live projects holding the canvas that the caller can read',
-    tag,
-    params: canvasIdParams,
-    query: z.object({ ...pageQuery }),
-    response: { status: 200, description: 'A page of projects', schema: projectPage },
-    errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listItemProjects(deps, caller, 'canvas', params.canvas_id, query);
-      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
-    },
-  }),
+  itemProjectsRoute({ type: 'canvas', collection: 'canvases', idParam: 'canvas_id', noun: 'canvas', operationId: 'listCanvasProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/canvases/{canvas_id}/access',

@@ -1,10 +1,6 @@
 import { accessRecordSchema, getAccessRecord } from '../access/index.ts';
-import { pageQuery } from '../http/pagination.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
-import { listItemProjects } from '../projects/membership.ts';
-import { presentProject } from '../projects/presenter.ts';
-import { projectPage } from '../projects/schema.ts';
+import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { listConversations } from './list.ts';
 import { presentConversation, presentConversationListItem } from './presenter.ts';
 import {
@@ -94,21 +90,7 @@ export const conversationRoutes: AnyRoute[] = [
     errors: [403, 404],
     handler: async ({ params, caller, deps }) => presentConversation(await restoreConversation(deps, caller, params.conversation_id)),
   }),
-  defineRoute({
-    method: 'get',
-    path: '/conversations/{conversation_id}/projects',
-    operationId: 'listConversationProjects',
-    summary: 'List the projects a conversation is filed in (those the caller can read)',
-    tag,
-    params: conversationIdParams,
-    query: z.object({ ...pageQuery }),
-    response: { status: 200, description: 'A page of projects', schema: projectPage },
-    errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listItemProjects(deps, caller, 'chat_conversation', params.conversation_id, query);
-      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
-    },
-  }),
+  itemProjectsRoute({ type: 'chat_conversation', collection: 'conversations', idParam: 'conversation_id', noun: 'conversation', operationId: 'listConversationProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/conversations/{conversation_id}/access',

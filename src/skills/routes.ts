@@ -1,11 +1,7 @@
 import { requireAccess } from '../access/index.ts';
 import { notFound } from '../http/errors.ts';
-import { pageQuery } from '../http/pagination.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
-import { listItemProjects } from '../projects/membership.ts';
-import { presentProject } from '../projects/presenter.ts';
-import { projectPage } from '../projects/schema.ts';
+import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { listSkills } from './list.ts';
 import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
 import {
@@ -103,21 +99,7 @@ export const skillRoutes: AnyRoute[] = [
     errors: [403, 404, 409],
     handler: async ({ params, caller, deps }) => ({ skill: presentSkill(await restoreSkill(deps, caller, params.skill_id)) }),
   }),
-  defineRoute({
-    method: 'get',
-    path: '/skills/{skill_id}/projects',
-    operationId: 'listSkillProjects',
-    summary: 'List the projects a skill is filed in (those the caller can read)',
-    tag,
-    params: skillIdParams,
-    query: z.object({ ...pageQuery }),
-    response: { status: 200, description: 'A page of projects', schema: projectPage },
-    errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listItemProjects(deps, caller, 'skill', params.skill_id, query);
-      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
-    },
-  }),
+  itemProjectsRoute({ type: 'skill', collection: 'skills', idParam: 'skill_id', noun: 'skill', operationId: 'listSkillProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/skills/{skill_id}/versions',
