@@ -1,3 +1,4 @@
+import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { startLinkImport } from './link-import.ts';
@@ -21,6 +22,8 @@ import {
 import { createAsset, deleteAsset, getAsset, listAssets, restoreAsset, updateAsset } from './service.ts';
 
 const tag = 'Assets';
+const path = '/assets';
+const asset = resourceRoutes({ tag, path, idParams: assetIdParams, name: 'Asset', noun: 'asset', schema: assetSchema, present: presentAsset });
 
 export const assetRoutes: AnyRoute[] = [
   defineRoute({
@@ -46,78 +49,26 @@ export const assetRoutes: AnyRoute[] = [
     errors: [404],
     handler: async ({ body, caller, deps }) => presentAsset(await startLinkImport(deps, caller, body)),
   }),
-  defineRoute({
-    method: 'post',
-    path: '/assets',
-    operationId: 'createAsset',
+  asset.create({
     summary: 'Create an asset in an organization',
     description: 'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 404 when the caller is not a member of the organization.',
-    tag,
     body: createAssetBody,
-    response: { status: 201, description: 'The new asset', schema: assetSchema },
     errors: [404],
-    handler: async ({ body, caller, deps }) => presentAsset(await createAsset(deps, caller, body)),
+    run: createAsset,
   }),
-  defineRoute({
-    method: 'get',
-    path: '/assets',
-    operationId: 'listAssets',
+  asset.list({
     summary: 'List the assets of an organization the caller can read',
     description: 'Newest first, keyset-paged. A caller outside the organization gets an empty page.',
-    tag,
     query: listAssetsQuery,
-    response: { status: 200, description: 'A page of assets', schema: assetPage },
-    handler: async ({ query, caller, deps }) => {
-      const page = await listAssets(deps, caller, query);
-      return { items: page.items.map(presentAsset), next_cursor: page.next_cursor };
-    },
+    page: assetPage,
+    run: listAssets,
+    presentItem: presentAsset,
   }),
-  defineRoute({
-    method: 'get',
-    path: '/assets/{asset_id}',
-    operationId: 'getAsset',
-    summary: 'Get an asset (deleted ones too, with `deleted_at` set)',
-    tag,
-    params: assetIdParams,
-    response: { status: 200, description: 'The asset', schema: assetSchema },
-    errors: [404],
-    handler: async ({ params, caller, deps }) => presentAsset(await getAsset(deps, caller, params.asset_id)),
-  }),
-  defineRoute({
-    method: 'patch',
-    path: '/assets/{asset_id}',
-    operationId: 'updateAsset',
-    summary: 'Change the title, content, media type or metadata of an asset (editors)',
-    tag,
-    params: assetIdParams,
-    body: updateAssetBody,
-    response: { status: 200, description: 'The updated asset', schema: assetSchema },
-    errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => presentAsset(await updateAsset(deps, caller, params.asset_id, body)),
-  }),
-  defineRoute({
-    method: 'delete',
-    path: '/assets/{asset_id}',
-    operationId: 'deleteAsset',
-    summary: 'Delete an asset (soft delete; owners)',
-    tag,
-    params: assetIdParams,
-    response: { status: 204, description: 'Deleted (also when it already was)' },
-    errors: [403, 404],
-    handler: async ({ params, caller, deps }) => deleteAsset(deps, caller, params.asset_id),
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/assets/{asset_id}/restore',
-    operationId: 'restoreAsset',
-    summary: 'Restore a deleted asset (owners)',
-    tag,
-    params: assetIdParams,
-    response: { status: 200, description: 'The restored asset', schema: assetSchema },
-    errors: [403, 404],
-    handler: async ({ params, caller, deps }) => presentAsset(await restoreAsset(deps, caller, params.asset_id)),
-  }),
-  itemProjectsRoute({ type: 'asset', collection: 'assets', idParam: 'asset_id', noun: 'asset', operationId: 'listAssetProjects', tag }),
+  asset.get({ summary: 'Get an asset (deleted ones too, with `deleted_at` set)', run: getAsset }),
+  asset.update({ summary: 'Change the title, content, media type or metadata of an asset (editors)', body: updateAssetBody, run: updateAsset }),
+  asset.remove({ summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),
+  asset.restore({ summary: 'Restore a deleted asset (owners)', run: restoreAsset }),
+  itemProjectsRoute({ type: 'asset', path, idParams: assetIdParams, noun: 'asset', operationId: 'listAssetProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/assets/{asset_id}/file',

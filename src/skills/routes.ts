@@ -1,5 +1,6 @@
 import { requireAccess } from '../access/index.ts';
 import { notFound } from '../http/errors.ts';
+import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { listSkills } from './list.ts';
@@ -23,83 +24,46 @@ import { createSkill, deleteSkill, getSkill, restoreSkill, restoreSkillVersion, 
 import { findVersion, listVersions } from './versions.ts';
 
 const tag = 'Skills';
+const path = '/skills';
+// Spec 2.5: a skill is answered wrapped as `{skill}`.
+const skill = resourceRoutes({ tag, path, idParams: skillIdParams, name: 'Skill', noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
 
 export const skillRoutes: AnyRoute[] = [
-  defineRoute({
-    method: 'post',
-    path: '/skills',
-    operationId: 'createSkill',
+  skill.create({
     summary: 'Create a custom skill (version 1)',
-    description: 'Needs the organization permission `resources.create`; the caller owns the skill. With `project_id` the skill is filed in that project and `project_scoped` is true. A live skill’s name is unique in its organization (case-insensitive): 409.',
-    tag,
+    description:
+      'Needs the organization permission `resources.create`; the caller owns the skill. With `project_id` the skill is filed in that project and `project_scoped` is true. A live skill’s name is unique in its organization (case-insensitive): 409.',
     body: createSkillBody,
-    response: { status: 201, description: 'The new skill', schema: skillEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ body, caller, deps }) => ({ skill: presentSkill(await createSkill(deps, caller, body)) }),
+    run: createSkill,
   }),
-  defineRoute({
-    method: 'get',
-    path: '/skills',
-    operationId: 'listSkills',
+  skill.list({
     summary: 'List the custom skills of an organization that the caller can read',
     description: 'Newest first, keyset paged. A caller who is not a member gets an empty page.',
-    tag,
     query: listSkillsQuery,
-    response: { status: 200, description: 'A page of skills', schema: skillPage },
-    handler: async ({ query, caller, deps }) => {
-      const page = await listSkills(deps.db, caller, query);
-      return { items: page.items.map(presentSkill), next_cursor: page.next_cursor };
-    },
+    page: skillPage,
+    run: (deps, caller, query) => listSkills(deps.db, caller, query),
+    presentItem: presentSkill,
   }),
-  defineRoute({
-    method: 'get',
-    path: '/skills/{skill_id}',
-    operationId: 'getSkill',
-    summary: 'Get a skill (also a deleted one, showing `deleted_at`)',
-    tag,
-    params: skillIdParams,
-    response: { status: 200, description: 'The skill', schema: skillEnvelope },
-    errors: [404],
-    handler: async ({ params, caller, deps }) => ({ skill: presentSkill(await getSkill(deps, caller, params.skill_id)) }),
-  }),
-  defineRoute({
-    method: 'patch',
-    path: '/skills/{skill_id}',
-    operationId: 'updateSkill',
+  skill.get({ summary: 'Get a skill (also a deleted one, showing `deleted_at`)', run: getSkill }),
+  skill.update({
     summary: 'Change a skill; every change makes a new version',
     description: 'Needs the editor role. 409 when the skill is deleted or the new name is taken in the organization.',
-    tag,
-    params: skillIdParams,
     body: updateSkillBody,
-    response: { status: 200, description: 'The skill as its new version shows it', schema: skillEnvelope },
-    errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({ skill: presentSkill(await updateSkill(deps, caller, params.skill_id, body)) }),
+    run: updateSkill,
   }),
-  defineRoute({
-    method: 'delete',
-    path: '/skills/{skill_id}',
-    operationId: 'deleteSkill',
+  skill.remove({
     summary: 'Delete a skill (soft delete; restorable)',
     description: 'Needs the owner role (creator, or organization owner/admin). Deleting a deleted skill is a no-op 204.',
-    tag,
-    params: skillIdParams,
-    response: { status: 204, description: 'Deleted' },
-    errors: [403, 404],
-    handler: async ({ params, caller, deps }) => deleteSkill(deps, caller, params.skill_id),
+    run: deleteSkill,
   }),
-  defineRoute({
-    method: 'post',
-    path: '/skills/{skill_id}/restore',
-    operationId: 'restoreSkill',
+  skill.restore({
     summary: 'Restore a deleted skill',
     description: 'Needs the owner role. 409 when a live skill took its name meanwhile. Restoring a live skill returns it unchanged.',
-    tag,
-    params: skillIdParams,
-    response: { status: 200, description: 'The restored skill', schema: skillEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, caller, deps }) => ({ skill: presentSkill(await restoreSkill(deps, caller, params.skill_id)) }),
+    run: restoreSkill,
   }),
-  itemProjectsRoute({ type: 'skill', collection: 'skills', idParam: 'skill_id', noun: 'skill', operationId: 'listSkillProjects', tag }),
+  itemProjectsRoute({ type: 'skill', path, idParams: skillIdParams, noun: 'skill', operationId: 'listSkillProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/skills/{skill_id}/versions',

@@ -1,0 +1,21 @@
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { ZodObject } from 'zod';
+import { accessRecordSchema } from './schema.ts';
+import { getAccessRecord } from './service.ts';
+import type { ResourceType } from './types.ts';
+
+/** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. */
+export function accessRecordRoute(spec: { type: ResourceType; path: string; idParams: ZodObject; operationId: string; noun: string; tag: string }): AnyRoute {
+  const idParam = Object.keys(spec.idParams.shape)[0]!;
+  return defineRoute({
+    method: 'get',
+    path: `${spec.path}/{${idParam}}/access`,
+    operationId: spec.operationId,
+    summary: `The caller’s access record for a ${spec.noun} (same as GET /access/${spec.type}/{${idParam}})`,
+    tag: spec.tag,
+    params: spec.idParams,
+    response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
+    errors: [404],
+    handler: async ({ params, caller, deps }) => getAccessRecord(deps, caller, spec.type, (params as Record<string, string>)[idParam]!),
+  });
+}
