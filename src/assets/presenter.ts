@@ -1,5 +1,6 @@
 import type { z } from '../http/zod.ts';
 import type { assetSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
 export type Asset = z.input<typeof assetSchema>;
 
@@ -72,7 +73,7 @@ export function presentAsset(row: AssetRow): Asset {
     mod_asset_id: row.mod_asset_id,
     mod_source_id: row.mod_source_id,
     dual_media_id: row.dual_media_id,
-    deleted_at: row.deleted_at ? row.deleted_at.toISOString() : null,
+    deleted_at: iso(row.deleted_at),
     deleted_by_id: row.deleted_by_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -1,3 +1,5 @@
+import { iso } from '../http/present.ts';
+
 export type CanvasRow = Record<string, any>;
 
 export const canvasColumns = ['id', 'organization_id', 'created_by_id', 'title', 'visibility', 'workspace_role', 'project_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at'] as const;
@@ -11,7 +13,7 @@ export function presentCanvas(row: CanvasRow) {
     visibility: row.visibility,
     workspace_role: row.workspace_role,
     project_id: row.project_id,
-    deleted_at: row.deleted_at ? row.deleted_at.toISOString() : null,
+    deleted_at: iso(row.deleted_at),
     deleted_by_id: row.deleted_by_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

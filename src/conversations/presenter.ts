@@ -1,5 +1,6 @@
 import type { z } from '../http/zod.ts';
 import type { conversationListItemSchema, conversationSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
 export interface ConversationRow {
   id: string;
@@ -32,7 +33,6 @@ export const conversationColumns = (alias = 'c') =>
     'mod_conversation_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
   ].map((column) => `${alias}.${column}`);
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export function presentConversation(row: ConversationRow): z.input<typeof conversationSchema> {
   return {

@@ -2,8 +2,8 @@ import type { z } from '../http/zod.ts';
 import type { CreditCapture, CreditHold } from './hold-model.ts';
 import type { CreditGrant } from './ledger.ts';
 import type { captureSchema, grantSchema, holdSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export const presentGrant = (grant: CreditGrant): z.input<typeof grantSchema> => ({
   id: grant.id,

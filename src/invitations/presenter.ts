@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { z } from '../http/zod.ts';
 import type { InvitationStatus, invitationSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
 export interface InvitationRow {
   id: string;
@@ -34,7 +35,7 @@ export function presentInvitation(row: InvitationRow): z.input<typeof invitation
     status: row.status,
     invited_by_id: row.invited_by_id,
     expires_at: row.expires_at.toISOString(),
-    accepted_at: row.accepted_at ? row.accepted_at.toISOString() : null,
+    accepted_at: iso(row.accepted_at),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

@@ -1,5 +1,6 @@
 import type { z } from '../http/zod.ts';
 import type { organizationSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
 export interface OrganizationRow {
   id: string;
@@ -13,7 +14,6 @@ export interface OrganizationRow {
   updated_at: Date;
 }
 
-export const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
 export function presentOrganization(row: OrganizationRow, role: string): z.input<typeof organizationSchema> {
   return {

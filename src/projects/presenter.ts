@@ -1,3 +1,5 @@
+import { iso } from '../http/present.ts';
+
 export type ProjectRow = Record<string, any>;
 
 export const projectColumns = [
@@ -5,7 +7,6 @@ export const projectColumns = [
   'mod_source_id', 'metadata', 'deleted_at', 'deleted_by_id', 'archived_at', 'archived_by_id', 'created_at', 'updated_at',
 ] as const;
 
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 /** Spec 2.4, field for field. */
 export function presentProject(row: ProjectRow) {

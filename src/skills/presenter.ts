@@ -1,5 +1,6 @@
 import type { z } from '../http/zod.ts';
 import type { organizationSkillSchema, skillSchema, skillVersionSchema } from './schema.ts';
+import { iso } from '../http/present.ts';
 
 export interface SkillRow {
   id: string;
@@ -40,7 +41,6 @@ export interface SkillVersionRow {
   created_at: Date;
 }
 
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
 
 export function presentSkill(row: SkillRow): z.input<typeof skillSchema> {
   return {

@@ -40,23 +40,25 @@ export const skillEnvelope = z.object({ skill: skillSchema }).strict().openapi('
 
 /** Spec 2.5, organization-scoped shape (POST /organizations/{organization_id}/skills). */
 export const organizationSkillSchema = z
-  .object({
-    id: z.string(),
-    organization_id: z.string().nullable(),
-    source: z.enum(['built-in', 'custom', 'community']),
-    name: z.string(),
-    description: z.string(),
-    body: z.string(),
-    files: jsonValue.nullable(),
-    author: z.string().nullable(),
-    project_scoped: z.boolean(),
-    created_by_id: z.string().nullable(),
-    mod_shortcut_id: z.string().nullable(),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
-  })
+  .object({ id: z.string() }) // a string there, not a uuid (spec 2.5)
+  .extend(
+    skillSchema.pick({
+      organization_id: true,
+      source: true,
+      name: true,
+      description: true,
+      body: true,
+      files: true,
+      author: true,
+      project_scoped: true,
+      created_by_id: true,
+      mod_shortcut_id: true,
+      deleted_at: true,
+      deleted_by_id: true,
+      created_at: true,
+      updated_at: true,
+    }).shape,
+  )
   .strict()
   .openapi('OrganizationSkill');
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { addMember, knownUser, organizationOf } from './fixtures.ts';
+import { addMember, knownUser, createOrganization } from './fixtures.ts';
 
 /**
  * For projects and canvases: user B in five positions, against read, list, edit, delete,
@@ -26,7 +26,7 @@ describe('access control: projects and canvases', () => {
 
   before(async () => {
     owner = await knownUser(ctx.db);
-    org = await organizationOf(ctx.server, owner);
+    org = await createOrganization(ctx.server, owner);
   });
 
   const kinds = {

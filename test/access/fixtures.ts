@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newUser, type TestServer, type TestUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
 
 /** A user known to the database (users normally appear just in time on their first request). */
 export async function knownUser(db: Knex): Promise<TestUser> {
@@ -8,17 +8,7 @@ export async function knownUser(db: Knex): Promise<TestUser> {
   return user;
 }
 
-/** An organization owned by `owner`, created through the API. */
-export async function organizationOf(server: TestServer, owner: TestUser): Promise<string> {
-  const res = await server.request('post', '/organizations', { token: owner.token, body: { name: 'Access Org' } });
-  if (res.status !== 201) throw new Error(`organization: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.organization.id as string;
-}
-
-export async function addMember(db: Knex, organizationId: string, user: TestUser, role = 'member'): Promise<void> {
-  await db('users').insert({ id: user.id, email: user.email, name: user.name }).onConflict('id').ignore();
-  await db('organization_members').insert({ organization_id: organizationId, user_id: user.id, role });
-}
+export { addMember, createOrganization } from '../support/organizations.ts';
 
 export async function grant(db: Knex, organizationId: string, type: string, id: string, user: TestUser, role: 'viewer' | 'editor', by: TestUser): Promise<void> {
   await db('resource_grants').insert({ organization_id: organizationId, resource_type: type, resource_id: id, user_id: user.id, role, granted_by_id: by.id });

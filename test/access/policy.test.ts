@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { allows, capabilitiesOf, requireAccess, whereReadable, viewerIn, type Capability, type ResourceType, type Role } from '../../src/access/index.ts';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { addMember, fileInto, grant, insertCanvas, insertProject, knownUser, organizationOf } from './fixtures.ts';
+import { addMember, fileInto, grant, insertCanvas, insertProject, knownUser, createOrganization } from './fixtures.ts';
 
 /** The declared policy, restated as the expectation: every role × every capability. */
 const expected: Record<Role, Record<Capability, boolean>> = {
@@ -38,7 +38,7 @@ describe('access policy', () => {
     let org: string;
     before(async () => {
       owner = await knownUser(ctx.db);
-      org = await organizationOf(ctx.server, owner);
+      org = await createOrganization(ctx.server, owner);
     });
 
     interface Scenario {

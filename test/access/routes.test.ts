@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { addMember, knownUser, organizationOf } from './fixtures.ts';
+import { addMember, knownUser, createOrganization } from './fixtures.ts';
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -18,7 +18,7 @@ describe('access routes', () => {
     bob = await knownUser(ctx.db);
     carol = await knownUser(ctx.db);
     outsider = await knownUser(ctx.db);
-    org = await organizationOf(ctx.server, alice);
+    org = await createOrganization(ctx.server, alice);
     await addMember(ctx.db, org, bob);
     await addMember(ctx.db, org, carol);
   });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { addMember, knownUser, organizationOf } from '../access/fixtures.ts';
+import { addMember, knownUser, createOrganization } from '../access/fixtures.ts';
 
 const canvasKeys = ['created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'id', 'organization_id', 'project_id', 'title', 'updated_at', 'visibility', 'workspace_role'];
 
@@ -14,7 +14,7 @@ describe('canvases', () => {
   before(async () => {
     alice = await knownUser(ctx.db);
     bob = await knownUser(ctx.db);
-    org = await organizationOf(ctx.server, alice);
+    org = await createOrganization(ctx.server, alice);
     await addMember(ctx.db, org, bob);
   });
 
@@ -73,7 +73,7 @@ describe('canvases', () => {
 
   it('GET /canvases: readable only, deleted filter, search, project filter, keyset pages', async () => {
     const fresh = await knownUser(ctx.db);
-    const org2 = await organizationOf(ctx.server, fresh);
+    const org2 = await createOrganization(ctx.server, fresh);
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await ctx.server.request('post', '/canvases', { token: fresh.token, body: { organization_id: org2, title: `Item ${i}` } })).body.id);
     const seen: string[] = [];

@@ -1,12 +1,7 @@
 import type { TestServer, TestUser } from '../support/server.ts';
 import { newUser } from '../support/server.ts';
 
-/** Creates an organization owned by `owner`; returns its id. */
-export async function createOrganization(server: TestServer, owner: TestUser): Promise<string> {
-  const res = await server.request('post', '/organizations', { token: owner.token, body: { name: 'Invite Co' } });
-  if (res.status !== 201) throw new Error(`create organization: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.organization.id;
-}
+export { createOrganization } from '../support/organizations.ts';
 
 export async function invite(server: TestServer, organizationId: string, inviter: TestUser, email: string, role = 'member') {
   return server.request('post', `/organizations/${organizationId}/invitations`, { token: inviter.token, body: { email, role } });

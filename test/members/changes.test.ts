@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addMember, createOrganization } from '../support/organizations.ts';
+import { addMember, createOrganization, organizationPairs } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
@@ -131,18 +131,9 @@ describe('members: changes', () => {
     });
 
     it('keeps one owner when the two last owners demote themselves at the same time: exactly one succeeds', async () => {
-      // Many organizations at once, so the two requests of each really do race.
-      const rounds = await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          const a = newUser();
-          const b = newUser();
-          const org = await createOrganization(ctx.server, a);
-          await addMember(ctx.db, org, b, 'owner');
-          return { org, a, b };
-        }),
-      );
+      const rounds = await organizationPairs(ctx.server, ctx.db, 'owner');
       const results = await Promise.all(
-        rounds.map(({ org, a, b }) =>
+        rounds.map(({ org, owner: a, other: b }) =>
           Promise.all([
             ctx.server.request('patch', `/organizations/${org}/members/${a.id}`, { token: a.token, body: { role: 'admin' } }),
             ctx.server.request('patch', `/organizations/${org}/members/${b.id}`, { token: b.token, body: { role: 'admin' } }),
@@ -160,17 +151,9 @@ describe('members: changes', () => {
     });
 
     it('keeps one owner when one owner leaves while the other is being removed', async () => {
-      const rounds = await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          const a = newUser();
-          const b = newUser();
-          const org = await createOrganization(ctx.server, a);
-          await addMember(ctx.db, org, b, 'owner');
-          return { org, a, b };
-        }),
-      );
+      const rounds = await organizationPairs(ctx.server, ctx.db, 'owner');
       const results = await Promise.all(
-        rounds.map(({ org, a, b }) =>
+        rounds.map(({ org, owner: a, other: b }) =>
           Promise.all([ctx.server.request('post', `/organizations/${org}/leave`, { token: a.token }), ctx.server.request('delete', `/organizations/${org}/members/${b.id}`, { token: a.token })]),
         ),
       );

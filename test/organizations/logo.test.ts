@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createStorage } from '../../src/providers/storage/index.ts';
 import { testConfig } from '../support/config.ts';
+import { createOrganization } from '../support/organizations.ts';
 import { FAKE_S3_CREDENTIALS, startFakeS3, type FakeS3 } from '../support/fake-s3.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
@@ -17,18 +18,13 @@ describe('organization logo', () => {
   const ctx = useServer();
   const storage = createStorage(testConfig()); // the same local store the server writes to
 
-  async function organizationOf(owner: TestUser): Promise<string> {
-    const res = await ctx.server.request('post', '/organizations', { token: owner.token, body: { name: 'Logo Co' } });
-    expect(res.status).to.equal(201);
-    return res.body.organization.id;
-  }
   const putLogo = (user: TestUser, id: string, content_type: string, data: string) =>
     ctx.server.request('put', `/organizations/${id}/logo`, { token: user.token, body: { content_type, data } });
 
   for (const [contentType, data] of Object.entries(images)) {
     it(`stores a ${contentType} logo, serves it to members and records the activity`, async () => {
       const owner = newUser();
-      const id = await organizationOf(owner);
+      const id = await createOrganization(ctx.server, owner);
       const res = await putLogo(owner, id, contentType, data);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.organization.id).to.equal(id);
@@ -51,7 +47,7 @@ describe('organization logo', () => {
 
   it('replaces the logo and deletes the previous object', async () => {
     const owner = newUser();
-    const id = await organizationOf(owner);
+    const id = await createOrganization(ctx.server, owner);
     await putLogo(owner, id, 'image/png', images['image/png']);
     const first = (await ctx.db('organizations').where({ id }).first()).logo_key;
     const replaced = await putLogo(owner, id, 'image/gif', images['image/gif']);
@@ -64,7 +60,7 @@ describe('organization logo', () => {
 
   it('refuses bytes that are not an image of the declared type, bad base64, other types and unknown fields', async () => {
     const owner = newUser();
-    const id = await organizationOf(owner);
+    const id = await createOrganization(ctx.server, owner);
     const mismatch = await putLogo(owner, id, 'image/jpeg', images['image/png']);
     expect(mismatch.status).to.equal(400);
     expect(mismatch.body).to.deep.equal({
@@ -89,7 +85,7 @@ describe('organization logo', () => {
 
   it('refuses an image over 1 MiB with 413', async () => {
     const owner = newUser();
-    const id = await organizationOf(owner);
+    const id = await createOrganization(ctx.server, owner);
     const png = Buffer.from(images['image/png'], 'base64');
     const big = Buffer.concat([png, Buffer.alloc(1024 * 1024 + 1 - png.length)]);
     const res = await putLogo(owner, id, 'image/png', big.toString('base64'));
@@ -105,7 +101,7 @@ describe('organization logo', () => {
     const owner = newUser();
     const member = newUser();
     const stranger = newUser();
-    const id = await organizationOf(owner);
+    const id = await createOrganization(ctx.server, owner);
     await ctx.server.request('get', '/organizations/available-slug', { token: member.token, query: { slug: 'x' } }); // creates the user row
     await ctx.db('organization_members').insert({ organization_id: id, user_id: member.id, role: 'member' });
     await putLogo(owner, id, 'image/png', images['image/png']);
@@ -130,7 +126,7 @@ describe('organization logo', () => {
 
   it('DELETE removes the logo and its object, records it, and is idempotent', async () => {
     const owner = newUser();
-    const id = await organizationOf(owner);
+    const id = await createOrganization(ctx.server, owner);
     await putLogo(owner, id, 'image/webp', images['image/webp']);
     const key = (await ctx.db('organizations').where({ id }).first()).logo_key;
     const res = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });

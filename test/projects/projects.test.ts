@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { addMember, knownUser, organizationOf } from '../access/fixtures.ts';
+import { addMember, knownUser, createOrganization } from '../access/fixtures.ts';
 
 const projectKeys = [
   'archived_at', 'archived_by_id', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'description', 'emoji', 'id', 'knowledge_skill_id',
@@ -17,7 +17,7 @@ describe('projects', () => {
   before(async () => {
     alice = await knownUser(ctx.db);
     bob = await knownUser(ctx.db);
-    org = await organizationOf(ctx.server, alice);
+    org = await createOrganization(ctx.server, alice);
     await addMember(ctx.db, org, bob);
   });
 
@@ -134,7 +134,7 @@ describe('projects', () => {
 
   it('GET /projects/accounts lists the caller’s organizations with readable project counts', async () => {
     const carol = await knownUser(ctx.db);
-    const own = await organizationOf(ctx.server, carol);
+    const own = await createOrganization(ctx.server, carol, 'Carol Co');
     await addMember(ctx.db, org, carol);
     await ctx.server.request('post', '/projects', { token: carol.token, body: { organization_id: own, title: 'One' } });
     const arch = await ctx.server.request('post', '/projects', { token: carol.token, body: { organization_id: own, title: 'Two' } });
@@ -142,7 +142,7 @@ describe('projects', () => {
     const res = await ctx.server.request('get', '/projects/accounts', { token: carol.token });
     expect(res.status).to.equal(200);
     expect(res.body.next_cursor).to.equal(null);
-    expect(res.body.items[0]).to.deep.equal({ organization_id: own, name: 'Access Org', slug: res.body.items[0].slug, role: 'owner', can_create_projects: true, project_count: 1, archived_project_count: 1 });
+    expect(res.body.items[0]).to.deep.equal({ organization_id: own, name: 'Carol Co', slug: res.body.items[0].slug, role: 'owner', can_create_projects: true, project_count: 1, archived_project_count: 1 });
     expect(res.body.items[1]).to.include({ organization_id: org, role: 'member', can_create_projects: true, project_count: 0 });
   });
 

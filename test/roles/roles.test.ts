@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { builtInRolePermissions, organizationPermissions } from '../../src/organizations/permissions.ts';
-import { addMember, createOrganization } from '../support/organizations.ts';
+import { addMember, createOrganization, organizationPairs } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
@@ -213,18 +213,10 @@ describe('roles', () => {
 
   describe('DELETE /organizations/{id}/roles', () => {
     it('never leaves a member holding a deleted role when deletion and assignment race', async () => {
-      const rounds = await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          const owner = newUser();
-          const ada = newUser();
-          const org = await createOrganization(ctx.server, owner);
-          await addMember(ctx.db, org, ada, 'member');
-          await ctx.db('organization_roles').insert({ organization_id: org, key: 'editor', name: 'Editor', permissions: [] });
-          return { org, owner, ada };
-        }),
-      );
+      const rounds = await organizationPairs(ctx.server, ctx.db, 'member');
+      await ctx.db('organization_roles').insert(rounds.map(({ org }) => ({ organization_id: org, key: 'editor', name: 'Editor', permissions: [] })));
       const results = await Promise.all(
-        rounds.map(({ org, owner, ada }) =>
+        rounds.map(({ org, owner, other: ada }) =>
           Promise.all([
             ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'editor' } }),
             ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'editor' } }),
@@ -232,7 +224,7 @@ describe('roles', () => {
         ),
       );
       for (const [i, [deleted, assigned]] of results.entries()) {
-        const { org, ada } = rounds[i]!;
+        const { org, other: ada } = rounds[i]!;
         const role = (await ctx.db('organization_members').where({ organization_id: org, user_id: ada.id }).first('role')).role;
         const roleRows = await ctx.db('organization_roles').where({ organization_id: org }).pluck('key');
         // Either the deletion won (assignment then finds no such role) or the assignment did (deletion sees a holder).
