@@ -65,7 +65,8 @@ export async function createGrant(deps: Deps, caller: Caller, type: ResourceType
   return deps.db.transaction(async (trx) => {
     const { row } = await requireAccess(trx, caller, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
-    const member = await trx('organization_members').where({ organization_id: row.organization_id, user_id: input.user_id }).first('user_id');
+    // FOR SHARE: a removal of this member waits for us (and then deletes this grant too), or we see it gone.
+    const member = await trx('organization_members').where({ organization_id: row.organization_id, user_id: input.user_id }).forShare().first('user_id');
     if (!member) throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
     if (input.user_id === row.created_by_id) throw badRequest(`user_id: "${input.user_id}" owns this ${resourceNoun[type]} already`, ['user_id']);
     const existing = await trx('resource_grants').where({ resource_type: type, resource_id: id, user_id: input.user_id }).first('id');

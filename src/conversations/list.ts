@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { allows, roleOfRank, selectRoleRank, viewerIn, whereReadable } from '../access/index.ts';
+import { allows, roleOfRank, selectRoleRank, viewerIn, whereReadable, type Viewer } from '../access/index.ts';
 import type { Caller } from '../http/route.ts';
 import { decodeCursor, paginate, type Page } from '../http/pagination.ts';
 import { likePattern } from '../library/search.ts';
@@ -12,7 +12,20 @@ const type = 'chat_conversation';
  * Postgres probes the grants index for the page's rows instead of hashing the whole grants table
  * (bench/conversations.ts: 20k grants cost ~2–10 ms per request that way).
  */
-const sharedOnPage = `(c.visibility <> 'private' OR (SELECT count(*) FROM resource_grants sg WHERE sg.resource_type = '${type}' AND sg.resource_id = c.id) > 0)`;
+const sharedOnPage = (alias: string) =>
+  `(${alias}.visibility <> 'private' OR (SELECT count(*) FROM resource_grants sg WHERE sg.resource_type = '${type}' AND sg.resource_id = ${alias}.id) > 0)`;
+
+/** Selects what the list extras of spec 2.3 (`shared`, `can_edit`, `can_delete`) are computed from. */
+export function selectListExtras<Q extends Knex.QueryBuilder>(db: Knex, query: Q, alias: string, viewer: Viewer): Q {
+  query.select(db.raw(`${sharedOnPage(alias)} AS shared`));
+  return selectRoleRank(db, query, type, alias, viewer);
+}
+
+/** A row selected with `selectListExtras`, turned into a conversation with its list extras. */
+export function withListExtras({ access_rank, ...row }: Record<string, unknown>): ConversationRow & ListExtras {
+  const role = roleOfRank(Number(access_rank));
+  return { ...(row as unknown as ConversationRow), shared: Boolean(row.shared), can_edit: allows(type, role, 'edit'), can_delete: allows(type, role, 'delete') };
+}
 
 export interface ConversationListQuery {
   organization_id: string;
@@ -36,9 +49,8 @@ export async function listConversations(db: Knex, caller: Caller, q: Conversatio
   // Lists name no resource: a non-member simply sees nothing (spec 4.1).
   if (!viewer) return { items: [], next_cursor: null };
   const me = caller.userId;
-  const query = db('conversations as c').select(conversationColumns('c')).select(db.raw(`${sharedOnPage} AS shared`));
+  const query = selectListExtras(db, db('conversations as c').select(conversationColumns('c')), 'c', viewer);
   whereReadable(query, type, 'c', viewer);
-  selectRoleRank(db, query, type, 'c', viewer);
   const grantedToMe = `EXISTS (SELECT 1 FROM resource_grants mg WHERE mg.resource_type = '${type}' AND mg.resource_id = c.id AND mg.user_id = ?)`;
   if (q.filter === 'mine') query.where('c.created_by_id', me);
   if (q.filter === 'shared') query.whereNot('c.created_by_id', me).whereRaw(grantedToMe, [me]);
@@ -54,7 +66,7 @@ export async function listConversations(db: Knex, caller: Caller, q: Conversatio
   }
   // Redundant with the keyset condition, but as a plain bound the index can seek to it: deep pages cost what the first does.
   if (q.cursor !== undefined) query.whereRaw('c.created_at <= ?::timestamptz', [decodeCursor(q.cursor, 2)[0]!]);
-  const page = await paginate<ConversationRow & { shared: boolean; access_rank: number } & Record<string, unknown>>(
+  const page = await paginate<Record<string, unknown>>(
     query,
     [
       { column: 'c.created_at', direction: 'desc', type: 'timestamp' },
@@ -62,11 +74,5 @@ export async function listConversations(db: Knex, caller: Caller, q: Conversatio
     ],
     { limit: q.limit, cursor: q.cursor },
   );
-  return {
-    next_cursor: page.next_cursor,
-    items: page.items.map(({ access_rank, ...row }) => {
-      const role = roleOfRank(Number(access_rank));
-      return { ...row, can_edit: allows(type, role, 'edit'), can_delete: allows(type, role, 'delete') };
-    }),
-  };
+  return { next_cursor: page.next_cursor, items: page.items.map(withListExtras) };
 }

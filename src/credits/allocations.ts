@@ -14,6 +14,13 @@ export interface Piece {
 
 /** Call with the balance row locked and `amount` already reserved on it. */
 export async function allocateFromGrants(trx: Knex.Transaction, holdId: string, organizationId: string, amount: number): Promise<Piece[]> {
+  const pieces = await drawFromGrants(trx, organizationId, amount);
+  await trx('credit_hold_allocations').insert(pieces.map((piece, position) => ({ hold_id: holdId, grant_id: piece.grantId, position, amount: piece.amount })));
+  return pieces;
+}
+
+/** Takes `amount` off the grants' `remaining` in draw-down order; call with the balance row locked and the credits taken off it. */
+export async function drawFromGrants(trx: Knex.Transaction, organizationId: string, amount: number): Promise<Piece[]> {
   const { rows } = await trx.raw(
     `WITH ordered AS (
        SELECT id, remaining, sum(remaining) OVER (ORDER BY expires_at ASC NULLS LAST, priority ASC, seq ASC) AS running
@@ -33,7 +40,6 @@ export async function allocateFromGrants(trx: Knex.Transaction, holdId: string, 
   const total = pieces.reduce((sum, piece) => sum + piece.amount, 0);
   // The balance said these credits are available, so the grants must hold them: anything else is a broken ledger.
   if (total !== amount) throw new Error(`credit grants of ${organizationId} cover ${total} of ${amount} reserved credits`);
-  await trx('credit_hold_allocations').insert(pieces.map((piece, position) => ({ hold_id: holdId, grant_id: piece.grantId, position, amount: piece.amount })));
   return pieces;
 }
 

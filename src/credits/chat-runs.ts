@@ -43,6 +43,7 @@ export async function captureChatRun(deps: Deps, caller: Caller, organizationId:
       captureKey: body.capture_id ?? body.tool_call_id,
       toolCallId: body.tool_call_id,
       description: body.description,
+      metadata: body.model === undefined ? undefined : { model: body.model },
     });
     // Spent credits may cross an alert threshold: check at once rather than at the next sweep.
     await enqueueBalanceAlertCheck(deps, trx, organizationId);

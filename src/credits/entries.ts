@@ -6,7 +6,7 @@ export type EntryKind = (typeof entryKinds)[number];
 
 /**
  * The accounts of an organization. Credits are `issued` into `available`, reserved into `held`,
- * captured into `spent`, or lost to `expired`. Every entry moves a positive amount between two
+ * captured into `spent`, or lost to `expired`; a negative adjustment returns them to `issued`. Every entry moves a positive amount between two
  * of them, so the accounts always sum to zero (double entry).
  */
 export type Account = 'issued' | 'available' | 'held' | 'spent' | 'expired';
@@ -28,8 +28,8 @@ export interface EntryInput {
   metadata?: Record<string, unknown> | undefined;
 }
 
-/** Appends ledger rows (immutable: a trigger rejects UPDATE and DELETE). Zero amounts write nothing. */
-export async function writeEntries(trx: Knex.Transaction, entries: readonly EntryInput[]): Promise<void> {
+/** Appends ledger rows (immutable: a trigger rejects UPDATE and DELETE) and returns their ids. Zero amounts write nothing. */
+export async function writeEntries(trx: Knex.Transaction, entries: readonly EntryInput[]): Promise<string[]> {
   const rows = entries
     .filter((entry) => entry.amount > 0)
     .map((entry) => ({
@@ -48,7 +48,8 @@ export async function writeEntries(trx: Knex.Transaction, entries: readonly Entr
       description: entry.description,
       metadata: entry.metadata ?? {},
     }));
-  if (rows.length) await trx('credit_ledger_entries').insert(rows);
+  if (!rows.length) return [];
+  return ((await trx('credit_ledger_entries').insert(rows).returning('id')) as { id: string }[]).map((row) => row.id);
 }
 
 export interface BalanceRow {
@@ -94,6 +95,20 @@ export async function moveBalance(
 export async function reserveAvailable(trx: Knex.Transaction, organizationId: string, amount: number): Promise<BalanceRow | null> {
   const { rows } = await trx.raw(
     `UPDATE credit_balances SET held = held + ?, updated_at = now()
+      WHERE organization_id = ? AND granted - captured - held - expired >= ?
+      RETURNING organization_id, granted, captured, held, expired`,
+    [amount, organizationId, amount],
+  );
+  return (rows[0] as BalanceRow | undefined) ?? null;
+}
+
+/**
+ * The conditional update behind a negative adjustment: takes `amount` back out of `granted` only if
+ * that many credits are available at the moment the row lock is taken; null when they are not.
+ */
+export async function withdrawAvailable(trx: Knex.Transaction, organizationId: string, amount: number): Promise<BalanceRow | null> {
+  const { rows } = await trx.raw(
+    `UPDATE credit_balances SET granted = granted - ?, updated_at = now()
       WHERE organization_id = ? AND granted - captured - held - expired >= ?
       RETURNING organization_id, granted, captured, held, expired`,
     [amount, organizationId, amount],

@@ -122,6 +122,8 @@ export interface CaptureOptions {
   captureKey?: string | undefined;
   toolCallId?: string | null | undefined;
   description?: string | undefined;
+  /** Kept on the capture's ledger rows, e.g. `{ model }` for usage reports by model. */
+  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Records part of a hold as spent; the hold stays open for more captures until settled. */
@@ -151,7 +153,7 @@ async function captureInto(trx: Knex.Transaction, row: HoldRow, amount: number, 
     await moveBalance(trx, row.organization_id, { held: -amount, captured: amount });
     const pieces = await capturePieces(trx, row.id, amount);
     const description = options.description ?? `Used for ${row.reason}`;
-    await writeEntries(trx, pieces.map((piece) => entryOf(row, 'capture', piece.amount, 'held', 'spent', { grantId: piece.grantId, captureId: capture!.id, toolCallId: options.toolCallId ?? row.tool_call_id, description })));
+    await writeEntries(trx, pieces.map((piece) => entryOf(row, 'capture', piece.amount, 'held', 'spent', { grantId: piece.grantId, captureId: capture!.id, toolCallId: options.toolCallId ?? row.tool_call_id, description, metadata: options.metadata })));
   }
   return toCapture(capture!);
 }

@@ -18,6 +18,14 @@ export const expireCreditGrantsJob = defineJob({
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
 });
 
+/** Deletes stored Idempotency-Key responses older than 24 hours (the replay window). Hourly. */
+export const deleteExpiredIdempotencyKeysJob = defineJob({
+  name: 'credits.delete-expired-idempotency-keys',
+  version: 1,
+  payload: z.object({}).strict(),
+  policy: { retryLimit: 1, retryDelaySeconds: 60, expireInSeconds: 600, deleteAfterSeconds: 3600 },
+});
+
 /**
  * Work paid in credits, done by a worker in three crash-safe steps: reserve (a hold keyed by
  * `operation_key`, so a retried attempt finds the same hold), perform, capture what was used.
@@ -47,4 +55,5 @@ export const meteredOperationJob = defineJob({
 export const creditSchedules: readonly { job: JobDefinition; cron: string }[] = [
   { job: expireCreditHoldsJob, cron: '* * * * *' },
   { job: expireCreditGrantsJob, cron: '* * * * *' },
+  { job: deleteExpiredIdempotencyKeysJob, cron: '7 * * * *' },
 ];

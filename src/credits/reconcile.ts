@@ -19,7 +19,9 @@ export async function reconcileCredits(db: Knex, organizationId?: string): Promi
   const balances = await db.raw(
     `WITH moved AS (
        SELECT organization_id,
-              coalesce(sum(amount) FILTER (WHERE from_account = 'issued' AND to_account = 'available'), 0) AS granted,
+              -- Negative adjustments (available → issued) take credits back out of what was granted.
+              coalesce(sum(amount) FILTER (WHERE from_account = 'issued' AND to_account = 'available'), 0)
+                - coalesce(sum(amount) FILTER (WHERE from_account = 'available' AND to_account = 'issued'), 0) AS granted,
               coalesce(sum(amount) FILTER (WHERE from_account = 'held' AND to_account = 'spent'), 0) AS captured,
               coalesce(sum(amount) FILTER (WHERE to_account = 'held'), 0) - coalesce(sum(amount) FILTER (WHERE from_account = 'held'), 0) AS held,
               coalesce(sum(amount) FILTER (WHERE to_account = 'expired'), 0) AS expired

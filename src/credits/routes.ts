@@ -1,7 +1,10 @@
 import { idempotencyHeaders } from '../http/idempotency.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { createAdjustment } from './adjustments.ts';
 import { beginChatRun, captureChatRun, settleChatRun } from './chat-runs.ts';
 import {
+  adjustmentBody,
+  adjustmentEnvelope,
   beginRunBody,
   captureEnvelope,
   captureRunBody,
@@ -106,6 +109,24 @@ export const creditRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
     errors: [403, 404, 409, 422],
     handler: async ({ params, body, caller, deps, ctx }) => settleChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/organizations/{organization_id}/credits/adjustments',
+    operationId: 'adjustCredits',
+    summary: 'Correct the balance with new ledger rows (credits.manage)',
+    description:
+      'A positive `amount` adds a grant of source `adjustment`; a negative one takes credits back from the grants in draw-down order (earliest expiry first, then priority, then creation) ' +
+      'as `adjustment` rows moving available → issued. Taking back more than `available` is a 409 naming `amount`: the balance never goes below zero. ' +
+      'Nothing is ever edited; the activity feed records `credits.adjusted`. `user_id` (default: the caller) must be a member (404).' +
+      replayNote,
+    tag,
+    params: organizationIdParams,
+    headers: idempotencyHeaders,
+    body: adjustmentBody,
+    response: { status: 201, description: 'The ledger rows written and the credits after them', schema: adjustmentEnvelope },
+    errors: [403, 404, 409, 422],
+    handler: async ({ params, body, caller, deps, ctx }) => createAdjustment(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
     method: 'get',

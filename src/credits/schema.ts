@@ -134,6 +134,7 @@ export const captureRunBody = z
     capture_id: reference.optional().openapi({ description: 'Replay key of this capture (defaults to `tool_call_id`): repeating it returns the first result.' }),
     tool_call_id: reference.optional(),
     description: z.string().trim().min(1).max(500).optional(),
+    model: z.string().trim().min(1).max(100).optional().openapi({ description: 'The model that used the credits; kept as `metadata.model` on the ledger rows, so `POST /reports/query` can group usage by `model`.', example: 'gpt-4o-mini' }),
   })
   .strict()
   .openapi('CaptureChatRunCredits');
@@ -157,3 +158,25 @@ export const updateMemberCreditsBody = z
   .object({ spending_limit: z.number().int().min(0).max(1_000_000_000).nullable().openapi({ description: 'null removes the limit.' }) })
   .strict()
   .openapi('UpdateMemberCredits');
+
+export const adjustmentBody = z
+  .object({
+    amount: z
+      .number()
+      .int()
+      .min(-1_000_000_000)
+      .max(1_000_000_000)
+      .refine((value) => value !== 0, { message: 'must not be 0' })
+      .openapi({ description: 'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`).' }),
+    reason: z.string().trim().min(1).max(500).openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
+    user_id: z.string().min(1).max(200).optional().openapi({ description: 'The member the correction is for (default: the caller); must be a member.' }),
+  })
+  .strict()
+  .openapi('CreditAdjustment');
+
+export const adjustmentEnvelope = z
+  .object({
+    transactions: z.array(transactionSchema).openapi({ description: 'The ledger rows the adjustment wrote (one for a positive adjustment, one per grant drawn from for a negative one).' }),
+    credits: creditsSchema,
+  })
+  .openapi('CreditAdjustmentResult');

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import type { z } from '../http/zod.ts';
 import type { Caller } from '../http/route.ts';
@@ -13,8 +14,13 @@ import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.t
 
 export async function getCredits(deps: Deps, caller: Caller, organizationId: string): Promise<z.input<typeof creditsSchema>> {
   await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
-  const balance = await readBalance(deps.db, organizationId);
-  const grants = await listLiveGrants(deps.db, organizationId);
+  return creditsOf(deps.db, organizationId);
+}
+
+/** The credits view of an organization, read with `db` (a transaction sees its own changes). */
+export async function creditsOf(db: Knex, organizationId: string): Promise<z.input<typeof creditsSchema>> {
+  const balance = await readBalance(db, organizationId);
+  const grants = await listLiveGrants(db, organizationId);
   const available = availableOf(balance);
   return { organization_id: organizationId, balance: available + balance.held, held: balance.held, available, grants: grants.map(presentGrant) };
 }

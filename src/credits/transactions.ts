@@ -6,7 +6,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { Account, EntryKind } from './entries.ts';
 import type { transactionSchema, transactionsQuery, transactionsPage } from './schema.ts';
 
-interface EntryRow {
+export interface EntryRow {
   id: string;
   kind: EntryKind;
   amount: number;
@@ -24,13 +24,16 @@ interface EntryRow {
   created_at: Date;
 }
 
+/** Columns of `presentEntry`, read from `credit_ledger_entries as e` left-joined with `credit_holds as h`. */
+export const entryColumns = ['e.id', 'e.kind', 'e.amount', 'e.from_account', 'e.to_account', 'e.grant_id', 'e.hold_id', 'h.run_id', 'e.user_id', 'e.conversation_id', 'e.message_id', 'e.tool_call_id', 'e.description', 'e.metadata', 'e.created_at'];
+
 /** The ledger of an organization, newest first, keyset-paged on the ledger's own sequence. */
 export async function listTransactions(deps: Deps, caller: Caller, organizationId: string, query: z.output<typeof transactionsQuery>): Promise<z.input<typeof transactionsPage>> {
   await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
   const q = deps.db('credit_ledger_entries as e')
     .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
     .where('e.organization_id', organizationId)
-    .select('e.id', 'e.kind', 'e.amount', 'e.from_account', 'e.to_account', 'e.grant_id', 'e.hold_id', 'h.run_id', 'e.user_id', 'e.conversation_id', 'e.message_id', 'e.tool_call_id', 'e.description', 'e.metadata', 'e.created_at');
+    .select(entryColumns);
   if (query.kind) q.where('e.kind', query.kind);
   if (query.user_id) q.where('e.user_id', query.user_id);
   if (query.conversation_id) q.where('e.conversation_id', query.conversation_id);
@@ -44,7 +47,7 @@ export async function listTransactions(deps: Deps, caller: Caller, organizationI
 
 const sign = (row: EntryRow, account: Account) => (row.to_account === account ? row.amount : row.from_account === account ? -row.amount : 0);
 
-function presentEntry(row: EntryRow): z.input<typeof transactionSchema> {
+export function presentEntry(row: EntryRow): z.input<typeof transactionSchema> {
   return {
     id: row.id,
     kind: row.kind,

@@ -13,7 +13,8 @@ export const idempotencyHeaders = z.object({
     .openapi({
       description:
         'Makes a retry safe, per organization: the same key with the same request replays the stored response and changes nothing; ' +
-        'with another request it is a 422; while the first request is still running it is a 409. A request that failed stored nothing and may be retried.',
+        'with another request it is a 422; while the first request is still running it is a 409. A request that failed stored nothing and may be retried. ' +
+        'Keys are remembered for 24 hours (deleted by an hourly job after that); a key reused later counts as a new request.',
       example: '8e0f2b1c-run-42-begin',
     }),
 });
@@ -63,6 +64,23 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
     });
     return response;
   });
+}
+
+/** How long a stored key replays its response; the retention job deletes older keys. */
+export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
+
+/** Deletes stored keys older than `olderThanSeconds`, in small batches so no long lock blocks requests. Returns how many. */
+export async function deleteExpiredIdempotencyKeys(db: Knex, olderThanSeconds = IDEMPOTENCY_KEY_TTL_SECONDS, batch = 1000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const { rowCount } = await db.raw(
+      `DELETE FROM idempotency_keys WHERE (organization_id, key) IN (
+         SELECT organization_id, key FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ?) LIMIT ?)`,
+      [olderThanSeconds, batch],
+    );
+    deleted += rowCount ?? 0;
+    if ((rowCount ?? 0) < batch) return deleted;
+  }
 }
 
 function requestHash(operation: string, request: unknown): string {

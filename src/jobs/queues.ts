@@ -2,7 +2,7 @@ import { balanceAlertCheckJob, balanceAlertEmailJob, cycleRefillsJob } from '../
 import { invitationEmailJob } from '../invitations/jobs.ts';
 import { sweepRateLimitWindowsJob } from '../platform/maintenance/jobs.ts';
 import { assetEnrichmentJob, assetImportJob } from '../assets/jobs.ts';
-import { expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../credits/jobs.ts';
+import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../credits/jobs.ts';
 import type { JobDefinition } from './define.ts';
 
 /**
@@ -10,4 +10,4 @@ import type { JobDefinition } from './define.ts';
  * queues and `workers/` registers a handler for each (a job without a handler fails worker start).
  * Definitions live beside their domain (`src/<domain>/jobs.ts`) and are listed here.
  */
-export const allJobs: readonly JobDefinition[] = [invitationEmailJob, sweepRateLimitWindowsJob, cycleRefillsJob, balanceAlertCheckJob, balanceAlertEmailJob, assetImportJob, assetEnrichmentJob, expireCreditHoldsJob, expireCreditGrantsJob, meteredOperationJob];
+export const allJobs: readonly JobDefinition[] = [invitationEmailJob, sweepRateLimitWindowsJob, cycleRefillsJob, balanceAlertCheckJob, balanceAlertEmailJob, assetImportJob, assetEnrichmentJob, expireCreditHoldsJob, expireCreditGrantsJob, meteredOperationJob, deleteExpiredIdempotencyKeysJob];

@@ -36,6 +36,15 @@ export async function changeMemberRole(deps: Deps, caller: Caller, organizationI
   });
 }
 
+/**
+ * Ends a membership and deletes the resource grants the user held in the organization, so a later
+ * re-invitation starts from nothing rather than silently reviving old access. Returns how many went.
+ */
+async function endMembership(trx: Knex.Transaction, organizationId: string, userId: string): Promise<number> {
+  await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
+  return trx('resource_grants').where({ organization_id: organizationId, user_id: userId }).delete();
+}
+
 /** Removes a member (or, when it is the caller, lets them go). */
 export async function removeMember(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
@@ -46,8 +55,8 @@ export async function removeMember(deps: Deps, caller: Caller, organizationId: s
       requireAuthorityOver(actor, { key: target.role, permissions: await permissionsOf(trx, organizationId, target.role) }, 'remove a member holding');
     }
     requireAnotherOwner(owners, userId, 'removing this member');
-    await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role } });
+    const grantsRemoved = await endMembership(trx, organizationId, userId);
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role, grants_removed: grantsRemoved } });
   });
 }
 
@@ -57,7 +66,7 @@ export async function leaveOrganization(deps: Deps, caller: Caller, organization
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireMember(trx, organizationId, caller.userId);
     requireAnotherOwner(owners, caller.userId, 'leaving');
-    await trx('organization_members').where({ organization_id: organizationId, user_id: caller.userId }).delete();
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.left', subjectType: 'member', subjectId: caller.userId, data: { role: membership.role } });
+    const grantsRemoved = await endMembership(trx, organizationId, caller.userId);
+    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.left', subjectType: 'member', subjectId: caller.userId, data: { role: membership.role, grants_removed: grantsRemoved } });
   });
 }

@@ -38,7 +38,7 @@ export const memberRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/leave',
     operationId: 'leaveOrganization',
     summary: 'Leave the organization',
-    description: 'The caller stops being a member. The last owner cannot leave (409): make another member an owner first.',
+    description: 'The caller stops being a member; their resource grants in the organization are deleted with it. The last owner cannot leave (409): make another member an owner first.',
     tag,
     params: organizationIdParams,
     response: { status: 204, description: 'Left' },
@@ -81,7 +81,7 @@ export const memberRoutes: AnyRoute[] = [
     summary: 'Remove a member from the organization',
     description:
       'Needs `members.manage`, and authority over the member’s role: only owners remove owners, admins cannot (403). The last owner cannot be removed (409). ' +
-      'The member’s personalization goes with the membership.',
+      'The member’s personalization and every resource grant they held in the organization go with the membership (re-inviting them later restores no old access).',
     tag,
     params: memberParams,
     response: { status: 204, description: 'Removed' },

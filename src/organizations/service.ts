@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
+import { queryPrepared } from '../db/prepared.ts';
 import { grantStarterCredits } from '../credits/ledger.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict, notFound } from '../http/errors.ts';
 import type { Caller } from '../http/route.ts';
 import type { Deps } from '../platform/deps.ts';
-import { requireMember, requireMemberWith } from './membership.ts';
+import { permissionsOf, requirePermission, requireMemberWith } from './membership.ts';
 import type { OrganizationRow } from './presenter.ts';
 import { availableSlug, isSlugTaken } from './slug.ts';
 
@@ -40,10 +41,32 @@ async function insertOrganization(trx: Knex.Transaction, caller: Caller, input: 
   }
 }
 
+/**
+ * In a transaction: the organization, locked, with the caller's role in one round trip, or 404
+ * for non-members and deleted organizations (as `requireMember`; the same join as getOrganization).
+ */
+async function lockMemberOrganization(trx: Knex.Transaction, organizationId: string, userId: string): Promise<{ organization: OrganizationRow; role: string }> {
+  const row = (await trx('organization_members as m')
+    .join('organizations as o', 'o.id', 'm.organization_id')
+    .where({ 'm.organization_id': organizationId, 'm.user_id': userId })
+    .whereNull('o.deleted_at')
+    .forUpdate('o')
+    .first(...columns.map((column) => `o.${column}`), 'm.role')) as (OrganizationRow & { role: string }) | undefined;
+  if (!row) throw notFound('organization');
+  const { role, ...organization } = row;
+  return { organization, role };
+}
+
+const memberOrganizationSql = `SELECT ${columns.map((column) => `o.${column}`).join(', ')}, m.role
+  FROM organization_members m JOIN organizations o ON o.id = m.organization_id
+  WHERE m.organization_id = $1 AND m.user_id = $2 AND o.deleted_at IS NULL`;
+
+/** The hottest read of the API: membership and organization in one prepared statement (see queryPrepared); 404 as `requireMember`. */
 export async function getOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
-  const membership = await requireMember(deps.db, organizationId, caller.userId);
-  const organization = (await deps.db('organizations').where({ id: organizationId }).first(columns)) as OrganizationRow;
-  return { organization, role: membership.role };
+  const [row] = await queryPrepared<OrganizationRow & { role: string }>(deps.db, 'get-organization', memberOrganizationSql, [organizationId, caller.userId]);
+  if (!row) throw notFound('organization');
+  const { role, ...organization } = row;
+  return { organization, role };
 }
 
 export async function updateOrganization(
@@ -53,15 +76,16 @@ export async function updateOrganization(
   changes: { name?: string | undefined; slug?: string | undefined },
 ): Promise<{ organization: OrganizationRow; role: string }> {
   return deps.db.transaction(async (trx) => {
-    const membership = await requireMemberWith(trx, organizationId, caller.userId, 'organization.update');
-    const before = (await trx('organizations').where({ id: organizationId }).forUpdate().first(columns)) as OrganizationRow;
+    const { organization: before, role } = await lockMemberOrganization(trx, organizationId, caller.userId);
+    const permissions = await permissionsOf(trx, organizationId, role);
+    requirePermission({ organizationId, userId: caller.userId, role, permissions }, 'organization.update');
     if (changes.slug && changes.slug !== before.slug && (await isSlugTaken(trx, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken`, ['slug']);
     const [organization] = (await trx('organizations')
       .where({ id: organizationId })
       .update({ ...changes, updated_at: trx.fn.now() })
       .returning(columns)) as OrganizationRow[];
     await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.updated', subjectType: 'organization', subjectId: organizationId, data: { before: { name: before.name, slug: before.slug }, after: changes } });
-    return { organization: organization!, role: membership.role };
+    return { organization: organization!, role };
   });
 }
 

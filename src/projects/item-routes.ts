@@ -1,14 +1,19 @@
+import { resourceNoun } from '../access/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { pageOf, pageQuery } from '../http/pagination.ts';
-import { timestamp, uuid, z } from '../http/zod.ts';
-import { addProjectItem, listProjectItems, projectItemKinds, removeProjectItem, type ProjectItem } from './membership.ts';
+import { queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+import { projectItemKinds } from './item-kinds.ts';
+import { addProjectItem, listProjectItems, removeProjectItem, type ProjectItem } from './membership.ts';
 
 const tag = 'Projects';
 
 /** POST/GET /projects/{id}/<items> and DELETE /projects/{id}/<items>/{item_id}, for each kind of item. */
-export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap(({ type, segment, idField }) => {
-  const noun = segment.slice(0, -1);
-  const Name = noun[0]!.toUpperCase() + noun.slice(1);
+export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => {
+  const { type, segment, idField } = kind;
+  const noun = resourceNoun[type];
+  const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
+  const Name = capital(noun);
+  const Names = capital(segment);
   const itemSchema = z
     .object({
       project_id: uuid,
@@ -38,16 +43,24 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap(({ type, s
     defineRoute({
       method: 'get',
       path: `/projects/{project_id}/${segment}`,
-      operationId: `listProject${Name}s`,
+      operationId: `listProject${Names}`,
       summary: `The ${segment} in a project that the caller can read, newest filed first`,
+      description:
+        `Each item is the ${noun} itself, as \`GET /${segment}/{${idField}}\` answers it${type === 'skill' ? ' (the bare skill object, without the `skill` envelope)' : ''}. ` +
+        `Ordered by when it was filed into the project (newest first), then by id; only ${segment} the caller can read are listed, and a cursor stays valid while ${segment} are filed. 404 when the project is unreadable.`,
       tag,
       params: projectParams,
-      query: z.object({ ...pageQuery }),
-      response: { status: 200, description: `A page of ${noun} memberships`, schema: pageOf(itemSchema) },
+      query: z
+        .object({
+          deleted: queryBoolean.optional().openapi({ description: `\`true\`: only deleted ${segment} (still filed in the project); absent or \`false\`: only live ones.` }),
+          ...pageQuery,
+        })
+        .strict(),
+      response: { status: 200, description: `A page of ${segment}`, schema: pageOf(kind.schema).openapi(`Project${Names}Page`) },
       errors: [404],
       handler: async ({ params, query, caller, deps }) => {
-        const page = await listProjectItems(deps, caller, params.project_id as string, type, query);
-        return { items: page.items.map(present), next_cursor: page.next_cursor };
+        const page = await listProjectItems(deps, caller, params.project_id as string, kind, query);
+        return { items: page.items.map(kind.present), next_cursor: page.next_cursor };
       },
     }),
     defineRoute({

@@ -4,15 +4,8 @@ import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { paginate, type Page } from '../http/pagination.ts';
 import type { Caller } from '../http/route.ts';
 import type { Deps } from '../platform/deps.ts';
+import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
-
-/** Path segment and id field of each kind of project item. */
-export const projectItemKinds = [
-  { type: 'asset', segment: 'assets', idField: 'asset_id' },
-  { type: 'canvas', segment: 'canvases', idField: 'canvas_id' },
-  { type: 'chat_conversation', segment: 'conversations', idField: 'conversation_id' },
-  { type: 'skill', segment: 'skills', idField: 'skill_id' },
-] as const satisfies readonly { type: ProjectItemType; segment: string; idField: string }[];
 
 export type ProjectItem = {
   project_id: string;
@@ -32,7 +25,7 @@ export async function addProjectItem(deps: Deps, caller: Caller, projectId: stri
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
     const item = await requireAccess(trx, caller, type, itemId, 'manage_people');
     if (item.row.organization_id !== project.row.organization_id) {
-      const field = projectItemKinds.find((k) => k.type === type)!.idField;
+      const field = kindOf(type).idField;
       throw badRequest(`${field}: the ${resourceNoun[type]} belongs to another organization than the project`, [field]);
     }
     if (item.row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
@@ -47,18 +40,28 @@ export async function addProjectItem(deps: Deps, caller: Caller, projectId: stri
   });
 }
 
-/** Items of one kind in a project that the caller can read (newest first); deleted items are left out. */
-export async function listProjectItems(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectItem>> {
+/**
+ * The items of one kind in a project that the caller can read, presented by their own domain:
+ * newest filed first, then id. Readability is part of the query, so pages never come up short
+ * and a cursor stays valid while items are filed. Live items only, or only deleted ones with `deleted`.
+ */
+export async function listProjectItems(
+  deps: Deps,
+  caller: Caller,
+  projectId: string,
+  kind: ProjectItemKind,
+  query: { deleted?: boolean | undefined; limit: number; cursor?: string | undefined },
+): Promise<Page<Record<string, unknown>>> {
   const { viewer } = await requireAccess(deps.db, caller, 'project', projectId, 'read');
-  const entry = entryOf(type);
-  if (!entry) return { items: [], next_cursor: null };
   const q = deps.db('project_items as pi')
-    .join(`${entry.table} as i`, 'i.id', 'pi.item_id')
-    .where({ 'pi.project_id': projectId, 'pi.item_type': type })
-    .whereNull('i.deleted_at')
-    .select('pi.project_id', 'pi.item_id', 'pi.via', 'pi.added_by_id', 'pi.created_at');
-  whereReadable(q, type, 'i', viewer);
-  return paginate<ProjectItem>(q, [{ column: 'pi.created_at', direction: 'desc', type: 'timestamp' }, { column: 'pi.item_id', direction: 'desc' }], page);
+    .join(`${entryOf(kind.type)!.table} as i`, 'i.id', 'pi.item_id')
+    .where({ 'pi.project_id': projectId, 'pi.item_type': kind.type })
+    .select(kind.columns('i'));
+  if (query.deleted) q.whereNotNull('i.deleted_at');
+  else q.whereNull('i.deleted_at');
+  whereReadable(q, kind.type, 'i', viewer);
+  kind.selectListExtras?.(deps.db, q, 'i', viewer);
+  return paginate(q, [{ column: 'pi.created_at', direction: 'desc', type: 'timestamp' }, { column: 'i.id', direction: 'desc' }], query);
 }
 
 /** Takes an item out of a project (project editors); the item itself is untouched. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/jobs.ts';
+import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/jobs.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { placeHold } from '../../src/credits/holds.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
@@ -34,7 +34,7 @@ describe('credits expiry jobs', function () {
     await db.destroy();
   });
 
-  async function runJob(job: typeof expireCreditHoldsJob | typeof expireCreditGrantsJob): Promise<void> {
+  async function runJob(job: typeof expireCreditHoldsJob | typeof expireCreditGrantsJob | typeof deleteExpiredIdempotencyKeysJob): Promise<void> {
     const id = await db.transaction((trx) => new JobQueue(boss).enqueue(trx, job, {}));
     await eventually(async () => (await jobState(db, id))?.state === 'completed', 100);
   }
@@ -60,5 +60,16 @@ describe('credits expiry jobs', function () {
     expect(await db('credit_holds').where({ id: hold.id }).first('status', 'resolution', 'released')).to.deep.equal({ status: 'expired', resolution: 'expiry', released: 25 });
     expect(await db('credit_balances').where({ organization_id: org }).first('granted', 'captured', 'held', 'expired')).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 60 });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('deletes Idempotency-Key responses older than 24 hours and keeps younger ones', async () => {
+    const org = `org_${randomUUID().slice(0, 8)}`;
+    const key = (name: string, age: string) => ({ organization_id: org, key: name, operation: 'adjustCredits', request_hash: 'h', response_status: 201, response_body: '{}', created_at: db.raw(`now() - interval '${age}'`) });
+    await db('idempotency_keys').insert([key('old', '25 hours'), key('just-expired', '24 hours 1 minute'), key('young', '23 hours 59 minutes'), key('new', '0 seconds')]);
+    await runJob(deleteExpiredIdempotencyKeysJob);
+    expect(await db('idempotency_keys').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['new', 'young']);
+    // Running again deletes nothing more.
+    await runJob(deleteExpiredIdempotencyKeysJob);
+    expect(await db('idempotency_keys').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['new', 'young']);
   });
 });

@@ -7,6 +7,7 @@ import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { spawnWeb, type WebChild } from '../support/processes.ts';
+import { useServer } from '../support/suite.ts';
 import { newUser, request, startTestServer, type TestServer } from '../support/server.ts';
 
 /**
@@ -73,6 +74,25 @@ describe('rate limiting', () => {
     });
   });
 
+  describe('one web process with a large quota', () => {
+    const suite = useServer({ RATE_LIMIT_PER_MINUTE: '1000' });
+
+    it('leases 50 tokens in one write and spends them locally, with an exact RateLimit-Remaining', async () => {
+      const erin = newUser();
+      await atLeastSecondsLeftInWindow(suite.db, 15);
+      const remaining: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const res = await probe(suite.server.url, erin.token);
+        expect(res.status).to.equal(200);
+        remaining.push(res.headers.get('ratelimit-remaining')!);
+      }
+      expect(remaining).to.deep.equal(['999', '998', '997', '996', '995', '994', '993', '992', '991', '990']);
+      // One lease of min(50, 1000 / 8) tokens served all ten requests.
+      const rows = await suite.db('rate_limit_windows').where({ caller: erin.id });
+      expect(rows.map((row) => row.hits)).to.deep.equal([50]);
+    });
+  });
+
   describe('two web processes', () => {
     let webs: WebChild[] = [];
     before(async function () {
@@ -96,6 +116,41 @@ describe('rate limiting', () => {
       expect([first.status, second.status]).to.deep.equal([429, 429]);
       expect(first.body.code).to.equal('rate_limited');
       expect(second.headers.get('retry-after')).to.match(/^\d+$/);
+    });
+  });
+
+  describe('two web processes under concurrent load', () => {
+    let webs: WebChild[] = [];
+    before(async function () {
+      this.timeout(60_000);
+      webs = await Promise.all([spawnWeb({ RATE_LIMIT_PER_MINUTE: '50', LOG_LEVEL: 'info' }), spawnWeb({ RATE_LIMIT_PER_MINUTE: '50', LOG_LEVEL: 'info' })]);
+    });
+    after(async function () {
+      this.timeout(30_000);
+      const exits = await Promise.all(webs.map((web) => web.stop()));
+      for (const exit of exits) expect(exit.code, exit.stderr + exit.stdout.slice(-1500)).to.equal(0);
+    });
+
+    // Exactly 50: a process leases only with an empty pool and the window row never grants past the
+    // limit; once one lease is refused no later lease gets anything, and each process (100 requests)
+    // keeps receiving requests until it is refused, so every leased token is spent.
+    it('admit exactly the limit of 50 out of 200 concurrent requests, leased in batches', async () => {
+      const dave = newUser();
+      await atLeastSecondsLeftInWindow(db, 20);
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => probe(webs[i % 2]!.url, dave.token)));
+      const statuses = answers.map((res) => res.status);
+      expect(statuses.filter((status) => status === 200)).to.have.length(50);
+      expect(statuses.filter((status) => status === 429)).to.have.length(150);
+      for (const res of answers.filter((answer) => answer.status === 429)) {
+        expect(res.body.code).to.equal('rate_limited');
+        expect(res.headers.get('ratelimit-remaining')).to.equal('0');
+      }
+      // The row counts every token asked for: at least the 50 granted plus one per refused attempt.
+      const [row] = await db('rate_limit_windows').where({ caller: dave.id });
+      expect(row.hits).to.be.at.least(200);
+      // Afterwards both processes still refuse: the quota is used up, not merely this burst's share.
+      expect((await probe(webs[0]!.url, dave.token)).status).to.equal(429);
+      expect((await probe(webs[1]!.url, dave.token)).status).to.equal(429);
     });
   });
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
+import { joinedMember, invite } from '../invitations/helpers.ts';
 import { addMember, createOrganization, organizationPairs } from '../support/organizations.ts';
-import { newUser } from '../support/server.ts';
+import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
 const orgNotFound = { code: 'not_found', message: 'organization not found', data: { issues: [] } };
@@ -178,7 +179,7 @@ describe('members: changes', () => {
       expect(res.body).to.equal(undefined);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
       expect(await ctx.db('organization_member_personalizations').where({ organization_id: org, user_id: ada.id })).to.deep.equal([]);
-      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'admin' } });
+      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'admin', grants_removed: 0 } });
       expect((await ctx.server.request('get', `/organizations/${org}`, { token: ada.token })).status).to.equal(404);
     });
 
@@ -228,7 +229,7 @@ describe('members: changes', () => {
       const res = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(res.status).to.equal(204);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
-      expect(await activity(org)).to.deep.equal([{ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member' } }]);
+      expect(await activity(org)).to.deep.equal([{ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 0 } }]);
       const again = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(again.status).to.equal(404);
       expect(again.body).to.deep.equal(orgNotFound);
@@ -247,6 +248,88 @@ describe('members: changes', () => {
       await addMember(ctx.db, org, other, 'owner');
       expect((await ctx.server.request('post', `/organizations/${org}/leave`, { token: owner.token })).status).to.equal(204);
       expect(await ctx.db('organization_members').where({ organization_id: org }).pluck('user_id')).to.deep.equal([other.id]);
+    });
+  });
+
+  describe('resource grants of a departing member', () => {
+    const grantOn = async (by: TestUser, type: string, id: string, user: TestUser, role: 'viewer' | 'editor') => {
+      const res = await ctx.server.request('post', `/access/${type}/${id}/grants`, { token: by.token, body: { user_id: user.id, role } });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    };
+    const create = async (by: TestUser, path: string, org: string) => {
+      const res = await ctx.server.request('post', path, { token: by.token, body: { organization_id: org, title: 'Private' } });
+      expect(res.status).to.equal(201);
+      return res.body.id as string;
+    };
+    const grantsOf = (org: string, userId: string) => ctx.db('resource_grants').where({ organization_id: org, user_id: userId }).orderBy('resource_type').select('resource_type', 'resource_id', 'role');
+    const rejoin = async (org: string, owner: TestUser, user: TestUser) => {
+      const invited = await invite(ctx.server, org, owner, user.email);
+      expect(invited.status).to.equal(201);
+      const accepted = await ctx.server.request('patch', `/organizations/${org}/invitations/${invited.body.invitation.id}`, { token: user.token, body: { status: 'accepted' } });
+      expect(accepted.status).to.equal(200);
+    };
+
+    it('removal deletes the member’s grants in that organization only, in the same change; re-invited, they regain nothing', async () => {
+      const owner = newUser();
+      const bob = newUser();
+      const org = await createOrganization(ctx.server, owner);
+      const ada = await joinedMember(ctx.server, org, owner);
+      await addMember(ctx.db, org, bob);
+      const project = await create(owner, '/projects', org);
+      const canvas = await create(owner, '/canvases', org);
+      await grantOn(owner, 'project', project, ada, 'editor');
+      await grantOn(owner, 'canvas', canvas, ada, 'viewer');
+      await grantOn(owner, 'canvas', canvas, bob, 'editor');
+      // Ada's grant in another organization is that organization's business.
+      const elsewhere = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, elsewhere, ada);
+      const otherCanvas = await create(owner, '/canvases', elsewhere);
+      await grantOn(owner, 'canvas', otherCanvas, ada, 'viewer');
+      expect((await ctx.server.request('get', `/projects/${project}`, { token: ada.token })).status).to.equal(200);
+
+      const res = await ctx.server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: owner.token });
+      expect(res.status).to.equal(204);
+      expect(await grantsOf(org, ada.id)).to.deep.equal([]);
+      expect(await grantsOf(org, bob.id)).to.deep.equal([{ resource_type: 'canvas', resource_id: canvas, role: 'editor' }]);
+      expect(await grantsOf(elsewhere, ada.id)).to.deep.equal([{ resource_type: 'canvas', resource_id: otherCanvas, role: 'viewer' }]);
+      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 2 } });
+
+      await rejoin(org, owner, ada);
+      expect(await grantsOf(org, ada.id)).to.deep.equal([]);
+      expect((await ctx.server.request('get', `/projects/${project}`, { token: ada.token })).status).to.equal(404);
+      expect((await ctx.server.request('get', `/canvases/${canvas}`, { token: ada.token })).status).to.equal(404);
+      const record = await ctx.server.request('get', `/access/canvas/${canvas}`, { token: owner.token });
+      expect(record.status).to.equal(200);
+      expect(JSON.stringify(record.body)).not.to.include(ada.id);
+    });
+
+    it('leaving deletes the leaver’s grants and records grants_removed; re-invited, they regain nothing', async () => {
+      const owner = newUser();
+      const org = await createOrganization(ctx.server, owner);
+      const ada = await joinedMember(ctx.server, org, owner);
+      const project = await create(owner, '/projects', org);
+      await grantOn(owner, 'project', project, ada, 'viewer');
+      const res = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
+      expect(res.status).to.equal(204);
+      expect(await grantsOf(org, ada.id)).to.deep.equal([]);
+      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 1 } });
+      await rejoin(org, owner, ada);
+      expect((await ctx.server.request('get', `/projects/${project}`, { token: ada.token })).status).to.equal(404);
+    });
+
+    it('a refused removal (403) leaves the member’s grants in place', async () => {
+      const owner = newUser();
+      const admin = newUser();
+      const coOwner = newUser();
+      const org = await createOrganization(ctx.server, owner);
+      await addMember(ctx.db, org, admin, 'admin');
+      await addMember(ctx.db, org, coOwner, 'owner');
+      const canvas = await create(admin, '/canvases', org);
+      await grantOn(admin, 'canvas', canvas, coOwner, 'editor');
+      const res = await ctx.server.request('delete', `/organizations/${org}/members/${coOwner.id}`, { token: admin.token });
+      expect(res.status).to.equal(403);
+      expect(await grantsOf(org, coOwner.id)).to.deep.equal([{ resource_type: 'canvas', resource_id: canvas, role: 'editor' }]);
+      expect((await activity(org)).map((e) => e.action)).to.deep.equal(['canvas.created', 'access.grant_created']);
     });
   });
 });

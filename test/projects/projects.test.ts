@@ -157,7 +157,9 @@ describe('projects', () => {
       expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: alice.token, body: { canvas_id: canvas.body.id } })).status).to.equal(409);
       const list = await ctx.server.request('get', `/projects/${project.id}/canvases`, { token: alice.token });
       expect(list.status).to.equal(200);
-      expect(list.body).to.deep.equal({ items: [added.body], next_cursor: null });
+      // The list answers the canvases themselves (as GET /canvases/{id}), not their memberships.
+      const own = await ctx.server.request('get', `/canvases/${canvas.body.id}`, { token: alice.token });
+      expect(list.body).to.deep.equal({ items: [own.body], next_cursor: null });
       const projects = await ctx.server.request('get', `/canvases/${canvas.body.id}/projects`, { token: alice.token });
       expect(projects.body.items.map((p: { id: string }) => p.id)).to.deep.equal([project.id]);
       const removed = await ctx.server.request('delete', `/projects/${project.id}/canvases/${canvas.body.id}`, { token: alice.token });

@@ -1,7 +1,8 @@
 import { AppError } from '../../src/http/errors.ts';
 import { expireDueGrants, expireDueHolds } from '../../src/credits/expiry.ts';
 import { captureHold, placeHoldOnce } from '../../src/credits/holds.ts';
-import { expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../../src/credits/jobs.ts';
+import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../../src/credits/jobs.ts';
+import { deleteExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
 import { meteredOperation } from '../../src/credits/metered.ts';
 import { handle } from '../handler.ts';
 
@@ -13,6 +14,12 @@ export const expireCreditHoldsHandler = handle(expireCreditHoldsJob, async (_pay
 export const expireCreditGrantsHandler = handle(expireCreditGrantsJob, async (_payload, { deps, log }) => {
   const expired = await expireDueGrants(deps.db);
   if (expired) log.info({ expired }, 'credit grants expired');
+});
+
+// A plain DELETE of old rows: repeating it after a crash deletes nothing twice.
+export const deleteExpiredIdempotencyKeysHandler = handle(deleteExpiredIdempotencyKeysJob, async (_payload, { deps, log }) => {
+  const deleted = await deleteExpiredIdempotencyKeys(deps.db);
+  if (deleted) log.info({ deleted }, 'expired idempotency keys deleted');
 });
 
 /** Reserve → perform → capture; each step is its own transaction and safe to repeat (see the job). */

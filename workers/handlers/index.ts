@@ -1,5 +1,5 @@
 import type { JobHandler } from '../handler.ts';
-import { expireCreditGrantsHandler, expireCreditHoldsHandler, meteredOperationHandler } from './credits.ts';
+import { deleteExpiredIdempotencyKeysHandler, expireCreditGrantsHandler, expireCreditHoldsHandler, meteredOperationHandler } from './credits.ts';
 import { assetEnrichmentHandler } from './asset-enrichment.ts';
 import { assetImportHandler } from './asset-import.ts';
 import { balanceAlertCheckHandler, balanceAlertEmailHandler, cycleRefillsHandler } from './billing.ts';
@@ -7,4 +7,4 @@ import { sweepRateLimitWindowsHandler } from './sweep-rate-limit-windows.ts';
 import { invitationEmailHandler } from './invitation-email.ts';
 
 /** One handler per job type of `src/jobs/queues.ts`. */
-export const handlers: readonly JobHandler<any>[] = [invitationEmailHandler, sweepRateLimitWindowsHandler, cycleRefillsHandler, balanceAlertCheckHandler, balanceAlertEmailHandler, assetImportHandler, assetEnrichmentHandler, expireCreditHoldsHandler, expireCreditGrantsHandler, meteredOperationHandler];
+export const handlers: readonly JobHandler<any>[] = [invitationEmailHandler, sweepRateLimitWindowsHandler, cycleRefillsHandler, balanceAlertCheckHandler, balanceAlertEmailHandler, assetImportHandler, assetEnrichmentHandler, expireCreditHoldsHandler, expireCreditGrantsHandler, meteredOperationHandler, deleteExpiredIdempotencyKeysHandler];
