@@ -6,7 +6,7 @@
 import { signToken } from '../src/auth/sign.ts';
 import { listConversations } from '../src/conversations/list.ts';
 import { createDb } from '../src/db/knex.ts';
-import { encodeCursor } from '../src/http/pagination.ts';
+import { encodeCursor } from '../src/core/pagination.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';

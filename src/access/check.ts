@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { forbidden, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { forbidden, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { permissionsOf } from '../organizations/membership.ts';
 import { allows, policies } from './policies/index.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';

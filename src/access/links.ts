@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { badRequest } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest, isAppError } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireAccess } from './check.ts';
 import type { ResourceType } from './types.ts';
 
@@ -19,8 +19,8 @@ export async function fileIntoProjectOnCreate(
   item: { type: ProjectItemType; id: string; organizationId: string },
   projectId: string,
 ): Promise<void> {
-  const project = await requireAccess(trx, caller, 'project', projectId, 'read').catch((error: { status?: number }) => {
-    if (error.status === 404) throw badRequest(`project_id: no project ${projectId} that you can read`, ['project_id']);
+  const project = await requireAccess(trx, caller, 'project', projectId, 'read').catch((error: unknown) => {
+    if (isAppError(error, 'not_found')) throw badRequest(`project_id: no project ${projectId} that you can read`, ['project_id']);
     throw error;
   });
   if (project.row.organization_id !== item.organizationId) throw badRequest('project_id: the project belongs to another organization', ['project_id']);

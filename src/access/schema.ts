@@ -1,4 +1,4 @@
-import { timestamp, uuid, z } from '../http/zod.ts';
+import { timestamp, uuid, z } from '../core/zod.ts';
 import { resourceTypes } from './types.ts';
 
 export const resourceTypeSchema = z.enum(resourceTypes).openapi({ description: 'Kind of resource (spec 2.1).' });

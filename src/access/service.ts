@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { badRequest, conflict, forbidden, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { requireAccess, resourceNoun } from './check.ts';
 import { allows } from './policies/index.ts';

@@ -1,5 +1,5 @@
-import type { Caller } from '../http/route.ts';
-import { paginate, type Page } from '../http/pagination.ts';
+import type { Caller } from '../core/caller.ts';
+import { paginate, type Page } from '../core/pagination.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { activityEventColumns, type ActivityEventRow } from './presenter.ts';

@@ -1,4 +1,4 @@
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import type { activityEventSchema } from './schema.ts';
 
 export interface ActivityEventRow {

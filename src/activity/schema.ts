@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { jsonValue, timestamp, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { jsonValue, timestamp, z } from '../core/zod.ts';
 
 export const activityEventSchema = z
   .object({

@@ -1,4 +1,4 @@
-import { timestamp, z } from '../http/zod.ts';
+import { timestamp, z } from '../core/zod.ts';
 import { roleKey } from '../roles/schema.ts';
 
 export const MAX_THRESHOLDS = 10;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { badRequest } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMember, requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { rolesOf } from '../roles/catalog.ts';

@@ -1,5 +1,5 @@
 import { defineJob } from '../jobs/define.ts';
-import { z } from '../http/zod.ts';
+import { z } from '../core/zod.ts';
 
 /**
  * Link import: download the asset's source URL through the SSRF guard, store the file, then hand

@@ -1,6 +1,6 @@
 import { fileIntoProjectOnCreate } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import type { Caller } from '../http/route.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetImportJob } from './jobs.ts';
 import { guessTypeFromUrl } from './media-types.ts';

@@ -1,6 +1,6 @@
 import { requireAccess } from '../access/index.ts';
-import { AppError, badRequest, conflict } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { AppError, badRequest, conflict } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { ModelProviderError, UnknownModelError, type AssetForModel } from '../providers/models/index.ts';
 import type { AssetRow } from './presenter.ts';
@@ -13,7 +13,7 @@ async function viaProvider<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (error instanceof UnknownModelError) throw badRequest(`model: ${error.message}`, ['model']);
-    if (error instanceof ModelProviderError) throw new AppError(503, 'internal', `the model service is unavailable: ${error.message}`);
+    if (error instanceof ModelProviderError) throw new AppError('unavailable', `the model service is unavailable: ${error.message}`);
     throw error;
   }
 }

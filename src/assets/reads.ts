@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { requireAccess } from '../access/index.ts';
-import { notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetFileKey, type AssetRow } from './presenter.ts';
 

@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { jsonValue, queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { jsonValue, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 
 export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
 export type AssetType = (typeof assetTypes)[number];

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { fileIntoProjectOnCreate, requireAccess, requireLive, viewerIn, whereReadable } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { notFound } from '../http/errors.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { notFound } from '../core/errors.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetColumns, type AssetRow } from './presenter.ts';

@@ -4,8 +4,8 @@ import koaJwt from 'koa-jwt';
 import jwksRsa from 'jwks-rsa';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/knex.ts';
-import { AppError } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { AppError } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { UserDirectory } from '../users/directory.ts';
 
 export const HMAC_ALGORITHMS = ['HS256'];
@@ -88,4 +88,4 @@ function describeRejection(error: KoaJwtError): string {
   return 'token failed verification';
 }
 
-const unauthorized = (why: string) => new AppError(401, 'unauthorized', `a valid bearer token is required: ${why}`);
+const unauthorized = (why: string) => new AppError('unauthorized', `a valid bearer token is required: ${why}`);

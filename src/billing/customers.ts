@@ -1,6 +1,6 @@
 import { recordActivity } from '../activity/record.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { recordBillingEvent } from './events.ts';

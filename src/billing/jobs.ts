@@ -1,5 +1,5 @@
 import { defineJob } from '../jobs/define.ts';
-import { z } from '../http/zod.ts';
+import { z } from '../core/zod.ts';
 
 /** Plan-cycle refills; scheduled by the workers (cron), or enqueued for one organization. */
 export const cycleRefillsJob = defineJob({

@@ -1,4 +1,4 @@
-import { timestamp, z } from '../http/zod.ts';
+import { timestamp, z } from '../core/zod.ts';
 import { planKeys } from './plans.ts';
 
 export const organizationParams = z.object({ organization_id: z.string().min(1).max(255) });

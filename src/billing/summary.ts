@@ -1,5 +1,5 @@
-import { notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { getCustomer } from './customers.ts';

@@ -1,6 +1,6 @@
-import { AppError, notFound } from '../http/errors.ts';
+import { AppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
+import { z } from '../core/zod.ts';
 import { WebhookSignatureError } from './provider/types.ts';
 import { applyWebhookEvent } from './webhooks.ts';
 
@@ -30,7 +30,7 @@ export const billingWebhookRoutes: AnyRoute[] = [
       try {
         event = deps.providers.billing.parseWebhook(raw, ctx.get('stripe-signature') || undefined);
       } catch (error) {
-        if (error instanceof WebhookSignatureError) throw new AppError(400, 'validation_failed', `Stripe-Signature: ${error.message}`, [{ path: ['Stripe-Signature'], message: error.message }]);
+        if (error instanceof WebhookSignatureError) throw new AppError('validation_failed', `Stripe-Signature: ${error.message}`, [{ path: ['Stripe-Signature'], message: error.message }]);
         throw error;
       }
       return { received: true as const, outcome: await applyWebhookEvent(deps, event) };

@@ -1,4 +1,4 @@
-import { iso } from '../http/present.ts';
+import { iso } from '../core/present.ts';
 
 export type CanvasRow = Record<string, any>;
 

@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 
 export const canvasSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { fileIntoProjectOnCreate, requireAccess, requireLive, viewerIn, whereReadable } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { canvasColumns, type CanvasRow } from './presenter.ts';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { allows, roleOfRank, selectRoleRank, viewerIn, whereReadable, type Viewer } from '../access/index.ts';
-import type { Caller } from '../http/route.ts';
-import { decodeCursor, paginate, type Page } from '../http/pagination.ts';
+import type { Caller } from '../core/caller.ts';
+import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
 import { likePattern } from '../library/search.ts';
 import { conversationColumns, type ConversationRow, type ListExtras } from './presenter.ts';
 

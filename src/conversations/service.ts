@@ -1,6 +1,6 @@
 import { fileIntoProjectOnCreate, requireAccess, requireLive } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import type { Caller } from '../http/route.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConversationRow } from './presenter.ts';

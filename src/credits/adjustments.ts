@@ -7,10 +7,10 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
-import { conflict, notFound } from '../http/errors.ts';
+import { conflict, notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Caller } from '../http/route.ts';
-import type { z } from '../http/zod.ts';
+import type { Caller } from '../core/caller.ts';
+import type { z } from '../core/zod.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { drawFromGrants } from './allocations.ts';

@@ -2,11 +2,11 @@
  * Credits of a chat run over HTTP: begin reserves the estimated maximum, capture records what each
  * step used, settle closes the run (captures are final, the rest is released).
  */
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Caller } from '../http/route.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMember, requireMemberWith, type Membership } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';

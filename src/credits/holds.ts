@@ -5,7 +5,7 @@
  * Lock order everywhere: member limit row → hold row → balance row → grants.
  */
 import type { Knex } from 'knex';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { moveBalance, readBalance, reserveAvailable, availableOf, writeEntries, type EntryInput } from './entries.ts';
 import { expireDueGrantsOf } from './ledger.ts';
 import { balanceExhausted, checkSpendingLimit } from './limits.ts';

@@ -1,5 +1,5 @@
 import { defineJob, type JobDefinition } from '../jobs/define.ts';
-import { jsonValue, z } from '../http/zod.ts';
+import { jsonValue, z } from '../core/zod.ts';
 
 /** Resolves abandoned holds whose time ran out (captures kept, rest released). Every minute. */
 export const expireCreditHoldsJob = defineJob({

@@ -4,7 +4,7 @@
  * Holds live in holds.ts; this file issues and expires grants.
  */
 import type { Knex } from 'knex';
-import { badRequest } from '../http/errors.ts';
+import { badRequest } from '../core/errors.ts';
 import { ensureBalanceRow, moveBalance, writeEntries, type EntryKind } from './entries.ts';
 
 export const grantSources = ['starter', 'purchase', 'plan_cycle', 'adjustment', 'refund'] as const;

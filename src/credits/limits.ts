@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError } from '../http/errors.ts';
+import { AppError } from '../core/errors.ts';
 import { currentPeriod, type CreditPeriod } from './cycle.ts';
 
 export interface MemberSpending {
@@ -59,11 +59,11 @@ export async function checkSpendingLimit(trx: Knex.Transaction, organizationId: 
   const left = Math.max(0, limit.spending_limit - spent - held);
   if (amount > left) {
     const message = `spending_limit: the member's spending limit is exhausted (limit ${limit.spending_limit} credits this period, ${spent + held} used or held, ${amount} needed)`;
-    throw new AppError(402, 'payment_required', message, [{ path: ['spending_limit'], message }]);
+    throw new AppError('payment_required', message, [{ path: ['spending_limit'], message }]);
   }
 }
 
 export function balanceExhausted(available: number, amount: number): AppError {
   const message = `balance: the workspace balance is exhausted (${available} credits available, ${amount} needed)`;
-  return new AppError(402, 'payment_required', message, [{ path: ['balance'], message }]);
+  return new AppError('payment_required', message, [{ path: ['balance'], message }]);
 }

@@ -1,8 +1,8 @@
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import type { CreditCapture, CreditHold } from './hold-model.ts';
 import type { CreditGrant } from './ledger.ts';
 import type { captureSchema, grantSchema, holdSchema } from './schema.ts';
-import { iso } from '../http/present.ts';
+import { iso } from '../core/present.ts';
 
 
 export const presentGrant = (grant: CreditGrant): z.input<typeof grantSchema> => ({

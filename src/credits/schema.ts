@@ -1,5 +1,5 @@
-import { pageQuery, pageOf } from '../http/pagination.ts';
-import { timestamp, z } from '../http/zod.ts';
+import { pageQuery, pageOf } from '../core/pagination.ts';
+import { timestamp, z } from '../core/zod.ts';
 import { organizationIdParams } from '../organizations/schema.ts';
 import { entryKinds } from './entries.ts';
 import { grantSources } from './ledger.ts';

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import type { z } from '../http/zod.ts';
-import type { Caller } from '../http/route.ts';
-import { notFound } from '../http/errors.ts';
+import type { z } from '../core/zod.ts';
+import type { Caller } from '../core/caller.ts';
+import { notFound } from '../core/errors.ts';
 import { requireMember, requireMemberWith, requirePermission } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { currentPeriod } from './cycle.ts';

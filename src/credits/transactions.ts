@@ -1,6 +1,6 @@
-import type { z } from '../http/zod.ts';
-import type { Caller } from '../http/route.ts';
-import { paginate } from '../http/pagination.ts';
+import type { z } from '../core/zod.ts';
+import type { Caller } from '../core/caller.ts';
+import { paginate } from '../core/pagination.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Account, EntryKind } from './entries.ts';

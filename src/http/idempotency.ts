@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { AppError, conflict } from './errors.ts';
-import { z } from './zod.ts';
+import { AppError, conflict } from '../core/errors.ts';
+import { z } from '../core/zod.ts';
 
 /** The `headers` schema of an operation that honours Idempotency-Key (Koa lowercases header names). */
 export const idempotencyHeaders = z.object({
@@ -49,7 +49,7 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
     if (stored) {
       if (stored.request_hash !== hash) {
         const message = 'Idempotency-Key: this key was already used with a different request; use a new key for a new request';
-        throw new AppError(422, 'validation_failed', message, [{ path: ['Idempotency-Key'], message }]);
+        throw new AppError('validation_failed', message, [{ path: ['Idempotency-Key'], message }], { status: 422 });
       }
       return stored.response_body;
     }

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
-import { z } from './zod.ts';
+import { z } from '../core/zod.ts';
 import type { AnyRoute } from './route.ts';
 
 export const errorBodySchema = z

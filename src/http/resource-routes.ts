@@ -1,7 +1,7 @@
 import type { ZodObject, ZodType, z } from 'zod';
-import type { Caller } from './route.ts';
+import type { Caller } from '../core/caller.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
-import type { Page } from './pagination.ts';
+import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 
 type Method = 'post' | 'get' | 'patch' | 'delete';

@@ -1,16 +1,11 @@
 import type { Context } from 'koa';
 import type { ZodType, z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
-import { AppError, fromZodIssues } from './errors.ts';
+import type { Caller } from '../core/caller.ts';
+import { AppError, fromZodIssues } from '../core/errors.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** The authenticated user behind a request (JWT `sub`, `email`, `name`). */
-export interface Caller {
-  userId: string;
-  email: string | null;
-  name: string | null;
-}
 
 type Infer<S> = S extends ZodType ? zod.output<S> : undefined;
 type Reply<S> = S extends ZodType ? zod.input<S> : void;
@@ -71,7 +66,7 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
   return async (ctx: Context) => {
     const rawBody = (ctx.request as { body?: unknown }).body;
     const hasBody = rawBody !== undefined && !(typeof rawBody === 'object' && rawBody !== null && !Array.isArray(rawBody) && Object.keys(rawBody).length === 0);
-    if (!route.body && hasBody) throw new AppError(400, 'validation_failed', 'body: this operation takes no request body');
+    if (!route.body && hasBody) throw new AppError('validation_failed', 'body: this operation takes no request body');
     if (route.headers) parse(route.headers, ctx.headers, 'headers');
     const input: HandlerInput<unknown, unknown, unknown> = {
       params: route.params ? parse(route.params, ctx.params, 'params') : undefined,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { badRequest, forbidden, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest, forbidden, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Membership } from '../organizations/membership.ts';
 import { permissionsOf } from '../organizations/membership.ts';
 import { isBuiltInRole } from '../organizations/permissions.ts';

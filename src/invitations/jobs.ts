@@ -1,5 +1,5 @@
 import { defineJob } from '../jobs/define.ts';
-import { z } from '../http/zod.ts';
+import { z } from '../core/zod.ts';
 
 /** Sends the invitation e-mail once the invitation is committed (enqueued in the same transaction). */
 export const invitationEmailJob = defineJob({

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import type { InvitationStatus, invitationSchema } from './schema.ts';
-import { iso } from '../http/present.ts';
+import { iso } from '../core/present.ts';
 
 export interface InvitationRow {
   id: string;

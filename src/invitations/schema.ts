@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { timestamp, uuid, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { timestamp, uuid, z } from '../core/zod.ts';
 
 export const invitationStatuses = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
 export type InvitationStatus = (typeof invitationStatuses)[number];

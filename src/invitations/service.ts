@@ -1,7 +1,7 @@
 import { recordActivity } from '../activity/record.ts';
-import { conflict, forbidden } from '../http/errors.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { conflict, forbidden } from '../core/errors.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, roleExists, type InvitationAccess } from './access.ts';

@@ -1,5 +1,5 @@
 import { accessRecord, accessRecordSchema, requireAccess } from '../access/index.ts';
-import { AppError, notFound } from '../http/errors.ts';
+import { isAppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
 import { listLibrary } from './service.ts';
@@ -42,7 +42,7 @@ export const libraryRoutes: AnyRoute[] = [
     errors: [404],
     handler: async ({ params, caller, deps }) => {
       const { row, role, viewer } = await requireAccess(deps.db, caller, 'asset', params.doc_id, 'read').catch((error: unknown) => {
-        throw error instanceof AppError && error.status === 404 ? notFound('document') : error;
+        throw isAppError(error, 'not_found') ? notFound('document') : error;
       });
       if (!documentTypes.includes(row.type)) throw notFound('document');
       return accessRecord(deps.db, 'asset', row, role, viewer);

@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { timestamp, uuid, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { timestamp, uuid, z } from '../core/zod.ts';
 import { libraryTypeNames } from './types.ts';
 
 const typeList = z

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { readableSql, viewerIn } from '../access/index.ts';
-import { decodeCursor, encodeCursor, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { likePattern } from './search.ts';
 import { libraryTypes, type LibraryType, type LibraryTypeName } from './types.ts';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { badRequest, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { permissionsOf, requireMember, requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { requireAuthorityOver } from '../roles/authority.ts';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { notFound } from '../http/errors.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { notFound } from '../core/errors.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMember, requireMemberWith, requirePermission } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { memberColumns, type MemberRow } from './presenter.ts';

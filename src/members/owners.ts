@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { conflict } from '../http/errors.ts';
+import { conflict } from '../core/errors.ts';
 
 /**
  * Locks every owner row of the organization (in a fixed order, so concurrent callers cannot

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { forbidden } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { forbidden } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMember } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Personalization } from './presenter.ts';

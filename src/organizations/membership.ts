@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { forbidden, notFound } from '../http/errors.ts';
+import { forbidden, notFound } from '../core/errors.ts';
 import { builtInRolePermissions, isBuiltInRole, type OrganizationPermission } from './permissions.ts';
 
 export interface Membership {

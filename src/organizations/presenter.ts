@@ -1,6 +1,6 @@
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import type { organizationSchema } from './schema.ts';
-import { iso } from '../http/present.ts';
+import { iso } from '../core/present.ts';
 
 export interface OrganizationRow {
   id: string;

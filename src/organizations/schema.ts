@@ -1,4 +1,4 @@
-import { timestamp, z } from '../http/zod.ts';
+import { timestamp, z } from '../core/zod.ts';
 
 export const slugSchema = z
   .string()

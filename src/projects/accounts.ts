@@ -1,6 +1,6 @@
 import { viewerIn, whereReadable } from '../access/index.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { permissionsOf } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 

@@ -1,8 +1,8 @@
 import type { ZodObject } from 'zod';
 import type { ProjectItemType } from '../access/index.ts';
-import { pageQuery } from '../http/pagination.ts';
+import { pageQuery } from '../core/pagination.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
+import { z } from '../core/zod.ts';
 import { listItemProjects } from './membership.ts';
 import { presentProject } from './presenter.ts';
 import { projectPage } from './schema.ts';

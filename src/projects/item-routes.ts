@@ -1,7 +1,7 @@
 import { resourceNoun } from '../access/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 import { projectItemKinds } from './item-kinds.ts';
 import { addProjectItem, listProjectItems, removeProjectItem, type ProjectItem } from './membership.ts';
 

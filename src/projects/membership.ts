@@ -1,8 +1,8 @@
 import { requireAccess, resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { badRequest, conflict, notFound } from '../core/errors.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';

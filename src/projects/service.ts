@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { requireAccess, requireLive, viewerIn, whereReadable } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { conflict } from '../http/errors.ts';
-import { paginate, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { conflict } from '../core/errors.ts';
+import { paginate, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { normaliseSlug } from '../organizations/slug.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';

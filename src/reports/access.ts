@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../core/errors.ts';
 import { requireMember } from '../organizations/membership.ts';
 
 /** Reports show money and usage: members only (404 otherwise) holding credits.view or billing.view (403). */

@@ -1,4 +1,4 @@
-import { timestamp, z } from '../http/zod.ts';
+import { timestamp, z } from '../core/zod.ts';
 
 const MAX_RANGE_DAYS = 366;
 const DAY = 86_400_000;

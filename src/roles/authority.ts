@@ -1,4 +1,4 @@
-import { forbidden } from '../http/errors.ts';
+import { forbidden } from '../core/errors.ts';
 import type { Membership } from '../organizations/membership.ts';
 import type { OrganizationPermission } from '../organizations/permissions.ts';
 import { orderedPermissions } from './presenter.ts';

@@ -1,4 +1,4 @@
-import type { z } from '../http/zod.ts';
+import type { z } from '../core/zod.ts';
 import { organizationPermissions, type OrganizationPermission } from '../organizations/permissions.ts';
 import type { roleSchema } from './schema.ts';
 

@@ -1,5 +1,5 @@
-import { pageOf, pageQuery } from '../http/pagination.ts';
-import { timestamp, z } from '../http/zod.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { timestamp, z } from '../core/zod.ts';
 import { organizationPermissions } from '../organizations/permissions.ts';
 
 export const MAX_CUSTOM_ROLES = 50;

@@ -1,8 +1,8 @@
 import { recordActivity } from '../activity/record.ts';
 import { forgetAlertRole } from '../alert-policy/service.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { decodeCursor, encodeCursor, type Page } from '../http/pagination.ts';
-import type { Caller } from '../http/route.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMember, requireMemberWith } from '../organizations/membership.ts';
 import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../organizations/permissions.ts';
 import type { Deps } from '../platform/deps.ts';

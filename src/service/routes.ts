@@ -1,7 +1,7 @@
 import type { AnyRoute } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
-import { z } from '../http/zod.ts';
-import { AppError } from '../http/errors.ts';
+import { z } from '../core/zod.ts';
+import { AppError } from '../core/errors.ts';
 
 const health = z.object({ status: z.literal('ok') });
 const readiness = z.object({ status: z.enum(['ok']), database: z.literal('ok'), queue: z.literal('ok') });
@@ -32,7 +32,7 @@ export const serviceRoutes: AnyRoute[] = [
       const database = await deps.db.raw('select 1').then(() => true, () => false);
       const queue = database && (await deps.jobs.isReady().catch(() => false));
       if (!database || !queue) {
-        throw new AppError(503, 'internal', !database ? 'database unreachable' : 'job queue unreachable');
+        throw new AppError('unavailable', !database ? 'database unreachable' : 'job queue unreachable');
       }
       return { status: 'ok' as const, database: 'ok' as const, queue: 'ok' as const };
     },

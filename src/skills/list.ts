@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { viewerIn, whereReadable } from '../access/index.ts';
-import type { Caller } from '../http/route.ts';
+import type { Caller } from '../core/caller.ts';
 import { likePattern } from '../library/search.ts';
-import { paginate, type Page } from '../http/pagination.ts';
+import { paginate, type Page } from '../core/pagination.ts';
 import type { SkillRow } from './presenter.ts';
 
 export interface SkillListQuery {

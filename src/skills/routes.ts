@@ -1,5 +1,5 @@
 import { requireAccess } from '../access/index.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { itemProjectsRoute } from '../projects/item-projects-route.ts';

@@ -1,7 +1,7 @@
 import { fileIntoProjectOnCreate, requireAccess, requireLive } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import type { Caller } from '../http/route.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import type { Caller } from '../core/caller.ts';
 import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Knex } from 'knex';

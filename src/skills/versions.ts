@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { paginate, type Page } from '../http/pagination.ts';
+import { paginate, type Page } from '../core/pagination.ts';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
 
 const versionColumns = ['v.id', 'v.skill_id', 'v.version', 'v.name', 'v.description', 'v.body', 'v.files', 'v.restored_from_version', 'v.created_by_id', 'v.created_at'];

@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex.ts';
-import type { Caller } from '../http/route.ts';
+import type { Caller } from '../core/caller.ts';
 
 const REFRESH_AFTER_MS = 5 * 60_000;
 const MAX_REMEMBERED = 50_000;

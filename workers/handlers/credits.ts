@@ -1,4 +1,4 @@
-import { AppError } from '../../src/http/errors.ts';
+import { isAppError } from '../../src/core/errors.ts';
 import { expireDueGrants, expireDueHolds } from '../../src/credits/expiry.ts';
 import { captureHold, placeHoldOnce } from '../../src/credits/holds.ts';
 import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../../src/credits/jobs.ts';
@@ -42,7 +42,7 @@ export const meteredOperationHandler = handle(meteredOperationJob, async (payloa
     ));
   } catch (error) {
     // No credits: the operation is not done, and retrying will not change that.
-    if (error instanceof AppError && error.status === 402) return log.warn({ reason: error.message }, 'metered operation refused: no credits');
+    if (isAppError(error, 'payment_required')) return log.warn({ reason: error.message }, 'metered operation refused: no credits');
     throw error;
   }
   // A previous attempt already finished (captured) or gave up (expired): nothing more to do.
@@ -54,7 +54,7 @@ export const meteredOperationHandler = handle(meteredOperationJob, async (payloa
     await deps.db.transaction((trx) => captureHold(trx, hold.id, amount, { description: `Used by ${payload.operation}` }));
   } catch (error) {
     // The hold expired while we worked: the expiry released it, and it stays released.
-    if (error instanceof AppError && error.status === 409) return log.warn({ hold_id: hold.id, reason: error.message }, 'metered operation finished after its hold was resolved');
+    if (isAppError(error, 'conflict')) return log.warn({ hold_id: hold.id, reason: error.message }, 'metered operation finished after its hold was resolved');
     throw error;
   }
 });

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../core/errors.ts';
 
 export const CURRENT_API_MAJOR = 1;
 const servable = /^1(\.\d+)*$/;
@@ -9,7 +9,7 @@ export function apiVersion() {
   return async (ctx: Context, next: Next) => {
     const requested = ctx.get('service-api-version').trim();
     if (requested && !servable.test(requested)) {
-      throw new AppError(400, 'unsupported_api_version', `Service-Api-Version: ${JSON.stringify(requested)} cannot be served; this deployment serves major ${CURRENT_API_MAJOR}`, [
+      throw new AppError('unsupported_api_version', `Service-Api-Version: ${JSON.stringify(requested)} cannot be served; this deployment serves major ${CURRENT_API_MAJOR}`, [
         { path: ['Service-Api-Version'], message: `must be ${CURRENT_API_MAJOR} or ${CURRENT_API_MAJOR}.x` },
       ]);
     }

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../../db/knex.ts';
-import { AppError } from '../errors.ts';
-import type { Caller } from '../route.ts';
+import { AppError } from '../../core/errors.ts';
+import type { Caller } from '../../core/caller.ts';
 
 const WINDOW_SECONDS = 60;
 const MAX_LEASE = 50;
@@ -125,9 +125,8 @@ export function rateLimit(db: Db, perMinute: number) {
       'RateLimit-Reset': String(resetSeconds),
     };
     if (!admitted) {
-      throw new AppError(429, 'rate_limited', `rate limit of ${perMinute} requests per minute used up; retry in ${resetSeconds} s`, [], {
-        ...headers,
-        'Retry-After': String(resetSeconds),
+      throw new AppError('rate_limited', `rate limit of ${perMinute} requests per minute used up; retry in ${resetSeconds} s`, [], {
+        headers: { ...headers, 'Retry-After': String(resetSeconds) },
       });
     }
     ctx.set(headers);

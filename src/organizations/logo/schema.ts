@@ -1,4 +1,4 @@
-import { z } from '../../http/zod.ts';
+import { z } from '../../core/zod.ts';
 
 export const MAX_LOGO_BYTES = 1024 * 1024;
 

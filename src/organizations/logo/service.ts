@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordActivity } from '../../activity/record.ts';
-import { notFound } from '../../http/errors.ts';
-import type { Caller } from '../../http/route.ts';
+import { notFound } from '../../core/errors.ts';
+import type { Caller } from '../../core/caller.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { requireMember, requireMemberWith } from '../membership.ts';
 import type { OrganizationRow } from '../presenter.ts';

@@ -1,5 +1,5 @@
 import { defineJob, type JobDefinition } from '../../jobs/define.ts';
-import { z } from '../../http/zod.ts';
+import { z } from '../../core/zod.ts';
 
 /** Deletes old rate-limit windows; scheduled every minute by the workers. */
 export const sweepRateLimitWindowsJob = defineJob({

@@ -1,0 +1,91 @@
+import type { core } from 'zod';
+
+/** The error codes of the Error body (CONVENTIONS §3); code that handles errors branches on these. */
+export type ErrorCode =
+  | 'validation_failed'
+  | 'unsupported_api_version'
+  | 'unauthorized'
+  | 'payment_required'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+export const errorCodes: readonly ErrorCode[] = [
+  'validation_failed',
+  'unsupported_api_version',
+  'unauthorized',
+  'payment_required',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'rate_limited',
+  'unavailable',
+  'internal',
+];
+
+/** The HTTP status a code answers with unless the error names another (413, 415, 422…). */
+const statusOfCode: Record<ErrorCode, number> = {
+  validation_failed: 400,
+  unsupported_api_version: 400,
+  unauthorized: 401,
+  payment_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  rate_limited: 429,
+  unavailable: 503,
+  internal: 500,
+};
+
+export interface ErrorIssue {
+  path: (string | number)[];
+  message: string;
+}
+
+/**
+ * An expected failure, named by its code; anything else thrown becomes a 500 `internal`. The
+ * HTTP layer answers it with `status` (the code's own status unless a finer one is given).
+ */
+export class AppError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly issues: ErrorIssue[] = [],
+    options: { status?: number; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.status = options.status ?? statusOfCode[code];
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const isAppError = (error: unknown, code?: ErrorCode): error is AppError =>
+  error instanceof AppError && (code === undefined || error.code === code);
+
+const issuesAt = (message: string, path: (string | number)[]) => (path.length ? [{ path, message }] : []);
+
+export const badRequest = (message: string, path: (string | number)[] = []) => new AppError('validation_failed', message, issuesAt(message, path));
+export const paymentRequired = (message: string, path: (string | number)[] = []) => new AppError('payment_required', message, issuesAt(message, path));
+export const forbidden = (message: string) => new AppError('forbidden', message);
+/** The same answer for "does not exist" and "you cannot read it", so ids cannot be probed. */
+export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
+export const conflict = (message: string, path: (string | number)[] = []) => new AppError('conflict', message, issuesAt(message, path));
+export const unavailable = (message: string) => new AppError('unavailable', message);
+
+/** A 400 naming the first broken field (prefixed by where it was: query, params, headers). */
+export function fromZodIssues(issues: readonly core.$ZodIssue[], location?: 'params' | 'query' | 'body' | 'headers'): AppError {
+  const list = issues.map((issue) => ({ path: issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: issue.message }));
+  const first = list[0];
+  if (!first) return new AppError('validation_failed', 'request is invalid');
+  const prefix = location && location !== 'body' ? [location] : [];
+  const where = [...prefix, ...first.path].join('.') || location || 'request';
+  return new AppError('validation_failed', `${where}: ${first.message}`, list);
+}
