@@ -5,6 +5,7 @@
  */
 import { signToken } from '../src/auth/sign.ts';
 import { listConversations } from '../src/conversations/list.ts';
+import { actorFor } from '../src/access/index.ts';
 import { createDb } from '../src/db/knex.ts';
 import { encodeCursor } from '../src/core/pagination.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -122,7 +123,7 @@ async function explain(userId: string, cursor: string | undefined, pageNumber: n
       if (q.sql.includes('from "conversations"')) captured = q;
     };
     db.on('query', listener);
-    await listConversations(db, { userId, email: null, name: null }, { organization_id: org, filter: 'all', include_scheduled: false, deleted: false, limit: LIMIT, cursor: c });
+    await listConversations(db, actorFor(db, { userId }), { organization_id: org, filter: 'all', include_scheduled: false, deleted: false, limit: LIMIT, cursor: c });
     db.off('query', listener);
     if (!captured) continue;
     // knex reports native $n placeholders; raw() wants `?`.

@@ -15,7 +15,7 @@ import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import pg from 'pg';
-import type { Deps } from '../src/platform/deps.ts';
+import { actorFor } from '../src/access/index.ts';
 import { Pool } from 'undici';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -139,7 +139,7 @@ if (!isMainThread) {
     const userId = users[next++ % users.length]!;
     ctx.state.caller = { userId, email: null, name: null };
     await countRequest(ctx, async () => {
-      ctx.body = await getOrganization({ db: knexDb } as Deps, ctx.state.caller, org);
+      ctx.body = await getOrganization(actorFor(knexDb, ctx.state.caller), org);
     });
   });
   const queriesServer = queries.listen(0, '127.0.0.1');

@@ -1,11 +1,10 @@
 // Writes the OpenAPI document the web process serves at /openapi.json (for linting and clients).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { buildOpenApiDocument } from '../src/http/openapi.ts';
-import { apiRoutes, plumbingRoutes } from '../src/http/routes.ts';
+import { servedOpenApiDocument } from '../src/http/openapi.ts';
 import { packageVersion } from '../src/web.ts';
 
 const out = path.resolve(process.argv[2] ?? '.data/openapi.json');
 await mkdir(path.dirname(out), { recursive: true });
-await writeFile(out, JSON.stringify(buildOpenApiDocument([...plumbingRoutes, ...apiRoutes], { version: packageVersion }), null, 2));
+await writeFile(out, JSON.stringify(servedOpenApiDocument(packageVersion), null, 2));
 process.stdout.write(`${out}\n`);

@@ -6,8 +6,10 @@ import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
+import { answerClientError } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
 import { JobQueue } from './jobs/enqueue.ts';
+import { createMeteredOperations } from './metered-operations.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
@@ -27,10 +29,12 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   const boss = createBoss(databaseUrl, 'web');
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
-  const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
+  const deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
   const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);
+  // Requests node's parser refuses (e.g. 431 for oversized headers) get the JSON Error body too.
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;

@@ -1,41 +1,61 @@
 // The `worker` process: runs jobs. Scale by running more of them; they share only Postgres.
+// Everything it works comes from one list (src/jobs.ts): queues, handlers and cron schedules.
+import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
 import { createDb } from '../src/db/knex.ts';
+import { allJobs } from '../src/jobs.ts';
 import { createBoss } from '../src/jobs/boss.ts';
+import { runJob, type JobDefinition } from '../src/jobs/define.ts';
 import { JobQueue } from '../src/jobs/enqueue.ts';
-import { allJobs } from '../src/jobs/queues.ts';
-import { maintenanceSchedules } from '../src/platform/maintenance/jobs.ts';
-import { billingSchedules } from '../src/billing/jobs.ts';
-import { creditSchedules } from '../src/credits/jobs.ts';
+import { createMeteredOperations } from '../src/metered-operations.ts';
+import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
 import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { createProviders } from '../src/platform/providers.ts';
 import { onShutdown } from '../src/platform/shutdown.ts';
-import { handlers } from './handlers/index.ts';
+import { DatabaseWatch } from './database-watch.ts';
 
 export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** Subscribes a handler to every queue; `stop()` takes no new jobs and waits for active ones. */
-export async function startWorker(config: Config, databaseUrl: string, log: Logger): Promise<WorkerProcess> {
-  const missing = allJobs.filter((job) => !handlers.some((handler) => handler.job.name === job.name));
-  if (missing.length) throw new Error(`no worker handler for job ${missing.map((job) => job.name).join(', ')}`);
+/** Subscribes every job of `jobs` to its handler; `stop()` takes no new jobs and waits for active ones. */
+export async function startWorker(config: Config, databaseUrl: string, log: Logger, jobs: readonly JobDefinition[] = allJobs): Promise<WorkerProcess> {
+  // Load every handler now: a broken handler module stops worker start instead of failing its jobs.
+  await Promise.all(jobs.map((job) => job.handler()));
 
-  const db = createDb(databaseUrl, { max: config.WORKER_CONCURRENCY * handlers.length + 2, applicationName: 'workspace-worker' });
+  const db = createDb(databaseUrl, { max: config.WORKER_CONCURRENCY * jobs.length + 2, applicationName: 'workspace-worker' });
   const boss = createBoss(databaseUrl, 'worker', {
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
-    // Expiry of a dead worker's job is found by the monitor pass (default every 60 s): same cadence.
+    // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
   });
-  boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
+  const deps: Deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const subscribe = () => subscribeAll(boss, jobs, deps, config, log);
+  const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
+  const watch = new DatabaseWatch({ log, probe: () => db.raw('SELECT 1'), pause: unsubscribe, resume: subscribe, maxDelayMs: config.WORKER_DB_RETRY_MAX_SECONDS * 1000 });
+  boss.on('error', (error) => watch.report(error));
   boss.on('warning', (warning) => log.warn({ warning }, 'pg-boss warning'));
   await boss.start();
-  const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
 
-  for (const handler of handlers) {
-    await boss.work(handler.job.name, {
+  await subscribe();
+  // Upserts: every worker registers the same schedules; pg-boss sends each run once.
+  for (const job of jobs) if (job.cron) await boss.schedule(job.name, job.cron, {}, { tz: 'UTC' });
+  log.info({ queues: jobs.map((job) => job.name) }, 'worker started');
+
+  return {
+    async stop() {
+      watch.stop();
+      await boss.stop({ graceful: true, timeout: 30_000, close: true });
+      await db.destroy();
+    },
+  };
+}
+
+async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], deps: Deps, config: Config, log: Logger): Promise<void> {
+  for (const job of jobs) {
+    await boss.work(job.name, {
       batchSize: 1,
       localConcurrency: config.WORKER_CONCURRENCY,
       // New jobs wake workers through NOTIFY; retries and startAfter jobs are only found by polling
@@ -43,26 +63,14 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
       notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
       burstWhenReadyExceeds: 1,
-    }, async ([job]) => {
-      if (!job) return;
-      const jobLog = log.child({ job_id: job.id, queue: job.name, attempt: job.retryCount });
-      // Re-validate: the payload crossed a process boundary and may predate a deploy.
-      const payload = handler.job.payload.parse(job.data);
+    }, async ([attempt]) => {
+      if (!attempt) return;
+      const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount });
       const started = Date.now();
-      await handler.run(payload, { deps, job, log: jobLog, signal: job.signal });
+      await runJob(job, attempt.data, { deps, job: attempt, log: jobLog, signal: attempt.signal });
       jobLog.info({ ms: Date.now() - started }, 'job done');
     });
   }
-  // Upserts: every worker registers the same schedules; pg-boss sends each run once.
-  for (const { job, cron } of [...maintenanceSchedules, ...billingSchedules, ...creditSchedules]) await boss.schedule(job.name, cron, {}, { tz: 'UTC' });
-  log.info({ queues: handlers.map((handler) => handler.job.name) }, 'worker started');
-
-  return {
-    async stop() {
-      await boss.stop({ graceful: true, timeout: 30_000, close: true });
-      await db.destroy();
-    },
-  };
 }
 
 if (import.meta.main) {

@@ -16,6 +16,6 @@ export function accessRecordRoute(spec: { type: ResourceType; path: string; idPa
     params: spec.idParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    handler: async ({ params, caller, deps }) => getAccessRecord(deps, caller, spec.type, (params as Record<string, string>)[idParam]!),
+    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, spec.type, (params as Record<string, string>)[idParam]!),
   });
 }

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireAccess } from './check.ts';
+import type { Actor } from './actor.ts';
 import type { ResourceType } from './types.ts';
 
 export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill';
@@ -15,19 +14,28 @@ export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill'
  */
 export async function fileIntoProjectOnCreate(
   trx: Knex.Transaction,
-  caller: Caller,
+  actor: Actor,
   item: { type: ProjectItemType; id: string; organizationId: string },
   projectId: string,
 ): Promise<void> {
-  const project = await requireAccess(trx, caller, 'project', projectId, 'read').catch((error: unknown) => {
+  await requireProjectToFileInto(trx, actor, item.organizationId, projectId);
+  await trx('project_items').insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: actor.userId }).onConflict(['project_id', 'item_type', 'item_id']).ignore();
+  await recordActivity(trx, { organizationId: item.organizationId, actorId: actor.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: item.type, item_id: item.id, via: 'origin' } });
+}
+
+/**
+ * The project named in a create body, if the caller may file into it; otherwise the same 400 on
+ * `project_id` whether the project is missing or unreadable (so project ids cannot be probed).
+ * Call it before inserting a row whose `project_id` column references the project.
+ */
+export async function requireProjectToFileInto(trx: Knex.Transaction, actor: Actor, organizationId: string, projectId: string): Promise<void> {
+  const project = await actor.resource(trx, 'project', projectId, 'read').catch((error: unknown) => {
     if (isAppError(error, 'not_found')) throw badRequest(`project_id: no project ${projectId} that you can read`, ['project_id']);
     throw error;
   });
-  if (project.row.organization_id !== item.organizationId) throw badRequest('project_id: the project belongs to another organization', ['project_id']);
+  if (project.row.organization_id !== organizationId) throw badRequest('project_id: the project belongs to another organization', ['project_id']);
   if (project.row.deleted_at) throw badRequest('project_id: the project is deleted', ['project_id']);
   if (project.role === 'viewer') throw badRequest('project_id: you can only view this project; filing into it needs the editor role', ['project_id']);
-  await trx('project_items').insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: caller.userId }).onConflict(['project_id', 'item_type', 'item_id']).ignore();
-  await recordActivity(trx, { organizationId: item.organizationId, actorId: caller.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: item.type, item_id: item.id, via: 'origin' } });
 }
 
 /** Records that a chat or canvas uses an asset it did not create: its audience may then view it. Idempotent. */

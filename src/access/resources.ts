@@ -8,6 +8,8 @@ import type { ResourceType } from './types.ts';
 export interface ResourceEntry {
   type: ResourceType;
   table: string;
+  /** How activity entries name it: `<activity>.created`, `.updated`, `.deleted`, `.restored`. */
+  activity: string;
   /** Column holding the display title in inherited entries (`title`, or `name` for skills). */
   titleColumn: string;
   emojiColumn?: string;
@@ -22,11 +24,11 @@ export interface ResourceEntry {
 }
 
 export const resourceEntries: Partial<Record<ResourceType, ResourceEntry>> = {
-  project: { type: 'project', table: 'projects', titleColumn: 'title', emojiColumn: 'emoji', kind: 'project' },
-  canvas: { type: 'canvas', table: 'canvases', titleColumn: 'title', kind: 'canvas', inProjects: true },
-  chat_conversation: { type: 'chat_conversation', table: 'conversations', titleColumn: 'title', kind: 'chat', inProjects: true },
-  skill: { type: 'skill', table: 'skills', titleColumn: 'name', inProjects: true },
-  asset: { type: 'asset', table: 'assets', titleColumn: 'title', inProjects: true, referenced: true, origins: [{ column: 'origin_conversation_id', from: 'chat_conversation' }, { column: 'origin_canvas_id', from: 'canvas' }] },
+  project: { type: 'project', table: 'projects', activity: 'project', titleColumn: 'title', emojiColumn: 'emoji', kind: 'project' },
+  canvas: { type: 'canvas', table: 'canvases', activity: 'canvas', titleColumn: 'title', kind: 'canvas', inProjects: true },
+  chat_conversation: { type: 'chat_conversation', table: 'conversations', activity: 'conversation', titleColumn: 'title', kind: 'chat', inProjects: true },
+  skill: { type: 'skill', table: 'skills', activity: 'skill', titleColumn: 'name', inProjects: true },
+  asset: { type: 'asset', table: 'assets', activity: 'asset', titleColumn: 'title', inProjects: true, referenced: true, origins: [{ column: 'origin_conversation_id', from: 'chat_conversation' }, { column: 'origin_canvas_id', from: 'canvas' }] },
   // scheduled_task: not registered until its table exists (its access routes answer 404 meanwhile).
 };
 

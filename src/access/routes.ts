@@ -14,7 +14,7 @@ export const accessRoutes: AnyRoute[] = [
     params: accessParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    handler: async ({ params, caller, deps }) => getAccessRecord(deps, caller, params.resource_type, params.resource_id),
+    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, params.resource_type, params.resource_id),
   }),
   defineRoute({
     method: 'patch',
@@ -28,7 +28,7 @@ export const accessRoutes: AnyRoute[] = [
     body: generalAccessBody,
     response: { status: 200, description: 'The access record after the change', schema: accessRecordSchema },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => updateGeneralAccess(deps, caller, params.resource_type, params.resource_id, body),
+    handler: async ({ params, body, actor, deps }) => updateGeneralAccess(deps, actor, params.resource_type, params.resource_id, body),
   }),
   defineRoute({
     method: 'post',
@@ -42,7 +42,7 @@ export const accessRoutes: AnyRoute[] = [
     body: createGrantBody,
     response: { status: 201, description: 'The new grant', schema: grantSchema },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => createGrant(deps, caller, params.resource_type, params.resource_id, body),
+    handler: async ({ params, body, actor, deps }) => createGrant(deps, actor, params.resource_type, params.resource_id, body),
   }),
   defineRoute({
     method: 'patch',
@@ -54,7 +54,7 @@ export const accessRoutes: AnyRoute[] = [
     body: updateGrantBody,
     response: { status: 200, description: 'The updated grant', schema: grantSchema },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => updateGrant(deps, caller, params.resource_type, params.resource_id, params.grant_id, body),
+    handler: async ({ params, body, actor, deps }) => updateGrant(deps, actor, params.resource_type, params.resource_id, params.grant_id, body),
   }),
   defineRoute({
     method: 'delete',
@@ -65,6 +65,6 @@ export const accessRoutes: AnyRoute[] = [
     params: grantParams,
     response: { status: 204, description: 'Removed' },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => deleteGrant(deps, caller, params.resource_type, params.resource_id, params.grant_id),
+    handler: async ({ params, actor, deps }) => deleteGrant(deps, actor, params.resource_type, params.resource_id, params.grant_id),
   }),
 ];

@@ -1,4 +1,4 @@
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { timestamp, userId, uuid, z } from '../core/zod.ts';
 import { resourceTypes } from './types.ts';
 
 export const resourceTypeSchema = z.enum(resourceTypes).openapi({ description: 'Kind of resource (spec 2.1).' });
@@ -57,7 +57,7 @@ export const generalAccessBody = z
   .openapi('UpdateGeneralAccess');
 
 export const createGrantBody = z
-  .object({ user_id: z.string().min(1).max(200).openapi({ description: 'A member of the resource’s organization.' }), role: grantRoleSchema })
+  .object({ user_id: userId.openapi({ description: 'A member of the resource’s organization.' }), role: grantRoleSchema })
   .strict()
   .openapi('CreateGrant');
 

@@ -1,9 +1,11 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from './actor.ts';
 import type { Deps } from '../platform/deps.ts';
-import { requireAccess, resourceNoun } from './check.ts';
+import { lockMemberForShare } from '../members/membership.ts';
+import { resourceNoun } from './actor.ts';
+import { requireLive } from './lifecycle.ts';
 import { allows } from './policies/index.ts';
 import { accessRecord, type AccessRecord } from './record.ts';
 import type { Capability, GrantRole, ResourceType } from './types.ts';
@@ -20,8 +22,8 @@ const grantColumns = ['id', 'user_id', 'role', 'granted_by_id', 'created_at'];
 const presentGrant = (g: Record<string, any>): GrantView => ({ id: g.id, user_id: g.user_id, role: g.role, granted_by_id: g.granted_by_id, created_at: (g.created_at as Date).toISOString() });
 
 /** GET /access/{type}/{id} (and the per-type `/access` reads). */
-export async function getAccessRecord(deps: Deps, caller: Caller, type: ResourceType, id: string): Promise<AccessRecord> {
-  const { row, role, viewer } = await requireAccess(deps.db, caller, type, id, 'read');
+export async function getAccessRecord(deps: Deps, actor: Actor, type: ResourceType, id: string): Promise<AccessRecord> {
+  const { row, role, viewer } = await actor.resource(deps.db, type, id, 'read');
   return accessRecord(deps.db, type, row, role, viewer);
 }
 
@@ -33,13 +35,13 @@ const generalAccessFieldCapability: Record<'visibility' | 'workspace_role', Capa
 
 export async function updateGeneralAccess(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   type: ResourceType,
   id: string,
   changes: { visibility?: 'private' | 'workspace' | undefined; workspace_role?: 'viewer' | 'editor' | undefined },
 ): Promise<AccessRecord> {
   return deps.db.transaction(async (trx) => {
-    const { row, role, entry } = await requireAccess(trx, caller, type, id, 'read', { forUpdate: true });
+    const { row, role, entry } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     for (const field of ['visibility', 'workspace_role'] as const) {
       if (changes[field] !== undefined && !allows(type, role, generalAccessFieldCapability[field])) {
         throw forbidden(`${field}: your role on this ${resourceNoun[type]} is "${role}"; changing general access needs the owner role`);
@@ -49,56 +51,55 @@ export async function updateGeneralAccess(
     await trx(entry.table).where({ id }).update({ ...changes, updated_at: trx.fn.now() });
     await recordActivity(trx, {
       organizationId: row.organization_id,
-      actorId: caller.userId,
+      actorId: actor.userId,
       action: 'access.general_access_updated',
       subjectType: type,
       subjectId: id,
       data: { before: { visibility: row.visibility, workspace_role: row.workspace_role }, after: changes },
     });
-    const after = await requireAccess(trx, caller, type, id, 'read');
+    const after = await actor.resource(trx, type, id, 'read');
     return accessRecord(trx, type, after.row, after.role, after.viewer);
   });
 }
 
 /** Only members of the resource's organization can be granted; the owner already holds everything. Duplicates are 409 (change a role with PATCH). */
-export async function createGrant(deps: Deps, caller: Caller, type: ResourceType, id: string, input: { user_id: string; role: GrantRole }): Promise<GrantView> {
+export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, input: { user_id: string; role: GrantRole }): Promise<GrantView> {
   return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess(trx, caller, type, id, 'manage_people', { forUpdate: true });
+    const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
     // FOR SHARE: a removal of this member waits for us (and then deletes this grant too), or we see it gone.
-    const member = await trx('organization_members').where({ organization_id: row.organization_id, user_id: input.user_id }).forShare().first('user_id');
-    if (!member) throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
+    if (!(await lockMemberForShare(trx, row.organization_id, input.user_id))) throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
     if (input.user_id === row.created_by_id) throw badRequest(`user_id: "${input.user_id}" owns this ${resourceNoun[type]} already`, ['user_id']);
     const existing = await trx('resource_grants').where({ resource_type: type, resource_id: id, user_id: input.user_id }).first('id');
     if (existing) throw conflict(`user_id: "${input.user_id}" already has a grant on this ${resourceNoun[type]}; change its role with PATCH .../grants/${existing.id}`, ['user_id']);
     const [grant] = await trx('resource_grants')
-      .insert({ organization_id: row.organization_id, resource_type: type, resource_id: id, user_id: input.user_id, role: input.role, granted_by_id: caller.userId })
+      .insert({ organization_id: row.organization_id, resource_type: type, resource_id: id, user_id: input.user_id, role: input.role, granted_by_id: actor.userId })
       .returning(grantColumns);
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'access.grant_created', subjectType: type, subjectId: id, data: { grant_id: grant.id, user_id: input.user_id, role: input.role } });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'access.grant_created', subjectType: type, subjectId: id, data: { grant_id: grant.id, user_id: input.user_id, role: input.role } });
     return presentGrant(grant);
   });
 }
 
-export async function updateGrant(deps: Deps, caller: Caller, type: ResourceType, id: string, grantId: string, input: { role: GrantRole }): Promise<GrantView> {
+export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string, input: { role: GrantRole }): Promise<GrantView> {
   return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess(trx, caller, type, id, 'manage_people', { forUpdate: true });
+    const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
     const before = await grantOf(trx, type, id, grantId);
     const [grant] = await trx('resource_grants').where({ id: grantId }).update({ role: input.role, updated_at: trx.fn.now() }).returning(grantColumns);
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'access.grant_updated', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: before.user_id, before: { role: before.role }, after: { role: input.role } } });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'access.grant_updated', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: before.user_id, before: { role: before.role }, after: { role: input.role } } });
     return presentGrant(grant);
   });
 }
 
 /** Owners remove anyone's grant; a grantee may remove their own (leave). */
-export async function deleteGrant(deps: Deps, caller: Caller, type: ResourceType, id: string, grantId: string): Promise<void> {
+export async function deleteGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const { row, role } = await requireAccess(trx, caller, type, id, 'read', { forUpdate: true });
+    const { row, role } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     const grant = await grantOf(trx, type, id, grantId);
-    const leaving = grant.user_id === caller.userId;
+    const leaving = grant.user_id === actor.userId;
     if (!leaving && !allows(type, role, 'manage_people')) throw forbidden(`your role on this ${resourceNoun[type]} is "${role}"; removing someone else's grant needs the owner role`);
     await trx('resource_grants').where({ id: grantId }).delete();
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: leaving ? 'access.left' : 'access.grant_deleted', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: grant.user_id, role: grant.role } });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: leaving ? 'access.left' : 'access.grant_deleted', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: grant.user_id, role: grant.role } });
   });
 }
 
@@ -106,9 +107,4 @@ async function grantOf(trx: Knex, type: ResourceType, id: string, grantId: strin
   const grant = await trx('resource_grants').where({ id: grantId, resource_type: type, resource_id: id }).forUpdate().first('id', 'user_id', 'role');
   if (!grant) throw notFound('grant');
   return grant as { id: string; user_id: string; role: GrantRole };
-}
-
-/** Sharing settings of a deleted resource stay frozen until it is restored. */
-export function requireLive(row: { deleted_at?: Date | null }, type: ResourceType): void {
-  if (row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
 }

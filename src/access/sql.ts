@@ -88,6 +88,17 @@ export function roleRankSql(type: ResourceType, alias: string, viewer: Viewer): 
 }
 
 /**
+ * SQL expression: the rank (0–3) of `userId` on the row aliased `alias` from ownership, grants,
+ * general access and inheritance, for a query that has already joined the caller's membership of
+ * the row's organization (src/access/actor.ts adds the `resources.administer` shortcut).
+ */
+export function memberRankSql(type: ResourceType, alias: string, userId: string): Fragment {
+  const entry = requireEntry(type);
+  const viewer: Viewer = { userId, organizationId: '', administers: false };
+  return greatest([directRank(entry, alias, viewer), projectRank(entry, alias, viewer), ...originRanks(entry, alias, viewer), ...referenceRanks(entry, alias, viewer)]);
+}
+
+/**
  * Readable-by predicate: `organization_id = viewer's organization AND rank > 0`, written as
  * ORed EXISTS so Postgres stops at the first source that grants access.
  */

@@ -1,6 +1,5 @@
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { activityEventColumns, type ActivityEventRow } from './presenter.ts';
 
@@ -14,8 +13,8 @@ export interface ActivityFilter {
 }
 
 /** The organization's feed, newest first (keyset on created_at, id: stable under new events). */
-export async function activityFeed(deps: Deps, caller: Caller, organizationId: string, filter: ActivityFilter): Promise<Page<ActivityEventRow>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'activity.view');
+export async function activityFeed(deps: Deps, actor: Actor, organizationId: string, filter: ActivityFilter): Promise<Page<ActivityEventRow>> {
+  await actor.member(organizationId, 'activity.view');
   const query = deps.db('activity_events as e').where('e.organization_id', organizationId).select(activityEventColumns);
   if (filter.action) query.where('e.action', filter.action);
   if (filter.actor_id) query.where('e.actor_id', filter.actor_id);

@@ -16,8 +16,8 @@ export const activityRoutes: AnyRoute[] = [
     query: activityQuery,
     response: { status: 200, description: 'A page of activity events', schema: activityPage },
     errors: [403, 404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await activityFeed(deps, caller, params.organization_id, query);
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await activityFeed(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentActivityEvent), next_cursor: page.next_cursor };
     },
   }),

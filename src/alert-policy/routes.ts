@@ -17,7 +17,7 @@ export const alertPolicyRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The alert policy', schema: alertPolicyEnvelope },
     errors: [404],
-    handler: async ({ params, caller, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, caller, params.organization_id)) }),
+    handler: async ({ params, actor, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, actor, params.organization_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -30,6 +30,6 @@ export const alertPolicyRoutes: AnyRoute[] = [
     body: updateAlertPolicyBody,
     response: { status: 200, description: 'The updated alert policy', schema: alertPolicyEnvelope },
     errors: [403, 404],
-    handler: async ({ params, body, caller, deps }) => ({ alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, caller, params.organization_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({ alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, actor, params.organization_id, body)) }),
   }),
 ];

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { badRequest } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMember, requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { rolesOf } from '../roles/catalog.ts';
 import { defaultAlertPolicy, type AlertPolicy } from './presenter.ts';
@@ -33,8 +32,8 @@ export async function alertPolicyOf(db: Knex, organizationId: string): Promise<A
   return row ? fromRow(row) : defaultAlertPolicy;
 }
 
-export async function getAlertPolicy(deps: Deps, caller: Caller, organizationId: string): Promise<AlertPolicy> {
-  await requireMember(deps.db, organizationId, caller.userId);
+export async function getAlertPolicy(deps: Deps, actor: Actor, organizationId: string): Promise<AlertPolicy> {
+  await actor.member(organizationId);
   return alertPolicyOf(deps.db, organizationId);
 }
 
@@ -45,9 +44,9 @@ export interface AlertPolicyChanges {
   extra_recipients?: string[] | undefined;
 }
 
-export async function updateAlertPolicy(deps: Deps, caller: Caller, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
+export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'alert_policy.manage');
+    await actor.member(organizationId, 'alert_policy.manage');
     if (changes.notify_roles) {
       const known = new Set((await rolesOf(trx, organizationId)).map((role) => role.key));
       const unknown = changes.notify_roles.findIndex((key) => !known.has(key));
@@ -60,7 +59,7 @@ export async function updateAlertPolicy(deps: Deps, caller: Caller, organization
       low_balance_thresholds: changes.low_balance_thresholds ?? current.lowBalanceThresholds,
       notify_roles: changes.notify_roles ?? current.notifyRoles,
       extra_recipients: changes.extra_recipients ?? current.extraRecipients,
-      updated_by_id: caller.userId,
+      updated_by_id: actor.userId,
       updated_at: trx.fn.now(),
     };
     const [row] = (await trx('organization_alert_policies')
@@ -68,7 +67,7 @@ export async function updateAlertPolicy(deps: Deps, caller: Caller, organization
       .onConflict('organization_id')
       .merge()
       .returning(columns)) as PolicyRow[];
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'alert_policy.updated', subjectType: 'alert_policy', subjectId: organizationId, data: { changes } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'alert_policy.updated', subjectType: 'alert_policy', subjectId: organizationId, data: { changes } });
     return fromRow(row!);
   });
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { imageSize } from 'image-size';
 
-/** What enrichment learns about an asset's bytes (kept in `metadata.enrichment`). */
+/** What enrichment learns about an asset's bytes (kept in the column `enrichment`). */
 export interface Enrichment {
   size: number;
   checksum: { algorithm: 'sha256'; value: string };

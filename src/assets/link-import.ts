@@ -1,11 +1,11 @@
 import { fileIntoProjectOnCreate } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetImportJob } from './jobs.ts';
 import { guessTypeFromUrl } from './media-types.ts';
 import type { AssetRow, ImportParameters } from './presenter.ts';
-import { requireCreator, returning } from './service.ts';
+import { returning } from './service.ts';
 
 /**
  * Starts a link import: the asset exists at once (`upload_file_state: in_progress`) and the job
@@ -13,16 +13,15 @@ import { requireCreator, returning } from './service.ts';
  */
 export async function startLinkImport(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   input: { organization_id: string; url: string; title?: string | undefined; project_id?: string | undefined },
 ): Promise<AssetRow> {
   return deps.db.transaction(async (trx) => {
-    await requireCreator(trx, input.organization_id, caller);
     const parameters: ImportParameters = { source_url: input.url, final_url: null, redirects: [], content_type: null, size: null, imported_at: null, error: null };
     const [row] = (await trx('assets')
       .insert({
         organization_id: input.organization_id,
-        created_by_id: caller.userId,
+        created_by_id: actor.userId,
         // A guess from the extension until the worker sees the real content type.
         type: guessTypeFromUrl(input.url),
         title: input.title ?? null,
@@ -33,8 +32,8 @@ export async function startLinkImport(
       })
       .returning(returning)) as AssetRow[];
     const asset = row!;
-    if (input.project_id) await fileIntoProjectOnCreate(trx, caller, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: caller.userId, action: 'asset.import_started', subjectType: 'asset', subjectId: asset.id, data: { source_url: input.url, project_id: input.project_id ?? null } });
+    if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
+    await recordActivity(trx, { organizationId: asset.organization_id, actorId: actor.userId, action: 'asset.import_started', subjectType: 'asset', subjectId: asset.id, data: { source_url: input.url, project_id: input.project_id ?? null } });
     await deps.jobs.enqueue(trx, assetImportJob, { asset_id: asset.id });
     return asset;
   });

@@ -1,6 +1,5 @@
-import { requireAccess } from '../access/index.ts';
 import { AppError, badRequest, conflict } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { ModelProviderError, UnknownModelError, type AssetForModel } from '../providers/models/index.ts';
 import type { AssetRow } from './presenter.ts';
@@ -24,16 +23,16 @@ export async function listAssetModels(deps: Deps) {
 }
 
 /** Reading an asset is enough to ask what prompt would re-create it. */
-export async function extractPrompt(deps: Deps, caller: Caller, id: string, options: { model?: string | undefined; instructions?: string | undefined }) {
-  const { row } = await requireAccess<AssetRow>(deps.db, caller, 'asset', id, 'read');
+export async function extractPrompt(deps: Deps, actor: Actor, id: string, options: { model?: string | undefined; instructions?: string | undefined }) {
+  const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.deleted_at) throw conflict('asset_id: the asset is deleted; restore it first', ['asset_id']);
   if (row.upload_file_state === 'in_progress') throw conflict('asset_id: the asset is still being imported', ['asset_id']);
   const result = await viaProvider(() => deps.providers.models.extractPrompt(forModel(row), options));
   return { asset_id: id, model: result.model, prompt: result.prompt, sandbox: deps.providers.models.name === 'sandbox' };
 }
 
-export async function listVoices(deps: Deps, caller: Caller, id: string) {
-  const { row } = await requireAccess<AssetRow>(deps.db, caller, 'asset', id, 'read');
+export async function listVoices(deps: Deps, actor: Actor, id: string) {
+  const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.type !== 'audio') throw conflict(`asset_id: voices exist for audio assets only; this asset is ${row.type}`, ['asset_id']);
   const voices = await viaProvider(() => deps.providers.models.detectVoices(forModel(row)));
   return { asset_id: id, items: voices, sandbox: deps.providers.models.name === 'sandbox' };

@@ -1,6 +1,7 @@
 import type { z } from '../core/zod.ts';
 import type { assetSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
+import type { Enrichment } from './enrichment.ts';
 
 export type Asset = z.input<typeof assetSchema>;
 
@@ -27,10 +28,19 @@ export interface AssetRow {
   mod_source_id: string | null;
   dual_media_id: string | null;
   import_parameters: ImportParameters | null;
+  import_error: JobFailure | null;
+  enrichment: Enrichment | null;
+  enrichment_error: JobFailure | null;
   deleted_at: Date | null;
   deleted_by_id: string | null;
   created_at: Date;
   updated_at: Date;
+}
+
+/** Why a link import or an enrichment ended in `error` (columns `import_error`, `enrichment_error`). */
+export interface JobFailure {
+  code: string;
+  message: string;
 }
 
 /** What a link import learned about its source (column `import_parameters`). */
@@ -41,7 +51,7 @@ export interface ImportParameters {
   content_type: string | null;
   size: number | null;
   imported_at: string | null;
-  error: { code: string; message: string } | null;
+  error: JobFailure | null;
 }
 
 /** The columns of spec 2.2, in order: selected for responses (internal columns stay inside). */
@@ -49,6 +59,8 @@ export const assetColumns = [
   'id', 'organization_id', 'created_by_id', 'type', 'title', 'mime_type', 'url', 'content', 'upload_file_state', 'enrichment_state',
   'visibility', 'workspace_role', 'metadata', 'generation_id', 'origin_conversation_id', 'origin_canvas_id', 'mod_transcript_id',
   'mod_asset_id', 'mod_source_id', 'dual_media_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
+  // What the import and enrichment jobs learned: fields of their own, so `metadata` stays the user's.
+  'import_error', 'enrichment', 'enrichment_error',
 ] as const;
 
 export function presentAsset(row: AssetRow): Asset {
@@ -77,6 +89,9 @@ export function presentAsset(row: AssetRow): Asset {
     deleted_by_id: row.deleted_by_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+    import_error: row.import_error ?? null,
+    enrichment: row.enrichment ?? null,
+    enrichment_error: row.enrichment_error ?? null,
   };
 }
 

@@ -1,12 +1,11 @@
 import type { Context } from 'koa';
-import { requireAccess } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetFileKey, type AssetRow } from './presenter.ts';
 
-export async function importedParameters(deps: Deps, caller: Caller, id: string) {
-  const { row } = await requireAccess<AssetRow>(deps.db, caller, 'asset', id, 'read');
+export async function importedParameters(deps: Deps, actor: Actor, id: string) {
+  const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   const parameters = row.import_parameters;
   if (!parameters || !row.upload_file_state) throw notFound('imported parameters (the asset was not imported from a link)');
   return { asset_id: id, ...parameters, state: row.upload_file_state };
@@ -16,8 +15,8 @@ export async function importedParameters(deps: Deps, caller: Caller, id: string)
 const inline = /^(image\/(png|jpeg|gif|webp|avif)|video\/|audio\/|text\/plain$)/;
 
 /** Streams the stored file of an imported asset to a reader, defanged against content sniffing. */
-export async function serveAssetFile(deps: Deps, caller: Caller, id: string, ctx: Context): Promise<void> {
-  const { row } = await requireAccess<AssetRow>(deps.db, caller, 'asset', id, 'read');
+export async function serveAssetFile(deps: Deps, actor: Actor, id: string, ctx: Context): Promise<void> {
+  const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.upload_file_state !== 'success') throw notFound('asset file');
   const file = await deps.providers.storage.get(assetFileKey(row.organization_id, row.id));
   if (!file) throw notFound('asset file');

@@ -23,7 +23,7 @@ import { createAsset, deleteAsset, getAsset, listAssets, restoreAsset, updateAss
 
 const tag = 'Assets';
 const path = '/assets';
-const asset = resourceRoutes({ tag, path, idParams: assetIdParams, name: 'Asset', noun: 'asset', schema: assetSchema, present: presentAsset });
+const asset = resourceRoutes({ tag, path, idParams: assetIdParams, noun: 'asset', schema: assetSchema, present: presentAsset });
 
 export const assetRoutes: AnyRoute[] = [
   defineRoute({
@@ -46,28 +46,28 @@ export const assetRoutes: AnyRoute[] = [
     tag,
     body: linkImportBody,
     response: { status: 201, description: 'The asset being imported', schema: assetSchema },
-    errors: [404],
-    handler: async ({ body, caller, deps }) => presentAsset(await startLinkImport(deps, caller, body)),
+    errors: [403],
+    handler: async ({ body, actor, deps }) => {
+      await actor.within(body.organization_id, 'resources.create');
+      return presentAsset(await startLinkImport(deps, actor, body));
+    },
   }),
-  asset.create({
-    summary: 'Create an asset in an organization',
-    description: 'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 404 when the caller is not a member of the organization.',
+  asset.create({ path: '/assets', operationId: 'createAsset', summary: 'Create an asset in an organization',
+    description: 'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 403 when the caller is not a member of the organization or lacks `resources.create`.',
     body: createAssetBody,
-    errors: [404],
     run: createAsset,
   }),
-  asset.list({
-    summary: 'List the assets of an organization the caller can read',
+  asset.list({ path: '/assets', operationId: 'listAssets', summary: 'List the assets of an organization the caller can read',
     description: 'Newest first, keyset-paged. A caller outside the organization gets an empty page.',
     query: listAssetsQuery,
     page: assetPage,
     run: listAssets,
     presentItem: presentAsset,
   }),
-  asset.get({ summary: 'Get an asset (deleted ones too, with `deleted_at` set)', run: getAsset }),
-  asset.update({ summary: 'Change the title, content, media type or metadata of an asset (editors)', body: updateAssetBody, run: updateAsset }),
-  asset.remove({ summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),
-  asset.restore({ summary: 'Restore a deleted asset (owners)', run: restoreAsset }),
+  asset.get({ path: '/assets/{asset_id}', operationId: 'getAsset', summary: 'Get an asset (deleted ones too, with `deleted_at` set)', run: getAsset }),
+  asset.update({ path: '/assets/{asset_id}', operationId: 'updateAsset', summary: 'Change the title, content, media type or metadata of an asset (editors)', body: updateAssetBody, run: updateAsset }),
+  asset.remove({ path: '/assets/{asset_id}', operationId: 'deleteAsset', summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),
+  asset.restore({ path: '/assets/{asset_id}/restore', operationId: 'restoreAsset', summary: 'Restore a deleted asset (owners)', run: restoreAsset }),
   itemProjectsRoute({ type: 'asset', path, idParams: assetIdParams, noun: 'asset', operationId: 'listAssetProjects', tag }),
   defineRoute({
     method: 'get',
@@ -79,7 +79,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The file' },
     errors: [404],
-    handler: async ({ params, caller, deps, ctx }) => serveAssetFile(deps, caller, params.asset_id, ctx),
+    handler: async ({ params, actor, deps, ctx }) => serveAssetFile(deps, actor, params.asset_id, ctx),
   }),
   defineRoute({
     method: 'get',
@@ -90,7 +90,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The import parameters', schema: importedParametersSchema },
     errors: [404],
-    handler: async ({ params, caller, deps }) => importedParameters(deps, caller, params.asset_id),
+    handler: async ({ params, actor, deps }) => importedParameters(deps, actor, params.asset_id),
   }),
   defineRoute({
     method: 'get',
@@ -102,7 +102,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The voices; `sandbox: true` when detected by the offline stand-in', schema: voicesSchema },
     errors: [404, 409, 503],
-    handler: async ({ params, caller, deps }) => listVoices(deps, caller, params.asset_id),
+    handler: async ({ params, actor, deps }) => listVoices(deps, actor, params.asset_id),
   }),
   defineRoute({
     method: 'post',
@@ -115,6 +115,6 @@ export const assetRoutes: AnyRoute[] = [
     body: promptBody,
     response: { status: 200, description: 'The prompt; `sandbox: true` when derived offline', schema: promptSchema },
     errors: [404, 409, 503],
-    handler: async ({ params, body, caller, deps }) => extractPrompt(deps, caller, params.asset_id, body),
+    handler: async ({ params, body, actor, deps }) => extractPrompt(deps, actor, params.asset_id, body),
   }),
 ];

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
 export type AssetType = (typeof assetTypes)[number];
@@ -8,7 +8,25 @@ const assetType = z.enum(assetTypes);
 const visibility = z.enum(['private', 'workspace', 'public']);
 const writableVisibility = z.enum(['private', 'workspace']).openapi({ description: '`public` is not writable here.' });
 
-/** Asset, spec 2.2 exactly. */
+const jobFailure = z.object({ code: z.string(), message: z.string() }).openapi('AssetJobFailure');
+
+/** What enrichment measures about an asset's bytes. */
+const enrichmentSchema = z
+  .object({
+    size: z.number().int().openapi({ description: 'Bytes.' }),
+    checksum: z.object({ algorithm: z.literal('sha256'), value: z.string() }),
+    media_type: z.string(),
+    width: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
+    height: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
+    image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpg, …).' }),
+    text_length: z.number().int().optional().openapi({ description: 'Text: characters (Unicode code points).' }),
+  })
+  .openapi('AssetEnrichment');
+
+/**
+ * Asset, spec 2.2, plus what the jobs learned (`import_error`, `enrichment`, `enrichment_error`):
+ * always present, null until a job fills them, so `metadata` is exactly what the user gave.
+ */
 export const assetSchema = z
   .object({
     id: uuid,
@@ -35,20 +53,23 @@ export const assetSchema = z
     deleted_by_id: z.string().nullable(),
     created_at: timestamp,
     updated_at: timestamp,
+    import_error: jobFailure.nullable().openapi({ description: 'Why the link import ended in `error`; null otherwise.' }),
+    enrichment: enrichmentSchema.nullable().openapi({ description: 'What enrichment measured, once `enrichment_state` is `success`; null otherwise.' }),
+    enrichment_error: jobFailure.nullable().openapi({ description: 'Why enrichment ended in `error`; null otherwise.' }),
   })
   .strict()
   .openapi('Asset');
 
 export const assetIdParams = z.object({ asset_id: uuid.openapi({ description: 'Asset id (uuid).' }) });
 
-const title = z.string().trim().min(1).max(500);
+const title = singleLine(500);
 const mimeType = z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type like image/png').max(255);
 const httpUrl = z
   .string()
   .max(4096)
   .url()
   .refine((value) => /^https?:\/\//i.test(value), 'must be an http or https URL');
-const metadata = jsonValue.nullable().openapi({ description: 'Any JSON value, kept as given (at most 64 KiB serialised).' });
+const metadata = jsonValue.nullable().openapi({ description: 'Any JSON value, kept and returned exactly as given (at most 64 KiB serialised); jobs never change it.' });
 
 export const createAssetBody = z
   .object({

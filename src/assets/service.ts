@@ -1,13 +1,12 @@
-import type { Knex } from 'knex';
-import { fileIntoProjectOnCreate, requireAccess, requireLive, viewerIn, whereReadable } from '../access/index.ts';
+import { changeLive, fileIntoProjectOnCreate, listReadable, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
-import { notFound } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Page } from '../core/pagination.ts';
+import type { z } from '../core/zod.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetColumns, type AssetRow } from './presenter.ts';
-import type { AssetType } from './schema.ts';
+import type { AssetType, listAssetsQuery } from './schema.ts';
 
 export const returning = [...assetColumns, 'import_parameters'];
 
@@ -23,20 +22,15 @@ export interface NewAsset {
   project_id?: string | undefined;
 }
 
-/** Members create assets in their organization; non-members are told the organization does not exist. */
-export async function requireCreator(trx: Knex, organizationId: string, caller: Caller): Promise<void> {
-  if (!(await viewerIn(trx, organizationId, caller.userId))) throw notFound('organization');
-}
-
-export async function createAsset(deps: Deps, caller: Caller, input: NewAsset): Promise<AssetRow> {
+/** The caller may create resources in the organization (checked by the route). */
+export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Promise<AssetRow> {
   return deps.db.transaction(async (trx) => {
-    await requireCreator(trx, input.organization_id, caller);
     // Text content can be measured at once; an asset that is only a pointer has nothing to enrich.
     const enrich = input.content !== undefined;
     const [row] = (await trx('assets')
       .insert({
         organization_id: input.organization_id,
-        created_by_id: caller.userId,
+        created_by_id: actor.userId,
         type: input.type,
         title: input.title ?? null,
         content: input.content ?? null,
@@ -48,15 +42,15 @@ export async function createAsset(deps: Deps, caller: Caller, input: NewAsset): 
       })
       .returning(returning)) as AssetRow[];
     const asset = row!;
-    if (input.project_id) await fileIntoProjectOnCreate(trx, caller, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: caller.userId, action: 'asset.created', subjectType: 'asset', subjectId: asset.id, data: { type: asset.type, title: asset.title, project_id: input.project_id ?? null } });
+    if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
+    await recordActivity(trx, { organizationId: asset.organization_id, actorId: actor.userId, action: 'asset.created', subjectType: 'asset', subjectId: asset.id, data: { type: asset.type, title: asset.title, project_id: input.project_id ?? null } });
     if (enrich) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
     return asset;
   });
 }
 
-export async function getAsset(deps: Deps, caller: Caller, id: string): Promise<AssetRow> {
-  return (await requireAccess<AssetRow>(deps.db, caller, 'asset', id, 'read')).row;
+export async function getAsset(deps: Deps, actor: Actor, id: string): Promise<AssetRow> {
+  return (await actor.resource<AssetRow>(deps.db, 'asset', id, 'read')).row;
 }
 
 export interface AssetChanges {
@@ -66,10 +60,8 @@ export interface AssetChanges {
   metadata?: unknown;
 }
 
-export async function updateAsset(deps: Deps, caller: Caller, id: string, changes: AssetChanges): Promise<AssetRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row: before } = await requireAccess<AssetRow>(trx, caller, 'asset', id, 'edit', { forUpdate: true });
-    requireLive(before, 'asset');
+export function updateAsset(deps: Deps, actor: Actor, id: string, changes: AssetChanges): Promise<AssetRow> {
+  return changeLive<AssetRow>(deps, actor, 'asset', id, async (trx, before) => {
     const update: Record<string, unknown> = { updated_at: trx.fn.now() };
     for (const field of ['title', 'content', 'mime_type'] as const) if (changes[field] !== undefined) update[field] = changes[field];
     if (changes.metadata !== undefined) update.metadata = changes.metadata === null ? null : JSON.stringify(changes.metadata);
@@ -77,60 +69,28 @@ export async function updateAsset(deps: Deps, caller: Caller, id: string, change
     const reEnrich = changes.content !== undefined && changes.content !== before.content && before.upload_file_state !== 'in_progress';
     if (reEnrich) update.enrichment_state = changes.content === null ? 'ignored' : 'pending';
     const [row] = (await trx('assets').where({ id }).update(update).returning(returning)) as AssetRow[];
-    await recordActivity(trx, { organizationId: before.organization_id, actorId: caller.userId, action: 'asset.updated', subjectType: 'asset', subjectId: id, data: { fields: Object.keys(changes).sort() } });
+    await recordActivity(trx, { organizationId: before.organization_id, actorId: actor.userId, action: 'asset.updated', subjectType: 'asset', subjectId: id, data: { fields: Object.keys(changes).sort() } });
     if (reEnrich && changes.content !== null) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: id });
     return row!;
   });
 }
 
 /** Soft delete; deleting a deleted asset changes nothing (idempotent). */
-export async function deleteAsset(deps: Deps, caller: Caller, id: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<AssetRow>(trx, caller, 'asset', id, 'delete', { forUpdate: true });
-    if (row.deleted_at) return;
-    await trx('assets').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: caller.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'asset.deleted', subjectType: 'asset', subjectId: id });
-  });
-}
+export const deleteAsset = (deps: Deps, actor: Actor, id: string) => softDelete<AssetRow>(deps, actor, 'asset', id);
 
 /** Clears the deletion; restoring a live asset returns it unchanged. */
-export async function restoreAsset(deps: Deps, caller: Caller, id: string): Promise<AssetRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<AssetRow>(trx, caller, 'asset', id, 'restore', { forUpdate: true });
-    if (!row.deleted_at) return row;
-    const [restored] = (await trx('assets').where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning(returning)) as AssetRow[];
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'asset.restored', subjectType: 'asset', subjectId: id });
-    return restored!;
-  });
-}
+export const restoreAsset = (deps: Deps, actor: Actor, id: string) => restore<AssetRow>(deps, actor, 'asset', id, returning);
 
-export interface AssetFilters {
-  organization_id: string;
-  type?: AssetType | undefined;
-  project_id?: string | undefined;
-  created_by?: string | undefined;
-  search?: string | undefined;
-  deleted?: boolean | undefined;
-  limit: number;
-  cursor?: string | undefined;
-}
+export type AssetFilters = z.output<typeof listAssetsQuery>;
 
 /** Newest first; the readable-by predicate runs in SQL, so pages never hold a row the caller cannot read. */
-export async function listAssets(deps: Deps, caller: Caller, filters: AssetFilters): Promise<Page<AssetRow>> {
-  const viewer = await viewerIn(deps.db, filters.organization_id, caller.userId);
-  if (!viewer) return { items: [], next_cursor: null };
-  const query = whereReadable(deps.db('assets as a').select(assetColumns.map((c) => `a.${c}`)), 'asset', 'a', viewer);
-  if (filters.deleted) query.whereNotNull('a.deleted_at');
-  else query.whereNull('a.deleted_at');
-  if (filters.type) query.where('a.type', filters.type);
-  if (filters.created_by) query.where('a.created_by_id', filters.created_by);
-  if (filters.project_id) {
-    // project_items is the access module's membership table (see src/access/links.ts).
-    query.whereExists((sub) => sub.select(deps.db.raw('1')).from('project_items as pi').where({ 'pi.item_type': 'asset', 'pi.project_id': filters.project_id }).whereRaw('pi.item_id = a.id'));
-  }
-  if (filters.search) {
-    const pattern = `%${filters.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    query.where((where) => where.whereILike('a.title', pattern).orWhereILike('a.content', pattern));
-  }
-  return paginate(query, [{ column: 'a.created_at', direction: 'desc', type: 'timestamp' }, { column: 'a.id', direction: 'desc' }], filters) as unknown as Promise<Page<AssetRow>>;
+export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow>> {
+  return listReadable<AssetRow>(deps, actor, 'asset', filters, {
+    alias: 'a',
+    columns: assetColumns,
+    searchColumns: ['title', 'content'],
+    refine: (q) => {
+      if (filters.type) q.where('a.type', filters.type);
+    },
+  });
 }

@@ -5,6 +5,7 @@ import jwksRsa from 'jwks-rsa';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/knex.ts';
 import { AppError } from '../core/errors.ts';
+import { USER_ID_MAX, userId } from '../core/zod.ts';
 import type { Caller } from '../core/caller.ts';
 import { UserDirectory } from '../users/directory.ts';
 
@@ -50,10 +51,15 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
       await verifier(ctx, async () => {
         const claims = ctx.state.claims as Claims;
         if (typeof claims.exp !== 'number') throw unauthorized('token has no exp claim');
-        if (typeof claims.sub !== 'string' || claims.sub.length === 0 || claims.sub.length > 255) throw unauthorized('token sub must be a non-empty string');
+        if (!userId.safeParse(claims.sub).success) throw unauthorized(`token sub must be a string of 1–${USER_ID_MAX} characters`);
+        // Claims are input like any other: a NUL (which Postgres refuses) makes the token unacceptable.
+        for (const claim of ['sub', 'email', 'name'] as const) {
+          const value = claims[claim];
+          if (typeof value === 'string' && value.includes('\0')) throw unauthorized(`token ${claim} must not contain the NUL character (U+0000)`);
+        }
         verified = true;
         const caller: Caller = {
-          userId: claims.sub,
+          userId: claims.sub as string,
           email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
           name: typeof claims.name === 'string' ? claims.name : null,
         };

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
+import { memberEmails } from '../members/membership.ts';
 import { alertPolicyOf } from '../alert-policy/service.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -79,7 +80,7 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
 
 async function recipientsOf(trx: Knex.Transaction, organizationId: string, roles: string[], extra: string[]): Promise<string[]> {
   const members = roles.length
-    ? await trx('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereIn('m.role', roles).whereNotNull('u.email').pluck('u.email')
+    ? await memberEmails(trx, organizationId, roles)
     : [];
   return [...new Set([...members, ...extra].map((email: string) => email.toLowerCase()))].sort();
 }

@@ -1,7 +1,6 @@
 import { recordActivity } from '../activity/record.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { recordBillingEvent } from './events.ts';
 import type { CustomerRow } from './presenter.ts';
@@ -26,9 +25,9 @@ export async function getCustomer(deps: Deps, organizationId: string): Promise<C
 }
 
 /** Creates the organization's billing contact at the provider and here; one per organization (409). */
-export async function createCustomer(deps: Deps, caller: Caller, organizationId: string, input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput): Promise<CustomerRow> {
+export async function createCustomer(deps: Deps, actor: Actor, organizationId: string, input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput): Promise<CustomerRow> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'billing.manage');
+    await actor.member(organizationId, 'billing.manage');
     // Serialize creations per organization so the provider is asked once.
     await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
     if (await trx('billing_customers').where({ organization_id: organizationId }).first('organization_id')) {
@@ -39,15 +38,15 @@ export async function createCustomer(deps: Deps, caller: Caller, organizationId:
     const [row] = await trx('billing_customers')
       .insert({ organization_id: organizationId, provider: deps.providers.billing.name, provider_customer_id: customerId, name: contact.name, email: contact.email, address: contact.address, tax_id: contact.taxId })
       .returning('*');
-    await recordBillingEvent(trx, { organizationId, actorId: caller.userId, type: 'customer.created', title: 'Billing contact added', description: `Invoices go to ${contact.name} <${contact.email}>.` });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'billing_customer.created', subjectType: 'billing_customer', subjectId: organizationId });
+    await recordBillingEvent(trx, { organizationId, actorId: actor.userId, type: 'customer.created', title: 'Billing contact added', description: `Invoices go to ${contact.name} <${contact.email}>.` });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'billing_customer.created', subjectType: 'billing_customer', subjectId: organizationId });
     return row as CustomerRow;
   });
 }
 
-export async function updateCustomer(deps: Deps, caller: Caller, organizationId: string, changes: CustomerInput): Promise<CustomerRow> {
+export async function updateCustomer(deps: Deps, actor: Actor, organizationId: string, changes: CustomerInput): Promise<CustomerRow> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'billing.manage');
+    await actor.member(organizationId, 'billing.manage');
     const before = (await trx('billing_customers').where({ organization_id: organizationId }).forUpdate().first()) as CustomerRow | undefined;
     if (!before) throw notFound('billing customer');
     const next = {
@@ -61,8 +60,8 @@ export async function updateCustomer(deps: Deps, caller: Caller, organizationId:
       .where({ organization_id: organizationId })
       .update({ ...next, address: next.address === null ? null : JSON.stringify(next.address), updated_at: trx.fn.now() })
       .returning('*');
-    await recordBillingEvent(trx, { organizationId, actorId: caller.userId, type: 'customer.updated', title: 'Billing contact updated', description: `Changed: ${Object.keys(changes).join(', ') || 'nothing'}.` });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'billing_customer.updated', subjectType: 'billing_customer', subjectId: organizationId, data: { fields: Object.keys(changes) } });
+    await recordBillingEvent(trx, { organizationId, actorId: actor.userId, type: 'customer.updated', title: 'Billing contact updated', description: `Changed: ${Object.keys(changes).join(', ') || 'nothing'}.` });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'billing_customer.updated', subjectType: 'billing_customer', subjectId: organizationId, data: { fields: Object.keys(changes) } });
     return row as CustomerRow;
   });
 }

@@ -34,7 +34,7 @@ export const billingRoutes: AnyRoute[] = [
     query: previewQuery,
     response: { status: 200, description: 'The prorated quote; nothing changes', schema: previewSchema },
     errors: [403, 404, 409],
-    handler: async ({ params, query, caller, deps }) => previewPlanChange(deps, caller, params.organization_id, query.plan, query.timing),
+    handler: async ({ params, query, actor, deps }) => previewPlanChange(deps, actor, params.organization_id, query.plan, query.timing),
   }),
   defineRoute({
     method: 'delete',
@@ -45,7 +45,7 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 204, description: 'Canceled; the organization stays on its plan' },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => cancelScheduledChange(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => cancelScheduledChange(deps, actor, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -56,7 +56,7 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 200, description: 'The subscription', schema: subscriptionEnvelope },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, caller, params.organization_id)) }),
+    handler: async ({ params, actor, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, actor, params.organization_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -69,7 +69,7 @@ export const billingRoutes: AnyRoute[] = [
     body: changePlanBody,
     response: { status: 200, description: 'The subscription after the change', schema: subscriptionEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({ subscription: presentSubscription(await changePlan(deps, caller, params.organization_id, body.plan, body.timing)) }),
+    handler: async ({ params, body, actor, deps }) => ({ subscription: presentSubscription(await changePlan(deps, actor, params.organization_id, body.plan, body.timing)) }),
   }),
   defineRoute({
     method: 'post',
@@ -81,7 +81,7 @@ export const billingRoutes: AnyRoute[] = [
     body: createCustomerBody,
     response: { status: 201, description: 'The billing customer', schema: customerEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({ customer: presentCustomer(await createCustomer(deps, caller, params.organization_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await createCustomer(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -93,7 +93,7 @@ export const billingRoutes: AnyRoute[] = [
     body: updateCustomerBody,
     response: { status: 200, description: 'The billing customer', schema: customerEnvelope },
     errors: [403, 404],
-    handler: async ({ params, body, caller, deps }) => ({ customer: presentCustomer(await updateCustomer(deps, caller, params.organization_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await updateCustomer(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
     method: 'post',
@@ -105,7 +105,7 @@ export const billingRoutes: AnyRoute[] = [
     body: portalSessionBody,
     response: { status: 201, description: 'The portal link and when it expires', schema: portalSessionSchema },
     errors: [403, 404],
-    handler: async ({ params, body, caller, deps }) => createPortalSession(deps, caller, params.organization_id, body.return_url),
+    handler: async ({ params, body, actor, deps }) => createPortalSession(deps, actor, params.organization_id, body.return_url),
   }),
   defineRoute({
     method: 'get',
@@ -117,7 +117,7 @@ export const billingRoutes: AnyRoute[] = [
     query: billingEventsQuery,
     response: { status: 200, description: 'The billing events', schema: billingEventsSchema },
     errors: [403, 404],
-    handler: async ({ params, query, caller, deps }) => billingEvents(deps, caller, params.organization_id, query.days, query.limit),
+    handler: async ({ params, query, actor, deps }) => billingEvents(deps, actor, params.organization_id, query.days, query.limit),
   }),
   defineRoute({
     method: 'get',
@@ -128,6 +128,6 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 200, description: 'The billing summary', schema: billingSummarySchema },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => billingSummary(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => billingSummary(deps, actor, params.organization_id),
   }),
 ];

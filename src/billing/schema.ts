@@ -1,4 +1,4 @@
-import { timestamp, z } from '../core/zod.ts';
+import { singleLine, timestamp, z } from '../core/zod.ts';
 import { planKeys } from './plans.ts';
 
 export const organizationParams = z.object({ organization_id: z.string().min(1).max(255) });
@@ -71,10 +71,10 @@ const address = z
 
 export const createCustomerBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: singleLine(200),
     email: z.string().email().max(320),
     address: address.nullable().optional(),
-    tax_id: z.string().trim().min(1).max(64).nullable().optional(),
+    tax_id: singleLine(64).nullable().optional(),
   })
   .strict();
 

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { grantCredits } from './credits.ts';
 import { recordBillingEvent } from './events.ts';
@@ -24,14 +23,14 @@ interface Quote {
   input: PlanChangeInput;
 }
 
-export async function getSubscription(deps: Deps, caller: Caller, organizationId: string): Promise<SubscriptionRow> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+export async function getSubscription(deps: Deps, actor: Actor, organizationId: string): Promise<SubscriptionRow> {
+  await actor.member(organizationId, 'billing.view');
   return deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
-export async function previewPlanChange(deps: Deps, caller: Caller, organizationId: string, target: PlanKey, timing: Timing | undefined) {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+export async function previewPlanChange(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined) {
+  await actor.member(organizationId, 'billing.view');
   const quote = await deps.db.transaction(async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
@@ -55,13 +54,13 @@ export async function previewPlanChange(deps: Deps, caller: Caller, organization
  * The subscription row stays locked while the provider is called, so changes of one organization
  * happen one at a time.
  */
-export async function changePlan(deps: Deps, caller: Caller, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
+export async function changePlan(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'billing.manage');
+    await actor.member(organizationId, 'billing.manage');
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const quote = await quoteChange(deps, trx, row, target, timing);
     const provided = await deps.providers.billing.changePlan({ ...quote.input, timing: quote.timing });
-    const event = { organizationId, actorId: caller.userId, data: { from: quote.from.key, to: quote.to.key, timing: quote.timing } };
+    const event = { organizationId, actorId: actor.userId, data: { from: quote.from.key, to: quote.to.key, timing: quote.timing } };
     let updated: SubscriptionRow;
     if (quote.timing === 'now') {
       updated = await updateSubscription(trx, organizationId, {
@@ -87,7 +86,7 @@ export async function changePlan(deps: Deps, caller: Caller, organizationId: str
         description: `Changed from ${quote.from.name} to ${quote.to.name}; ${quote.creditChange} credits granted for the rest of the period.`,
         ...(quote.amountDueMinor > 0 && { amountMinor: quote.amountDueMinor, currency: quote.currency }),
       });
-      await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'subscription.plan_changed', subjectType: 'subscription', subjectId: organizationId, data: event.data });
+      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.plan_changed', subjectType: 'subscription', subjectId: organizationId, data: event.data });
     } else {
       updated = await updateSubscription(trx, organizationId, { scheduled_plan: quote.to.key, scheduled_change_at: quote.effectiveAt });
       await recordBillingEvent(trx, {
@@ -96,15 +95,15 @@ export async function changePlan(deps: Deps, caller: Caller, organizationId: str
         title: `Change to ${quote.to.name} scheduled`,
         description: `The plan changes from ${quote.from.name} to ${quote.to.name} on ${quote.effectiveAt.toISOString()}.`,
       });
-      await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'subscription.change_scheduled', subjectType: 'subscription', subjectId: organizationId, data: event.data });
+      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.change_scheduled', subjectType: 'subscription', subjectId: organizationId, data: event.data });
     }
     return updated;
   });
 }
 
-export async function cancelScheduledChange(deps: Deps, caller: Caller, organizationId: string): Promise<void> {
+export async function cancelScheduledChange(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'billing.manage');
+    await actor.member(organizationId, 'billing.manage');
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     if (!row.scheduled_plan) throw notFound('scheduled plan change');
     const current = plans[row.plan];
@@ -113,13 +112,13 @@ export async function cancelScheduledChange(deps: Deps, caller: Caller, organiza
     await updateSubscription(trx, organizationId, { scheduled_plan: null, scheduled_change_at: null });
     await recordBillingEvent(trx, {
       organizationId,
-      actorId: caller.userId,
+      actorId: actor.userId,
       type: 'subscription.scheduled_change_canceled',
       title: `Change to ${scheduled.name} canceled`,
       description: `The organization stays on ${current.name}.`,
       data: { plan: current.key, canceled: scheduled.key },
     });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'subscription.scheduled_change_canceled', subjectType: 'subscription', subjectId: organizationId, data: { canceled: scheduled.key } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.scheduled_change_canceled', subjectType: 'subscription', subjectId: organizationId, data: { canceled: scheduled.key } });
   });
 }
 

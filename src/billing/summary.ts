@@ -1,6 +1,5 @@
 import { notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { getCustomer } from './customers.ts';
 import { listBillingEvents } from './events.ts';
@@ -8,8 +7,8 @@ import { plans } from './plans.ts';
 import { presentCustomer, presentPlan, presentSubscription } from './presenter.ts';
 import { loadSubscription } from './subscription-store.ts';
 
-export async function billingSummary(deps: Deps, caller: Caller, organizationId: string) {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+export async function billingSummary(deps: Deps, actor: Actor, organizationId: string) {
+  await actor.member(organizationId, 'billing.view');
   const subscription = await deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
   const customer = await getCustomer(deps, organizationId);
   return {
@@ -20,14 +19,14 @@ export async function billingSummary(deps: Deps, caller: Caller, organizationId:
   };
 }
 
-export async function billingEvents(deps: Deps, caller: Caller, organizationId: string, days: number, limit: number) {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.view');
+export async function billingEvents(deps: Deps, actor: Actor, organizationId: string, days: number, limit: number) {
+  await actor.member(organizationId, 'billing.view');
   return { events: await listBillingEvents(deps.db, organizationId, days, limit) };
 }
 
 /** A short-lived link to the provider's self-service portal (payment methods, invoices). */
-export async function createPortalSession(deps: Deps, caller: Caller, organizationId: string, returnUrl: string | undefined) {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'billing.manage');
+export async function createPortalSession(deps: Deps, actor: Actor, organizationId: string, returnUrl: string | undefined) {
+  await actor.member(organizationId, 'billing.manage');
   const customer = await getCustomer(deps, organizationId);
   if (!customer) throw notFound('billing customer');
   const session = await deps.providers.billing.createPortalSession({

@@ -8,28 +8,25 @@ import { createCanvas, deleteCanvas, getCanvas, listCanvases, restoreCanvas, upd
 
 const tag = 'Canvases';
 const path = '/canvases';
-const canvas = resourceRoutes({ tag, path, idParams: canvasIdParams, name: 'Canvas', plural: 'Canvases', noun: 'canvas', schema: canvasSchema, present: presentCanvas });
+const canvas = resourceRoutes({ tag, path, idParams: canvasIdParams, noun: 'canvas', schema: canvasSchema, present: presentCanvas });
 
 export const canvasRoutes: AnyRoute[] = [
-  canvas.create({
-    summary: 'Create a canvas; the caller owns it',
+  canvas.create({ path: '/canvases', operationId: 'createCanvas', summary: 'Create a canvas; the caller owns it',
     description: 'With `project_id` the canvas is filed into that project (400 on `project_id` when the caller cannot edit the project, or it is deleted or in another organization).',
     body: createCanvasBody,
-    errors: [403, 404],
     run: createCanvas,
   }),
-  canvas.list({
-    summary: 'Canvases of an organization the caller can read, newest first',
+  canvas.list({ path: '/canvases', operationId: 'listCanvases', summary: 'Canvases of an organization the caller can read, newest first',
     description: 'Keyset paged. A caller who is not a member of the organization gets an empty page.',
     query: listCanvasesQuery,
     page: canvasPage,
     run: listCanvases,
     presentItem: presentCanvas,
   }),
-  canvas.get({ summary: 'Get a canvas (deleted ones too, with deleted_at set)', run: getCanvas }),
-  canvas.update({ summary: 'Rename a canvas (editors)', body: updateCanvasBody, run: updateCanvas }),
-  canvas.remove({ summary: 'Delete a canvas (owners; soft delete, restorable)', run: deleteCanvas }),
-  canvas.restore({ summary: 'Restore a deleted canvas (owners)', run: restoreCanvas }),
+  canvas.get({ path: '/canvases/{canvas_id}', operationId: 'getCanvas', summary: 'Get a canvas (deleted ones too, with deleted_at set)', run: getCanvas }),
+  canvas.update({ path: '/canvases/{canvas_id}', operationId: 'updateCanvas', summary: 'Rename a canvas (editors)', body: updateCanvasBody, run: updateCanvas }),
+  canvas.remove({ path: '/canvases/{canvas_id}', operationId: 'deleteCanvas', summary: 'Delete a canvas (owners; soft delete, restorable)', run: deleteCanvas }),
+  canvas.restore({ path: '/canvases/{canvas_id}/restore', operationId: 'restoreCanvas', summary: 'Restore a deleted canvas (owners)', run: restoreCanvas }),
   itemProjectsRoute({ type: 'canvas', path, idParams: canvasIdParams, noun: 'canvas', operationId: 'listCanvasProjects', tag }),
   accessRecordRoute({ type: 'canvas', path, idParams: canvasIdParams, noun: 'canvas', operationId: 'getCanvasAccess', tag }),
 ];

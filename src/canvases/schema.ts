@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 export const canvasSchema = z
   .object({
@@ -20,7 +20,7 @@ export const canvasSchema = z
 export const canvasPage = pageOf(canvasSchema).openapi('CanvasPage');
 export const canvasIdParams = z.object({ canvas_id: uuid.openapi({ description: 'UUID of the canvas.' }) });
 
-const title = z.string().trim().min(1).max(300).nullable();
+const title = singleLine(300).nullable();
 
 export const createCanvasBody = z
   .object({

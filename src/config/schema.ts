@@ -29,6 +29,8 @@ export const configSchema = z
     JWT_ISSUER: z.preprocess(emptyAsUnset, z.string().optional()),
     JWT_AUDIENCE: z.preprocess(emptyAsUnset, z.string().optional()),
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    /** Requests without a valid token, per client address and minute (shared across web processes). */
+    RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(120),
     OUTBOUND_ALLOWLIST: csv,
     STARTER_CREDITS: z.coerce.number().int().min(0).default(1000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -60,6 +62,8 @@ export const configSchema = z
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
     /** Backstop poll while NOTIFY is live: retries and delayed jobs are not notified, only found by this poll. */
     WORKER_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
+    /** A worker that lost the database probes it with exponential backoff up to this many seconds. */
+    WORKER_DB_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(30),
     /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   })

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { allows, roleOfRank, selectRoleRank, viewerIn, whereReadable, type Viewer } from '../access/index.ts';
-import type { Caller } from '../core/caller.ts';
+import { allows, roleOfRank, selectRoleRank, whereReadable, type Viewer } from '../access/index.ts';
+import type { Actor } from '../access/actor.ts';
 import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
-import { likePattern } from '../library/search.ts';
+import { likePattern } from '../core/search.ts';
 import { conversationColumns, type ConversationRow, type ListExtras } from './presenter.ts';
 
 const type = 'chat_conversation';
@@ -44,11 +44,11 @@ export interface ConversationListQuery {
  * GET /conversations: the readable-by predicate and every filter run in SQL, newest first, paged
  * by (created_at, id) so rows inserted while paging never shift or repeat a page.
  */
-export async function listConversations(db: Knex, caller: Caller, q: ConversationListQuery): Promise<Page<ConversationRow & ListExtras>> {
-  const viewer = await viewerIn(db, q.organization_id, caller.userId);
+export async function listConversations(db: Knex, actor: Actor, q: ConversationListQuery): Promise<Page<ConversationRow & ListExtras>> {
+  const viewer = await actor.viewer(q.organization_id);
   // Lists name no resource: a non-member simply sees nothing (spec 4.1).
   if (!viewer) return { items: [], next_cursor: null };
-  const me = caller.userId;
+  const me = actor.userId;
   const query = selectListExtras(db, db('conversations as c').select(conversationColumns('c')), 'c', viewer);
   whereReadable(query, type, 'c', viewer);
   const grantedToMe = `EXISTS (SELECT 1 FROM resource_grants mg WHERE mg.resource_type = '${type}' AND mg.resource_id = c.id AND mg.user_id = ?)`;

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 export const visibilitySchema = z.enum(['private', 'workspace', 'public']);
 export const workspaceRoleSchema = z.enum(['viewer', 'editor', 'owner']);
@@ -48,7 +48,7 @@ const writableVisibility = z.enum(['private', 'workspace']).openapi({ descriptio
 export const createConversationBody = z
   .object({
     organization_id: z.string().min(1).max(64),
-    title: z.string().trim().min(1).max(300).nullable().optional(),
+    title: singleLine(300).nullable().optional(),
     project_id: uuid.optional().openapi({ description: 'Start the conversation inside this project (the caller must be able to edit it).' }),
     visibility: writableVisibility.optional().openapi({ description: 'General access; default `private`.' }),
   })
@@ -56,7 +56,7 @@ export const createConversationBody = z
   .openapi('CreateConversation');
 
 export const updateConversationBody = z
-  .object({ title: z.string().trim().min(1).max(300).nullable().optional() })
+  .object({ title: singleLine(300).nullable().optional() })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of: title')
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });

@@ -11,5 +11,66 @@ export const queryBoolean = z.enum(['true', 'false']).transform((value) => value
 
 export const uuid = z.string().uuid();
 export const timestamp = z.string().datetime({ offset: true }).openapi({ format: 'date-time' });
-/** Any JSON value; named, so OpenAPI gets one recursive $ref (unnamed, the generator recurses forever). */
-export const jsonValue: z.ZodType<unknown> = z.json().openapi('JsonValue');
+
+/** How deep a JSON-valued field may nest, and how large it may be serialised (fields may lower the size). */
+export const JSON_MAX_DEPTH = 64;
+export const JSON_MAX_BYTES = 1_000_000;
+
+/**
+ * Why `value` is not acceptable JSON (depth beyond `JSON_MAX_DEPTH`, a non-JSON value, or too
+ * large), or undefined. Iterative, so a hostile nesting cannot overflow the stack.
+ */
+export function jsonValueProblem(value: unknown, maxBytes = JSON_MAX_BYTES): { path: (string | number)[]; message: string } | undefined {
+  const stack: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (stack.length) {
+    const { value: node, path } = stack.pop()!;
+    if (node === null || typeof node === 'string' || typeof node === 'boolean') continue;
+    if (typeof node === 'number') {
+      if (!Number.isFinite(node)) return { path, message: 'must be a JSON value (a finite number)' };
+      continue;
+    }
+    if (typeof node !== 'object') return { path, message: 'must be a JSON value' };
+    if (path.length >= JSON_MAX_DEPTH) return { path: [], message: `must nest at most ${JSON_MAX_DEPTH} levels deep` };
+    if (Array.isArray(node)) node.forEach((item, index) => stack.push({ value: item, path: [...path, index] }));
+    else for (const [key, item] of Object.entries(node)) stack.push({ value: item, path: [...path, key] });
+  }
+  // Depth is bounded now, so serialising is safe.
+  if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) return { path: [], message: `must be at most ${maxBytes} bytes as JSON` };
+  return undefined;
+}
+
+/**
+ * Any JSON value, at most `JSON_MAX_DEPTH` levels deep and `JSON_MAX_BYTES` serialised. In
+ * OpenAPI it is the component `JsonValue` with no type constraint (`{}`): a self-referencing
+ * definition makes generated clients fail to compile (openapi-typescript: TS2502).
+ */
+export const jsonValue: z.ZodType<unknown> = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    if (value === undefined) return void ctx.addIssue({ code: 'custom', message: 'must be a JSON value' });
+    const problem = jsonValueProblem(value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem.message, path: problem.path });
+  })
+  .openapi('JsonValue', { description: `Any JSON value (object, array, string, number, boolean or null), nested at most ${JSON_MAX_DEPTH} levels deep.` });
+
+/**
+ * A user id (JWT `sub`): the one limit for tokens, path parameters and bodies, so any user who can
+ * sign in can also be read, changed and removed.
+ */
+export const USER_ID_MAX = 255;
+export const userId = z.string().min(1).max(USER_ID_MAX);
+
+/** C0 and C1 control characters (CR, LF, TAB, BEL, ESC, NUL, DEL, …). */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * A single-line name (names, titles, slugs): trimmed, 1–`max` characters, no control characters,
+ * which would otherwise flow verbatim into e-mail subjects and logs.
+ */
+export const singleLine = (max: number, min = 1) =>
+  z
+    .string()
+    .trim()
+    .min(min)
+    .max(max)
+    .refine((value) => !CONTROL_CHARACTERS.test(value), 'must be a single line without control characters');

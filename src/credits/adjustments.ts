@@ -9,9 +9,8 @@ import { recordActivity } from '../activity/record.ts';
 import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import type { z } from '../core/zod.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { drawFromGrants } from './allocations.ts';
 import { availableOf, ensureBalanceRow, readBalance, withdrawAvailable, writeEntries } from './entries.ts';
@@ -57,17 +56,17 @@ export async function adjustCredits(trx: Knex.Transaction, input: AdjustmentInpu
 
 export async function createAdjustment(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   organizationId: string,
   body: z.output<typeof adjustmentBody>,
   key: string | undefined,
 ): Promise<z.input<typeof adjustmentEnvelope>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.manage');
-  const userId = body.user_id ?? caller.userId;
+  await actor.member(organizationId, 'credits.manage');
+  const userId = body.user_id ?? actor.userId;
   if (body.user_id !== undefined && !(await deps.db('organization_members').where({ organization_id: organizationId, user_id: body.user_id }).first('user_id'))) throw notFound('member');
-  return withIdempotency(deps.db, { organizationId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {
-    const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: caller.userId });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'credits.adjusted', subjectType: 'organization', subjectId: organizationId, data: { amount: body.amount, reason: body.reason, user_id: userId } });
+  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {
+    const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: actor.userId });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'credits.adjusted', subjectType: 'organization', subjectId: organizationId, data: { amount: body.amount, reason: body.reason, user_id: userId } });
     // A debit may cross an alert threshold: check at once rather than at the next sweep.
     if (body.amount < 0) await enqueueBalanceAlertCheck(deps, trx, organizationId);
     const rows = (await trx('credit_ledger_entries as e').leftJoin('credit_holds as h', 'h.id', 'e.hold_id').whereIn('e.id', ids).orderBy('e.seq').select(entryColumns)) as EntryRow[];

@@ -6,8 +6,8 @@ import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
 import { notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMember, requireMemberWith, type Membership } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
+import { type Membership } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
 import { holdColumns, type HoldRow } from './hold-model.ts';
@@ -17,12 +17,12 @@ import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settl
 
 const CHAT_RUN = 'chat_run';
 
-export async function beginChatRun(deps: Deps, caller: Caller, organizationId: string, body: z.output<typeof beginRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'resources.create');
-  return withIdempotency(deps.db, { organizationId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
+export async function beginChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
+  await actor.member(organizationId, 'resources.create');
+  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
     const { hold } = await placeHoldOnce(trx, {
       organizationId,
-      userId: caller.userId,
+      userId: actor.userId,
       amount: body.amount,
       reason: CHAT_RUN,
       runId: body.run_id,
@@ -35,9 +35,9 @@ export async function beginChatRun(deps: Deps, caller: Caller, organizationId: s
   });
 }
 
-export async function captureChatRun(deps: Deps, caller: Caller, organizationId: string, body: z.output<typeof captureRunBody>, key: string | undefined): Promise<z.input<typeof captureEnvelope>> {
-  const membership = await requireMember(deps.db, organizationId, caller.userId);
-  return withIdempotency(deps.db, { organizationId, key, operation: 'captureChatRunCredits', request: body }, async (trx) => {
+export async function captureChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof captureRunBody>, key: string | undefined): Promise<z.input<typeof captureEnvelope>> {
+  const membership = await actor.member(organizationId);
+  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'captureChatRunCredits', request: body }, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
     const { hold, capture } = await captureFromHold(trx, run.id, body.amount, {
       captureKey: body.capture_id ?? body.tool_call_id,
@@ -51,9 +51,9 @@ export async function captureChatRun(deps: Deps, caller: Caller, organizationId:
   });
 }
 
-export async function settleChatRun(deps: Deps, caller: Caller, organizationId: string, body: z.output<typeof settleRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
-  const membership = await requireMember(deps.db, organizationId, caller.userId);
-  return withIdempotency(deps.db, { organizationId, key, operation: 'settleChatRunCredits', request: body }, async (trx) => {
+export async function settleChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof settleRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
+  const membership = await actor.member(organizationId);
+  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'settleChatRunCredits', request: body }, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
     return { hold: presentHold((await settleHold(trx, run.id)).hold) };
   });

@@ -9,23 +9,22 @@ export interface MeteredContext {
 
 export type MeteredOperation = (input: unknown, context: MeteredContext) => Promise<number>;
 
-const operations = new Map<string, MeteredOperation>();
+/**
+ * The work billed through `meteredOperationJob` (social reads, generations…), by name. Built once
+ * per process by its composition root (`src/metered-operations.ts`) and handed over in `Deps`.
+ */
+export type MeteredOperations = ReadonlyMap<string, MeteredOperation>;
 
-/** Domains register the work they bill through `meteredOperationJob` (social reads, generations…). */
-export function registerMeteredOperation(name: string, perform: MeteredOperation): void {
-  operations.set(name, perform);
-}
-
-export function meteredOperation(name: string): MeteredOperation | undefined {
-  return operations.get(name);
+export function meteredOperations(entries: Record<string, MeteredOperation>): MeteredOperations {
+  return new Map(Object.entries(entries));
 }
 
 /**
  * The sandbox operation: waits `duration_ms`, then reports `used` credits. It stands in for a
  * provider call in demos, the crash test and the benchmark.
  */
-registerMeteredOperation('sandbox.wait', async (input, { signal }) => {
+export const sandboxWait: MeteredOperation = async (input, { signal }) => {
   const { duration_ms = 0, used = 0 } = (input ?? {}) as { duration_ms?: number; used?: number };
   if (duration_ms > 0) await sleep(duration_ms, undefined, { signal });
   return used;
-});
+};

@@ -36,7 +36,7 @@ export const creditRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The credits of the organization', schema: creditsSchema },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => getCredits(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => getCredits(deps, actor, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -47,7 +47,7 @@ export const creditRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The current credit cycle', schema: cycleSchema },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => getCycle(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => getCycle(deps, actor, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -60,7 +60,7 @@ export const creditRoutes: AnyRoute[] = [
     query: transactionsQuery,
     response: { status: 200, description: 'A page of ledger entries', schema: transactionsPage },
     errors: [403, 404],
-    handler: async ({ params, query, caller, deps }) => listTransactions(deps, caller, params.organization_id, query),
+    handler: async ({ params, query, actor, deps }) => listTransactions(deps, actor, params.organization_id, query),
   }),
   defineRoute({
     method: 'post',
@@ -77,7 +77,7 @@ export const creditRoutes: AnyRoute[] = [
     body: beginRunBody,
     response: { status: 201, description: 'The hold of the run', schema: holdEnvelope },
     errors: [402, 403, 404, 409, 422],
-    handler: async ({ params, body, caller, deps, ctx }) => beginChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, ctx }) => beginChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
     method: 'post',
@@ -94,7 +94,7 @@ export const creditRoutes: AnyRoute[] = [
     body: captureRunBody,
     response: { status: 200, description: 'The capture and the run’s hold after it', schema: captureEnvelope },
     errors: [403, 404, 409, 422],
-    handler: async ({ params, body, caller, deps, ctx }) => captureChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, ctx }) => captureChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
     method: 'post',
@@ -108,7 +108,7 @@ export const creditRoutes: AnyRoute[] = [
     body: settleRunBody,
     response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
     errors: [403, 404, 409, 422],
-    handler: async ({ params, body, caller, deps, ctx }) => settleChatRun(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, ctx }) => settleChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
     method: 'post',
@@ -118,7 +118,7 @@ export const creditRoutes: AnyRoute[] = [
     description:
       'A positive `amount` adds a grant of source `adjustment`; a negative one takes credits back from the grants in draw-down order (earliest expiry first, then priority, then creation) ' +
       'as `adjustment` rows moving available → issued. Taking back more than `available` is a 409 naming `amount`: the balance never goes below zero. ' +
-      'Nothing is ever edited; the activity feed records `credits.adjusted`. `user_id` (default: the caller) must be a member (404).' +
+      'Nothing is ever edited; the activity feed records `credits.adjusted`. `user_id` (default: the actor) must be a member (404).' +
       replayNote,
     tag,
     params: organizationIdParams,
@@ -126,7 +126,7 @@ export const creditRoutes: AnyRoute[] = [
     body: adjustmentBody,
     response: { status: 201, description: 'The ledger rows written and the credits after them', schema: adjustmentEnvelope },
     errors: [403, 404, 409, 422],
-    handler: async ({ params, body, caller, deps, ctx }) => createAdjustment(deps, caller, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, ctx }) => createAdjustment(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
     method: 'get',
@@ -138,7 +138,7 @@ export const creditRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => getMemberCredits(deps, caller, params.organization_id, params.user_id),
+    handler: async ({ params, actor, deps }) => getMemberCredits(deps, actor, params.organization_id, params.user_id),
   }),
   defineRoute({
     method: 'patch',
@@ -151,6 +151,6 @@ export const creditRoutes: AnyRoute[] = [
     body: updateMemberCreditsBody,
     response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
     errors: [403, 404],
-    handler: async ({ params, body, caller, deps }) => updateMemberCredits(deps, caller, params.organization_id, params.user_id, body.spending_limit),
+    handler: async ({ params, body, actor, deps }) => updateMemberCredits(deps, actor, params.organization_id, params.user_id, body.spending_limit),
   }),
 ];

@@ -1,5 +1,5 @@
 import { pageQuery, pageOf } from '../core/pagination.ts';
-import { timestamp, z } from '../core/zod.ts';
+import { timestamp, userId, z } from '../core/zod.ts';
 import { organizationIdParams } from '../organizations/schema.ts';
 import { entryKinds } from './entries.ts';
 import { grantSources } from './ledger.ts';
@@ -10,7 +10,7 @@ const credits = (description: string) => z.number().int().openapi({ description 
 const runId = z.string().trim().min(1).max(200).openapi({ description: 'Your id for the chat run (unique per organization).', example: 'run_8e0f2b1c' });
 const reference = z.string().trim().min(1).max(200);
 
-export const memberParams = z.object({ organization_id: z.string().min(1).max(64), user_id: z.string().min(1).max(200) });
+export const memberParams = z.object({ organization_id: z.string().min(1).max(64), user_id: userId });
 
 export const grantSchema = z
   .object({
@@ -74,7 +74,7 @@ export const transactionSchema = z
 export const transactionsQuery = z.object({
   ...pageQuery,
   kind: z.enum(entryKinds).optional(),
-  user_id: z.string().min(1).max(200).optional().openapi({ description: 'Only movements of this member.' }),
+  user_id: userId.optional().openapi({ description: 'Only movements of this member.' }),
   conversation_id: z.string().min(1).max(200).optional(),
   tool_call_id: z.string().min(1).max(200).optional(),
   run_id: z.string().min(1).max(200).optional(),
@@ -169,7 +169,7 @@ export const adjustmentBody = z
       .refine((value) => value !== 0, { message: 'must not be 0' })
       .openapi({ description: 'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`).' }),
     reason: z.string().trim().min(1).max(500).openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
-    user_id: z.string().min(1).max(200).optional().openapi({ description: 'The member the correction is for (default: the caller); must be a member.' }),
+    user_id: userId.optional().openapi({ description: 'The member the correction is for (default: the actor); must be a member.' }),
   })
   .strict()
   .openapi('CreditAdjustment');

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import type { z } from '../core/zod.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import { notFound } from '../core/errors.ts';
-import { requireMember, requireMemberWith, requirePermission } from '../organizations/membership.ts';
+import { isMember } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { currentPeriod } from './cycle.ts';
 import { availableOf, readBalance } from './entries.ts';
@@ -12,8 +12,8 @@ import { memberSpending, setSpendingLimit } from './limits.ts';
 import { presentGrant } from './presenter.ts';
 import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
 
-export async function getCredits(deps: Deps, caller: Caller, organizationId: string): Promise<z.input<typeof creditsSchema>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
+export async function getCredits(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof creditsSchema>> {
+  await actor.member(organizationId, 'credits.view');
   return creditsOf(deps.db, organizationId);
 }
 
@@ -25,8 +25,8 @@ export async function creditsOf(db: Knex, organizationId: string): Promise<z.inp
   return { organization_id: organizationId, balance: available + balance.held, held: balance.held, available, grants: grants.map(presentGrant) };
 }
 
-export async function getCycle(deps: Deps, caller: Caller, organizationId: string): Promise<z.input<typeof cycleSchema>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
+export async function getCycle(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof cycleSchema>> {
+  await actor.member(organizationId, 'credits.view');
   const period = await currentPeriod(deps.db, organizationId);
   const { rows } = await deps.db.raw(
     `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
@@ -51,32 +51,30 @@ export async function getCycle(deps: Deps, caller: Caller, organizationId: strin
 }
 
 /** A member sees their own credits; seeing another member's needs credits.view. */
-export async function getMemberCredits(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
-  const membership = await requireMember(deps.db, organizationId, caller.userId);
-  if (userId !== caller.userId) requirePermission(membership, 'credits.view');
+export async function getMemberCredits(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
+  await actor.member(organizationId, userId === actor.userId ? undefined : 'credits.view');
   await requireTargetMember(deps, organizationId, userId);
   return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
 }
 
 export async function updateMemberCredits(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   organizationId: string,
   userId: string,
   spendingLimit: number | null,
 ): Promise<z.input<typeof memberCreditsSchema>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.manage');
+  await actor.member(organizationId, 'credits.manage');
   await requireTargetMember(deps, organizationId, userId);
   await deps.db.transaction(async (trx) => {
-    await setSpendingLimit(trx, organizationId, userId, spendingLimit, caller.userId);
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.spending_limit_changed', subjectType: 'member', subjectId: userId, data: { spending_limit: spendingLimit } });
+    await setSpendingLimit(trx, organizationId, userId, spendingLimit, actor.userId);
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.spending_limit_changed', subjectType: 'member', subjectId: userId, data: { spending_limit: spendingLimit } });
   });
   return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
 }
 
 async function requireTargetMember(deps: Deps, organizationId: string, userId: string): Promise<void> {
-  const member = await deps.db('organization_members').where({ organization_id: organizationId, user_id: userId }).first('user_id');
-  if (!member) throw notFound('member');
+  if (!(await isMember(deps.db, organizationId, userId))) throw notFound('member');
 }
 
 function presentMemberCredits(organizationId: string, spending: Awaited<ReturnType<typeof memberSpending>>): z.input<typeof memberCreditsSchema> {

@@ -1,7 +1,6 @@
 import type { z } from '../core/zod.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import { paginate } from '../core/pagination.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Account, EntryKind } from './entries.ts';
 import type { transactionSchema, transactionsQuery, transactionsPage } from './schema.ts';
@@ -28,8 +27,8 @@ export interface EntryRow {
 export const entryColumns = ['e.id', 'e.kind', 'e.amount', 'e.from_account', 'e.to_account', 'e.grant_id', 'e.hold_id', 'h.run_id', 'e.user_id', 'e.conversation_id', 'e.message_id', 'e.tool_call_id', 'e.description', 'e.metadata', 'e.created_at'];
 
 /** The ledger of an organization, newest first, keyset-paged on the ledger's own sequence. */
-export async function listTransactions(deps: Deps, caller: Caller, organizationId: string, query: z.output<typeof transactionsQuery>): Promise<z.input<typeof transactionsPage>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'credits.view');
+export async function listTransactions(deps: Deps, actor: Actor, organizationId: string, query: z.output<typeof transactionsQuery>): Promise<z.input<typeof transactionsPage>> {
+  await actor.member(organizationId, 'credits.view');
   const q = deps.db('credit_ledger_entries as e')
     .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
     .where('e.organization_id', organizationId)

@@ -6,9 +6,9 @@ import type { Deps } from '../platform/deps.ts';
 import { errorMapper } from './errors.ts';
 import { accessLog } from './middleware/access-log.ts';
 import { apiVersion } from './middleware/api-version.ts';
-import { rateLimit } from './middleware/rate-limit.ts';
+import { rateLimit, rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
-import { buildOpenApiDocument } from './openapi.ts';
+import { servedOpenApiDocument } from './openapi.ts';
 import { routeHandler, type AnyRoute } from './route.ts';
 import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
 
@@ -31,11 +31,12 @@ function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router 
 
 /**
  * The HTTP application: request id → access log → errors → API version → body → plumbing
- * (open) → authentication → rate limit → operations.
+ * (open) → rate limit per address (requests without a valid token) → authentication → rate
+ * limit per caller → operations.
  */
 export function createApp({ deps, jwtSecret, version, extraRoutes = [] }: AppOptions): Koa {
   const app = new Koa({ proxy: true });
-  const openapi = buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
+  const openapi = servedOpenApiDocument(version);
 
   // Webhooks sit with the plumbing, before authentication: they carry a signature, not a token.
   const plumbing = mount(new Router(), [...plumbingRoutes, ...webhookRoutes], deps);
@@ -50,6 +51,8 @@ export function createApp({ deps, jwtSecret, version, extraRoutes = [] }: AppOpt
   app.use(apiVersion());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1536kb' /* a base64 logo of 1 MiB */, encoding: 'utf-8', jsonStrict: false }));
   app.use(plumbing.routes());
+  // Requests authentication refuses count per client address; those it admits, per caller.
+  app.use(rateLimitByAddress(deps.db, deps.config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE));
   app.use(authenticate(deps.config, jwtSecret, deps.db));
   app.use(rateLimit(deps.db, deps.config.RATE_LIMIT_PER_MINUTE));
   app.use(api.routes());

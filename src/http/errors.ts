@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, fromZodIssues } from '../core/errors.ts';
@@ -28,6 +30,25 @@ export function errorMapper(log: Logger) {
 
 export const errorBody = (error: AppError) => ({ code: error.code, message: error.message, data: { issues: error.issues } });
 
+/**
+ * The server's `clientError` listener: node's HTTP parser refuses some requests before Koa sees
+ * them (headers over the limit → 431, malformed HTTP → 400, a request too slow → 408). Answered
+ * with the Error body too, instead of node's empty default.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'request headers are too large (at most 16 KiB in all)']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request was not received in time']
+        : [400, 'request is not well-formed HTTP'];
+  const body = JSON.stringify(errorBody(new AppError('validation_failed', message, [], { status })));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 interface PgError {
   code?: string;
   constraint?: string;
@@ -50,6 +71,8 @@ export function toAppError(thrown: unknown): AppError {
   switch (error?.code) {
     case '23505':
       return new AppError('conflict', `conflict: ${constraintSubject(error)} already exists`);
+    case '23502':
+      return new AppError('validation_failed', `${error.column ?? 'a field'}: a value is required`, error.column ? [{ path: [error.column], message: 'a value is required' }] : []);
     case '23514':
       return new AppError('conflict', `conflict: the change breaks the rule ${error.constraint ?? 'of the resource'}`);
     case '23503': {
@@ -59,6 +82,7 @@ export function toAppError(thrown: unknown): AppError {
       return new AppError('validation_failed', message, field ? [{ path: [field], message }] : []);
     }
     case '22P02':
+    case '22P05': // e.g. \u0000 in jsonb (refused at the boundary; this is the backstop)
     case '22007':
     case '22008':
     case '22021':

@@ -12,16 +12,18 @@ export const idempotencyHeaders = z.object({
     .optional()
     .openapi({
       description:
-        'Makes a retry safe, per organization: the same key with the same request replays the stored response and changes nothing; ' +
+        'Makes a retry safe, per caller and organization: the same key with the same request replays the stored response and changes nothing; ' +
         'with another request it is a 422; while the first request is still running it is a 409. A request that failed stored nothing and may be retried. ' +
-        'Keys are remembered for 24 hours (deleted by an hourly job after that); a key reused later counts as a new request.',
+        'Keys are remembered for 24 hours (deleted by an hourly job after that); a key reused later counts as a new request. ' +
+        'Another member sending the same key makes a request of their own: keys never replay someone else’s response.',
       example: '8e0f2b1c-run-42-begin',
     }),
 });
 
 export interface IdempotencyScope {
-  /** Keys are unique per organization. */
+  /** Keys are unique per organization and caller: another member's key is another request. */
   organizationId: string;
+  userId: string;
   key: string | undefined;
   /** The operation (operationId): the same key on another operation counts as another request. */
   operation: string;
@@ -41,9 +43,9 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
   const key = scope.key;
   const hash = requestHash(scope.operation, scope.request);
   return db.transaction(async (trx) => {
-    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [`idempotency:${scope.organizationId}:${key}`]);
+    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [`idempotency:${scope.organizationId}:${scope.userId}:${key}`]);
     if (!rows[0].free) throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
-    const stored = (await trx('idempotency_keys').where({ organization_id: scope.organizationId, key }).first('request_hash', 'response_body')) as
+    const stored = (await trx('idempotency_keys').where({ organization_id: scope.organizationId, user_id: scope.userId, key }).first('request_hash', 'response_body')) as
       | { request_hash: string; response_body: T }
       | undefined;
     if (stored) {
@@ -56,6 +58,7 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
     const response = await act(trx);
     await trx('idempotency_keys').insert({
       organization_id: scope.organizationId,
+      user_id: scope.userId,
       key,
       operation: scope.operation,
       request_hash: hash,
@@ -64,23 +67,6 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
     });
     return response;
   });
-}
-
-/** How long a stored key replays its response; the retention job deletes older keys. */
-export const IDEMPOTENCY_KEY_TTL_SECONDS = 24 * 3600;
-
-/** Deletes stored keys older than `olderThanSeconds`, in small batches so no long lock blocks requests. Returns how many. */
-export async function deleteExpiredIdempotencyKeys(db: Knex, olderThanSeconds = IDEMPOTENCY_KEY_TTL_SECONDS, batch = 1000): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const { rowCount } = await db.raw(
-      `DELETE FROM idempotency_keys WHERE (organization_id, key) IN (
-         SELECT organization_id, key FROM idempotency_keys WHERE created_at < now() - make_interval(secs => ?) LIMIT ?)`,
-      [olderThanSeconds, batch],
-    );
-    deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < batch) return deleted;
-  }
 }
 
 function requestHash(operation: string, request: unknown): string {

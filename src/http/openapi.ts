@@ -1,11 +1,13 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
+import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import type { AnyRoute } from './route.ts';
+import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
 
 export const errorBodySchema = z
   .object({
-    code: z.enum(['validation_failed', 'unsupported_api_version', 'unauthorized', 'payment_required', 'forbidden', 'not_found', 'conflict', 'rate_limited', 'internal']),
+    code: z.enum(errorCodes as [ErrorCode, ...ErrorCode[]]),
     message: z.string().openapi({ description: 'Names the field and the rule broken.' }),
     data: z.object({
       issues: z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
@@ -48,6 +50,12 @@ const tagDescriptions: Record<string, string> = {
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
   Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
 };
+
+/** Every documented operation: what the web process serves and what `npm run lint:openapi` lints. */
+export const documentedRoutes = (): readonly AnyRoute[] => [...plumbingRoutes, ...webhookRoutes, ...apiRoutes];
+
+/** The document served at /openapi.json (one function, so the linted document is the served one). */
+export const servedOpenApiDocument = (version: string) => buildOpenApiDocument(documentedRoutes(), { version });
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
 export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {

@@ -1,22 +1,30 @@
 import type { ZodObject, ZodType, z } from 'zod';
-import type { Caller } from '../core/caller.ts';
-import { defineRoute, type AnyRoute } from './route.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
+import { defineRoute, type AnyRoute } from './route.ts';
 
-type Method = 'post' | 'get' | 'patch' | 'delete';
 type ErrorStatus = 403 | 404 | 409;
 
-interface Doc {
+/** What every operation of the builder names at its call site, so `grep "'/assets/{asset_id}'"` finds it. */
+interface Operation {
+  path: string;
+  operationId: string;
   summary: string;
   description?: string;
 }
 
 /**
- * The lifecycle every soft-deletable resource shares (create, list, get, update, delete,
- * restore and one-word actions such as archive), declared from what differs between resources:
- * its path and names, its schemas, its service calls and its summaries. Each builder returns an
- * ordinary route, listed beside the resource's own operations.
+ * The lifecycle every soft-deletable resource shares (create, list, get, update, delete, restore
+ * and one-word actions such as archive), declared from what differs between resources: its
+ * schemas, its service calls and its words. Each call site keeps the literal path and
+ * operationId (checked here against the collection's shape) and gets an ordinary route back.
+ *
+ * Authorization, by operation: a create needs `resources.create` in the organization named in its
+ * body (403 outside it — never 404, spec §4.1); a list shows only what the caller can read (an
+ * empty page outside the organization); every by-id operation decides on the resource itself
+ * through `actor.resource(…)` in its service (404 unreadable, 403 lacking the capability named in
+ * its summary).
  */
 export function resourceRoutes<Row, P extends ZodObject>(resource: {
   tag: string;
@@ -24,10 +32,6 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
   path: string;
   /** `{<resource>_id}` as a one-key zod object. */
   idParams: P;
-  /** Singular name as in operation ids: `Asset` → createAsset, listAssets, getAsset… */
-  name: string;
-  /** Plural when not `name + s` (`Canvases`). */
-  plural?: string;
   /** How the resource reads in prose (`asset`). */
   noun: string;
   schema: ZodType;
@@ -35,77 +39,86 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
 }) {
   const idParam = Object.keys(resource.idParams.shape)[0]!;
   const itemPath = `${resource.path}/{${idParam}}`;
-  const idOf = (params: unknown) => (params as Record<string, string>)[idParam]!;
+  const idOf = (params: Record<string, string>) => params[idParam]!;
+  // The casts below are the one place TypeScript cannot follow a generic schema to its parsed
+  // value (a conditional type over a type parameter stays deferred); call sites need none.
   const { tag, schema, noun } = resource;
-  const one = (method: Method, path: string, operationId: string, doc: Doc) => ({ method, path, operationId, tag, summary: doc.summary, ...(doc.description && { description: doc.description }) });
+  const operation = (method: 'post' | 'get' | 'patch' | 'delete', expectedPath: string, op: Operation) => {
+    if (op.path !== expectedPath) throw new Error(`${op.operationId}: path ${op.path} is not ${expectedPath}`);
+    return { method, path: op.path, operationId: op.operationId, tag, summary: op.summary, ...(op.description && { description: op.description }) };
+  };
 
   return {
-    create<B extends ZodType>(op: Doc & { body: B; errors: ErrorStatus[]; run(deps: Deps, caller: Caller, body: z.output<B>): Promise<Row> }): AnyRoute {
+    create<B extends ZodType<{ organization_id: string }>>(op: Operation & { body: B; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, body: z.output<B>): Promise<Row> }): AnyRoute {
       return defineRoute({
-        ...one('post', resource.path, `create${resource.name}`, op),
+        ...operation('post', resource.path, op),
         body: op.body,
         response: { status: 201, description: `The new ${noun}`, schema },
-        errors: op.errors,
-        handler: async ({ body, caller, deps }) => resource.present(await op.run(deps, caller, body as z.output<B>)),
+        errors: [403, ...(op.errors ?? [])],
+        handler: async ({ body, actor, deps }) => {
+          await actor.within(body.organization_id, 'resources.create');
+          return resource.present(await op.run(deps, actor, body as z.output<B>));
+        },
       });
     },
 
-    list<Q extends ZodType, Item>(op: Doc & { query: Q; page: ZodType; run(deps: Deps, caller: Caller, query: z.output<Q>): Promise<Page<Item>>; presentItem(row: Item): unknown }): AnyRoute {
+    list<Q extends ZodType, Item>(op: Operation & { query: Q; page: ZodType; run(deps: Deps, actor: Actor, query: z.output<Q>): Promise<Page<Item>>; presentItem(row: Item): unknown }): AnyRoute {
       return defineRoute({
-        ...one('get', resource.path, `list${resource.plural ?? `${resource.name}s`}`, op),
+        ...operation('get', resource.path, op),
         query: op.query,
         response: { status: 200, description: `A page of ${noun}s`, schema: op.page },
-        handler: async ({ query, caller, deps }) => {
-          const page = await op.run(deps, caller, query as z.output<Q>);
+        handler: async ({ query, actor, deps }) => {
+          const page = await op.run(deps, actor, query as z.output<Q>);
           return { items: page.items.map(op.presentItem), next_cursor: page.next_cursor };
         },
       });
     },
 
-    get(op: Doc & { run(deps: Deps, caller: Caller, id: string): Promise<Row> }): AnyRoute {
+    get(op: Operation & { run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
       return defineRoute({
-        ...one('get', itemPath, `get${resource.name}`, op),
+        ...operation('get', itemPath, op),
         params: resource.idParams,
         response: { status: 200, description: `The ${noun}`, schema },
         errors: [404],
-        handler: async ({ params, caller, deps }) => resource.present(await op.run(deps, caller, idOf(params))),
+        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
       });
     },
 
-    update<B extends ZodType>(op: Doc & { body: B; run(deps: Deps, caller: Caller, id: string, body: z.output<B>): Promise<Row> }): AnyRoute {
+    update<B extends ZodType>(op: Operation & { body: B; run(deps: Deps, actor: Actor, id: string, body: z.output<B>): Promise<Row> }): AnyRoute {
       return defineRoute({
-        ...one('patch', itemPath, `update${resource.name}`, op),
+        ...operation('patch', itemPath, op),
         params: resource.idParams,
         body: op.body,
         response: { status: 200, description: `The updated ${noun}`, schema },
         errors: [403, 404, 409],
-        handler: async ({ params, body, caller, deps }) => resource.present(await op.run(deps, caller, idOf(params), body as z.output<B>)),
+        handler: async ({ params, body, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>), body as z.output<B>)),
       });
     },
 
     /** Soft delete: 204; the resource keeps `deleted_at`/`deleted_by_id` and can be restored. */
-    remove(op: Doc & { run(deps: Deps, caller: Caller, id: string): Promise<void> }): AnyRoute {
+    remove(op: Operation & { run(deps: Deps, actor: Actor, id: string): Promise<void> }): AnyRoute {
       return defineRoute({
-        ...one('delete', itemPath, `delete${resource.name}`, op),
+        ...operation('delete', itemPath, op),
         params: resource.idParams,
         response: { status: 204, description: `Deleted; restorable through POST ${itemPath}/restore` },
         errors: [403, 404],
-        handler: async ({ params, caller, deps }) => op.run(deps, caller, idOf(params)),
+        handler: async ({ params, actor, deps }) => op.run(deps, actor, idOf(params as Record<string, string>)),
       });
     },
 
-    restore(op: Doc & { errors?: ErrorStatus[]; run(deps: Deps, caller: Caller, id: string): Promise<Row> }): AnyRoute {
-      return this.action({ ...op, verb: 'restore', response: `The restored ${noun}`, errors: op.errors ?? [403, 404] });
+    restore(op: Operation & { errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
+      return this.action({ ...op, response: `The restored ${noun}` });
     },
 
     /** `POST /<collection>/{id}/<verb>` answering the resource (restore, archive, unarchive). */
-    action(op: Doc & { verb: string; response: string; errors: ErrorStatus[]; run(deps: Deps, caller: Caller, id: string): Promise<Row> }): AnyRoute {
+    action(op: Operation & { response: string; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
+      const verb = op.path.slice(itemPath.length + 1);
       return defineRoute({
-        ...one('post', `${itemPath}/${op.verb}`, `${op.verb}${resource.name}`, op),
+        ...operation('post', `${itemPath}/${verb}`, op),
         params: resource.idParams,
         response: { status: 200, description: op.response, schema },
-        errors: op.errors,
-        handler: async ({ params, caller, deps }) => resource.present(await op.run(deps, caller, idOf(params))),
+        errors: op.errors ?? [403, 404],
+        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
       });
     },
   };

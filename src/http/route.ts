@@ -1,8 +1,10 @@
 import type { Context } from 'koa';
-import type { ZodType, z as zod } from 'zod';
+import { ZodObject, type ZodType, type z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
+import { Actor } from '../access/actor.ts';
 import type { Caller } from '../core/caller.ts';
 import { AppError, fromZodIssues } from '../core/errors.ts';
+import { JSON_MAX_DEPTH } from '../core/zod.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -14,7 +16,7 @@ export interface HandlerInput<P, Q, B> {
   params: Infer<P>;
   query: Infer<Q>;
   body: Infer<B>;
-  caller: Caller;
+  actor: Actor;
   deps: Deps;
   ctx: Context;
 }
@@ -61,18 +63,66 @@ function parse<S extends ZodType>(schema: S, value: unknown, location: 'params' 
   return result.data;
 }
 
+/** Deeper than any JSON-valued field may nest (JSON_MAX_DEPTH) plus the fields that hold one. */
+const MAX_INPUT_DEPTH = JSON_MAX_DEPTH + 4;
+
+/**
+ * The one check every string of a request passes before its schema: no NUL character (Postgres
+ * refuses it in text and jsonb), and no nesting deep enough to overflow a recursive validator.
+ * Iterative; names the offending field as a zod issue would.
+ */
+export function refuseUnsafeInput(location: 'params' | 'query' | 'body' | 'headers', value: unknown): void {
+  // Each entry links to its parent, so a path is built only for the error (no copying per node).
+  interface Entry { value: unknown; key: string | number | undefined; parent: Entry | undefined; depth: number }
+  const pathOf = (entry: Entry | undefined): (string | number)[] => {
+    const path: (string | number)[] = [];
+    for (let at = entry; at && at.key !== undefined; at = at.parent) path.unshift(at.key);
+    return location === 'body' ? path : [location, ...path];
+  };
+  const stack: Entry[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
+  while (stack.length) {
+    const entry = stack.pop()!;
+    const node = entry.value;
+    if (typeof node === 'string') {
+      if (node.includes('\0')) throw inputError(pathOf(entry), 'must not contain the NUL character (U+0000)');
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    if (entry.depth >= MAX_INPUT_DEPTH) throw inputError(pathOf(entry).slice(0, location === 'body' ? 1 : 2), `must nest at most ${JSON_MAX_DEPTH} levels deep`);
+    const depth = entry.depth + 1;
+    if (Array.isArray(node)) node.forEach((item, index) => stack.push({ value: item, key: index, parent: entry, depth }));
+    else {
+      for (const [key, item] of Object.entries(node)) {
+        if (key.includes('\0')) throw inputError(pathOf(entry), 'keys must not contain the NUL character (U+0000)');
+        stack.push({ value: item, key, parent: entry, depth });
+      }
+    }
+  }
+}
+
+function inputError(path: (string | number)[], message: string): AppError {
+  return new AppError('validation_failed', `${path.join('.') || 'body'}: ${message}`, [{ path, message }]);
+}
+
 /** Koa middleware running one route: parse → handler (authorize → act) → present. */
 export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boolean) {
+  // Unknown query parameters are refused like unknown body fields (a typo must not silently drop a filter).
+  const query = route.query instanceof ZodObject ? route.query.strict() : route.query;
   return async (ctx: Context) => {
     const rawBody = (ctx.request as { body?: unknown }).body;
+    refuseUnsafeInput('params', ctx.params);
+    refuseUnsafeInput('query', ctx.query);
+    refuseUnsafeInput('headers', ctx.headers);
+    refuseUnsafeInput('body', rawBody);
     const hasBody = rawBody !== undefined && !(typeof rawBody === 'object' && rawBody !== null && !Array.isArray(rawBody) && Object.keys(rawBody).length === 0);
     if (!route.body && hasBody) throw new AppError('validation_failed', 'body: this operation takes no request body');
     if (route.headers) parse(route.headers, ctx.headers, 'headers');
     const input: HandlerInput<unknown, unknown, unknown> = {
       params: route.params ? parse(route.params, ctx.params, 'params') : undefined,
-      query: route.query ? parse(route.query, ctx.query, 'query') : undefined,
+      query: query ? parse(query, ctx.query, 'query') : undefined,
       body: route.body ? parse(route.body, rawBody ?? {}, 'body') : undefined,
-      caller: ctx.state.caller as Caller,
+      // One actor per request: its memberships are read once however often the operation asks.
+      actor: route.public ? (undefined as unknown as Actor) : new Actor(ctx.state.caller as Caller, deps.db),
       deps,
       ctx,
     };

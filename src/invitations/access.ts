@@ -1,9 +1,8 @@
 import type { Knex } from 'knex';
 import { badRequest, forbidden, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import type { Membership } from '../organizations/membership.ts';
-import { permissionsOf } from '../organizations/membership.ts';
-import { isBuiltInRole } from '../organizations/permissions.ts';
+import type { Actor } from '../access/actor.ts';
+import type { Membership } from '../members/membership.ts';
+import { isBuiltInRole } from '../members/permissions.ts';
 import { invitationColumns, type InvitationRow } from './presenter.ts';
 
 /** Who is asking about one invitation: a member (with their permissions), the invitee, or both. */
@@ -13,14 +12,14 @@ export interface InvitationAccess {
   isInvitee: boolean;
 }
 
-export const isInviteeOf = (caller: Caller, email: string) => Boolean(caller.email) && caller.email!.trim().toLowerCase() === email;
+export const isInviteeOf = (actor: Actor, email: string) => Boolean(actor.email) && actor.email!.trim().toLowerCase() === email;
 
 /**
  * Loads an invitation of a live organization for a member or its invitee, else 404 — the same
  * answer whether the organization, the invitation or the caller's right to see it is missing.
  * `lock` takes the row lock a state change needs (pass the transaction as `db`).
  */
-export async function loadInvitation(db: Knex, caller: Caller, organizationId: string, invitationId: string, lock = false): Promise<InvitationAccess> {
+export async function loadInvitation(db: Knex, actor: Actor, organizationId: string, invitationId: string, lock = false): Promise<InvitationAccess> {
   const query = db('invitations as i')
     .join('organizations as o', 'o.id', 'i.organization_id')
     .whereNull('o.deleted_at')
@@ -29,11 +28,8 @@ export async function loadInvitation(db: Knex, caller: Caller, organizationId: s
   if (lock) query.forUpdate('i');
   const invitation = (await query) as InvitationRow | undefined;
   if (!invitation) throw notFound('invitation');
-  const member = await db('organization_members').where({ organization_id: organizationId, user_id: caller.userId }).first('role');
-  const membership: Membership | null = member
-    ? { organizationId, userId: caller.userId, role: member.role, permissions: await permissionsOf(db, organizationId, member.role) }
-    : null;
-  const isInvitee = isInviteeOf(caller, invitation.email);
+  const membership = await actor.membership(organizationId);
+  const isInvitee = isInviteeOf(actor, invitation.email);
   if (!membership && !isInvitee) throw notFound('invitation');
   return { invitation, membership, isInvitee };
 }

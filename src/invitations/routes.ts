@@ -29,7 +29,7 @@ export const invitationRoutes: AnyRoute[] = [
     body: createInvitationBody,
     response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, caller, params.organization_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
     method: 'get',
@@ -42,8 +42,8 @@ export const invitationRoutes: AnyRoute[] = [
     query: listInvitationsQuery,
     response: { status: 200, description: 'A page of invitations', schema: invitationPage },
     errors: [403, 404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listInvitations(deps, caller, params.organization_id, query);
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await listInvitations(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentInvitation), next_cursor: page.next_cursor };
     },
   }),
@@ -57,7 +57,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => ({ invitation: presentInvitation(await getInvitation(deps, caller, params.organization_id, params.invitation_id)) }),
+    handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -70,11 +70,11 @@ export const invitationRoutes: AnyRoute[] = [
     body: updateInvitationBody,
     response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => {
+    handler: async ({ params, body, actor, deps }) => {
       const { organization_id: organizationId, invitation_id: invitationId } = params;
       const invitation = body.status === 'accepted'
-        ? await acceptInvitation(deps, caller, organizationId, invitationId)
-        : await changeInvitationRole(deps, caller, organizationId, invitationId, body.role!);
+        ? await acceptInvitation(deps, actor, organizationId, invitationId)
+        : await changeInvitationRole(deps, actor, organizationId, invitationId, body.role!);
       return { invitation: presentInvitation(invitation) };
     },
   }),
@@ -88,7 +88,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, caller, deps }) => ({ invitation: presentInvitation(await declineInvitation(deps, caller, params.organization_id, params.invitation_id)) }),
+    handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
   }),
   defineRoute({
     method: 'delete',
@@ -100,6 +100,6 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 204, description: 'Revoked' },
     errors: [403, 404, 409],
-    handler: async ({ params, caller, deps }) => revokeInvitation(deps, caller, params.organization_id, params.invitation_id),
+    handler: async ({ params, actor, deps }) => revokeInvitation(deps, actor, params.organization_id, params.invitation_id),
   }),
 ];

@@ -1,8 +1,8 @@
 import { recordActivity } from '../activity/record.ts';
 import { conflict, forbidden } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
+import { addMembership, hasMemberWithEmail } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, roleExists, type InvitationAccess } from './access.ts';
 import { invitationEmailJob } from './jobs.ts';
@@ -19,9 +19,9 @@ function requirePending(invitation: InvitationRow): void {
   if (invitation.status !== 'pending') throw conflict(`status: the invitation is ${invitation.status}, not pending`, ['status']);
 }
 
-export async function createInvitation(deps: Deps, caller: Caller, organizationId: string, input: { email: string; role: string }): Promise<InvitationRow> {
+export async function createInvitation(deps: Deps, actor: Actor, organizationId: string, input: { email: string; role: string }): Promise<InvitationRow> {
   return deps.db.transaction(async (trx) => {
-    const inviter = await requireMemberWith(trx, organizationId, caller.userId, 'invitations.manage');
+    const inviter = await actor.member(organizationId, 'invitations.manage');
     await requireAssignableRole(trx, inviter, input.role);
     // A lapsed invitation no longer blocks a new one for the same address.
     await trx('invitations')
@@ -31,50 +31,45 @@ export async function createInvitation(deps: Deps, caller: Caller, organizationI
     if (await trx('invitations').where({ organization_id: organizationId, email: input.email, status: 'pending' }).first('id')) {
       throw conflict(`email: ${input.email} already has a pending invitation`, ['email']);
     }
-    const member = await trx('organization_members as m')
-      .join('users as u', 'u.id', 'm.user_id')
-      .where('m.organization_id', organizationId)
-      .whereRaw('lower(u.email) = ?', [input.email])
-      .first('m.user_id');
-    if (member) throw conflict(`email: ${input.email} is already a member of the organization`, ['email']);
+    if (await hasMemberWithEmail(trx, organizationId, input.email)) throw conflict(`email: ${input.email} is already a member of the organization`, ['email']);
 
     const [created] = await trx('invitations')
       .insert({
         organization_id: organizationId,
         email: input.email,
         role: input.role,
-        invited_by_id: caller.userId,
+        invited_by_id: actor.userId,
         expires_at: trx.raw(`now() + interval '${INVITATION_TTL_DAYS} days'`),
       })
       .returning('id');
     await deps.jobs.enqueue(trx, invitationEmailJob, { invitation_id: created.id });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'invitation.created', ...subject(created), data: { email: input.email, role: input.role } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.created', ...subject(created), data: { email: input.email, role: input.role } });
     return reload(trx, created.id);
   });
 }
 
 export async function listInvitations(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   organizationId: string,
   query: { status?: InvitationStatus | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<InvitationRow>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'invitations.manage');
+  await actor.member(organizationId, 'invitations.manage');
   const rows = deps.db('invitations as i').where('i.organization_id', organizationId).select(invitationColumns(deps.db));
   if (query.status) rows.whereRaw(`${effectiveStatusSql('i')} = ?`, [query.status]);
   return paginate<InvitationRow & Record<string, unknown>>(rows, [{ column: 'i.created_at', direction: 'desc', type: 'timestamp' }, { column: 'i.id', direction: 'desc' }], query);
 }
 
 /** Managers of invitations and the invitee may read it; other members get 403. */
-export async function getInvitation(deps: Deps, caller: Caller, organizationId: string, invitationId: string): Promise<InvitationRow> {
-  const access = await loadInvitation(deps.db, caller, organizationId, invitationId);
+export async function getInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
+  const access = await loadInvitation(deps.db, actor, organizationId, invitationId);
   if (!access.isInvitee) requireManager(access);
   return access.invitation;
 }
 
-export async function changeInvitationRole(deps: Deps, caller: Caller, organizationId: string, invitationId: string, role: string): Promise<InvitationRow> {
+export async function changeInvitationRole(deps: Deps, actor: Actor, organizationId: string, invitationId: string, role: string): Promise<InvitationRow> {
   return deps.db.transaction(async (trx) => {
-    const access = await loadInvitation(trx, caller, organizationId, invitationId, true);
+    const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);
     const { invitation } = access;
     requirePending(invitation);
@@ -82,44 +77,44 @@ export async function changeInvitationRole(deps: Deps, caller: Caller, organizat
     if (invitation.role === 'owner' && manager.role !== 'owner') throw forbidden('only owners may change or revoke an owner invitation');
     if (role === invitation.role) return invitation;
     await trx('invitations').where({ id: invitationId }).update({ role, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'invitation.role_changed', ...subject(invitation), data: { email: invitation.email, before: invitation.role, after: role } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.role_changed', ...subject(invitation), data: { email: invitation.email, before: invitation.role, after: role } });
     return reload(trx, invitationId);
   });
 }
 
 /** The invitee joins with the invited role; membership and invitation change in one transaction. */
-export async function acceptInvitation(deps: Deps, caller: Caller, organizationId: string, invitationId: string): Promise<InvitationRow> {
+export async function acceptInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
   return deps.db.transaction(async (trx) => {
-    const access = await loadInvitation(trx, caller, organizationId, invitationId, true);
+    const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const { invitation } = inviteeOnly(access, 'accept');
     if (access.membership) throw conflict('you are already a member of the organization');
     if (!(await roleExists(trx, organizationId, invitation.role))) throw conflict(`role: the invited role "${invitation.role}" no longer exists; ask for a new invitation`, ['role']);
-    await trx('organization_members').insert({ organization_id: organizationId, user_id: caller.userId, role: invitation.role });
-    await trx('invitations').where({ id: invitationId }).update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by_id: caller.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'invitation.accepted', ...subject(invitation), data: { email: invitation.email, role: invitation.role } });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.joined', subjectType: 'member', subjectId: caller.userId, data: { role: invitation.role, invitation_id: invitationId } });
+    await addMembership(trx, organizationId, actor.userId, invitation.role);
+    await trx('invitations').where({ id: invitationId }).update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.accepted', ...subject(invitation), data: { email: invitation.email, role: invitation.role } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.joined', subjectType: 'member', subjectId: actor.userId, data: { role: invitation.role, invitation_id: invitationId } });
     return reload(trx, invitationId);
   });
 }
 
-export async function declineInvitation(deps: Deps, caller: Caller, organizationId: string, invitationId: string): Promise<InvitationRow> {
+export async function declineInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
   return deps.db.transaction(async (trx) => {
-    const { invitation } = inviteeOnly(await loadInvitation(trx, caller, organizationId, invitationId, true), 'decline');
+    const { invitation } = inviteeOnly(await loadInvitation(trx, actor, organizationId, invitationId, true), 'decline');
     await trx('invitations').where({ id: invitationId }).update({ status: 'declined', declined_at: trx.fn.now(), updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'invitation.declined', ...subject(invitation), data: { email: invitation.email } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.declined', ...subject(invitation), data: { email: invitation.email } });
     return reload(trx, invitationId);
   });
 }
 
-export async function revokeInvitation(deps: Deps, caller: Caller, organizationId: string, invitationId: string): Promise<void> {
+export async function revokeInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const access = await loadInvitation(trx, caller, organizationId, invitationId, true);
+    const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);
     const { invitation } = access;
     if (invitation.role === 'owner' && manager.role !== 'owner') throw forbidden('only owners may change or revoke an owner invitation');
     requirePending(invitation);
-    await trx('invitations').where({ id: invitationId }).update({ status: 'revoked', revoked_at: trx.fn.now(), revoked_by_id: caller.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'invitation.revoked', ...subject(invitation), data: { email: invitation.email } });
+    await trx('invitations').where({ id: invitationId }).update({ status: 'revoked', revoked_at: trx.fn.now(), revoked_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.revoked', ...subject(invitation), data: { email: invitation.email } });
   });
 }
 

@@ -1,6 +1,5 @@
 import { PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
 import type { JobDefinition } from './define.ts';
-import { allJobs } from './queues.ts';
 
 export const BOSS_SCHEMA = 'pgboss';
 
@@ -35,24 +34,23 @@ function queueOptions(job: JobDefinition): Omit<Queue, 'name'> {
     retryBackoff: policy.retryBackoff,
     ...(policy.retryDelayMaxSeconds !== undefined && { retryDelayMax: policy.retryDelayMaxSeconds }),
     expireInSeconds: policy.expireInSeconds,
-    ...(policy.heartbeatSeconds !== undefined && { heartbeatSeconds: policy.heartbeatSeconds }),
+    ...(policy.heartbeatSeconds !== null && { heartbeatSeconds: policy.heartbeatSeconds }),
     deleteAfterSeconds: policy.deleteAfterSeconds,
     deadLetter: job.deadLetter,
   };
 }
 
 /** Creates every queue and its dead-letter queue, or brings their policy up to date. Idempotent. */
-export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[] = allJobs): Promise<void> {
+export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[]): Promise<void> {
   for (const job of jobs) {
-    for (const [name, options] of [
-      [job.deadLetter, { policy: 'standard', deleteAfterSeconds: 30 * 24 * 3600, retentionSeconds: 30 * 24 * 3600 }],
-      [job.name, queueOptions(job)],
-    ] as const) {
-      if (!(await boss.getQueue(name))) await boss.createQueue(name, options);
-      else {
-        const { policy: _policy, ...changeable } = options as Omit<Queue, 'name'>;
-        await boss.updateQueue(name, changeable);
-      }
+    const deadLetter = { policy: 'standard', deleteAfterSeconds: 30 * 24 * 3600, retentionSeconds: 30 * 24 * 3600 } as const;
+    if (!(await boss.getQueue(job.deadLetter))) await boss.createQueue(job.deadLetter, deadLetter);
+    const options = queueOptions(job);
+    if (!(await boss.getQueue(job.name))) await boss.createQueue(job.name, options);
+    else {
+      const { policy: _policy, ...changeable } = options;
+      // `null` clears a heartbeat an earlier release set.
+      await boss.updateQueue(job.name, { ...changeable, heartbeatSeconds: job.policy.heartbeatSeconds });
     }
   }
 }

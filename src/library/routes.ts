@@ -1,4 +1,4 @@
-import { accessRecord, accessRecordSchema, requireAccess } from '../access/index.ts';
+import { accessRecord, accessRecordSchema } from '../access/index.ts';
 import { isAppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
@@ -22,8 +22,8 @@ export const libraryRoutes: AnyRoute[] = [
     tag,
     query: libraryQuery,
     response: { status: 200, description: 'A page of library items', schema: libraryPage },
-    handler: async ({ query, caller, deps }) => {
-      const page = await listLibrary(deps.db, caller, query);
+    handler: async ({ query, actor, deps }) => {
+      const page = await listLibrary(deps.db, actor, query);
       return {
         items: page.items.map((i) => ({ ...i, created_at: i.created_at.toISOString(), updated_at: i.updated_at.toISOString() })),
         next_cursor: page.next_cursor,
@@ -40,8 +40,8 @@ export const libraryRoutes: AnyRoute[] = [
     params: documentIdParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    handler: async ({ params, caller, deps }) => {
-      const { row, role, viewer } = await requireAccess(deps.db, caller, 'asset', params.doc_id, 'read').catch((error: unknown) => {
+    handler: async ({ params, actor, deps }) => {
+      const { row, role, viewer } = await actor.resource(deps.db, 'asset', params.doc_id, 'read').catch((error: unknown) => {
         throw isAppError(error, 'not_found') ? notFound('document') : error;
       });
       if (!documentTypes.includes(row.type)) throw notFound('document');

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { readableSql, viewerIn } from '../access/index.ts';
+import { readableSql } from '../access/index.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
-import { likePattern } from './search.ts';
+import type { Actor } from '../access/actor.ts';
+import { likePattern } from '../core/search.ts';
 import { libraryTypes, type LibraryType, type LibraryTypeName } from './types.ts';
 
 export interface LibraryRow {
@@ -29,8 +29,8 @@ export interface LibraryQuery {
  * branch per kind, each filtered by the readable-by predicate and resumed after the cursor
  * (updated_at, id) with its own LIMIT, so each branch reads at most one page from its index.
  */
-export async function listLibrary(db: Knex, caller: Caller, q: LibraryQuery): Promise<Page<LibraryRow>> {
-  const viewer = await viewerIn(db, q.organization_id, caller.userId);
+export async function listLibrary(db: Knex, actor: Actor, q: LibraryQuery): Promise<Page<LibraryRow>> {
+  const viewer = await actor.viewer(q.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const after = q.cursor === undefined ? null : decodeCursor(q.cursor, 2);
   const kinds = libraryTypes.filter((t) => !q.types || q.types.includes(t.type));

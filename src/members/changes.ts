@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { badRequest, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { permissionsOf, requireMember, requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
+import { rolePermissions } from './membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { requireAuthorityOver } from '../roles/authority.ts';
 import { lockAssignableRole } from '../roles/catalog.ts';
@@ -17,20 +17,20 @@ async function lockMember(trx: Knex.Transaction, organizationId: string, userId:
   return row;
 }
 
-export async function changeMemberRole(deps: Deps, caller: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
+export async function changeMemberRole(deps: Deps, actor: Actor, organizationId: string, userId: string, role: string): Promise<MemberRow> {
   return deps.db.transaction(async (trx) => {
     // Owners first, then the actor's (now current) role: a concurrent demotion cannot slip between.
     const owners = await lockOwners(trx, organizationId);
-    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'members.manage');
+    const membership = await actor.member(organizationId, 'members.manage', { fresh: trx });
     const target = await lockMember(trx, organizationId, userId);
     const granted = await lockAssignableRole(trx, organizationId, role);
     if (!granted) throw badRequest(`role: the organization has no role "${role}"; use a built-in role or create it through PATCH /organizations/{organization_id}/roles`, ['role']);
     if (target.role !== role) {
-      requireAuthorityOver(actor, { key: target.role, permissions: await permissionsOf(trx, organizationId, target.role) }, 'take away');
-      requireAuthorityOver(actor, granted, 'grant');
+      requireAuthorityOver(membership, { key: target.role, permissions: await rolePermissions(trx, organizationId, target.role) }, 'take away');
+      requireAuthorityOver(membership, granted, 'grant');
       if (target.role === 'owner') requireAnotherOwner(owners, userId, 'taking away this owner role');
       await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).update({ role, updated_at: trx.fn.now() });
-      await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.role_changed', subjectType: 'member', subjectId: userId, data: { from: target.role, to: role } });
+      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.role_changed', subjectType: 'member', subjectId: userId, data: { from: target.role, to: role } });
     }
     return (await findMember(trx, organizationId, userId))!;
   });
@@ -45,28 +45,28 @@ async function endMembership(trx: Knex.Transaction, organizationId: string, user
   return trx('resource_grants').where({ organization_id: organizationId, user_id: userId }).delete();
 }
 
-/** Removes a member (or, when it is the caller, lets them go). */
-export async function removeMember(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<void> {
+/** Removes a member (or, when it is the actor, lets them go). */
+export async function removeMember(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     const owners = await lockOwners(trx, organizationId);
-    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'members.manage');
+    const membership = await actor.member(organizationId, 'members.manage', { fresh: trx });
     const target = await lockMember(trx, organizationId, userId);
-    if (userId !== caller.userId) {
-      requireAuthorityOver(actor, { key: target.role, permissions: await permissionsOf(trx, organizationId, target.role) }, 'remove a member holding');
+    if (userId !== actor.userId) {
+      requireAuthorityOver(membership, { key: target.role, permissions: await rolePermissions(trx, organizationId, target.role) }, 'remove a member holding');
     }
     requireAnotherOwner(owners, userId, 'removing this member');
     const grantsRemoved = await endMembership(trx, organizationId, userId);
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role, grants_removed: grantsRemoved } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role, grants_removed: grantsRemoved } });
   });
 }
 
 /** The caller leaves the organization; the last owner cannot. */
-export async function leaveOrganization(deps: Deps, caller: Caller, organizationId: string): Promise<void> {
+export async function leaveOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     const owners = await lockOwners(trx, organizationId);
-    const membership = await requireMember(trx, organizationId, caller.userId);
-    requireAnotherOwner(owners, caller.userId, 'leaving');
-    const grantsRemoved = await endMembership(trx, organizationId, caller.userId);
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.left', subjectType: 'member', subjectId: caller.userId, data: { role: membership.role, grants_removed: grantsRemoved } });
+    const membership = await actor.member(organizationId, undefined, { fresh: trx });
+    requireAnotherOwner(owners, actor.userId, 'leaving');
+    const grantsRemoved = await endMembership(trx, organizationId, actor.userId);
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.left', subjectType: 'member', subjectId: actor.userId, data: { role: membership.role, grants_removed: grantsRemoved } });
   });
 }

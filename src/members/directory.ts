@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMember, requireMemberWith, requirePermission } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { memberColumns, type MemberRow } from './presenter.ts';
 
@@ -24,8 +23,8 @@ export async function findMember(db: Knex, organizationId: string, userId: strin
 }
 
 /** Members in the order they joined (keyset on joined_at, user_id). */
-export async function listMembers(deps: Deps, caller: Caller, organizationId: string, filter: MemberFilter): Promise<Page<MemberRow>> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'members.view');
+export async function listMembers(deps: Deps, actor: Actor, organizationId: string, filter: MemberFilter): Promise<Page<MemberRow>> {
+  await actor.member(organizationId, 'members.view');
   const query = deps.db('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).select(memberColumns);
   if (filter.role) query.where('m.role', filter.role);
   if (filter.search) {
@@ -43,9 +42,8 @@ export async function listMembers(deps: Deps, caller: Caller, organizationId: st
 }
 
 /** Members read themselves freely; anyone else needs `members.view`. */
-export async function getMember(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<MemberRow> {
-  const membership = await requireMember(deps.db, organizationId, caller.userId);
-  if (userId !== caller.userId) requirePermission(membership, 'members.view');
+export async function getMember(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<MemberRow> {
+  await actor.member(organizationId, userId === actor.userId ? undefined : 'members.view');
   const member = await findMember(deps.db, organizationId, userId);
   if (!member) throw notFound('member');
   return member;

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
 import { forbidden } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMember } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Personalization } from './presenter.ts';
 
@@ -26,13 +25,13 @@ const fromRow = (userId: string, row: PersonalizationRow | undefined): Personali
 });
 
 /** Personal settings are the member's own: other members get 403, non-members 404. */
-async function requireSelf(db: Knex, caller: Caller, organizationId: string, userId: string): Promise<void> {
-  await requireMember(db, organizationId, caller.userId);
-  if (userId !== caller.userId) throw forbidden('user_id: only the member themself may read or change their personalization');
+async function requireSelf(db: Knex, actor: Actor, organizationId: string, userId: string): Promise<void> {
+  await actor.member(organizationId);
+  if (userId !== actor.userId) throw forbidden('user_id: only the member themself may read or change their personalization');
 }
 
-export async function getPersonalization(deps: Deps, caller: Caller, organizationId: string, userId: string): Promise<Personalization> {
-  await requireSelf(deps.db, caller, organizationId, userId);
+export async function getPersonalization(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<Personalization> {
+  await requireSelf(deps.db, actor, organizationId, userId);
   const row = (await deps.db('organization_member_personalizations').where({ organization_id: organizationId, user_id: userId }).first(columns)) as PersonalizationRow | undefined;
   return fromRow(userId, row);
 }
@@ -44,9 +43,9 @@ export interface PersonalizationChanges {
   preferences?: Record<string, unknown> | undefined;
 }
 
-export async function updatePersonalization(deps: Deps, caller: Caller, organizationId: string, userId: string, changes: PersonalizationChanges): Promise<Personalization> {
+export async function updatePersonalization(deps: Deps, actor: Actor, organizationId: string, userId: string, changes: PersonalizationChanges): Promise<Personalization> {
   return deps.db.transaction(async (trx) => {
-    await requireSelf(trx, caller, organizationId, userId);
+    await requireSelf(trx, actor, organizationId, userId);
     const values = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const [row] = (await trx('organization_member_personalizations')
       .insert({ organization_id: organizationId, user_id: userId, ...values })
@@ -54,7 +53,7 @@ export async function updatePersonalization(deps: Deps, caller: Caller, organiza
       .merge({ ...values, updated_at: trx.fn.now() })
       .returning(columns)) as PersonalizationRow[];
     // The values are private to the member; the shared feed only says which fields changed.
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'member.personalization_updated', subjectType: 'member', subjectId: userId, data: { fields: Object.keys(values).sort() } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.personalization_updated', subjectType: 'member', subjectId: userId, data: { fields: Object.keys(values).sort() } });
     return fromRow(userId, row);
   });
 }

@@ -28,8 +28,8 @@ export const memberRoutes: AnyRoute[] = [
     query: listMembersQuery,
     response: { status: 200, description: 'A page of members', schema: memberPage },
     errors: [403, 404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listMembers(deps, caller, params.organization_id, query);
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await listMembers(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentMember), next_cursor: page.next_cursor };
     },
   }),
@@ -43,7 +43,7 @@ export const memberRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 204, description: 'Left' },
     errors: [404, 409],
-    handler: async ({ params, caller, deps }) => leaveOrganization(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => leaveOrganization(deps, actor, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -55,7 +55,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The member', schema: memberEnvelope },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => ({ member: presentMember(await getMember(deps, caller, params.organization_id, params.user_id)) }),
+    handler: async ({ params, actor, deps }) => ({ member: presentMember(await getMember(deps, actor, params.organization_id, params.user_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -70,8 +70,8 @@ export const memberRoutes: AnyRoute[] = [
     body: changeMemberRoleBody,
     response: { status: 200, description: 'The member with the new role', schema: memberEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({
-      member: presentMember(await changeMemberRole(deps, caller, params.organization_id, params.user_id, body.role)),
+    handler: async ({ params, body, actor, deps }) => ({
+      member: presentMember(await changeMemberRole(deps, actor, params.organization_id, params.user_id, body.role)),
     }),
   }),
   defineRoute({
@@ -86,7 +86,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 204, description: 'Removed' },
     errors: [403, 404, 409],
-    handler: async ({ params, caller, deps }) => removeMember(deps, caller, params.organization_id, params.user_id),
+    handler: async ({ params, actor, deps }) => removeMember(deps, actor, params.organization_id, params.user_id),
   }),
   defineRoute({
     method: 'get',
@@ -98,8 +98,8 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The personalization', schema: personalizationEnvelope },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => ({
-      personalization: presentPersonalization(await getPersonalization(deps, caller, params.organization_id, params.user_id)),
+    handler: async ({ params, actor, deps }) => ({
+      personalization: presentPersonalization(await getPersonalization(deps, actor, params.organization_id, params.user_id)),
     }),
   }),
   defineRoute({
@@ -113,8 +113,8 @@ export const memberRoutes: AnyRoute[] = [
     body: updatePersonalizationBody,
     response: { status: 200, description: 'The updated personalization', schema: personalizationEnvelope },
     errors: [403, 404],
-    handler: async ({ params, body, caller, deps }) => ({
-      personalization: presentPersonalization(await updatePersonalization(deps, caller, params.organization_id, params.user_id, body)),
+    handler: async ({ params, body, actor, deps }) => ({
+      personalization: presentPersonalization(await updatePersonalization(deps, actor, params.organization_id, params.user_id, body)),
     }),
   }),
 ];

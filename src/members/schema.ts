@@ -1,10 +1,10 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, timestamp, z } from '../core/zod.ts';
+import { jsonValue, singleLine, timestamp, userId, z } from '../core/zod.ts';
 import { roleKey } from '../roles/schema.ts';
 
 export const memberParams = z.object({
   organization_id: z.string().min(1).max(64),
-  user_id: z.string().min(1).max(128),
+  user_id: userId,
 });
 
 export const memberSchema = z
@@ -29,7 +29,7 @@ export const listMembersQuery = z.object({
 
 export const changeMemberRoleBody = z.object({ role: roleKey }).strict().openapi('ChangeMemberRole');
 
-const shortText = (max: number) => z.string().trim().min(1).max(max).nullable().optional();
+const shortText = (max: number) => singleLine(max).nullable().optional();
 
 const MAX_PREFERENCES_BYTES = 16 * 1024;
 

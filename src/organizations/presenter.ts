@@ -2,18 +2,9 @@ import type { z } from '../core/zod.ts';
 import type { organizationSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
 
-export interface OrganizationRow {
-  id: string;
-  name: string;
-  slug: string;
-  logo_key: string | null;
-  logo_updated_at: Date | null;
-  onboarded_at: Date | null;
-  created_by_id: string;
-  created_at: Date;
-  updated_at: Date;
-}
+import type { OrganizationRow } from '../members/membership.ts';
 
+export type { OrganizationRow };
 
 export function presentOrganization(row: OrganizationRow, role: string): z.input<typeof organizationSchema> {
   return {

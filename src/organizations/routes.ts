@@ -37,7 +37,7 @@ export const organizationRoutes: AnyRoute[] = [
     body: createOrganizationBody,
     response: { status: 201, description: 'The new organization', schema: organizationEnvelope },
     errors: [409],
-    handler: async ({ body, caller, deps }) => ({ organization: presentOrganization(await createOrganization(deps, caller, body), 'owner') }),
+    handler: async ({ body, actor, deps }) => ({ organization: presentOrganization(await createOrganization(deps, actor, body), 'owner') }),
   }),
   defineRoute({
     method: 'get',
@@ -48,8 +48,8 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The organization', schema: organizationEnvelope },
     errors: [404],
-    handler: async ({ params, caller, deps }) => {
-      const { organization, role } = await getOrganization(deps, caller, params.organization_id);
+    handler: async ({ params, actor, deps }) => {
+      const { organization, role } = await getOrganization(actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };
     },
   }),
@@ -63,8 +63,8 @@ export const organizationRoutes: AnyRoute[] = [
     body: updateOrganizationBody,
     response: { status: 200, description: 'The updated organization', schema: organizationEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => {
-      const { organization, role } = await updateOrganization(deps, caller, params.organization_id, body);
+    handler: async ({ params, body, actor, deps }) => {
+      const { organization, role } = await updateOrganization(deps, actor, params.organization_id, body);
       return { organization: presentOrganization(organization, role) };
     },
   }),
@@ -77,7 +77,7 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => deleteOrganization(deps, caller, params.organization_id),
+    handler: async ({ params, actor, deps }) => deleteOrganization(deps, actor, params.organization_id),
   }),
   defineRoute({
     method: 'post',
@@ -88,8 +88,8 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The organization with `onboarded_at` set', schema: organizationEnvelope },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => {
-      const { organization, role } = await markOnboarded(deps, caller, params.organization_id);
+    handler: async ({ params, actor, deps }) => {
+      const { organization, role } = await markOnboarded(deps, actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };
     },
   }),

@@ -1,4 +1,4 @@
-import { timestamp, z } from '../core/zod.ts';
+import { singleLine, timestamp, z } from '../core/zod.ts';
 
 export const slugSchema = z
   .string()
@@ -26,12 +26,12 @@ export const organizationSchema = z
 export const organizationEnvelope = z.object({ organization: organizationSchema });
 
 export const createOrganizationBody = z
-  .object({ name: z.string().trim().min(1).max(120), slug: slugSchema.optional() })
+  .object({ name: singleLine(120), slug: slugSchema.optional() })
   .strict()
   .openapi('CreateOrganization');
 
 export const updateOrganizationBody = z
-  .object({ name: z.string().trim().min(1).max(120).optional(), slug: slugSchema.optional() })
+  .object({ name: singleLine(120).optional(), slug: slugSchema.optional() })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of name, slug')
   .openapi('UpdateOrganization');

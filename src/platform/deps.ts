@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.ts';
+import type { MeteredOperations } from '../credits/metered.ts';
 import type { Db } from '../db/knex.ts';
 import type { JobQueue } from '../jobs/enqueue.ts';
 import type { Logger } from './logger.ts';
@@ -10,5 +11,7 @@ export interface Deps {
   db: Db;
   jobs: JobQueue;
   log: Logger;
+  /** The work billed through `meteredOperationJob`, by name (built by src/metered-operations.ts). */
+  metered: MeteredOperations;
   providers: Providers;
 }

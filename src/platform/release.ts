@@ -1,3 +1,4 @@
+import { allJobs } from '../jobs.ts';
 import { createBoss, ensureQueues } from '../jobs/boss.ts';
 import { tuneJobTables } from '../jobs/job-table.ts';
 import { createDb } from '../db/knex.ts';
@@ -17,7 +18,7 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   try {
-    await ensureQueues(boss);
+    await ensureQueues(boss, allJobs);
   } finally {
     await boss.stop({ graceful: false, close: true });
   }

@@ -1,7 +1,7 @@
-import { viewerIn, whereReadable } from '../access/index.ts';
+import { whereReadable } from '../access/index.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
-import { permissionsOf } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
+import { membershipsOfUser } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 
 export interface ProjectAccount {
@@ -19,27 +19,24 @@ export interface ProjectAccount {
  * oldest membership first, with whether they may create projects there and how many projects
  * they can read (live; unarchived and archived counted apart).
  */
-export async function listProjectAccounts(deps: Deps, caller: Caller, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectAccount>> {
+export async function listProjectAccounts(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectAccount>> {
   const { db } = deps;
-  const q = db('organization_members as m')
-    .join('organizations as o', 'o.id', 'm.organization_id')
-    .where('m.user_id', caller.userId)
-    .whereNull('o.deleted_at')
-    .select('o.id', 'o.name', 'o.slug', 'm.role');
+  const q = membershipsOfUser(db, actor.userId).select('o.id', 'o.name', 'o.slug', 'm.role');
   const result = await paginate<Record<string, any>>(q, [{ column: 'm.created_at', direction: 'asc', type: 'timestamp' }, { column: 'o.id', direction: 'asc' }], page);
   const items: ProjectAccount[] = [];
   for (const org of result.items) {
-    const viewer = (await viewerIn(db, org.id, caller.userId))!;
+    const membership = await actor.member(org.id);
+    const viewer = (await actor.viewer(org.id))!;
     const counts = whereReadable(db('projects as p'), 'project', 'p', viewer)
       .whereNull('p.deleted_at')
       .first(db.raw('count(*) FILTER (WHERE p.archived_at IS NULL)::int AS live'), db.raw('count(*) FILTER (WHERE p.archived_at IS NOT NULL)::int AS archived'));
-    const [row, permissions] = await Promise.all([counts, permissionsOf(db, org.id, org.role)]);
+    const row = await counts;
     items.push({
       organization_id: org.id,
       name: org.name,
       slug: org.slug,
       role: org.role,
-      can_create_projects: permissions.has('resources.create'),
+      can_create_projects: membership.permissions.has('resources.create'),
       project_count: Number(row?.live ?? 0),
       archived_project_count: Number(row?.archived ?? 0),
     });

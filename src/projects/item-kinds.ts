@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { ProjectItemType, Viewer } from '../access/index.ts';
 import { assetColumns, presentAsset, type AssetRow } from '../assets/presenter.ts';
 import { assetSchema } from '../assets/schema.ts';
-import { canvasColumns, presentCanvas } from '../canvases/presenter.ts';
+import { canvasColumns, presentCanvas, type CanvasRow } from '../canvases/presenter.ts';
 import { canvasSchema } from '../canvases/schema.ts';
 import { selectListExtras, withListExtras } from '../conversations/list.ts';
 import { conversationColumns, presentConversationListItem } from '../conversations/presenter.ts';
@@ -31,7 +31,7 @@ const qualify = (columns: readonly string[]) => (alias: string) => columns.map((
 /** Each kind of project item, with its domain's schema, columns and presenter (one source of truth per field list). */
 export const projectItemKinds: readonly ProjectItemKind[] = [
   { type: 'asset', segment: 'assets', idField: 'asset_id', schema: assetSchema, columns: qualify(assetColumns), present: (row) => presentAsset(row as unknown as AssetRow) },
-  { type: 'canvas', segment: 'canvases', idField: 'canvas_id', schema: canvasSchema, columns: qualify(canvasColumns), present: (row) => presentCanvas(row) },
+  { type: 'canvas', segment: 'canvases', idField: 'canvas_id', schema: canvasSchema, columns: qualify(canvasColumns), present: (row) => presentCanvas(row as unknown as CanvasRow) },
   {
     type: 'chat_conversation',
     segment: 'conversations',

@@ -23,8 +23,8 @@ export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; i
     query: z.object({ ...pageQuery }),
     response: { status: 200, description: 'A page of projects', schema: projectPage },
     errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listItemProjects(deps, caller, spec.type, (params as Record<string, string>)[idParam]!, query);
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await listItemProjects(deps, actor, spec.type, (params as Record<string, string>)[idParam]!, query);
       return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
     },
   });

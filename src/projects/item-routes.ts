@@ -38,7 +38,7 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
       body: z.object({ [idField]: uuid }).strict().openapi(`AddProject${Name}`),
       response: { status: 201, description: `The ${noun}'s membership`, schema: itemSchema },
       errors: [403, 404, 409],
-      handler: async ({ params, body, caller, deps }) => present(await addProjectItem(deps, caller, params.project_id as string, type, (body as Record<string, string>)[idField]!)),
+      handler: async ({ params, body, actor, deps }) => present(await addProjectItem(deps, actor, params.project_id as string, type, (body as Record<string, string>)[idField]!)),
     }),
     defineRoute({
       method: 'get',
@@ -58,8 +58,8 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
         .strict(),
       response: { status: 200, description: `A page of ${segment}`, schema: pageOf(kind.schema).openapi(`Project${Names}Page`) },
       errors: [404],
-      handler: async ({ params, query, caller, deps }) => {
-        const page = await listProjectItems(deps, caller, params.project_id as string, kind, query);
+      handler: async ({ params, query, actor, deps }) => {
+        const page = await listProjectItems(deps, actor, params.project_id as string, kind, query);
         return { items: page.items.map(kind.present), next_cursor: page.next_cursor };
       },
     }),
@@ -72,7 +72,7 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
       params: itemParams,
       response: { status: 204, description: 'Removed' },
       errors: [403, 404],
-      handler: async ({ params, caller, deps }) => removeProjectItem(deps, caller, params.project_id as string, type, (params as Record<string, string>)[idField]!),
+      handler: async ({ params, actor, deps }) => removeProjectItem(deps, actor, params.project_id as string, type, (params as Record<string, string>)[idField]!),
     }),
   ];
 });

@@ -1,8 +1,8 @@
-import { requireAccess, resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
+import { resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
@@ -19,23 +19,23 @@ export type ProjectItem = {
  * Files an existing item into a project. Needs editor on the project and owner on the item:
  * filing shares the item with everyone the project reaches, which is the owner's call.
  */
-export async function addProjectItem(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
+export async function addProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
   return deps.db.transaction(async (trx) => {
-    const project = await requireAccess(trx, caller, 'project', projectId, 'edit', { forUpdate: true });
+    const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
-    const item = await requireAccess(trx, caller, type, itemId, 'manage_people');
+    const item = await actor.resource(trx, type, itemId, 'manage_people');
     if (item.row.organization_id !== project.row.organization_id) {
       const field = kindOf(type).idField;
       throw badRequest(`${field}: the ${resourceNoun[type]} belongs to another organization than the project`, [field]);
     }
     if (item.row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
     const [row] = await trx('project_items')
-      .insert({ project_id: projectId, item_type: type, item_id: itemId, via: 'reference', added_by_id: caller.userId })
+      .insert({ project_id: projectId, item_type: type, item_id: itemId, via: 'reference', added_by_id: actor.userId })
       .onConflict(['project_id', 'item_type', 'item_id'])
       .ignore()
       .returning(['project_id', 'item_id', 'via', 'added_by_id', 'created_at']);
     if (!row) throw conflict(`this ${resourceNoun[type]} is already in the project`);
-    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: caller.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId, via: 'reference' } });
+    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: actor.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId, via: 'reference' } });
     return row as ProjectItem;
   });
 }
@@ -47,12 +47,12 @@ export async function addProjectItem(deps: Deps, caller: Caller, projectId: stri
  */
 export async function listProjectItems(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   projectId: string,
   kind: ProjectItemKind,
   query: { deleted?: boolean | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<Record<string, unknown>>> {
-  const { viewer } = await requireAccess(deps.db, caller, 'project', projectId, 'read');
+  const { viewer } = await actor.resource(deps.db, 'project', projectId, 'read');
   const q = deps.db('project_items as pi')
     .join(`${entryOf(kind.type)!.table} as i`, 'i.id', 'pi.item_id')
     .where({ 'pi.project_id': projectId, 'pi.item_type': kind.type })
@@ -65,18 +65,18 @@ export async function listProjectItems(
 }
 
 /** Takes an item out of a project (project editors); the item itself is untouched. */
-export async function removeProjectItem(deps: Deps, caller: Caller, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
+export async function removeProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const project = await requireAccess(trx, caller, 'project', projectId, 'edit', { forUpdate: true });
+    const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
     if (removed.length === 0) throw notFound(`${resourceNoun[type]} in this project`);
-    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: caller.userId, action: 'project.item_removed', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId } });
+    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: actor.userId, action: 'project.item_removed', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId } });
   });
 }
 
 /** GET /<items>/{id}/projects: live projects holding a readable item that the caller can also read. */
-export async function listItemProjects(deps: Deps, caller: Caller, type: ProjectItemType, itemId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectRow>> {
-  const { viewer } = await requireAccess(deps.db, caller, type, itemId, 'read');
+export async function listItemProjects(deps: Deps, actor: Actor, type: ProjectItemType, itemId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectRow>> {
+  const { viewer } = await actor.resource(deps.db, type, itemId, 'read');
   const q = deps.db('projects as p')
     .join('project_items as pi', 'pi.project_id', 'p.id')
     .where({ 'pi.item_type': type, 'pi.item_id': itemId })

@@ -7,7 +7,7 @@ import { listProjectAccounts } from './accounts.ts';
 import { projectItemRoutes } from './item-routes.ts';
 
 const tag = 'Projects';
-const project = resourceRoutes({ tag, path: '/projects', idParams: projectIdParams, name: 'Project', noun: 'project', schema: projectSchema, present: presentProject });
+const project = resourceRoutes({ tag, path: '/projects', idParams: projectIdParams, noun: 'project', schema: projectSchema, present: presentProject });
 
 export const projectRoutes: AnyRoute[] = [
   defineRoute({
@@ -19,34 +19,35 @@ export const projectRoutes: AnyRoute[] = [
     tag,
     query: accountsQuery,
     response: { status: 200, description: 'A page of accounts', schema: projectAccountPage },
-    handler: async ({ query, caller, deps }) => listProjectAccounts(deps, caller, query),
+    handler: async ({ query, actor, deps }) => listProjectAccounts(deps, actor, query),
   }),
-  project.create({ summary: 'Create a project; the caller owns it', body: createProjectBody, errors: [403, 404, 409], run: createProject }),
-  project.list({
-    summary: 'Projects of an organization the caller can read, newest first',
+  project.create({ path: '/projects', operationId: 'createProject', summary: 'Create a project; the caller owns it', body: createProjectBody, errors: [409], run: createProject }),
+  project.list({ path: '/projects', operationId: 'listProjects', summary: 'Projects of an organization the caller can read, newest first',
     description: 'Keyset paged. A caller who is not a member of the organization gets an empty page.',
     query: listProjectsQuery,
     page: projectPage,
     run: listProjects,
     presentItem: presentProject,
   }),
-  project.get({ summary: 'Get a project (deleted ones too, with deleted_at set, for whoever can read them)', run: getProject }),
-  project.update({ summary: 'Change a project’s title, slug, emoji, description or metadata (editors)', body: updateProjectBody, run: updateProject }),
-  project.remove({ summary: 'Delete a project (owners; soft delete, restorable). Its items stay, but it no longer shares them', run: deleteProject }),
-  project.restore({ summary: 'Restore a deleted project (owners)', run: restoreProject }),
+  project.get({ path: '/projects/{project_id}', operationId: 'getProject', summary: 'Get a project (deleted ones too, with deleted_at set, for whoever can read them)', run: getProject }),
+  project.update({ path: '/projects/{project_id}', operationId: 'updateProject', summary: 'Change a project’s title, slug, emoji, description or metadata (editors)', body: updateProjectBody, run: updateProject }),
+  project.remove({ path: '/projects/{project_id}', operationId: 'deleteProject', summary: 'Delete a project (owners; soft delete, restorable). Its items stay, but it no longer shares them', run: deleteProject }),
+  project.restore({ path: '/projects/{project_id}/restore', operationId: 'restoreProject', summary: 'Restore a deleted project (owners)', run: restoreProject }),
   project.action({
-    verb: 'archive',
+    path: '/projects/{project_id}/archive',
+    operationId: 'archiveProject',
     summary: 'Archive a project (owners): hidden from default lists, still shares its items',
     response: 'The archived project',
     errors: [403, 404, 409],
-    run: (deps, caller, id) => archiveProject(deps, caller, id, true),
+    run: (deps, actor, id) => archiveProject(deps, actor, id, true),
   }),
   project.action({
-    verb: 'unarchive',
+    path: '/projects/{project_id}/unarchive',
+    operationId: 'unarchiveProject',
     summary: 'Unarchive a project (owners)',
     response: 'The unarchived project',
     errors: [403, 404, 409],
-    run: (deps, caller, id) => archiveProject(deps, caller, id, false),
+    run: (deps, actor, id) => archiveProject(deps, actor, id, false),
   }),
   ...projectItemRoutes,
 ];

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 export const projectSlugSchema = z
   .string()
@@ -34,8 +34,8 @@ export const projectSchema = z
 export const projectPage = pageOf(projectSchema).openapi('ProjectPage');
 export const projectIdParams = z.object({ project_id: uuid.openapi({ description: 'UUID of the project.' }) });
 
-const title = z.string().trim().min(1).max(200);
-const emoji = z.string().min(1).max(16).nullable();
+const title = singleLine(200);
+const emoji = singleLine(16).nullable();
 const description = z.string().max(5000).nullable();
 
 export const createProjectBody = z

@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
-import { requireAccess, requireLive, viewerIn, whereReadable } from '../access/index.ts';
+import { requireLive, whereReadable } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
 import { conflict } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
+import type { Actor } from '../access/actor.ts';
 import { normaliseSlug } from '../organizations/slug.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
 import type { Deps } from '../platform/deps.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 
@@ -24,9 +23,8 @@ const returning = projectColumns as unknown as string[];
 /** jsonb takes any JSON value; pg would send arrays as Postgres arrays, so serialise explicitly. */
 const jsonb = (value: unknown) => (value === undefined ? undefined : value === null ? null : JSON.stringify(value));
 
-export async function createProject(deps: Deps, caller: Caller, input: CreateProjectInput): Promise<ProjectRow> {
+export async function createProject(deps: Deps, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, input.organization_id, caller.userId, 'resources.create');
     // Serialise creations per organization so the free-slug choice cannot race.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`projects:${input.organization_id}`]);
     if (input.slug && (await slugTaken(trx, input.organization_id, input.slug))) throw conflict(`slug: "${input.slug}" is taken in this organization`, ['slug']);
@@ -34,7 +32,7 @@ export async function createProject(deps: Deps, caller: Caller, input: CreatePro
     const [project] = await trx('projects')
       .insert({
         organization_id: input.organization_id,
-        created_by_id: caller.userId,
+        created_by_id: actor.userId,
         slug,
         title: input.title,
         emoji: input.emoji ?? null,
@@ -44,21 +42,21 @@ export async function createProject(deps: Deps, caller: Caller, input: CreatePro
         metadata: jsonb(input.metadata) ?? null,
       })
       .returning(returning);
-    await recordActivity(trx, { organizationId: input.organization_id, actorId: caller.userId, action: 'project.created', subjectType: 'project', subjectId: project.id, data: { title: input.title, slug } });
+    await recordActivity(trx, { organizationId: input.organization_id, actorId: actor.userId, action: 'project.created', subjectType: 'project', subjectId: project.id, data: { title: input.title, slug } });
     return project;
   });
 }
 
-export async function getProject(deps: Deps, caller: Caller, projectId: string): Promise<ProjectRow> {
-  return (await requireAccess<ProjectRow>(deps.db, caller, 'project', projectId, 'read')).row;
+export async function getProject(deps: Deps, actor: Actor, projectId: string): Promise<ProjectRow> {
+  return (await actor.resource<ProjectRow>(deps.db, 'project', projectId, 'read')).row;
 }
 
 export async function listProjects(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   query: { organization_id: string; archived?: boolean | undefined; deleted?: boolean | undefined; search?: string | undefined; created_by?: string | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<ProjectRow>> {
-  const viewer = await viewerIn(deps.db, query.organization_id, caller.userId);
+  const viewer = await actor.viewer(query.organization_id);
   // Not a member: nothing is readable, and lists never answer 404 (spec 4.1).
   if (!viewer) return { items: [], next_cursor: null };
   const q = deps.db('projects as p').select(projectColumns.map((c) => `p.${c}`));
@@ -78,12 +76,12 @@ export async function listProjects(
 
 export async function updateProject(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   projectId: string,
   changes: { title?: string | undefined; slug?: string | undefined; emoji?: string | null | undefined; description?: string | null | undefined; metadata?: unknown },
 ): Promise<ProjectRow> {
   return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<ProjectRow>(trx, caller, 'project', projectId, 'edit', { forUpdate: true });
+    const { row } = await actor.resource<ProjectRow>(trx, 'project', projectId, 'edit', { forUpdate: true });
     requireLive(row, 'project');
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
     const { metadata, ...rest } = changes;
@@ -92,36 +90,36 @@ export async function updateProject(
       .update({ ...rest, ...(metadata !== undefined && { metadata: jsonb(metadata) }), updated_at: trx.fn.now() })
       .returning(returning);
     const before = Object.fromEntries(Object.keys(changes).map((k) => [k, row[k]]));
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'project.updated', subjectType: 'project', subjectId: projectId, data: { before, after: changes } });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'project.updated', subjectType: 'project', subjectId: projectId, data: { before, after: changes } });
     return project;
   });
 }
 
 /** Soft delete (204); deleting a deleted project changes nothing. */
-export async function deleteProject(deps: Deps, caller: Caller, projectId: string): Promise<void> {
+export async function deleteProject(deps: Deps, actor: Actor, projectId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<ProjectRow>(trx, caller, 'project', projectId, 'delete', { forUpdate: true });
+    const { row } = await actor.resource<ProjectRow>(trx, 'project', projectId, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
-    await trx('projects').where({ id: projectId }).update({ deleted_at: trx.fn.now(), deleted_by_id: caller.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action: 'project.deleted', subjectType: 'project', subjectId: projectId });
+    await trx('projects').where({ id: projectId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'project.deleted', subjectType: 'project', subjectId: projectId });
   });
 }
 
 /** Restoring a live project returns it unchanged. */
-export async function restoreProject(deps: Deps, caller: Caller, projectId: string): Promise<ProjectRow> {
-  return stateChange(deps, caller, projectId, 'restore', (row) => (row.deleted_at ? { deleted_at: null, deleted_by_id: null } : null), 'project.restored');
+export async function restoreProject(deps: Deps, actor: Actor, projectId: string): Promise<ProjectRow> {
+  return stateChange(deps, actor, projectId, 'restore', (row) => (row.deleted_at ? { deleted_at: null, deleted_by_id: null } : null), 'project.restored');
 }
 
 /** Archiving hides a project from default lists; it keeps sharing its items. Repeating it keeps the first archived_at. */
-export async function archiveProject(deps: Deps, caller: Caller, projectId: string, archive: boolean): Promise<ProjectRow> {
+export async function archiveProject(deps: Deps, actor: Actor, projectId: string, archive: boolean): Promise<ProjectRow> {
   return stateChange(
     deps,
-    caller,
+    actor,
     projectId,
     'archive',
     (row, trx) => {
       requireLive(row, 'project');
-      if (archive) return row.archived_at ? null : { archived_at: trx.fn.now(), archived_by_id: caller.userId };
+      if (archive) return row.archived_at ? null : { archived_at: trx.fn.now(), archived_by_id: actor.userId };
       return row.archived_at ? { archived_at: null, archived_by_id: null } : null;
     },
     archive ? 'project.archived' : 'project.unarchived',
@@ -130,18 +128,18 @@ export async function archiveProject(deps: Deps, caller: Caller, projectId: stri
 
 async function stateChange(
   deps: Deps,
-  caller: Caller,
+  actor: Actor,
   projectId: string,
   capability: 'restore' | 'archive',
   change: (row: ProjectRow, trx: Knex.Transaction) => Record<string, unknown> | null,
   action: string,
 ): Promise<ProjectRow> {
   return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<ProjectRow>(trx, caller, 'project', projectId, capability, { forUpdate: true });
+    const { row } = await actor.resource<ProjectRow>(trx, 'project', projectId, capability, { forUpdate: true });
     const update = change(row, trx);
     if (!update) return row;
     const [project] = await trx('projects').where({ id: projectId }).update({ ...update, updated_at: trx.fn.now() }).returning(returning);
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: caller.userId, action, subjectType: 'project', subjectId: projectId });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action, subjectType: 'project', subjectId: projectId });
     return project;
   });
 }

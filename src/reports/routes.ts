@@ -1,13 +1,14 @@
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { organizationIdParams } from '../organizations/schema.ts';
-import { requireReportAccess } from './access.ts';
 import { balanceReport } from './balance.ts';
 import { inventoryOf } from './inventory.ts';
 import { balanceReportSchema, inventoryBody, inventorySchema, usageQueryBody, usageReportSchema } from './schema.ts';
 import { usageReport } from './usage.ts';
 
 const tag = 'Reports';
-const access = 'Members with `credits.view` or `billing.view` (403 otherwise); 404 for non-members.';
+// Reports show money and usage.
+const reportReaders = ['credits.view', 'billing.view'] as const;
+const access = 'Members with `credits.view` or `billing.view` (403 otherwise).';
 
 export const reportRoutes: AnyRoute[] = [
   defineRoute({
@@ -15,13 +16,13 @@ export const reportRoutes: AnyRoute[] = [
     path: '/reports/query',
     operationId: 'queryUsageReport',
     summary: 'Credits spent over a date range, by day, member, kind or model',
-    description: `Sums the credits ledger's captures. The range spans at most 366 days. ${access}`,
+    description: `Sums the credits ledger's captures. The range spans at most 366 days. ${access} A caller outside the organization gets 403.`,
     tag,
     body: usageQueryBody,
     response: { status: 200, description: 'The usage rows', schema: usageReportSchema },
-    errors: [403, 404],
-    handler: async ({ body, caller, deps }) => {
-      await requireReportAccess(deps.db, body.organization_id, caller.userId);
+    errors: [403],
+    handler: async ({ body, actor, deps }) => {
+      await actor.within(body.organization_id, reportReaders);
       const rows = await usageReport(deps.db, { organizationId: body.organization_id, from: body.fromDate, to: body.toDate, groupBy: body.group_by, kinds: body.kinds });
       return {
         report: {
@@ -41,13 +42,13 @@ export const reportRoutes: AnyRoute[] = [
     path: '/reports/inventory',
     operationId: 'queryInventoryReport',
     summary: "Counts of the organization's resources by type, state and project",
-    description: access,
+    description: `${access} A caller outside the organization gets 403.`,
     tag,
     body: inventoryBody,
     response: { status: 200, description: 'The inventory', schema: inventorySchema },
-    errors: [403, 404],
-    handler: async ({ body, caller, deps }) => {
-      await requireReportAccess(deps.db, body.organization_id, caller.userId);
+    errors: [403],
+    handler: async ({ body, actor, deps }) => {
+      await actor.within(body.organization_id, reportReaders);
       const items = await inventoryOf(deps.db, body.organization_id);
       const totals: Record<string, number> = {};
       for (const item of items) totals[item.type] = (totals[item.type] ?? 0) + item.count;
@@ -59,13 +60,13 @@ export const reportRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/reports/balance',
     operationId: 'getBalanceReport',
     summary: 'Balance, burn rate and runway (days left at the recent burn rate)',
-    description: access,
+    description: `${access} 404 for non-members.`,
     tag,
     params: organizationIdParams,
     response: { status: 200, description: 'The balance report', schema: balanceReportSchema },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => {
-      await requireReportAccess(deps.db, params.organization_id, caller.userId);
+    handler: async ({ params, actor, deps }) => {
+      await actor.member(params.organization_id, reportReaders);
       return { report: await balanceReport(deps.db, params.organization_id) };
     },
   }),

@@ -1,6 +1,6 @@
 import { forbidden } from '../core/errors.ts';
-import type { Membership } from '../organizations/membership.ts';
-import type { OrganizationPermission } from '../organizations/permissions.ts';
+import type { Membership } from '../members/membership.ts';
+import type { OrganizationPermission } from '../members/permissions.ts';
 import { orderedPermissions } from './presenter.ts';
 
 /**

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission } from '../organizations/permissions.ts';
+import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission } from '../members/permissions.ts';
+import { memberCountsByRole } from '../members/membership.ts';
 import type { Role } from './presenter.ts';
 
 const builtInDescriptions = {
@@ -58,6 +59,5 @@ export async function lockAssignableRole(trx: Knex.Transaction, organizationId: 
 
 /** Members per role key. */
 export async function memberCounts(db: Knex, organizationId: string): Promise<Map<string, number>> {
-  const rows = (await db('organization_members').where({ organization_id: organizationId }).groupBy('role').select('role', db.raw('count(*)::int as count'))) as { role: string; count: number }[];
-  return new Map(rows.map((row) => [row.role, row.count]));
+  return memberCountsByRole(db, organizationId);
 }

@@ -1,5 +1,5 @@
 import type { z } from '../core/zod.ts';
-import { organizationPermissions, type OrganizationPermission } from '../organizations/permissions.ts';
+import { organizationPermissions, type OrganizationPermission } from '../members/permissions.ts';
 import type { roleSchema } from './schema.ts';
 
 export interface Role {

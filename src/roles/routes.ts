@@ -18,8 +18,8 @@ export const roleRoutes: AnyRoute[] = [
     query: listRolesQuery,
     response: { status: 200, description: 'A page of roles', schema: rolePage },
     errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const page = await listRoles(deps, caller, params.organization_id, query);
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await listRoles(deps, actor, params.organization_id, query);
       return { items: page.items.map(({ role, memberCount }) => presentRole(role, memberCount)), next_cursor: page.next_cursor };
     },
   }),
@@ -36,8 +36,8 @@ export const roleRoutes: AnyRoute[] = [
     body: saveRoleBody,
     response: { status: 200, description: 'The created or updated role', schema: roleEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => {
-      const { role, memberCount } = await saveRole(deps, caller, params.organization_id, body);
+    handler: async ({ params, body, actor, deps }) => {
+      const { role, memberCount } = await saveRole(deps, actor, params.organization_id, body);
       return { role: presentRole(role, memberCount) };
     },
   }),
@@ -46,12 +46,12 @@ export const roleRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/roles',
     operationId: 'deleteOrganizationRole',
     summary: 'Delete a custom role that no member holds',
-    description: 'Needs `roles.manage`. Built-in roles cannot be deleted (409); nor can a role members still hold (409). An unknown key is 404.',
+    description: 'Needs `roles.manage` and, as for changing it, every permission the role carries (403 otherwise). Built-in roles cannot be deleted (409); nor can a role members still hold (409). An unknown key is 404.',
     tag,
     params: organizationIdParams,
     query: deleteRoleQuery,
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404, 409],
-    handler: async ({ params, query, caller, deps }) => deleteRole(deps, caller, params.organization_id, query.key),
+    handler: async ({ params, query, actor, deps }) => deleteRole(deps, actor, params.organization_id, query.key),
   }),
 ];

@@ -1,6 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { timestamp, z } from '../core/zod.ts';
-import { organizationPermissions } from '../organizations/permissions.ts';
+import { singleLine, timestamp, z } from '../core/zod.ts';
+import { organizationPermissions } from '../members/permissions.ts';
 
 export const MAX_CUSTOM_ROLES = 50;
 
@@ -36,7 +36,7 @@ export const listRolesQuery = z.object({ ...pageQuery });
 export const saveRoleBody = z
   .object({
     key: roleKey,
-    name: z.string().trim().min(1).max(80),
+    name: singleLine(80),
     description: z.string().trim().max(500).nullable().optional().openapi({ description: 'Omitted keeps the current description; null clears it.' }),
     permissions: z
       .array(permissionSchema)

@@ -2,9 +2,8 @@ import { recordActivity } from '../activity/record.ts';
 import { forgetAlertRole } from '../alert-policy/service.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMember, requireMemberWith } from '../organizations/membership.ts';
-import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../organizations/permissions.ts';
+import type { Actor } from '../access/actor.ts';
+import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../members/permissions.ts';
 import type { Deps } from '../platform/deps.ts';
 import { requireAuthorityOver, requireHeldPermissions } from './authority.ts';
 import { memberCounts, roleColumns, roleFromRow, rolesOf } from './catalog.ts';
@@ -20,8 +19,8 @@ export interface CountedRole {
  * Roles in a fixed order (built-in, then custom by key). An organization has at most
  * MAX_CUSTOM_ROLES + 3 roles, so the page is cut in memory; the cursor is the last key seen.
  */
-export async function listRoles(deps: Deps, caller: Caller, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
-  await requireMember(deps.db, organizationId, caller.userId);
+export async function listRoles(deps: Deps, actor: Actor, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
+  await actor.member(organizationId);
   const [roles, counts] = await Promise.all([rolesOf(deps.db, organizationId), memberCounts(deps.db, organizationId)]);
   // Position = (rank, key): built-ins by their fixed rank 0–2, custom roles share rank 3 and sort by key.
   const position = (role: Role): [number, string] => [role.builtIn ? builtInRoles.indexOf(role.key as BuiltInRole) : builtInRoles.length, role.key];
@@ -44,16 +43,16 @@ export interface SaveRoleInput {
 }
 
 /** Creates the custom role `key`, or replaces its name, description and permissions. */
-export async function saveRole(deps: Deps, caller: Caller, organizationId: string, input: SaveRoleInput): Promise<{ role: Role; memberCount: number; created: boolean }> {
+export async function saveRole(deps: Deps, actor: Actor, organizationId: string, input: SaveRoleInput): Promise<{ role: Role; memberCount: number; created: boolean }> {
   return deps.db.transaction(async (trx) => {
-    const actor = await requireMemberWith(trx, organizationId, caller.userId, 'roles.manage');
+    const membership = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(input.key)) throw conflict(`key: "${input.key}" is a built-in role and cannot be changed`, ['key']);
     const permissions = orderedPermissions(input.permissions);
-    requireHeldPermissions(actor, permissions, 'permissions');
+    requireHeldPermissions(membership, permissions, 'permissions');
     const existingRow = await trx('organization_roles').where({ organization_id: organizationId, key: input.key }).forUpdate().first(roleColumns);
     const existing = existingRow ? roleFromRow(existingRow) : null;
     if (existing) {
-      requireAuthorityOver(actor, existing, 'change');
+      requireAuthorityOver(membership, existing, 'change');
     } else {
       // Serialises role creation per organization so the limit holds under concurrent creates.
       await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
@@ -71,7 +70,7 @@ export async function saveRole(deps: Deps, caller: Caller, organizationId: strin
     const role = roleFromRow(row);
     await recordActivity(trx, {
       organizationId,
-      actorId: caller.userId,
+      actorId: actor.userId,
       action: existing ? 'role.updated' : 'role.created',
       subjectType: 'role',
       subjectId: input.key,
@@ -86,17 +85,19 @@ export async function saveRole(deps: Deps, caller: Caller, organizationId: strin
 }
 
 /** Deletes a custom role nobody holds any more. */
-export async function deleteRole(deps: Deps, caller: Caller, organizationId: string, key: string): Promise<void> {
+export async function deleteRole(deps: Deps, actor: Actor, organizationId: string, key: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, organizationId, caller.userId, 'roles.manage');
+    const manager = await actor.member(organizationId, 'roles.manage');
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
     const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);
     if (!row) throw notFound('role');
+    // Deleting needs the authority changing needs: otherwise a manager could delete (and re-create) a role above their own.
+    requireAuthorityOver(manager, roleFromRow(row), 'delete');
     const holders = (await memberCounts(trx, organizationId)).get(key) ?? 0;
     if (holders > 0) throw conflict(`key: role "${key}" is still held by ${holders} member${holders === 1 ? '' : 's'}; give them another role first`, ['key']);
     await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
     await forgetAlertRole(trx, organizationId, key);
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'role.deleted', subjectType: 'role', subjectId: key, data: { name: row.name, permissions: row.permissions } });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'role.deleted', subjectType: 'role', subjectId: key, data: { name: row.name, permissions: row.permissions } });
   });
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { viewerIn, whereReadable } from '../access/index.ts';
-import type { Caller } from '../core/caller.ts';
-import { likePattern } from '../library/search.ts';
+import { whereReadable } from '../access/index.ts';
+import type { Actor } from '../access/actor.ts';
+import { likePattern } from '../core/search.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { SkillRow } from './presenter.ts';
 
@@ -14,8 +14,8 @@ export interface SkillListQuery {
 }
 
 /** GET /skills: readable custom skills of one organization, newest first, keyset paged in SQL. */
-export async function listSkills(db: Knex, caller: Caller, q: SkillListQuery): Promise<Page<SkillRow>> {
-  const viewer = await viewerIn(db, q.organization_id, caller.userId);
+export async function listSkills(db: Knex, actor: Actor, q: SkillListQuery): Promise<Page<SkillRow>> {
+  const viewer = await actor.viewer(q.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const query = db('skills as s').select('s.*');
   whereReadable(query, 'skill', 's', viewer);

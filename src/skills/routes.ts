@@ -1,4 +1,3 @@
-import { requireAccess } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -26,39 +25,34 @@ import { findVersion, listVersions } from './versions.ts';
 const tag = 'Skills';
 const path = '/skills';
 // Spec 2.5: a skill is answered wrapped as `{skill}`.
-const skill = resourceRoutes({ tag, path, idParams: skillIdParams, name: 'Skill', noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
+const skill = resourceRoutes({ tag, path, idParams: skillIdParams, noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
 
 export const skillRoutes: AnyRoute[] = [
-  skill.create({
-    summary: 'Create a custom skill (version 1)',
+  skill.create({ path: '/skills', operationId: 'createSkill', summary: 'Create a custom skill (version 1)',
     description:
       'Needs the organization permission `resources.create`; the caller owns the skill. With `project_id` the skill is filed in that project and `project_scoped` is true. A live skill’s name is unique in its organization (case-insensitive): 409.',
     body: createSkillBody,
-    errors: [403, 404, 409],
+    errors: [409],
     run: createSkill,
   }),
-  skill.list({
-    summary: 'List the custom skills of an organization that the caller can read',
+  skill.list({ path: '/skills', operationId: 'listSkills', summary: 'List the custom skills of an organization that the caller can read',
     description: 'Newest first, keyset paged. A caller who is not a member gets an empty page.',
     query: listSkillsQuery,
     page: skillPage,
-    run: (deps, caller, query) => listSkills(deps.db, caller, query),
+    run: (deps, actor, query) => listSkills(deps.db, actor, query),
     presentItem: presentSkill,
   }),
-  skill.get({ summary: 'Get a skill (also a deleted one, showing `deleted_at`)', run: getSkill }),
-  skill.update({
-    summary: 'Change a skill; every change makes a new version',
+  skill.get({ path: '/skills/{skill_id}', operationId: 'getSkill', summary: 'Get a skill (also a deleted one, showing `deleted_at`)', run: getSkill }),
+  skill.update({ path: '/skills/{skill_id}', operationId: 'updateSkill', summary: 'Change a skill; every change makes a new version',
     description: 'Needs the editor role. 409 when the skill is deleted or the new name is taken in the organization.',
     body: updateSkillBody,
     run: updateSkill,
   }),
-  skill.remove({
-    summary: 'Delete a skill (soft delete; restorable)',
+  skill.remove({ path: '/skills/{skill_id}', operationId: 'deleteSkill', summary: 'Delete a skill (soft delete; restorable)',
     description: 'Needs the owner role (creator, or organization owner/admin). Deleting a deleted skill is a no-op 204.',
     run: deleteSkill,
   }),
-  skill.restore({
-    summary: 'Restore a deleted skill',
+  skill.restore({ path: '/skills/{skill_id}/restore', operationId: 'restoreSkill', summary: 'Restore a deleted skill',
     description: 'Needs the owner role. 409 when a live skill took its name meanwhile. Restoring a live skill returns it unchanged.',
     errors: [403, 404, 409],
     run: restoreSkill,
@@ -74,8 +68,8 @@ export const skillRoutes: AnyRoute[] = [
     query: skillVersionsQuery,
     response: { status: 200, description: 'A page of versions', schema: skillVersionPage },
     errors: [404],
-    handler: async ({ params, query, caller, deps }) => {
-      const { row } = await requireAccess<SkillRow>(deps.db, caller, 'skill', params.skill_id, 'read');
+    handler: async ({ params, query, actor, deps }) => {
+      const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
       const page = await listVersions(deps.db, row.id, query);
       return { items: page.items.map((v) => presentSkillVersion(v, row.current_version)), next_cursor: page.next_cursor };
     },
@@ -89,8 +83,8 @@ export const skillRoutes: AnyRoute[] = [
     params: skillVersionParams,
     response: { status: 200, description: 'The version', schema: skillVersionEnvelope },
     errors: [404],
-    handler: async ({ params, caller, deps }) => {
-      const { row } = await requireAccess<SkillRow>(deps.db, caller, 'skill', params.skill_id, 'read');
+    handler: async ({ params, actor, deps }) => {
+      const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
       const version = await findVersion(deps.db, row.id, params.version_id);
       if (!version) throw notFound('skill version');
       return { version: presentSkillVersion(version, row.current_version) };
@@ -106,7 +100,7 @@ export const skillRoutes: AnyRoute[] = [
     params: skillVersionParams,
     response: { status: 200, description: 'The skill as the new version shows it', schema: skillEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, caller, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, caller, params.skill_id, params.version_id)).skill) }),
+    handler: async ({ params, actor, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, actor, params.skill_id, params.version_id)).skill) }),
   }),
   defineRoute({
     method: 'post',
@@ -124,8 +118,9 @@ export const skillRoutes: AnyRoute[] = [
     body: createOrganizationSkillBody,
     response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, caller, deps }) => ({
-      skill: presentOrganizationSkill(await createSkill(deps, caller, { organization_id: params.organization_id, ...body })),
-    }),
+    handler: async ({ params, body, actor, deps }) => {
+      await actor.member(params.organization_id, 'resources.create');
+      return { skill: presentOrganizationSkill(await createSkill(deps, actor, { organization_id: params.organization_id, ...body })) };
+    },
   }),
 ];

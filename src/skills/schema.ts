@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 const visibility = z.enum(['private', 'workspace', 'public']);
 const workspaceRole = z.enum(['viewer', 'editor', 'owner']);
@@ -64,7 +64,7 @@ export const organizationSkillSchema = z
 
 export const organizationSkillEnvelope = z.object({ skill: organizationSkillSchema }).strict().openapi('OrganizationSkillEnvelope');
 
-const name = z.string().trim().min(1).max(120);
+const name = singleLine(120);
 const description = z.string().max(2000);
 const body = z.string().max(200_000);
 const files = jsonValue

@@ -1,8 +1,7 @@
-import { fileIntoProjectOnCreate, requireAccess, requireLive } from '../access/index.ts';
+import { fileIntoProjectOnCreate, requireLive } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Caller } from '../core/caller.ts';
-import { requireMemberWith } from '../organizations/membership.ts';
+import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Knex } from 'knex';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
@@ -20,9 +19,8 @@ export interface NewSkill {
 }
 
 /** A custom skill and its version 1, in one transaction. A live skill's name is unique in its organization (409). */
-export async function createSkill(deps: Deps, caller: Caller, input: NewSkill): Promise<SkillRow> {
+export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Promise<SkillRow> {
   return deps.db.transaction(async (trx) => {
-    await requireMemberWith(trx, input.organization_id, caller.userId, 'resources.create');
     await requireNameFree(trx, input.organization_id, input.name);
     const [skill] = (await trx('skills')
       .insert({
@@ -31,64 +29,64 @@ export async function createSkill(deps: Deps, caller: Caller, input: NewSkill): 
         ...jsonFiles({ name: input.name, description: input.description, body: input.body, files: input.files }),
         project_id: input.project_id ?? null,
         project_scoped: input.project_id !== undefined,
-        created_by_id: caller.userId,
+        created_by_id: actor.userId,
       })
       .returning('*')) as SkillRow[];
-    await recordFirstVersion(trx, skill!, caller.userId);
-    if (input.project_id) await fileIntoProjectOnCreate(trx, caller, { type, id: skill!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: input.organization_id, actorId: caller.userId, action: 'skill.created', subjectType: type, subjectId: skill!.id, data: { name: skill!.name, version: 1 } });
+    await recordFirstVersion(trx, skill!, actor.userId);
+    if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type, id: skill!.id, organizationId: input.organization_id }, input.project_id);
+    await recordActivity(trx, { organizationId: input.organization_id, actorId: actor.userId, action: 'skill.created', subjectType: type, subjectId: skill!.id, data: { name: skill!.name, version: 1 } });
     return skill!;
   });
 }
 
-export async function getSkill(deps: Deps, caller: Caller, id: string): Promise<SkillRow> {
-  return (await requireAccess<SkillRow>(deps.db, caller, type, id, 'read')).row;
+export async function getSkill(deps: Deps, actor: Actor, id: string): Promise<SkillRow> {
+  return (await actor.resource<SkillRow>(deps.db, type, id, 'read')).row;
 }
 
 /** Every accepted change is a new version (even one that repeats the current content: it was asked for). */
-export async function updateSkill(deps: Deps, caller: Caller, id: string, changes: Partial<SkillContent>): Promise<SkillRow> {
+export async function updateSkill(deps: Deps, actor: Actor, id: string, changes: Partial<SkillContent>): Promise<SkillRow> {
   return deps.db.transaction(async (trx) => {
-    const { row: before } = await requireAccess<SkillRow>(trx, caller, type, id, 'edit', { forUpdate: true });
+    const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
     requireLive(before, type);
     if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase()) await requireNameFree(trx, before.organization_id!, changes.name);
     const content: SkillContent = { name: before.name, description: before.description, body: before.body, files: before.files, ...changes };
-    const { skill, version } = await appendVersion(trx, before, content, caller.userId);
-    await recordActivity(trx, { organizationId: before.organization_id!, actorId: caller.userId, action: 'skill.updated', subjectType: type, subjectId: id, data: { version: version.version, fields: Object.keys(changes) } });
+    const { skill, version } = await appendVersion(trx, before, content, actor.userId);
+    await recordActivity(trx, { organizationId: before.organization_id!, actorId: actor.userId, action: 'skill.updated', subjectType: type, subjectId: id, data: { version: version.version, fields: Object.keys(changes) } });
     return skill;
   });
 }
 
-export async function deleteSkill(deps: Deps, caller: Caller, id: string): Promise<void> {
+export async function deleteSkill(deps: Deps, actor: Actor, id: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<SkillRow>(trx, caller, type, id, 'delete', { forUpdate: true });
+    const { row } = await actor.resource<SkillRow>(trx, type, id, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
-    await trx('skills').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: caller.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: caller.userId, action: 'skill.deleted', subjectType: type, subjectId: id, data: { name: row.name } });
+    await trx('skills').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: 'skill.deleted', subjectType: type, subjectId: id, data: { name: row.name } });
   });
 }
 
 /** 409 when a live skill took the name meanwhile; restoring a live skill returns it unchanged. */
-export async function restoreSkill(deps: Deps, caller: Caller, id: string): Promise<SkillRow> {
+export async function restoreSkill(deps: Deps, actor: Actor, id: string): Promise<SkillRow> {
   return deps.db.transaction(async (trx) => {
-    const { row } = await requireAccess<SkillRow>(trx, caller, type, id, 'restore', { forUpdate: true });
+    const { row } = await actor.resource<SkillRow>(trx, type, id, 'restore', { forUpdate: true });
     if (!row.deleted_at) return row;
     await requireNameFree(trx, row.organization_id!, row.name);
     const [restored] = (await trx('skills').where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning('*')) as SkillRow[];
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: caller.userId, action: 'skill.restored', subjectType: type, subjectId: id, data: { name: row.name } });
+    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: 'skill.restored', subjectType: type, subjectId: id, data: { name: row.name } });
     return restored!;
   });
 }
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
-export async function restoreSkillVersion(deps: Deps, caller: Caller, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
+export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
   return deps.db.transaction(async (trx) => {
-    const { row: before } = await requireAccess<SkillRow>(trx, caller, type, id, 'edit', { forUpdate: true });
+    const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
     const source = await findVersion(trx, id, versionId);
     if (!source) throw notFound('skill version');
     requireLive(before, type);
     if (source.name.toLowerCase() !== before.name.toLowerCase()) await requireNameFree(trx, before.organization_id!, source.name);
-    const result = await appendVersion(trx, before, source, caller.userId, source.version);
-    await recordActivity(trx, { organizationId: before.organization_id!, actorId: caller.userId, action: 'skill.version_restored', subjectType: type, subjectId: id, data: { version: result.version.version, restored_from_version: source.version } });
+    const result = await appendVersion(trx, before, source, actor.userId, source.version);
+    await recordActivity(trx, { organizationId: before.organization_id!, actorId: actor.userId, action: 'skill.version_restored', subjectType: type, subjectId: id, data: { version: result.version.version, restored_from_version: source.version } });
     return result;
   });
 }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { allows, capabilitiesOf, requireAccess, whereReadable, viewerIn, type Capability, type ResourceType, type Role } from '../../src/access/index.ts';
+import { actorFor, allows, capabilitiesOf, whereReadable, type Capability, type ResourceType, type Role } from '../../src/access/index.ts';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, fileInto, grant, insertCanvas, insertProject, knownUser, createOrganization } from './fixtures.ts';
@@ -88,12 +88,12 @@ describe('access policy', () => {
         if (scenario.member !== false) await addMember(ctx.db, org, b, scenario.member ?? 'member');
         const { type, id } = await scenario.arrange(b);
         // The list predicate and the single-row check agree.
-        const viewer = await viewerIn(ctx.db, org, b.id);
+        const viewer = await actorFor(ctx.db, { userId: b.id }).viewer(org);
         const listed = viewer ? await whereReadable(ctx.db(`${type === 'asset' ? 'assets' : type === 'canvas' ? 'canvases' : 'projects'} as r`).where('r.id', id), type, 'r', viewer).pluck('r.id') : [];
         expect(listed.length, 'readable in lists').to.equal(scenario.role ? 1 : 0);
         for (const capability of Object.keys(expected.owner) as Capability[]) {
-          const outcome = await requireAccess(ctx.db, { userId: b.id }, type, id, capability).then(
-            (access) => access.role,
+          const outcome = await actorFor(ctx.db, { userId: b.id }).resource(ctx.db, type, id, capability).then(
+            (access: { role: Role }) => access.role,
             (error: { status: number }) => error.status,
           );
           const want = scenario.role === null ? 404 : expected[scenario.role][capability] ? scenario.role : 403;

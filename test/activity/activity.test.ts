@@ -1,6 +1,5 @@
 import { expect } from 'chai';
-import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser } from '../support/server.ts';
+import { addMember, createOrganization, newUser } from '../support/factories.ts';
 import { useServer } from '../support/suite.ts';
 
 describe('activity feed', () => {

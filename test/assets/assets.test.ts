@@ -61,11 +61,11 @@ describe('assets', () => {
       expect(missing.body.data.issues[0].path).to.deep.equal(['organization_id']);
     });
 
-    it('answers 404 (organization) to a non-member and 401 without a token, writing nothing', async () => {
+    it('answers 403 to a non-member (spec §4.1: no 404 on a create) and 401 without a token, writing nothing', async () => {
       const before = await ctx.db('assets').count<{ count: number }[]>('* as count');
       const outsider = await create({ type: 'image' }, newUser());
-      expect(outsider.status).to.equal(404);
-      expect(outsider.body).to.deep.equal({ code: 'not_found', message: 'organization not found', data: { issues: [] } });
+      expect(outsider.status).to.equal(403);
+      expect(outsider.body).to.deep.equal({ code: 'forbidden', message: `you are not a member of organization "${org}"`, data: { issues: [] } });
       expect((await ctx.server.request('post', '/assets', { body: { organization_id: org, type: 'image' } })).status).to.equal(401);
       expect((await ctx.db('assets').count<{ count: number }[]>('* as count'))[0]!.count).to.equal(before[0]!.count);
     });
@@ -205,14 +205,14 @@ describe('assets', () => {
       expect(params.body).to.deep.equal({ asset_id: res.body.id, source_url: 'https://media.example.test/photos/cat.png', final_url: null, redirects: [], content_type: null, size: null, imported_at: null, state: 'in_progress', error: null });
     });
 
-    it('refuses non-http URLs and unknown fields up front; 404 for non-members', async () => {
+    it('refuses non-http URLs and unknown fields up front; 403 for non-members', async () => {
       for (const url of ['file:///etc/passwd', 'javascript:alert(1)', 'not a url']) {
         const res = await ctx.server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url } });
         expect(res.status, url).to.equal(400);
         expect(res.body.data.issues[0].path).to.deep.equal(['url']);
       }
       expect((await ctx.server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url: 'https://x.test/', type: 'image' } })).status).to.equal(400);
-      expect((await ctx.server.request('post', '/assets/imports/link', { token: newUser().token, body: { organization_id: org, url: 'https://x.test/' } })).status).to.equal(404);
+      expect((await ctx.server.request('post', '/assets/imports/link', { token: newUser().token, body: { organization_id: org, url: 'https://x.test/' } })).status).to.equal(403);
     });
 
     it('imported-parameters is 404 for an asset that was not imported', async () => {

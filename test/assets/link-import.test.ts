@@ -10,7 +10,8 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { createStorage } from '../../src/providers/storage/index.ts';
 import { createProviders } from '../../src/platform/providers.ts';
 import type { Job } from 'pg-boss';
-import { assetImportHandler } from '../../workers/handlers/asset-import.ts';
+import { runJob } from '../../src/jobs/define.ts';
+import { createMeteredOperations } from '../../src/metered-operations.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
@@ -70,6 +71,19 @@ describe('link import and enrichment (worker)', function () {
         res.writeHead(200, { 'content-type': 'application/x-msdownload' });
         res.end('MZ');
       },
+      // Answer a little later, so a PATCH right after the import's 201 lands while it is in progress.
+      '/later.txt': (_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.end('later');
+        }, 300);
+      },
+      '/later.exe': (_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/x-msdownload' });
+          res.end('MZ');
+        }, 300);
+      },
       '/unavailable': (_req, res) => {
         unavailableHits++;
         res.writeHead(503);
@@ -123,9 +137,9 @@ describe('link import and enrichment (worker)', function () {
     expect(asset).to.deep.include({
       type: 'image', mime_type: 'image/png', url: `/assets/${id}/file`, title: 'fox.png', upload_file_state: 'success', enrichment_state: 'success',
     });
-    expect(asset.metadata).to.deep.equal({
-      enrichment: { size: image.length, checksum: { algorithm: 'sha256', value: createHash('sha256').update(image).digest('hex') }, media_type: 'image/png', width: 3, height: 2, image_format: 'png' },
-    });
+    expect(asset.metadata).to.equal(null);
+    expect(asset.enrichment).to.deep.equal({ size: image.length, checksum: { algorithm: 'sha256', value: createHash('sha256').update(image).digest('hex') }, media_type: 'image/png', width: 3, height: 2, image_format: 'png' });
+    expect({ import_error: asset.import_error, enrichment_error: asset.enrichment_error }).to.deep.equal({ import_error: null, enrichment_error: null });
     const file = await fetch(`${server.url}/assets/${id}/file`, { headers: { authorization: `Bearer ${alice.token}` } });
     expect(file.status).to.equal(200);
     expect(file.headers.get('content-type')).to.equal('image/png');
@@ -142,7 +156,7 @@ describe('link import and enrichment (worker)', function () {
     await settled(id);
     const asset = await get(id);
     expect(asset).to.deep.include({ type: 'text', mime_type: 'text/plain', title: 'My notes', upload_file_state: 'success', enrichment_state: 'success' });
-    expect(asset.metadata.enrichment).to.deep.include({ size: Buffer.byteLength('naïve café'), text_length: 10, media_type: 'text/plain' });
+    expect(asset.enrichment).to.deep.include({ size: Buffer.byteLength('naïve café'), text_length: 10, media_type: 'text/plain' });
   });
 
   it('is idempotent: a repeated import job and a crashed enrichment attempt change nothing twice', async () => {
@@ -164,6 +178,7 @@ describe('link import and enrichment (worker)', function () {
     await eventually(async () => (await db('assets').where({ id }).first('enrichment_state')).enrichment_state === 'success');
     const after = await db('assets').where({ id }).first();
     expect(after.metadata).to.deep.equal(before.metadata);
+    expect(after.enrichment).to.deep.equal(before.enrichment);
     expect(after.import_parameters).to.deep.equal(before.import_parameters);
     expect(await db('activity_events').where({ subject_id: id, action: 'asset.imported' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
     expect(await jobs(assetEnrichmentJob.name, id)).to.have.length(2);
@@ -190,18 +205,58 @@ describe('link import and enrichment (worker)', function () {
       const asset = await get(id);
       expectAssetShape(asset);
       expect(asset).to.deep.include({ upload_file_state: 'error', url: null, mime_type: null, enrichment_state: null });
-      expect(asset.metadata.import_error.code).to.equal(code);
-      expect(asset.metadata.import_error.message).to.be.a('string').and.not.equal('');
+      expect(asset.metadata).to.equal(null);
+      expect(Object.keys(asset.import_error)).to.deep.equal(['code', 'message']);
+      expect(asset.import_error.code).to.equal(code);
+      expect(asset.import_error.message).to.be.a('string').and.not.equal('');
+      expect(asset.enrichment).to.equal(null);
       expect(await stored(id)).to.equal(null);
       expect(await jobs(assetImportJob.name, id)).to.deep.equal([{ state: 'completed', retry_count: 0 }]);
       expect(await jobs(assetEnrichmentJob.name, id)).to.deep.equal([]);
       const params = (await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token })).body;
-      expect(params).to.deep.include({ source_url: source, state: 'error', error: asset.metadata.import_error, size: null });
+      expect(params).to.deep.include({ source_url: source, state: 'error', error: asset.import_error, size: null });
       expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal(['asset.import_started', 'asset.import_failed']);
       expect((await server.request('get', `/assets/${id}/file`, { token: alice.token })).status).to.equal(404);
       expect(other.requests).to.deep.equal([]);
     });
   }
+
+  describe('metadata is the user\'s: any JSON value round-trips exactly through the jobs', () => {
+    const values: [string, unknown][] = [['a string', 'plain-string'], ['a number', 42], ['an array', [1, 2]], ['an object', { a: 1 }], ['null', null]];
+    for (const [label, value] of values) {
+      it(`${label}: create → enrichment → GET`, async () => {
+        const res = await server.request('post', '/assets', { token: alice.token, body: { organization_id: org, type: 'text', content: 'héllo', metadata: value } });
+        expect(res.status).to.equal(201);
+        expect(res.body).to.deep.include({ metadata: value, enrichment_state: 'pending', enrichment: null, enrichment_error: null, import_error: null });
+        await eventually(async () => (await db('assets').where({ id: res.body.id }).first('enrichment_state')).enrichment_state === 'success');
+        const asset = await get(res.body.id);
+        expectAssetShape(asset);
+        expect(asset.metadata).to.deep.equal(value);
+        expect(asset.enrichment).to.deep.include({ size: Buffer.byteLength('héllo'), text_length: 5, media_type: 'text/plain' });
+        expect((await db('assets').where({ id: res.body.id }).first('metadata')).metadata).to.deep.equal(value);
+      });
+
+      it(`${label}: link import → enrichment → GET, and a refused import`, async () => {
+        const imported = await startImport(`${upstream.url}/later.txt`);
+        const refused = await startImport(`${upstream.url}/later.exe`);
+        for (const id of [imported, refused]) {
+          const patched = await server.request('patch', `/assets/${id}`, { token: alice.token, body: { metadata: value } });
+          expect(patched.status).to.equal(200);
+          expect(patched.body).to.deep.include({ metadata: value, upload_file_state: 'in_progress' });
+        }
+        await settled(imported);
+        await settled(refused);
+        const ok = await get(imported);
+        expect(ok).to.deep.include({ upload_file_state: 'success', enrichment_state: 'success', import_error: null, enrichment_error: null });
+        expect(ok.metadata).to.deep.equal(value);
+        expect(ok.enrichment).to.deep.include({ size: 5, text_length: 5 });
+        const failed = await get(refused);
+        expect(failed).to.deep.include({ upload_file_state: 'error', enrichment: null });
+        expect(failed.import_error.code).to.equal('content_type_not_allowed');
+        expect(failed.metadata).to.deep.equal(value);
+      });
+    }
+  });
 
   it('retries a transient upstream failure (asset stays in_progress), and its last attempt ends the asset in error', async () => {
     const id = await startImport(`${upstream.url}/unavailable`);
@@ -216,16 +271,16 @@ describe('link import and enrichment (worker)', function () {
     await boss.start();
     const log = createLogger(config, 'test-handler');
     try {
-      const deps = { config, db, jobs: new JobQueue(boss), log, providers: createProviders(config, db) };
+      const deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
       const job = { id: 'last-attempt', name: assetImportJob.name, data: { asset_id: id }, retryCount: assetImportJob.policy.retryLimit, signal: new AbortController().signal } as unknown as Job<unknown>;
-      await assetImportHandler.run({ asset_id: id }, { deps, job, log, signal: job.signal });
+      await runJob(assetImportJob, job.data, { deps, job, log, signal: job.signal });
     } finally {
       await boss.stop({ graceful: false, close: true });
     }
     const asset = await get(id);
     expect(asset.upload_file_state).to.equal('error');
-    expect(asset.metadata.import_error.code).to.equal('upstream_status');
-    expect(asset.metadata.import_error.message).to.match(/503/);
+    expect(asset.import_error.code).to.equal('upstream_status');
+    expect(asset.import_error.message).to.match(/503/);
     expect(await stored(id)).to.equal(null);
   });
 });

@@ -2,12 +2,14 @@ import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
 import type { Deps } from '../../src/platform/deps.ts';
-import { balanceAlertEmailJob } from '../../src/billing/jobs.ts';
-import type { JobContext } from '../../workers/handler.ts';
-import { balanceAlertCheckHandler, balanceAlertEmailHandler } from '../../workers/handlers/billing.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob } from '../../src/billing/jobs.ts';
+import { runJob, type JobContext } from '../../src/jobs/define.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { workerDeps } from './support.ts';
+
+const balanceAlertCheckHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertCheckJob, payload, context) };
+const balanceAlertEmailHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertEmailJob, payload, context) };
 
 describe('low-balance alerts (billing.balance-alert-check handler)', () => {
   let server: TestServer;

@@ -1,10 +1,12 @@
 import { expect } from 'chai';
 import type { Deps } from '../../src/platform/deps.ts';
-import type { JobContext } from '../../workers/handler.ts';
-import { cycleRefillsHandler } from '../../workers/handlers/billing.ts';
+import { cycleRefillsJob } from '../../src/billing/jobs.ts';
+import { runJob, type JobContext } from '../../src/jobs/define.ts';
 import { createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer } from '../support/server.ts';
 import { workerDeps } from './support.ts';
+
+const cycleRefillsHandler = { run: (payload: unknown, context: JobContext) => runJob(cycleRefillsJob, payload, context) };
 
 describe('plan-cycle refills (billing.cycle-refills handler)', () => {
   let server: TestServer;

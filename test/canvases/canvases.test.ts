@@ -43,13 +43,13 @@ describe('canvases', () => {
     expect((await ctx.db('canvases').count<{ count: number }[]>('* as count'))[0]!.count).to.equal(before[0]!.count);
   });
 
-  it('validates bodies: public, unknown fields, bad project id → 400; non-member → 404', async () => {
+  it('validates bodies: public, unknown fields, bad project id → 400; non-member → 403', async () => {
     expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, visibility: 'public' } })).status).to.equal(400);
     expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, shape: 'round' } })).status).to.equal(400);
     expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: 'x' } })).status).to.equal(400);
     expect((await ctx.server.request('post', '/canvases', { token: bob.token, body: {} })).status).to.equal(400);
     const stranger = await knownUser(ctx.db);
-    expect((await ctx.server.request('post', '/canvases', { token: stranger.token, body: { organization_id: org } })).status).to.equal(404);
+    expect((await ctx.server.request('post', '/canvases', { token: stranger.token, body: { organization_id: org } })).status).to.equal(403);
   });
 
   it('GET, PATCH, DELETE (204), restore (200) with activity; PATCH on a deleted canvas is 409', async () => {

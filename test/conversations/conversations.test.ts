@@ -57,7 +57,7 @@ describe('conversations', () => {
       expect(projects.body.next_cursor).to.equal(null);
     });
 
-    it('answers 400 naming the field, 404 for an organization the caller is not in, 403 without resources.create', async () => {
+    it('answers 400 naming the field, 403 for an organization the caller is not in (spec §4.1) and without resources.create', async () => {
       const alice = newUser();
       const org = await createOrganization(ctx.server, alice);
       const cases: [Record<string, unknown>, string[]][] = [
@@ -79,8 +79,8 @@ describe('conversations', () => {
       expect(unknown.body.message).to.match(/colour/);
       const stranger = newUser();
       const notMine = await ctx.server.request('post', '/conversations', { token: stranger.token, body: { organization_id: org } });
-      expect(notMine.status).to.equal(404);
-      expect(notMine.body).to.deep.equal({ code: 'not_found', message: 'organization not found', data: { issues: [] } });
+      expect(notMine.status).to.equal(403);
+      expect(notMine.body).to.deep.equal({ code: 'forbidden', message: `you are not a member of organization "${org}"`, data: { issues: [] } });
       await ctx.db('organization_roles').insert({ organization_id: org, key: 'reader', name: 'Reader', permissions: ['members.view'] });
       const reader = newUser();
       await addMember(ctx.db, org, reader, 'reader');

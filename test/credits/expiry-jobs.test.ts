@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/jobs.ts';
+import { expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/jobs.ts';
+import { deleteExpiredIdempotencyKeysJob } from '../../src/platform/maintenance/jobs.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { placeHold } from '../../src/credits/holds.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';

@@ -31,7 +31,8 @@ describe('invitation e-mail job', function () {
     const invitation = await db('invitations').where({ id: invitationId }).first();
     const rows = await outboxRows(db, invitationId);
     expect(rows).to.have.length(1);
-    expect(rows[0]).to.include({ to_address: invitation.email, subject: 'Inviter invited you to Crash Co', provider: 'sandbox', html_body: null });
+    expect(rows[0]).to.include({ to_address: invitation.email, subject: 'Inviter invited you to Crash Co', provider: 'sandbox' });
+    expect(rows[0].html_body).to.contain('<p>Inviter invited you to join Crash Co as member.</p>');
     expect(rows[0].sent_at).to.be.instanceOf(Date);
     expect(rows[0].text_body).to.equal(
       [

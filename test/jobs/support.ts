@@ -3,17 +3,13 @@ import { createDb, type Db } from '../../src/db/knex.ts';
 import { invitationEmailJob } from '../../src/invitations/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { release } from '../../src/platform/release.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { nodeWithTsx, run, type ChildRun } from '../support/processes.ts';
 
 /** A database of its own (migrated, queues created), so queue tweaks and workers do not touch other tests. */
 export async function isolatedDatabase(): Promise<string> {
-  const url = await testDatabase().createDatabase('jobs_test');
-  await release(url, createLogger({ LOG_LEVEL: 'silent' }, 'test-release'));
-  return url;
+  return testDatabase().createMigratedDatabase('jobs_test');
 }
 
 /** A killed worker's attempt is retried once it expires: make that `expireInSeconds`, with no retry delay. */
@@ -22,15 +18,6 @@ export async function expireAttemptsQuickly(url: string, queue: string, expireIn
   await boss.start();
   await boss.updateQueue(queue, { expireInSeconds, retryDelay: 0, retryBackoff: false });
   await boss.stop({ graceful: false, close: true });
-}
-
-/** Polls `check` until it returns something truthy; mocha's timeout bounds the wait. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, everyMs = 50): Promise<T> {
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
 }
 
 /** An organization with a pending invitation whose e-mail job was enqueued in the same transaction. */
@@ -69,3 +56,5 @@ export async function jobState(db: Db, jobId: string): Promise<{ state: string; 
 export const outboxRows = (db: Db, invitationId: string) => db('email_outbox').where({ idempotency_key: `invitation:${invitationId}` });
 
 export { createDb };
+/** Moved to test/support/eventually.ts (it now names the condition that never held). */
+export { eventually } from '../support/eventually.ts';

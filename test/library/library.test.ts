@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { addMember, createOrganization } from '../support/organizations.ts';
-import { newUser, type TestUser } from '../support/server.ts';
+import { createAsset, createCanvas, createConversation, createOrganization, createProject, createSkill, newMember, newUser } from '../support/factories.ts';
 import { useServer } from '../support/suite.ts';
 
 const itemKeys = ['created_at', 'created_by_id', 'id', 'subtype', 'title', 'type', 'updated_at', 'visibility'];
@@ -9,29 +8,21 @@ const itemKeys = ['created_at', 'created_by_id', 'id', 'subtype', 'title', 'type
 describe('library and documents', () => {
   const ctx = useServer({}, { pool: 4 });
 
-  async function post(user: TestUser, path: string, body: Record<string, unknown>): Promise<string> {
-    const res = await ctx.server.request('post', path, { token: user.token, body });
-    expect(res.status, `${path} ${JSON.stringify(res.body)}`).to.equal(201);
-    const resource = res.body.skill ?? res.body.canvas ?? res.body.project ?? res.body.asset ?? res.body;
-    return resource.id;
-  }
-
   /** Owner carol (reads everything as organization owner); alice and bob are plain members. */
   async function workspace() {
     const carol = newUser();
-    const alice = newUser();
-    const bob = newUser();
     const org = await createOrganization(ctx.server, carol);
-    await addMember(ctx.db, org, alice);
-    await addMember(ctx.db, org, bob);
+    const alice = await newMember(ctx.db, org);
+    const bob = await newMember(ctx.db, org);
+    const { server } = ctx;
     const ids = {
-      project: await post(alice, '/projects', { organization_id: org, title: 'Spring launch' }),
-      doc: await post(alice, '/assets', { organization_id: org, type: 'document', title: 'Launch brief', content: 'Hello' }),
-      image: await post(alice, '/assets', { organization_id: org, type: 'image', title: 'Launch hero', url: 'https://example.com/a.png' }),
-      canvas: await post(alice, '/canvases', { organization_id: org, title: 'Launch board', visibility: 'workspace' }),
-      conversation: await post(alice, '/conversations', { organization_id: org, title: 'Launch chat' }),
-      skill: await post(alice, '/skills', { organization_id: org, name: 'Launch voice', description: '', body: 'x' }),
-      bobs: await post(bob, '/conversations', { organization_id: org, title: 'Bob notes' }),
+      project: (await createProject(server, alice, org, { title: 'Spring launch' })).id,
+      doc: (await createAsset(server, alice, org, { type: 'document', title: 'Launch brief', content: 'Hello' })).id,
+      image: (await createAsset(server, alice, org, { type: 'image', title: 'Launch hero', url: 'https://example.com/a.png' })).id,
+      canvas: (await createCanvas(server, alice, org, { title: 'Launch board', visibility: 'workspace' })).id,
+      conversation: (await createConversation(server, alice, org, { title: 'Launch chat' })).id,
+      skill: (await createSkill(server, alice, org, { name: 'Launch voice' })).id,
+      bobs: (await createConversation(server, bob, org, { title: 'Bob notes' })).id,
     };
     return { carol, alice, bob, org, ids };
   }

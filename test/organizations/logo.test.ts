@@ -130,8 +130,10 @@ describe('organization logo', () => {
     await putLogo(owner, id, 'image/webp', images['image/webp']);
     const key = (await ctx.db('organizations').where({ id }).first()).logo_key;
     const res = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
-    expect(res.status).to.equal(200);
-    expect(res.body.organization).to.include({ id, logo_url: null });
+    expect(res.status).to.equal(204);
+    expect(res.body).to.equal(undefined);
+    const read = await ctx.server.request('get', `/organizations/${id}`, { token: owner.token });
+    expect(read.body.organization).to.include({ id, logo_url: null });
     expect(await storage.get(key)).to.equal(null);
     expect(await ctx.db('organizations').where({ id }).first('logo_key', 'logo_content_type')).to.deep.equal({ logo_key: null, logo_content_type: null });
     expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
@@ -139,8 +141,8 @@ describe('organization logo', () => {
     expect(image.status).to.equal(404);
     expect(image.body).to.deep.equal({ code: 'not_found', message: 'logo not found', data: { issues: [] } });
     const again = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
-    expect(again.status).to.equal(200);
-    expect(again.body.organization.logo_url).to.equal(null);
+    expect(again.status).to.equal(204);
+    expect(again.body).to.equal(undefined);
     expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
   });
 
@@ -172,7 +174,7 @@ describe('organization logo', () => {
       const image = await fetch(new URL(`/organizations/${id}/logo`, s3Server.url), { headers: { authorization: `Bearer ${owner.token}` } });
       expect(image.headers.get('content-type')).to.equal('image/png');
       expect(Buffer.from(await image.arrayBuffer()).equals(Buffer.from(images['image/png'], 'base64'))).to.equal(true);
-      expect((await s3Server.request('delete', `/organizations/${id}/logo`, { token: owner.token })).status).to.equal(200);
+      expect((await s3Server.request('delete', `/organizations/${id}/logo`, { token: owner.token })).status).to.equal(204);
       expect(s3.objects.has(key)).to.equal(false);
       expect(s3.requests.every((r) => r.signed)).to.equal(true);
     });

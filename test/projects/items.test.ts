@@ -5,8 +5,8 @@ import { addMember, createOrganization, knownUser } from '../access/fixtures.ts'
 
 // Spec 2.2, the canvas, 2.3 and 2.5 (the skill bare, without its envelope).
 const assetKeys = [
-  'content', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'dual_media_id', 'enrichment_state', 'generation_id', 'id', 'metadata', 'mime_type',
-  'mod_asset_id', 'mod_source_id', 'mod_transcript_id', 'organization_id', 'origin_canvas_id', 'origin_conversation_id', 'title', 'type', 'updated_at',
+  'content', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'dual_media_id', 'enrichment', 'enrichment_error', 'enrichment_state', 'generation_id', 'id',
+  'import_error', 'metadata', 'mime_type', 'mod_asset_id', 'mod_source_id', 'mod_transcript_id', 'organization_id', 'origin_canvas_id', 'origin_conversation_id', 'title', 'type', 'updated_at',
   'upload_file_state', 'url', 'visibility', 'workspace_role',
 ];
 const canvasKeys = ['created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'id', 'organization_id', 'project_id', 'title', 'updated_at', 'visibility', 'workspace_role'];

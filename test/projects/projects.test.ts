@@ -37,7 +37,7 @@ describe('projects', () => {
     expect(activity).to.deep.equal(['project.created']);
   });
 
-  it('POST /projects validates: missing title, public, unknown field → 400; taken slug → 409; non-member → 404', async () => {
+  it('POST /projects validates: missing title, public, unknown field → 400; taken slug → 409; non-member → 403', async () => {
     const missing = await create(alice, {});
     expect(missing.status).to.equal(400);
     expect(missing.body.data.issues[0].path).to.deep.equal(['title']);
@@ -52,7 +52,8 @@ describe('projects', () => {
     expect(taken.body.data.issues[0].path).to.deep.equal(['slug']);
     const stranger = newcomer();
     const res = await ctx.server.request('post', '/projects', { token: (await stranger).token, body: { organization_id: org, title: 'X' } });
-    expect(res.status).to.equal(404);
+    expect(res.status).to.equal(403);
+    expect(res.body.code).to.equal('forbidden');
   });
 
   const newcomer = () => knownUser(ctx.db);

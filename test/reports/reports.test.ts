@@ -95,7 +95,7 @@ describe('reports', () => {
       expectError(await query(owner, { group_by: 'week' }), 400, 'validation_failed');
       expectError(await query(owner, { group_by: 'day', from: 'yesterday' }), 400, 'validation_failed');
       expectError(await query(owner, { group_by: 'day', extra: true }), 400, 'validation_failed');
-      expectError(await query(outsider, { group_by: 'day' }), 404, 'not_found');
+      expectError(await query(outsider, { group_by: 'day' }), 403, 'forbidden');
       await addMember(ctx.db, org, outsider, 'viewer-ish'); // a custom role with no permissions
       expectError(await query(outsider, { group_by: 'day' }), 403, 'forbidden');
     });
@@ -121,7 +121,7 @@ describe('reports', () => {
 
     it('checks the body and access', async () => {
       expectError(await ctx.server.request('post', '/reports/inventory', { token: owner.token, body: {} }), 400, 'validation_failed');
-      expectError(await ctx.server.request('post', '/reports/inventory', { token: outsider.token, body: { organization_id: org } }), 404, 'not_found');
+      expectError(await ctx.server.request('post', '/reports/inventory', { token: outsider.token, body: { organization_id: org } }), 403, 'forbidden');
     });
   });
 

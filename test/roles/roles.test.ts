@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { builtInRolePermissions, organizationPermissions } from '../../src/organizations/permissions.ts';
+import { builtInRolePermissions, organizationPermissions } from '../../src/members/permissions.ts';
 import { addMember, createOrganization, organizationPairs } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';

@@ -15,6 +15,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     DATA_DIR: path.join(tmpdir(), `workspace-test-data-${process.pid}`),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
+    RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000',
     WORKER_SUPERVISE_INTERVAL_SECONDS: '1',
     ...overrides,
   });

@@ -1,21 +1,55 @@
-import { createTestDatabase, type TestDatabase } from './database.ts';
+import { CLUSTER_ENV, clusterFromEnv, createFileDatabase, createTestDatabase, startTestCluster, type TestCluster, type TestDatabase } from './database.ts';
 
 // Kept on globalThis: mocha may load this file as a root-hook module and tests import it again.
-const state = globalThis as { __workspaceTestDatabase?: TestDatabase };
+const state = globalThis as {
+  __workspaceTestDatabase?: TestDatabase;
+  __workspaceTestCluster?: TestCluster;
+  /** Read by eventually(): it gives up just before the running test would time out. */
+  __workspaceCurrentTest?: { test: Mocha.Runnable; startedAt: number };
+};
 
-/** The run's database; available once the root `beforeAll` hook has run. */
+/** This test file's database; available once the root `beforeAll` hook has run. */
 export function testDatabase(): TestDatabase {
   if (!state.__workspaceTestDatabase) throw new Error('test database not started (is test/support/hooks.ts in .mocharc.json?)');
   return state.__workspaceTestDatabase;
 }
 
+/**
+ * Global fixtures: run once per `mocha` invocation in its main process, before any worker starts.
+ * They start the server and build the migrated template; workers inherit process.env.
+ */
+export async function mochaGlobalSetup(): Promise<void> {
+  const cluster = await startTestCluster();
+  state.__workspaceTestCluster = cluster;
+  process.env[CLUSTER_ENV.adminUrl] = cluster.adminUrl;
+  process.env[CLUSTER_ENV.template] = cluster.template;
+  process.env[CLUSTER_ENV.run] = cluster.run;
+}
+
+export async function mochaGlobalTeardown(): Promise<void> {
+  await state.__workspaceTestCluster?.dispose();
+  state.__workspaceTestCluster = undefined;
+}
+
+/**
+ * Root hooks: with `--parallel` mocha runs them once per test file (serially, once per run), so
+ * each file gets a fresh database cloned from the template.
+ */
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(120_000);
-    state.__workspaceTestDatabase = await createTestDatabase();
+    const cluster = clusterFromEnv();
+    state.__workspaceTestDatabase = cluster ? await createFileDatabase(cluster) : await createTestDatabase();
+  },
+  beforeEach(this: Mocha.Context) {
+    state.__workspaceCurrentTest = this.currentTest ? { test: this.currentTest, startedAt: Date.now() } : undefined;
+  },
+  afterEach() {
+    state.__workspaceCurrentTest = undefined;
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
     await state.__workspaceTestDatabase?.dispose();
+    state.__workspaceTestDatabase = undefined;
   },
 };

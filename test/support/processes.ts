@@ -113,6 +113,7 @@ export async function spawnWeb(env: Record<string, string> = {}): Promise<WebChi
     HOST: '127.0.0.1',
     JWT_SECRET: TEST_JWT_SECRET,
     LOG_LEVEL: 'silent',
+    RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000',
     ...env,
   });
   const url = `http://127.0.0.1:${port}`;

@@ -1,44 +1,51 @@
+import ipaddr from 'ipaddr.js';
 import type { Context, Next } from 'koa';
 import type { Db } from '../../db/knex.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, isAppError } from '../../core/errors.ts';
 import type { Caller } from '../../core/caller.ts';
 
-const WINDOW_SECONDS = 60;
+const WINDOW_MS = 60_000;
 const MAX_LEASE = 50;
 const MAX_REMEMBERED = 10_000;
+
+/** Milliseconds since the epoch; injectable so tests can move time instead of waiting for it. */
+export type Clock = () => number;
 
 /** Tokens to lease: an eighth of what is left (1–50), so leases shrink to one as the quota runs out. */
 export const leaseSize = (remaining: number) => Math.max(1, Math.min(MAX_LEASE, Math.floor(remaining / 8)));
 
-/** This process's share of one caller's current window. */
+/** This process's share of one key's current window. */
 interface Bucket {
   /** Leased by this process and not yet spent. */
   tokens: number;
-  /** The window row's count after our last lease: tokens leased by all processes (plus refused attempts). */
+  /** The window row's count after our last lease: tokens leased by all processes. */
   counted: number;
-  /** Date.now() at which the window ends, taken from before the lease was sent (so never late). */
+  /** Clock time at which the window ends. */
   endsAt: number;
-  /** The lease in flight; requests of the same caller wait for it instead of sending their own. */
+  /** A lease came back empty: the window row is at the limit, and no process can get more before it ends. */
+  exhausted: boolean;
+  /** The lease in flight; requests of the same key wait for it instead of sending their own. */
   leasing?: Promise<number> | undefined;
 }
 
 export interface Admission {
   admitted: boolean;
-  /** What the caller may still send in this window as this process knows it. */
+  /** What the key may still send in this window as this process knows it. */
   remaining: number;
   resetSeconds: number;
 }
 
 /**
- * Per-caller fixed one-minute windows counted in Postgres, so every web process draws on the
- * same quota. A process does not write once per request: it leases a batch of the caller's
- * quota in one upsert on the UNLOGGED window row, spends it locally and leases again when it is
- * used up. The row counts leased tokens and a lease only gets what is left below the limit, so
- * all processes together never admit more than `perMinute` per window. The price: tokens a
- * process leased but did not spend are lost when the window ends, so a caller hopping between
- * processes may be refused a little early (at most one lease per process, an eighth of what was
- * left). Refused attempts are counted too (1 each), as before. Old windows are swept by the
- * maintenance job.
+ * Fixed one-minute windows per key (a caller, or a client address) counted in Postgres, so every
+ * web process draws on the same quota. A process does not write once per request: it leases a
+ * batch of the key's quota in one upsert on the UNLOGGED window row, spends it locally and leases
+ * again when it is used up. The row counts leased tokens and a lease only gets what is left below
+ * the limit, so all processes together never admit more than `perMinute` per window. The price:
+ * tokens a process leased but did not spend are lost when the window ends, so a key hopping
+ * between processes may be refused a little early (at most one lease per process, an eighth of
+ * what was left). Once a lease comes back empty the window is spent for every process, so later
+ * attempts in it are refused locally, without a write. Windows are whole minutes of `now()`
+ * (the processes' clocks, kept in step by NTP); old ones are swept by the maintenance job.
  */
 export class QuotaLeases {
   private readonly buckets = new Map<string, Bucket>();
@@ -46,20 +53,22 @@ export class QuotaLeases {
   constructor(
     private readonly db: Db,
     private readonly perMinute: number,
+    private readonly now: Clock = Date.now,
   ) {}
 
-  async take(caller: string): Promise<Admission> {
+  async take(key: string): Promise<Admission> {
     for (;;) {
-      const bucket = this.current(caller);
+      const bucket = this.current(key);
       if (bucket.tokens > 0) {
         bucket.tokens--;
         return this.admission(true, bucket);
       }
+      if (bucket.exhausted) return this.admission(false, bucket);
       if (bucket.leasing) {
         await bucket.leasing.catch(() => undefined);
         continue;
       }
-      const leasing = this.lease(caller, bucket).finally(() => {
+      const leasing = this.lease(key, bucket).finally(() => {
         bucket.leasing = undefined;
       });
       bucket.leasing = leasing;
@@ -69,38 +78,36 @@ export class QuotaLeases {
   }
 
   /** One atomic upsert: adds the tokens asked for to the window row and keeps what fell below the limit. */
-  private async lease(caller: string, bucket: Bucket): Promise<number> {
+  private async lease(key: string, bucket: Bucket): Promise<number> {
     const asked = leaseSize(Math.max(0, this.perMinute - bucket.counted));
-    const sentAt = Date.now();
-    const { rows } = await this.db.raw<{ rows: { hits: number; left: number }[] }>(
-      `INSERT INTO rate_limit_windows AS w (caller, window_start, hits)
-       VALUES (?, to_timestamp(floor(extract(epoch FROM now()) / ${WINDOW_SECONDS}) * ${WINDOW_SECONDS}), ?)
+    const { rows } = await this.db.raw<{ rows: { hits: number }[] }>(
+      `INSERT INTO rate_limit_windows AS w (caller, window_start, hits) VALUES (?, ?, ?)
        ON CONFLICT (caller, window_start) DO UPDATE SET hits = w.hits + excluded.hits
-       RETURNING hits, extract(epoch FROM (w.window_start + interval '${WINDOW_SECONDS} seconds' - now()))::float8 AS left`,
-      [caller, asked],
+       RETURNING hits`,
+      [key, new Date(bucket.endsAt - WINDOW_MS), asked],
     );
-    const { hits, left } = rows[0]!;
+    const { hits } = rows[0]!;
     const granted = Math.max(0, Math.min(asked, this.perMinute - (hits - asked)));
     bucket.tokens += granted;
     bucket.counted = hits;
-    bucket.endsAt = sentAt + left * 1000;
+    bucket.exhausted = granted === 0;
     return granted;
   }
 
-  /** The caller's bucket for the current window; an ended window's unspent tokens are dropped. */
-  private current(caller: string): Bucket {
-    const now = Date.now();
-    const known = this.buckets.get(caller);
+  /** The key's bucket for the current window; an ended window's unspent tokens are dropped. */
+  private current(key: string): Bucket {
+    const now = this.now();
+    const known = this.buckets.get(key);
     if (known && (known.leasing || known.endsAt > now)) return known;
     if (this.buckets.size >= MAX_REMEMBERED) this.forgetEnded(now);
-    const bucket: Bucket = { tokens: 0, counted: 0, endsAt: 0 };
-    this.buckets.set(caller, bucket);
+    const bucket: Bucket = { tokens: 0, counted: 0, endsAt: (Math.floor(now / WINDOW_MS) + 1) * WINDOW_MS, exhausted: false };
+    this.buckets.set(key, bucket);
     return bucket;
   }
 
   /** Drops ended windows; if all are live, the oldest (its unspent tokens are only ever lost, never overspent). */
   private forgetEnded(now: number): void {
-    for (const [caller, bucket] of this.buckets) if (!bucket.leasing && bucket.endsAt <= now) this.buckets.delete(caller);
+    for (const [key, bucket] of this.buckets) if (!bucket.leasing && bucket.endsAt <= now) this.buckets.delete(key);
     if (this.buckets.size >= MAX_REMEMBERED) this.buckets.delete(this.buckets.keys().next().value!);
   }
 
@@ -109,34 +116,70 @@ export class QuotaLeases {
     return {
       admitted,
       remaining: admitted ? Math.max(0, this.perMinute - bucket.counted) + bucket.tokens : 0,
-      resetSeconds: Math.max(1, Math.ceil((bucket.endsAt - Date.now()) / 1000)),
+      resetSeconds: Math.max(1, Math.ceil((bucket.endsAt - this.now()) / 1000)),
     };
   }
 }
 
-export function rateLimit(db: Db, perMinute: number) {
-  const quota = new QuotaLeases(db, perMinute);
+export interface RateLimitOptions {
+  now?: Clock;
+}
+
+const limitHeaders = (perMinute: number, { remaining, resetSeconds }: Admission) => ({
+  'RateLimit-Limit': String(perMinute),
+  'RateLimit-Remaining': String(remaining),
+  'RateLimit-Reset': String(resetSeconds),
+});
+
+const refusal = (what: string, perMinute: number, admission: Admission) =>
+  new AppError('rate_limited', `rate limit of ${perMinute} ${what} per minute used up; retry in ${admission.resetSeconds} s`, [], {
+    headers: { ...limitHeaders(perMinute, admission), 'Retry-After': String(admission.resetSeconds) },
+  });
+
+/** Per authenticated caller (after authentication): every operation counts. */
+export function rateLimit(db: Db, perMinute: number, options: RateLimitOptions = {}) {
+  const quota = new QuotaLeases(db, perMinute, options.now);
   return async (ctx: Context, next: Next) => {
     const caller = ctx.state.caller as Caller;
-    const { admitted, remaining, resetSeconds } = await quota.take(caller.userId);
-    const headers = {
-      'RateLimit-Limit': String(perMinute),
-      'RateLimit-Remaining': String(remaining),
-      'RateLimit-Reset': String(resetSeconds),
-    };
-    if (!admitted) {
-      throw new AppError('rate_limited', `rate limit of ${perMinute} requests per minute used up; retry in ${resetSeconds} s`, [], {
-        headers: { ...headers, 'Retry-After': String(resetSeconds) },
-      });
-    }
-    ctx.set(headers);
+    const admission = await quota.take(`user:${caller.userId}`);
+    if (!admission.admitted) throw refusal('requests', perMinute, admission);
+    ctx.set(limitHeaders(perMinute, admission));
     await next();
   };
 }
 
-/** Deletes windows that ended more than a minute ago (nothing reads them again); returns how many. */
-export async function sweepRateLimitWindows(db: Db, olderThanSeconds = 2 * WINDOW_SECONDS): Promise<number> {
-  return db('rate_limit_windows')
-    .where('window_start', '<', db.raw(`now() - make_interval(secs => ?)`, [olderThanSeconds]))
-    .delete();
+/**
+ * Per client address, for requests without a valid token (placed just before authentication).
+ * Only requests that authentication refuses are counted: a token's signature check touches no
+ * database, so charging after it costs nothing a refusal would have saved, and callers with valid
+ * tokens behind one shared address (an office, a NAT) keep their own per-caller quota. Over the
+ * limit, the 401 becomes a 429; once the window is spent, refusals need no database write.
+ */
+export function rateLimitByAddress(db: Db, perMinute: number, options: RateLimitOptions = {}) {
+  const quota = new QuotaLeases(db, perMinute, options.now);
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (ctx.state.caller !== undefined || !isAppError(error, 'unauthorized')) throw error;
+      const admission = await quota.take(`addr:${clientAddress(ctx)}`);
+      if (!admission.admitted) throw refusal('requests without a valid token from one address', perMinute, admission);
+      throw error;
+    }
+  };
+}
+
+/**
+ * The address to count: the rightmost X-Forwarded-For entry when the app trusts its proxy (the
+ * entry our nearest proxy appended; those to its left are whatever the client sent), else the
+ * socket's peer. IPv6 clients are counted per /64, the block one subscriber is usually given.
+ */
+export function clientAddress(ctx: Pick<Context, 'ips' | 'req'>): string {
+  const forwarded = ctx.ips.at(-1);
+  const raw = forwarded !== undefined && ipaddr.isValid(forwarded) ? forwarded : (ctx.req.socket.remoteAddress ?? 'unknown');
+  if (!ipaddr.isValid(raw)) return raw;
+  const address = ipaddr.process(raw);
+  if (address.kind() === 'ipv4') return address.toString();
+  const prefix = address.toByteArray().slice(0, 8);
+  return `${ipaddr.fromByteArray([...prefix, 0, 0, 0, 0, 0, 0, 0, 0]).toString()}/64`;
 }

@@ -20,9 +20,9 @@ export const organizationLogoRoutes: AnyRoute[] = [
     body: putLogoBody,
     response: { status: 200, description: 'The organization with its new `logo_url`', schema: organizationEnvelope },
     errors: [403, 404, 413],
-    handler: async ({ params, body, caller, deps }) => {
+    handler: async ({ params, body, actor, deps }) => {
       const bytes = decodeLogo(body.content_type, body.data);
-      const { organization, role } = await replaceLogo(deps, caller, params.organization_id, body.content_type, bytes);
+      const { organization, role } = await replaceLogo(deps, actor, params.organization_id, body.content_type, bytes);
       return { organization: presentOrganization(organization, role) };
     },
   }),
@@ -34,11 +34,10 @@ export const organizationLogoRoutes: AnyRoute[] = [
     description: 'Idempotent. Needs the `organization.update` permission.',
     tag,
     params: organizationIdParams,
-    response: { status: 200, description: 'The organization with `logo_url: null`', schema: organizationEnvelope },
+    response: { status: 204, description: 'The logo is removed (or there was none); the organization now has `logo_url: null`' },
     errors: [403, 404],
-    handler: async ({ params, caller, deps }) => {
-      const { organization, role } = await removeLogo(deps, caller, params.organization_id);
-      return { organization: presentOrganization(organization, role) };
+    handler: async ({ params, actor, deps }) => {
+      await removeLogo(deps, actor, params.organization_id);
     },
   }),
   defineRoute({
@@ -52,8 +51,8 @@ export const organizationLogoRoutes: AnyRoute[] = [
     query: logoQuery,
     response: { status: 200, description: 'The image bytes' },
     errors: [404],
-    handler: async ({ params, caller, deps, ctx }) => {
-      const logo = await readLogo(deps, caller, params.organization_id);
+    handler: async ({ params, actor, deps, ctx }) => {
+      const logo = await readLogo(deps, actor, params.organization_id);
       ctx.type = logo.contentType;
       ctx.set('Cache-Control', 'private, max-age=300');
       ctx.set('X-Content-Type-Options', 'nosniff');

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { recordActivity } from '../../activity/record.ts';
 import { notFound } from '../../core/errors.ts';
-import type { Caller } from '../../core/caller.ts';
+import type { Actor } from '../../access/actor.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { requireMember, requireMemberWith } from '../membership.ts';
 import type { OrganizationRow } from '../presenter.ts';
 import { columns } from '../service.ts';
 import type { LogoContentType } from './schema.ts';
@@ -15,21 +14,21 @@ type WithRole = { organization: OrganizationRow; role: string };
  * one transaction). The previous object is deleted only after the commit, so a failed request
  * never leaves the organization pointing at missing or half-replaced bytes.
  */
-export async function replaceLogo(deps: Deps, caller: Caller, organizationId: string, contentType: LogoContentType, bytes: Buffer): Promise<WithRole> {
-  await requireMemberWith(deps.db, organizationId, caller.userId, 'organization.update');
+export async function replaceLogo(deps: Deps, actor: Actor, organizationId: string, contentType: LogoContentType, bytes: Buffer): Promise<WithRole> {
+  await actor.member(organizationId, 'organization.update');
   const key = `organizations/${organizationId}/logo/${randomUUID()}`;
   await deps.providers.storage.put(key, bytes, contentType);
   let previousKey: string | null = null;
   try {
     const result = await deps.db.transaction(async (trx) => {
-      const membership = await requireMemberWith(trx, organizationId, caller.userId, 'organization.update');
+      const membership = await actor.member(organizationId, 'organization.update');
       const before = await trx('organizations').where({ id: organizationId }).forUpdate().first('logo_key');
       previousKey = before.logo_key as string | null;
       const [organization] = (await trx('organizations')
         .where({ id: organizationId })
         .update({ logo_key: key, logo_content_type: contentType, logo_updated_at: trx.fn.now(), updated_at: trx.fn.now() })
         .returning(columns)) as OrganizationRow[];
-      await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.logo_updated', subjectType: 'organization', subjectId: organizationId, data: { content_type: contentType, size: bytes.length } });
+      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.logo_updated', subjectType: 'organization', subjectId: organizationId, data: { content_type: contentType, size: bytes.length } });
       return { organization: organization!, role: membership.role };
     });
     if (previousKey) await deleteQuietly(deps, previousKey);
@@ -41,10 +40,10 @@ export async function replaceLogo(deps: Deps, caller: Caller, organizationId: st
 }
 
 /** Removes the logo. Idempotent: without a logo it answers the organization unchanged. */
-export async function removeLogo(deps: Deps, caller: Caller, organizationId: string): Promise<WithRole> {
+export async function removeLogo(deps: Deps, actor: Actor, organizationId: string): Promise<WithRole> {
   let previousKey: string | null = null;
   const result = await deps.db.transaction(async (trx) => {
-    const membership = await requireMemberWith(trx, organizationId, caller.userId, 'organization.update');
+    const membership = await actor.member(organizationId, 'organization.update');
     const before = (await trx('organizations').where({ id: organizationId }).forUpdate().first(columns)) as OrganizationRow;
     previousKey = before.logo_key;
     if (!previousKey) return { organization: before, role: membership.role };
@@ -52,7 +51,7 @@ export async function removeLogo(deps: Deps, caller: Caller, organizationId: str
       .where({ id: organizationId })
       .update({ logo_key: null, logo_content_type: null, logo_updated_at: trx.fn.now(), updated_at: trx.fn.now() })
       .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, { organizationId, actorId: caller.userId, action: 'organization.logo_removed', subjectType: 'organization', subjectId: organizationId });
+    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.logo_removed', subjectType: 'organization', subjectId: organizationId });
     return { organization: organization!, role: membership.role };
   });
   if (previousKey) await deleteQuietly(deps, previousKey);
@@ -60,8 +59,8 @@ export async function removeLogo(deps: Deps, caller: Caller, organizationId: str
 }
 
 /** The logo bytes for a member; 404 for non-members and organizations without a logo. */
-export async function readLogo(deps: Deps, caller: Caller, organizationId: string): Promise<{ body: Buffer; contentType: string }> {
-  await requireMember(deps.db, organizationId, caller.userId);
+export async function readLogo(deps: Deps, actor: Actor, organizationId: string): Promise<{ body: Buffer; contentType: string }> {
+  await actor.member(organizationId);
   const row = await deps.db('organizations').where({ id: organizationId }).first('logo_key', 'logo_content_type');
   if (!row?.logo_key) throw notFound('logo');
   const stored = await deps.providers.storage.get(row.logo_key);

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../db/knex.ts';
+import { prepareMessage } from './format.ts';
 import type { EmailMessage, EmailProvider } from './types.ts';
 
 /** Offline e-mail: messages land in the `email_outbox` table, where operators and tests read them. */
@@ -12,9 +13,10 @@ export class SandboxEmailProvider implements EmailProvider {
     private readonly delayMs = 0,
   ) {}
 
-  async send(message: EmailMessage): Promise<{ messageId: string }> {
+  async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
+    const message = prepareMessage(unprepared);
     const [row] = await this.db('email_outbox')
-      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html ?? null, provider: 'sandbox', sent_at: this.db.fn.now() })
+      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html, provider: 'sandbox', sent_at: this.db.fn.now() })
       .onConflict('idempotency_key')
       .merge(['idempotency_key']) // no-op update so RETURNING yields the existing row on a retry
       .returning('id');

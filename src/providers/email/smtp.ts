@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db } from '../../db/knex.ts';
+import { prepareMessage } from './format.ts';
 import type { EmailMessage, EmailProvider } from './types.ts';
 
 /**
@@ -21,10 +22,11 @@ export class SmtpEmailProvider implements EmailProvider {
     this.transport = nodemailer.createTransport(smtpUrl);
   }
 
-  async send(message: EmailMessage): Promise<{ messageId: string }> {
+  async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
+    const message = prepareMessage(unprepared);
     const messageId = `<${createHash('sha256').update(message.idempotencyKey).digest('hex').slice(0, 32)}@${domainOf(this.from)}>`;
     const [delivery] = await this.db('email_outbox')
-      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html ?? null, provider: 'smtp', message_id: messageId })
+      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html, provider: 'smtp', message_id: messageId })
       .onConflict('idempotency_key')
       .merge(['idempotency_key']) // no-op update so RETURNING yields the existing record on a retry
       .returning(['message_id', 'sent_at']);
@@ -34,7 +36,7 @@ export class SmtpEmailProvider implements EmailProvider {
       to: message.to,
       subject: message.subject,
       text: message.text,
-      ...(message.html !== undefined && { html: message.html }),
+      html: message.html,
       messageId: delivery.message_id ?? messageId,
     });
     await this.db('email_outbox').where({ idempotency_key: message.idempotencyKey }).update({ sent_at: this.db.fn.now() });

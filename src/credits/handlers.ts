@@ -1,30 +1,23 @@
-import { isAppError } from '../../src/core/errors.ts';
-import { expireDueGrants, expireDueHolds } from '../../src/credits/expiry.ts';
-import { captureHold, placeHoldOnce } from '../../src/credits/holds.ts';
-import { deleteExpiredIdempotencyKeysJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from '../../src/credits/jobs.ts';
-import { deleteExpiredIdempotencyKeys } from '../../src/http/idempotency.ts';
-import { meteredOperation } from '../../src/credits/metered.ts';
-import { handle } from '../handler.ts';
+// Worker side of the credit jobs (loaded by the `handler` of each job in ./jobs.ts).
+import { isAppError } from '../core/errors.ts';
+import type { JobContext } from '../jobs/define.ts';
+import { expireDueGrants, expireDueHolds } from './expiry.ts';
+import { captureHold, placeHoldOnce } from './holds.ts';
+import type { MeteredOperationPayload } from './jobs.ts';
 
-export const expireCreditHoldsHandler = handle(expireCreditHoldsJob, async (_payload, { deps, log }) => {
+export async function expireCreditHolds(_payload: unknown, { deps, log }: JobContext): Promise<void> {
   const expired = await expireDueHolds(deps.db);
   if (expired) log.info({ expired }, 'credit holds expired');
-});
+}
 
-export const expireCreditGrantsHandler = handle(expireCreditGrantsJob, async (_payload, { deps, log }) => {
+export async function expireCreditGrants(_payload: unknown, { deps, log }: JobContext): Promise<void> {
   const expired = await expireDueGrants(deps.db);
   if (expired) log.info({ expired }, 'credit grants expired');
-});
-
-// A plain DELETE of old rows: repeating it after a crash deletes nothing twice.
-export const deleteExpiredIdempotencyKeysHandler = handle(deleteExpiredIdempotencyKeysJob, async (_payload, { deps, log }) => {
-  const deleted = await deleteExpiredIdempotencyKeys(deps.db);
-  if (deleted) log.info({ deleted }, 'expired idempotency keys deleted');
-});
+}
 
 /** Reserve → perform → capture; each step is its own transaction and safe to repeat (see the job). */
-export const meteredOperationHandler = handle(meteredOperationJob, async (payload, { deps, log, signal }) => {
-  const perform = meteredOperation(payload.operation);
+export async function runMeteredOperation(payload: MeteredOperationPayload, { deps, log, signal }: JobContext): Promise<void> {
+  const perform = deps.metered.get(payload.operation);
   if (!perform) throw new Error(`no metered operation named ${payload.operation}`);
   let hold;
   try {
@@ -57,4 +50,4 @@ export const meteredOperationHandler = handle(meteredOperationJob, async (payloa
     if (isAppError(error, 'conflict')) return log.warn({ hold_id: hold.id, reason: error.message }, 'metered operation finished after its hold was resolved');
     throw error;
   }
-});
+}

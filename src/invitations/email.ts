@@ -1,21 +1,19 @@
-import { handle } from '../handler.ts';
-import { invitationEmailJob, invitationEmailKey } from '../../src/invitations/jobs.ts';
-import { effectiveStatusSql } from '../../src/invitations/presenter.ts';
+import type { Deps } from '../platform/deps.ts';
+import { invitationEmailKey } from './jobs.ts';
+import { effectiveStatusSql } from './presenter.ts';
 
 /**
- * Sends the invitation e-mail. Idempotent: an invitation no longer pending gets no mail, and the
- * provider dedupes on the invitation's key, so an attempt retried after a crash sends nothing twice.
+ * Sends the invitation e-mail while the invitation is still pending. Idempotent: an invitation no
+ * longer pending gets no mail, and the provider dedupes on the invitation's key, so a retried
+ * attempt sends nothing twice. Returns the message id, or the status that stopped it.
  */
-export const invitationEmailHandler = handle(invitationEmailJob, async ({ invitation_id }, { deps, log }) => {
+export async function sendInvitationEmail(deps: Deps, invitationId: string): Promise<{ sent: true; messageId: string } | { sent: false; status: string }> {
   const invitation = await deps.db('invitations as i')
     .join('organizations as o', 'o.id', 'i.organization_id')
     .leftJoin('users as u', 'u.id', 'i.invited_by_id')
-    .where('i.id', invitation_id)
+    .where('i.id', invitationId)
     .first('i.id', 'i.email', 'i.role', 'i.organization_id', 'i.expires_at', 'o.name as organization_name', 'u.name as inviter_name', deps.db.raw(`${effectiveStatusSql('i')} as status`));
-  if (!invitation || invitation.status !== 'pending') {
-    log.info({ invitation_id, status: invitation?.status ?? 'missing' }, 'invitation no longer pending: no e-mail');
-    return;
-  }
+  if (!invitation || invitation.status !== 'pending') return { sent: false, status: invitation?.status ?? 'missing' };
   const base = deps.config.PUBLIC_URL ?? `http://localhost:${deps.config.PORT}`;
   const link = `${base}/organizations/${invitation.organization_id}/invitations/${invitation.id}`;
   const inviter = invitation.inviter_name ?? 'A colleague';
@@ -29,5 +27,5 @@ export const invitationEmailHandler = handle(invitationEmailJob, async ({ invita
       `PATCH ${link} {"status":"accepted"}`,
     ].join('\n\n'),
   });
-  log.info({ invitation_id, message_id: messageId }, 'invitation e-mail sent');
-});
+  return { sent: true, messageId };
+}

@@ -1,0 +1,152 @@
+import type { Knex } from 'knex';
+import type { Caller } from '../core/caller.ts';
+import { forbidden, notFound } from '../core/errors.ts';
+import { findMembership, memberJoinSql, permissionsOfRole, roleHoldsSql, type Membership } from '../members/membership.ts';
+import type { OrganizationPermission } from '../members/permissions.ts';
+import { allows, policies } from './policies/index.ts';
+import { entryOf, type ResourceEntry } from './resources.ts';
+import { memberRankSql } from './sql.ts';
+import { roleOfRank, type Capability, type ResourceType, type Role, type Viewer } from './types.ts';
+
+/** Human names for 404/403 messages. */
+export const resourceNoun: Record<ResourceType, string> = {
+  asset: 'asset',
+  chat_conversation: 'conversation',
+  canvas: 'canvas',
+  project: 'project',
+  scheduled_task: 'scheduled task',
+  skill: 'skill',
+};
+
+export interface Access<Row = Record<string, any>> {
+  row: Row;
+  role: Role;
+  viewer: Viewer;
+  entry: ResourceEntry;
+}
+
+/** One permission, or any of several (`['credits.view', 'billing.view']`). */
+export type PermissionNeed = OrganizationPermission | readonly OrganizationPermission[];
+
+const holds = (membership: Membership, need: PermissionNeed) =>
+  typeof need === 'string' ? membership.permissions.has(need) : need.some((permission) => membership.permissions.has(permission));
+
+const describeNeed = (need: PermissionNeed) => (typeof need === 'string' ? need : need.join(' or '));
+
+function requirePermission(membership: Membership, need: PermissionNeed | undefined): Membership {
+  if (need !== undefined && !holds(membership, need)) throw forbidden(`your role "${membership.role}" lacks the permission ${describeNeed(need)}`);
+  return membership;
+}
+
+/**
+ * Who is acting — a request's authenticated caller, or a job acting for a user — and the one
+ * authorization path of the service. Memberships are read once per organization and remembered
+ * for the life of the actor (one request or one job), so gates may be asked again for free.
+ *
+ *   member(org, need?)     an organization named by id in the path: 404 outside it, 403 lacking `need`
+ *   within(org, need?)     a collection-level operation naming the organization in its body or
+ *                          query: 403 outside it (the same for one that does not exist), 403 lacking `need`
+ *   viewer(org)            lists: the caller as a reader of the organization's resources, or null (empty page)
+ *   resource(db, type, id, capability, { forUpdate })
+ *                          one resource by id, loaded and decided in one SQL round trip: 404 when it
+ *                          does not exist or cannot be read (same body), 403 when readable without `capability`
+ */
+export class Actor implements Caller {
+  private readonly memberships = new Map<string, Promise<Membership | null>>();
+
+  constructor(
+    readonly caller: Caller,
+    private readonly db: Knex,
+  ) {}
+
+  get userId(): string {
+    return this.caller.userId;
+  }
+  get email(): string | null {
+    return this.caller.email;
+  }
+  get name(): string | null {
+    return this.caller.name;
+  }
+
+  /** The caller's membership of a live organization, or null; read once per organization. */
+  membership(organizationId: string): Promise<Membership | null> {
+    let found = this.memberships.get(organizationId);
+    if (!found) {
+      found = findMembership(this.db, organizationId, this.userId);
+      this.memberships.set(organizationId, found);
+    }
+    return found;
+  }
+
+  /**
+   * The organization is named by id (its own path): to a non-member it does not exist. Inside a
+   * transaction that must decide on the current role (role changes racing each other), pass
+   * `{ fresh: trx }`: the membership is read again there, after the locks the caller took
+   * (`lockOrganization` also locks the organization row for an update of it).
+   */
+  async member(organizationId: string, need?: PermissionNeed, options: { fresh?: Knex.Transaction; lockOrganization?: boolean } = {}): Promise<Membership> {
+    const membership = options.fresh ? await this.reread(options.fresh, organizationId, options.lockOrganization) : await this.membership(organizationId);
+    if (!membership) throw notFound('organization');
+    return requirePermission(membership, need);
+  }
+
+  /** A create or query naming the organization in its body: never 404 (spec §4.1), so nothing can be probed. */
+  async within(organizationId: string, need?: PermissionNeed): Promise<Membership> {
+    const membership = await this.membership(organizationId);
+    if (!membership) throw forbidden(`you are not a member of organization "${organizationId}"`);
+    return requirePermission(membership, need);
+  }
+
+  private async reread(trx: Knex.Transaction, organizationId: string, lockOrganization = false): Promise<Membership | null> {
+    const membership = await findMembership(trx, organizationId, this.userId, { lockOrganization });
+    this.memberships.set(organizationId, Promise.resolve(membership));
+    return membership;
+  }
+
+  /** The caller as a reader of an organization's resources, or null when not a member (lists answer an empty page). */
+  async viewer(organizationId: string): Promise<Viewer | null> {
+    const membership = await this.membership(organizationId);
+    return membership && viewerOf(membership);
+  }
+
+  /**
+   * One resource the caller may act on, with their role, in one SQL round trip (row, membership
+   * and role together). With `forUpdate` (pass the transaction as `db`) the row is locked, so the
+   * decision and the change see the same state. Soft-deleted rows are returned too.
+   */
+  async resource<Row = Record<string, any>>(db: Knex, type: ResourceType, id: string, capability: Capability = 'read', options: { forUpdate?: boolean } = {}): Promise<Access<Row>> {
+    const entry = entryOf(type);
+    const noun = resourceNoun[type];
+    if (!entry) throw notFound(noun);
+    const rank = memberRankSql(type, 't', this.userId);
+    const { rows } = await db.raw(
+      `SELECT t.*, m.role AS "__member_role", mr.permissions AS "__member_permissions",
+              CASE WHEN ${roleHoldsSql('resources.administer')} THEN 3 ELSE ${rank.sql} END AS "__rank"
+         FROM ${entry.table} t ${memberJoinSql('t.organization_id')}
+        WHERE t.id = ?${options.forUpdate ? ' FOR UPDATE OF t' : ''}`,
+      [...rank.bindings, this.userId, id] as Knex.RawBinding[],
+    );
+    const found = rows[0] as (Record<string, unknown> & { __member_role: string; __member_permissions: string[] | null; __rank: number }) | undefined;
+    const role = roleOfRank(Number(found?.__rank ?? 0));
+    if (!found || !role) throw notFound(noun);
+    const { __member_role, __member_permissions, __rank, ...row } = found;
+    const membership: Membership = { organizationId: row.organization_id as string, userId: this.userId, role: __member_role, permissions: permissionsOfRole(__member_role, __member_permissions) };
+    this.memberships.set(membership.organizationId, Promise.resolve(membership));
+    if (!allows(type, role, capability)) throw forbidden(`your role on this ${noun} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(type, capability)}`);
+    return { row: row as Row, role, viewer: viewerOf(membership), entry };
+  }
+}
+
+/** An actor for work done on a user's behalf outside a request (a job), or in tests. */
+export const actorFor = (db: Knex, caller: Caller | { userId: string }) =>
+  new Actor({ userId: caller.userId, email: 'email' in caller ? caller.email : null, name: 'name' in caller ? caller.name : null }, db);
+
+function viewerOf(membership: Membership): Viewer {
+  return { userId: membership.userId, organizationId: membership.organizationId, administers: membership.permissions.has('resources.administer') };
+}
+
+function needed(type: ResourceType, capability: Capability): string {
+  const allowed = policies[type][capability];
+  return `the role ${allowed.map((r) => `"${r}"`).join(' or ')}${allowed.includes('owner') ? ' (organization owners and admins act as owners)' : ''}`;
+}

@@ -1,0 +1,129 @@
+import type { Knex } from 'knex';
+import { recordActivity } from '../activity/record.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import { paginate, type Page, type SortKey } from '../core/pagination.ts';
+import { whereContains } from '../core/search.ts';
+import type { Deps } from '../platform/deps.ts';
+import { resourceNoun, type Actor } from './actor.ts';
+import { entryOf, type ResourceEntry } from './resources.ts';
+import { whereReadable } from './sql.ts';
+import type { Capability, ResourceType } from './types.ts';
+
+/**
+ * The lifecycle every soft-deletable resource shares — update while live, soft delete, restore,
+ * list what the caller can read — written once and driven by the resource registry
+ * (./resources.ts). Each step is one transaction: the row is locked and authorized first, the
+ * change and its activity entry follow, so nothing is half-written.
+ */
+
+interface LiveRow {
+  organization_id: string;
+  deleted_at: Date | null;
+}
+
+function registered(type: ResourceType): ResourceEntry {
+  const entry = entryOf(type);
+  if (!entry) throw notFound(resourceNoun[type]);
+  return entry;
+}
+
+/** Sharing settings and contents of a deleted resource stay frozen until it is restored. */
+export function requireLive(row: { deleted_at?: Date | null }, type: ResourceType): void {
+  if (row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
+}
+
+/**
+ * Changes a live resource the caller may `capability` (default edit): `change` runs in the
+ * transaction with the locked row as it was and returns the new row. 409 when it is deleted.
+ */
+export async function changeLive<Row extends LiveRow, Result = Row>(
+  deps: Deps,
+  actor: Actor,
+  type: ResourceType,
+  id: string,
+  change: (trx: Knex.Transaction, before: Row) => Promise<Result>,
+  capability: Capability = 'edit',
+): Promise<Result> {
+  return deps.db.transaction(async (trx) => {
+    const { row } = await actor.resource<Row>(trx, type, id, capability, { forUpdate: true });
+    requireLive(row, type);
+    return change(trx, row);
+  });
+}
+
+/** Soft delete (owners): the row keeps `deleted_at`/`deleted_by_id`. Deleting a deleted one changes nothing. */
+export async function softDelete<Row extends LiveRow>(deps: Deps, actor: Actor, type: ResourceType, id: string, activityData?: (row: Row) => Record<string, unknown>): Promise<void> {
+  const entry = registered(type);
+  await deps.db.transaction(async (trx) => {
+    const { row } = await actor.resource<Row>(trx, type, id, 'delete', { forUpdate: true });
+    if (row.deleted_at) return;
+    await trx(entry.table).where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: `${entry.activity}.deleted`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+  });
+}
+
+/** Clears the deletion (owners); restoring a live resource returns it unchanged. */
+export async function restore<Row extends LiveRow>(
+  deps: Deps,
+  actor: Actor,
+  type: ResourceType,
+  id: string,
+  returning: readonly string[],
+  activityData?: (row: Row) => Record<string, unknown>,
+): Promise<Row> {
+  const entry = registered(type);
+  return deps.db.transaction(async (trx) => {
+    const { row } = await actor.resource<Row>(trx, type, id, 'restore', { forUpdate: true });
+    if (!row.deleted_at) return row;
+    const [restored] = (await trx(entry.table).where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning([...returning])) as Row[];
+    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: `${entry.activity}.restored`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+    return restored!;
+  });
+}
+
+/** The filters every resource list shares (spec §4.10 and its kin). */
+export interface ReadableListQuery {
+  organization_id: string;
+  deleted?: boolean | undefined;
+  created_by?: string | undefined;
+  project_id?: string | undefined;
+  search?: string | undefined;
+  limit: number;
+  cursor?: string | undefined;
+}
+
+/**
+ * One page of the resources of `type` the caller can read, newest first: the readable-by predicate,
+ * the deleted/created_by/project/search filters and the keyset all run in SQL, so a page never
+ * holds a row the caller cannot read and every row appears once across pages. A caller outside
+ * the organization gets an empty page (spec §4.1). `refine` adds the type's own filters.
+ */
+export async function listReadable<Row>(
+  deps: Deps,
+  actor: Actor,
+  type: ResourceType,
+  query: ReadableListQuery,
+  options: {
+    alias: string;
+    columns: readonly string[];
+    searchColumns: readonly string[];
+    refine?: (q: Knex.QueryBuilder) => void;
+    order?: readonly SortKey[];
+  },
+): Promise<Page<Row>> {
+  const entry = registered(type);
+  const viewer = await actor.viewer(query.organization_id);
+  if (!viewer) return { items: [], next_cursor: null };
+  const a = options.alias;
+  const q = whereReadable(deps.db(`${entry.table} as ${a}`).select(options.columns.map((column) => `${a}.${column}`)), type, a, viewer);
+  if (query.deleted) q.whereNotNull(`${a}.deleted_at`);
+  else q.whereNull(`${a}.deleted_at`);
+  if (query.created_by) q.where(`${a}.created_by_id`, query.created_by);
+  if (query.project_id) {
+    q.whereExists((filed) => filed.select(deps.db.raw('1')).from('project_items as pi').where({ 'pi.item_type': type, 'pi.project_id': query.project_id }).whereRaw(`pi.item_id = ${a}.id`));
+  }
+  if (query.search) whereContains(q, options.searchColumns.map((column) => `${a}.${column}`), query.search);
+  options.refine?.(q);
+  const order = options.order ?? [{ column: `${a}.created_at`, direction: 'desc', type: 'timestamp' }, { column: `${a}.id`, direction: 'desc' }];
+  return paginate(q, order, query) as unknown as Promise<Page<Row>>;
+}

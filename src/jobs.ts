@@ -1,0 +1,23 @@
+// Composition root of the jobs: every job type of the platform. `release` creates their queues;
+// workers derive from this list the queues they work, their handlers (loaded lazily) and their
+// cron schedules. A new job is a `defineJob` next to its domain, added here — nothing else.
+import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob, cycleRefillsJob } from './billing/jobs.ts';
+import { expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from './credits/jobs.ts';
+import { invitationEmailJob } from './invitations/jobs.ts';
+import type { JobDefinition } from './jobs/define.ts';
+import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
+
+export const allJobs: readonly JobDefinition[] = [
+  invitationEmailJob,
+  assetImportJob,
+  assetEnrichmentJob,
+  cycleRefillsJob,
+  balanceAlertCheckJob,
+  balanceAlertEmailJob,
+  expireCreditHoldsJob,
+  expireCreditGrantsJob,
+  meteredOperationJob,
+  sweepRateLimitWindowsJob,
+  deleteExpiredIdempotencyKeysJob,
+];

@@ -1,0 +1,122 @@
+import type { Knex } from 'knex';
+import { queryPrepared } from '../db/prepared.ts';
+import { builtInRolePermissions, isBuiltInRole, type OrganizationPermission } from './permissions.ts';
+
+/**
+ * The one reader of `organization_members` outside the members domain's own writes: every
+ * authorization decision about an organization starts here (through the Actor in src/access).
+ */
+export interface Membership {
+  organizationId: string;
+  userId: string;
+  role: string;
+  permissions: ReadonlySet<OrganizationPermission>;
+  /** The live organization itself, read in the same round trip (absent when read with a resource). */
+  organization?: OrganizationRow;
+}
+
+/** An organization as stored (the organizations domain presents it). */
+export interface OrganizationRow {
+  id: string;
+  name: string;
+  slug: string;
+  logo_key: string | null;
+  logo_updated_at: Date | null;
+  onboarded_at: Date | null;
+  created_by_id: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const organizationColumns = ['id', 'name', 'slug', 'logo_key', 'logo_updated_at', 'onboarded_at', 'created_by_id', 'created_at', 'updated_at'] as const;
+
+/** Permissions of a role: the fixed matrix for built-in roles, the stored list for custom ones. */
+export function permissionsOfRole(role: string, customPermissions: readonly string[] | null | undefined): ReadonlySet<OrganizationPermission> {
+  if (isBuiltInRole(role)) return builtInRolePermissions[role];
+  return new Set((customPermissions ?? []) as OrganizationPermission[]);
+}
+
+/**
+ * SQL joining a member row `m` of a live organization with its custom role `r` (if any). Used
+ * alone for a membership and inside the one-round-trip resource read (src/access/actor.ts).
+ */
+export const memberJoinSql = (organizationColumn: string, userBinding = '?') =>
+  `JOIN organizations mo ON mo.id = ${organizationColumn} AND mo.deleted_at IS NULL
+   JOIN organization_members m ON m.organization_id = mo.id AND m.user_id = ${userBinding}
+   LEFT JOIN organization_roles mr ON mr.organization_id = m.organization_id AND mr.key = m.role`;
+
+/** SQL boolean: the joined member's role holds `permission` (built-in matrix or custom list). */
+export function roleHoldsSql(permission: OrganizationPermission): string {
+  const builtIn = Object.entries(builtInRolePermissions)
+    .filter(([, permissions]) => permissions.has(permission))
+    .map(([role]) => `'${role}'`);
+  return `(m.role IN (${builtIn.join(', ') || 'NULL'}) OR '${permission}' = ANY(mr.permissions))`;
+}
+
+// Membership, custom role and organization in one statement: the hottest read of the API.
+const membershipSql = `SELECT m.role, mr.permissions AS custom_permissions, ${organizationColumns.map((c) => `mo.${c}`).join(', ')}
+  FROM (SELECT $1::text AS organization_id) q ${memberJoinSql('q.organization_id', '$2')}`;
+
+type MembershipRow = OrganizationRow & { role: string; custom_permissions: string[] | null };
+
+/**
+ * The user's membership of a live organization, with the organization, or null (not a member,
+ * deleted, or no such organization). Outside a transaction it runs as a prepared statement.
+ */
+export async function findMembership(db: Knex, organizationId: string, userId: string, options: { lockOrganization?: boolean } = {}): Promise<Membership | null> {
+  let row: MembershipRow | undefined;
+  if (db.isTransaction || options.lockOrganization) {
+    const sql = membershipSql.replace('$1', '?').replace('$2', '?') + (options.lockOrganization ? ' FOR UPDATE OF mo' : '');
+    row = (await db.raw(sql, [organizationId, userId])).rows[0];
+  } else {
+    [row] = await queryPrepared<MembershipRow>(db, 'find-membership', membershipSql, [organizationId, userId]);
+  }
+  if (!row) return null;
+  const { role, custom_permissions, ...organization } = row;
+  return { organizationId, userId, role, permissions: permissionsOfRole(role, custom_permissions), organization };
+}
+
+/** Permissions of a member's role, e.g. of the target of a role change (read inside its transaction). */
+export async function rolePermissions(db: Knex, organizationId: string, role: string): Promise<ReadonlySet<OrganizationPermission>> {
+  if (isBuiltInRole(role)) return builtInRolePermissions[role];
+  const custom = await db('organization_roles').where({ organization_id: organizationId, key: role }).first('permissions');
+  return permissionsOfRole(role, custom?.permissions as string[] | undefined);
+}
+
+/**
+ * Whether `userId` is a member, taking a share lock on the member row so a concurrent removal
+ * waits for the caller's transaction (e.g. a grant being given to that member).
+ */
+export async function lockMemberForShare(trx: Knex.Transaction, organizationId: string, userId: string): Promise<boolean> {
+  return Boolean(await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).forShare().first('user_id'));
+}
+
+export async function isMember(db: Knex, organizationId: string, userId: string): Promise<boolean> {
+  return Boolean(await db('organization_members').where({ organization_id: organizationId, user_id: userId }).first('user_id'));
+}
+
+/** Adds a member (organization creation, an accepted invitation). */
+export async function addMembership(trx: Knex.Transaction, organizationId: string, userId: string, role: string): Promise<void> {
+  await trx('organization_members').insert({ organization_id: organizationId, user_id: userId, role });
+}
+
+/** Memberships `m` of the user in live organizations `o`, to select from and page. */
+export function membershipsOfUser(db: Knex, userId: string): Knex.QueryBuilder {
+  return db('organization_members as m').join('organizations as o', 'o.id', 'm.organization_id').whereNull('o.deleted_at').where('m.user_id', userId);
+}
+
+/** Whether a member of the organization has this e-mail address (lower case). */
+export async function hasMemberWithEmail(db: Knex, organizationId: string, email: string): Promise<boolean> {
+  return Boolean(await db('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereRaw('lower(u.email) = ?', [email]).first('m.user_id'));
+}
+
+/** E-mail addresses of the members holding one of `roles` (alerts go to them). */
+export async function memberEmails(trx: Knex, organizationId: string, roles: readonly string[]): Promise<string[]> {
+  return trx('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereIn('m.role', roles).whereNotNull('u.email').pluck('u.email');
+}
+
+/** How many members hold each role. */
+export async function memberCountsByRole(db: Knex, organizationId: string): Promise<Map<string, number>> {
+  const rows = (await db('organization_members').where({ organization_id: organizationId }).groupBy('role').select('role', db.raw('count(*)::int as count'))) as { role: string; count: number }[];
+  return new Map(rows.map((row) => [row.role, row.count]));
+}

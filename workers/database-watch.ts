@@ -1,0 +1,82 @@
+import type { Logger } from '../src/platform/logger.ts';
+
+/** Errors that say the database cannot be reached (as opposed to a failing statement). */
+const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
+const connectionMessages = /Connection terminated|connection error|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)/i;
+
+export function isConnectionError(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (connectionCodes.has(code) || code.startsWith('08'))) return true;
+  return typeof message === 'string' && connectionMessages.test(message);
+}
+
+export interface DatabaseWatchOptions {
+  log: Logger;
+  /** A cheap query; resolves once the database answers again. */
+  probe: () => Promise<unknown>;
+  /** Stop fetching jobs (every queue's poll would otherwise fail, and log, every couple of seconds). */
+  pause: () => Promise<void>;
+  /** Fetch jobs again. */
+  resume: () => Promise<void>;
+  firstDelayMs?: number;
+  maxDelayMs: number;
+}
+
+/**
+ * Receives pg-boss's errors. The first one that says the database is gone is logged once; then job
+ * pick-up pauses and one probe query retries with exponential backoff (a line per failed probe)
+ * until the database answers, when pick-up resumes. Errors meanwhile are counted, not logged.
+ */
+export class DatabaseWatch {
+  #down: { since: number; attempt: number; suppressed: number; timer: NodeJS.Timeout | null } | null = null;
+  #stopped = false;
+
+  constructor(private readonly options: DatabaseWatchOptions) {}
+
+  get down(): boolean {
+    return this.#down !== null;
+  }
+
+  report(error: unknown): void {
+    const { log } = this.options;
+    if (this.#down) {
+      this.#down.suppressed++;
+      return;
+    }
+    if (this.#stopped || !isConnectionError(error)) return void log.error({ err: error }, 'pg-boss');
+    this.#down = { since: Date.now(), attempt: 0, suppressed: 0, timer: null };
+    log.error({ err: error }, 'database unreachable: job pick-up paused, reconnecting with backoff');
+    this.options.pause().catch((pauseError: unknown) => log.warn({ err: pauseError }, 'pausing job pick-up failed'));
+    this.#scheduleProbe();
+  }
+
+  /** Ends probing (shutdown). */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#down?.timer) clearTimeout(this.#down.timer);
+  }
+
+  #scheduleProbe(): void {
+    const down = this.#down;
+    if (!down || this.#stopped) return;
+    const delay = Math.min(this.options.maxDelayMs, (this.options.firstDelayMs ?? 1000) * 2 ** down.attempt);
+    down.timer = setTimeout(() => void this.#probe(), delay);
+  }
+
+  async #probe(): Promise<void> {
+    const down = this.#down;
+    if (!down || this.#stopped) return;
+    down.attempt++;
+    try {
+      await this.options.probe();
+    } catch (error) {
+      this.options.log.warn({ attempt: down.attempt, down_ms: Date.now() - down.since, suppressed_errors: down.suppressed, reason: (error as Error).message }, 'database still unreachable');
+      return this.#scheduleProbe();
+    }
+    if (this.#stopped) return;
+    this.#down = null;
+    this.options.log.info({ down_ms: Date.now() - down.since, suppressed_errors: down.suppressed }, 'database reachable again: job pick-up resumed');
+    await this.options.resume().catch((error: unknown) => this.report(error));
+  }
+}
