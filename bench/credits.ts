@@ -6,9 +6,12 @@
  */
 import { createDb } from '../src/db/knex.ts';
 import { captureHold, placeHold } from '../src/credits/holds.ts';
+import { createCreditPeriods } from '../src/credit-periods.ts';
 import { grantCredits } from '../src/credits/ledger.ts';
 import { reconcileCredits } from '../src/credits/reconcile.ts';
 import { createTestDatabase } from '../test/support/database.ts';
+
+const creditPeriods = createCreditPeriods();
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -36,7 +39,7 @@ async function run(label: string, organizations: string[]): Promise<void> {
       const org = organizations[next++ % organizations.length]!;
       const started = performance.now();
       try {
-        const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId: 'bench-user', amount: 10, reason: 'bench' }));
+        const hold = await db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: 'bench-user', amount: 10, reason: 'bench' }));
         await db.transaction((trx) => captureHold(trx, hold.id, 7));
         latencies.push(performance.now() - started);
       } catch (error) {

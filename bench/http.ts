@@ -7,7 +7,10 @@
  *      organization query), once with 50 callers (one per connection) and once with a single
  *      caller (one hot rate-limit row). It runs with NODE_ENV=production, as deployed: responses
  *      are not validated against their schemas (tests and development do validate them), and
- *  (c) the bare Koa app doing just the queries of (b) (no auth, no routing).
+ *  (c) the bare Koa app doing just the queries of (b) (no auth, no routing), and
+ *  (d) our real app: GET /assets/{id}, an authorized read of one resource (row, membership and
+ *      role decided in one SQL round trip).
+ * Every figure after (a) is also printed as a ratio of (a), measured in the same run.
  * The load generator runs in a worker thread with an undici Pool of 50 connections.
  * Run: npm run bench:http   (embedded PostgreSQL, throw-away database; ~40 s)
  */
@@ -91,10 +94,16 @@ async function startProfile() {
   };
 }
 
-const report = (label: string, r: Result) =>
+let baseline: number | undefined;
+/** Prints a run; every run after the first is also given as a ratio of the first (the bare baseline of the same run). */
+const report = (label: string, r: Result) => {
+  const rate = r.requests / r.seconds;
+  baseline ??= rate;
+  const ratio = rate === baseline ? '' : `   ${(rate / baseline).toFixed(2)}× baseline`;
   console.log(
-    `${label.padEnd(46)} ${(r.requests / r.seconds).toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   statuses ${JSON.stringify(r.statuses)}${r.errors ? `   errors ${r.errors}` : ''}`,
+    `${label.padEnd(46)} ${rate.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms${ratio}   statuses ${JSON.stringify(r.statuses)}${r.errors ? `   errors ${r.errors}` : ''}`,
   );
+};
 
 if (!isMainThread) {
   parentPort!.postMessage(await generateLoad(workerData as Load));
@@ -114,6 +123,8 @@ if (!isMainThread) {
   await db.raw(`INSERT INTO organizations (id, name, slug, created_by_id) VALUES (?, 'Bench', 'bench', ?)`, [org, users[0]!]);
   await db.raw(`INSERT INTO organization_members (organization_id, user_id, role) SELECT ?, u, 'member' FROM unnest(?::text[]) u`, [org, users]);
   const tokens = users.map((sub) => signToken(TEST_JWT_SECRET, { sub, email: `${sub}@bench.test`, name: sub, ttlSeconds: 3600 }));
+  // (d) One asset every member reads through general access: the authorized one-round-trip read.
+  const [asset] = await db('assets').insert({ organization_id: org, created_by_id: users[0]!, type: 'text', title: 'Bench', content: 'x', visibility: 'workspace', enrichment_state: 'ignored' }).returning('id');
 
   // (a) The baseline: the same pool size our web process uses.
   const pool = new pg.Pool({ connectionString: database.url, max: 20 });
@@ -158,6 +169,7 @@ if (!isMainThread) {
     const profile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
     report(`(b) GET /organizations/{id}, ${CONNECTIONS} callers`, await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens }));
     if (profile) await profile.stop(process.env.BENCH_PROFILE!);
+    report(`(d) GET /assets/{id}, ${CONNECTIONS} callers`, await runLoad({ url: webUrl, path: `/assets/${asset.id}`, tokens }));
     report('(b) GET /organizations/{id}, 1 caller', await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens: [tokens[0]!] }));
     report('    GET /healthz (middleware, no auth, no DB)', await runLoad({ url: webUrl, path: '/healthz', tokens: [] }));
   } finally {

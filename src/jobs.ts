@@ -2,8 +2,8 @@
 // workers derive from this list the queues they work, their handlers (loaded lazily) and their
 // cron schedules. A new job is a `defineJob` next to its domain, added here — nothing else.
 import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
-import { balanceAlertCheckJob, balanceAlertEmailJob, cycleRefillsJob } from './billing/jobs.ts';
-import { expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from './credits/jobs.ts';
+import { cycleRefillsJob } from './billing/jobs.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from './credits/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';

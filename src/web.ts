@@ -9,6 +9,7 @@ import { createApp, type AppOptions } from './http/app.ts';
 import { answerClientError } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
 import { JobQueue } from './jobs/enqueue.ts';
+import { createCreditPeriods } from './credit-periods.ts';
 import { createMeteredOperations } from './metered-operations.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
@@ -29,7 +30,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   const boss = createBoss(databaseUrl, 'web');
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
-  const deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const deps = { config, creditPeriods: createCreditPeriods(), db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
   const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);
@@ -58,7 +59,8 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   };
 }
 
-if (import.meta.main) {
+// No top-level await: tests import this module, and a module with one cannot be require()d.
+async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config, 'web');
   const { url: databaseUrl, embedded } = await resolveDatabase(config, log);
@@ -68,5 +70,12 @@ if (import.meta.main) {
   onShutdown(log, async () => {
     await web.stop();
     await embedded?.stop();
+  });
+}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
   });
 }

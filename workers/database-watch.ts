@@ -1,8 +1,21 @@
 import type { Logger } from '../src/platform/logger.ts';
 
 /** Errors that say the database cannot be reached (as opposed to a failing statement). */
-const connectionCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
-const connectionMessages = /Connection terminated|connection error|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)/i;
+const connectionCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+const connectionMessages =
+  /Connection terminated|connection error|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)/i;
 
 export function isConnectionError(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
@@ -44,7 +57,10 @@ export class DatabaseWatch {
       this.#down.suppressed++;
       return;
     }
-    if (this.#stopped || !isConnectionError(error)) return void log.error({ err: error }, 'pg-boss');
+    // Once shutdown began, pg-boss reports work cut short by its own close (a poll or a schedule
+    // finding the pool closed): expected, so not an error.
+    if (this.#stopped) return void log.debug({ err: error }, 'pg-boss during shutdown');
+    if (!isConnectionError(error)) return void log.error({ err: error }, 'pg-boss');
     this.#down = { since: Date.now(), attempt: 0, suppressed: 0, timer: null };
     log.error({ err: error }, 'database unreachable: job pick-up paused, reconnecting with backoff');
     this.options.pause().catch((pauseError: unknown) => log.warn({ err: pauseError }, 'pausing job pick-up failed'));
@@ -71,7 +87,10 @@ export class DatabaseWatch {
     try {
       await this.options.probe();
     } catch (error) {
-      this.options.log.warn({ attempt: down.attempt, down_ms: Date.now() - down.since, suppressed_errors: down.suppressed, reason: (error as Error).message }, 'database still unreachable');
+      this.options.log.warn(
+        { attempt: down.attempt, down_ms: Date.now() - down.since, suppressed_errors: down.suppressed, reason: (error as Error).message },
+        'database still unreachable',
+      );
       return this.#scheduleProbe();
     }
     if (this.#stopped) return;

@@ -8,6 +8,7 @@ import { allJobs } from '../src/jobs.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { runJob, type JobDefinition } from '../src/jobs/define.ts';
 import { JobQueue } from '../src/jobs/enqueue.ts';
+import { createCreditPeriods } from '../src/credit-periods.ts';
 import { createMeteredOperations } from '../src/metered-operations.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
@@ -31,17 +32,31 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
   });
-  const deps: Deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const deps: Deps = {
+    config,
+    creditPeriods: createCreditPeriods(),
+    db,
+    jobs: new JobQueue(boss),
+    log,
+    metered: createMeteredOperations(),
+    providers: createProviders(config, db),
+  };
   const subscribe = () => subscribeAll(boss, jobs, deps, config, log);
   const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
-  const watch = new DatabaseWatch({ log, probe: () => db.raw('SELECT 1'), pause: unsubscribe, resume: subscribe, maxDelayMs: config.WORKER_DB_RETRY_MAX_SECONDS * 1000 });
+  const watch = new DatabaseWatch({
+    log,
+    probe: () => db.raw('SELECT 1'),
+    pause: unsubscribe,
+    resume: subscribe,
+    maxDelayMs: config.WORKER_DB_RETRY_MAX_SECONDS * 1000,
+  });
   boss.on('error', (error) => watch.report(error));
   boss.on('warning', (warning) => log.warn({ warning }, 'pg-boss warning'));
   await boss.start();
 
   await subscribe();
-  // Upserts: every worker registers the same schedules; pg-boss sends each run once.
-  for (const job of jobs) if (job.cron) await boss.schedule(job.name, job.cron, {}, { tz: 'UTC' });
+  // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
+  for (const job of jobs) await (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name));
   log.info({ queues: jobs.map((job) => job.name) }, 'worker started');
 
   return {
@@ -55,31 +70,45 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
 
 async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], deps: Deps, config: Config, log: Logger): Promise<void> {
   for (const job of jobs) {
-    await boss.work(job.name, {
-      batchSize: 1,
-      localConcurrency: config.WORKER_CONCURRENCY,
-      // New jobs wake workers through NOTIFY; retries and startAfter jobs are only found by polling
-      // (pg-boss's NOTIFY backstop defaults to 30 s), and a known backlog is fetched without pause.
-      pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
-      notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
-      burstWhenReadyExceeds: 1,
-    }, async ([attempt]) => {
-      if (!attempt) return;
-      const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount });
-      const started = Date.now();
-      await runJob(job, attempt.data, { deps, job: attempt, log: jobLog, signal: attempt.signal });
-      jobLog.info({ ms: Date.now() - started }, 'job done');
-    });
+    await boss.work(
+      job.name,
+      {
+        batchSize: 1,
+        localConcurrency: config.WORKER_CONCURRENCY,
+        // New jobs wake workers through NOTIFY; retries and startAfter jobs are only found by polling
+        // (pg-boss's NOTIFY backstop defaults to 30 s), and a known backlog is fetched without pause.
+        pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
+        notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
+        burstWhenReadyExceeds: 1,
+      },
+      async ([attempt]) => {
+        if (!attempt) return;
+        const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount });
+        const started = Date.now();
+        await runJob(job, attempt.data, { deps, job: attempt, log: jobLog, signal: attempt.signal });
+        jobLog.info({ ms: Date.now() - started }, 'job done');
+      },
+    );
   }
 }
 
-if (import.meta.main) {
+// No top-level await: test files import this module, and a module with one cannot be require()d.
+async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config, 'worker');
   const { url, embedded } = await resolveDatabase(config, log);
-  const worker = await startWorker(config, url, log);
+  // Registered before the worker starts: a SIGTERM during start-up waits for it, then stops it cleanly.
+  const worker = startWorker(config, url, log);
   onShutdown(log, async () => {
-    await worker.stop();
+    await (await worker).stop();
     await embedded?.stop();
+  });
+  await worker;
+}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
   });
 }

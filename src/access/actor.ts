@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Caller } from '../core/caller.ts';
 import { forbidden, notFound } from '../core/errors.ts';
+import { queryPrepared } from '../db/prepared.ts';
 import { findMembership, memberJoinSql, permissionsOfRole, roleHoldsSql, type Membership } from '../members/membership.ts';
 import type { OrganizationPermission } from '../members/permissions.ts';
 import { allows, policies } from './policies/index.ts';
@@ -53,6 +54,8 @@ function requirePermission(membership: Membership, need: PermissionNeed | undefi
  */
 export class Actor implements Caller {
   private readonly memberships = new Map<string, Promise<Membership | null>>();
+  /** Resources read outside a transaction, by `type:id`: the route's gate and the service share one read. */
+  private readonly reads = new Map<string, Promise<Access>>();
 
   constructor(
     readonly caller: Caller,
@@ -116,31 +119,57 @@ export class Actor implements Caller {
    * decision and the change see the same state. Soft-deleted rows are returned too.
    */
   async resource<Row = Record<string, any>>(db: Knex, type: ResourceType, id: string, capability: Capability = 'read', options: { forUpdate?: boolean } = {}): Promise<Access<Row>> {
+    if (db.isTransaction || options.forUpdate) return this.decide<Row>(await this.load(db, type, id, options.forUpdate ?? false), capability);
+    const key = `${type}:${id}`;
+    let read = this.reads.get(key);
+    if (!read) {
+      read = this.load(db, type, id, false);
+      this.reads.set(key, read);
+    }
+    return this.decide<Row>(await read, capability);
+  }
+
+  private decide<Row>(access: Access, capability: Capability): Access<Row> {
+    const { entry, role } = access;
+    if (!allows(entry.type, role, capability)) throw forbidden(`your role on this ${resourceNoun[entry.type]} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(entry.type, capability)}`);
+    return access as Access<Row>;
+  }
+
+  /** The row and the caller's role in one round trip; 404 when missing or unreadable. */
+  private async load(db: Knex, type: ResourceType, id: string, forUpdate: boolean): Promise<Access> {
     const entry = entryOf(type);
     const noun = resourceNoun[type];
     if (!entry) throw notFound(noun);
     const rank = memberRankSql(type, 't', this.userId);
-    const { rows } = await db.raw(
-      `SELECT t.*, m.role AS "__member_role", mr.permissions AS "__member_permissions",
+    const sql = `SELECT t.*, m.role AS "__member_role", mr.permissions AS "__member_permissions",
               CASE WHEN ${roleHoldsSql('resources.administer')} THEN 3 ELSE ${rank.sql} END AS "__rank"
          FROM ${entry.table} t ${memberJoinSql('t.organization_id')}
-        WHERE t.id = ?${options.forUpdate ? ' FOR UPDATE OF t' : ''}`,
-      [...rank.bindings, this.userId, id] as Knex.RawBinding[],
-    );
+        WHERE t.id = ?${forUpdate ? ' FOR UPDATE OF t' : ''}`;
+    const values = [...rank.bindings, this.userId, id];
+    // Planning this statement costs far more than running it (≈ 12 ms against 0.5 ms), so outside a
+    // transaction it is a prepared statement, planned once per connection and type.
+    const rows = db.isTransaction
+      ? (await db.raw(sql, values as Knex.RawBinding[])).rows
+      : await queryPrepared<Record<string, unknown>>(db, `resource-read:${type}`, numbered(sql), values);
     const found = rows[0] as (Record<string, unknown> & { __member_role: string; __member_permissions: string[] | null; __rank: number }) | undefined;
     const role = roleOfRank(Number(found?.__rank ?? 0));
     if (!found || !role) throw notFound(noun);
     const { __member_role, __member_permissions, __rank, ...row } = found;
     const membership: Membership = { organizationId: row.organization_id as string, userId: this.userId, role: __member_role, permissions: permissionsOfRole(__member_role, __member_permissions) };
     this.memberships.set(membership.organizationId, Promise.resolve(membership));
-    if (!allows(type, role, capability)) throw forbidden(`your role on this ${noun} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(type, capability)}`);
-    return { row: row as Row, role, viewer: viewerOf(membership), entry };
+    return { row, role, viewer: viewerOf(membership), entry };
   }
 }
 
 /** An actor for work done on a user's behalf outside a request (a job), or in tests. */
 export const actorFor = (db: Knex, caller: Caller | { userId: string }) =>
   new Actor({ userId: caller.userId, email: 'email' in caller ? caller.email : null, name: 'name' in caller ? caller.name : null }, db);
+
+/** `?` placeholders as Postgres's `$1…$n` (the statement text holds no other question marks). */
+const numbered = (sql: string) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+};
 
 function viewerOf(membership: Membership): Viewer {
   return { userId: membership.userId, organizationId: membership.organizationId, administers: membership.permissions.has('resources.administer') };

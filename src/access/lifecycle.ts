@@ -17,7 +17,8 @@ import type { Capability, ResourceType } from './types.ts';
  */
 
 interface LiveRow {
-  organization_id: string;
+  /** Never null for a row reached through the actor (it joins the caller's membership of it). */
+  organization_id: string | null;
   deleted_at: Date | null;
 }
 
@@ -58,7 +59,7 @@ export async function softDelete<Row extends LiveRow>(deps: Deps, actor: Actor, 
     const { row } = await actor.resource<Row>(trx, type, id, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
     await trx(entry.table).where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: `${entry.activity}.deleted`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: `${entry.activity}.deleted`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
   });
 }
 
@@ -68,15 +69,21 @@ export async function restore<Row extends LiveRow>(
   actor: Actor,
   type: ResourceType,
   id: string,
-  returning: readonly string[],
-  activityData?: (row: Row) => Record<string, unknown>,
+  options: {
+    returning: readonly string[];
+    activityData?: (row: Row) => Record<string, unknown>;
+    /** A rule the restored row must keep (e.g. a name that must still be free): throw to refuse. */
+    check?: (trx: Knex.Transaction, row: Row) => Promise<void>;
+  },
 ): Promise<Row> {
   const entry = registered(type);
+  const { returning, activityData, check } = options;
   return deps.db.transaction(async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, 'restore', { forUpdate: true });
     if (!row.deleted_at) return row;
+    await check?.(trx, row);
     const [restored] = (await trx(entry.table).where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning([...returning])) as Row[];
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: `${entry.activity}.restored`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: `${entry.activity}.restored`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
     return restored!;
   });
 }
@@ -98,7 +105,7 @@ export interface ReadableListQuery {
  * holds a row the caller cannot read and every row appears once across pages. A caller outside
  * the organization gets an empty page (spec §4.1). `refine` adds the type's own filters.
  */
-export async function listReadable<Row>(
+export async function listReadable<Row extends object>(
   deps: Deps,
   actor: Actor,
   type: ResourceType,
@@ -125,5 +132,5 @@ export async function listReadable<Row>(
   if (query.search) whereContains(q, options.searchColumns.map((column) => `${a}.${column}`), query.search);
   options.refine?.(q);
   const order = options.order ?? [{ column: `${a}.created_at`, direction: 'desc', type: 'timestamp' }, { column: `${a}.id`, direction: 'desc' }];
-  return paginate(q, order, query) as unknown as Promise<Page<Row>>;
+  return paginate<Row & object>(q, order, query);
 }

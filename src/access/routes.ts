@@ -1,8 +1,10 @@
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { accessParams, accessRecordSchema, createGrantBody, generalAccessBody, grantParams, grantSchema, updateGrantBody } from './schema.ts';
 import { createGrant, deleteGrant, getAccessRecord, updateGeneralAccess, updateGrant } from './service.ts';
+import { resource } from '../http/authorize.ts';
 
 const tag = 'Access';
+const typeInPath = { param: 'resource_type' };
 
 export const accessRoutes: AnyRoute[] = [
   defineRoute({
@@ -14,6 +16,7 @@ export const accessRoutes: AnyRoute[] = [
     params: accessParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
+    authorize: resource(typeInPath, 'read', 'resource_id'),
     handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, params.resource_type, params.resource_id),
   }),
   defineRoute({
@@ -28,6 +31,7 @@ export const accessRoutes: AnyRoute[] = [
     body: generalAccessBody,
     response: { status: 200, description: 'The access record after the change', schema: accessRecordSchema },
     errors: [403, 404, 409],
+    authorize: resource(typeInPath, 'change_general_access', 'resource_id'),
     handler: async ({ params, body, actor, deps }) => updateGeneralAccess(deps, actor, params.resource_type, params.resource_id, body),
   }),
   defineRoute({
@@ -42,6 +46,7 @@ export const accessRoutes: AnyRoute[] = [
     body: createGrantBody,
     response: { status: 201, description: 'The new grant', schema: grantSchema },
     errors: [403, 404, 409],
+    authorize: resource(typeInPath, 'manage_people', 'resource_id'),
     handler: async ({ params, body, actor, deps }) => createGrant(deps, actor, params.resource_type, params.resource_id, body),
   }),
   defineRoute({
@@ -54,6 +59,7 @@ export const accessRoutes: AnyRoute[] = [
     body: updateGrantBody,
     response: { status: 200, description: 'The updated grant', schema: grantSchema },
     errors: [403, 404, 409],
+    authorize: resource(typeInPath, 'manage_people', 'resource_id'),
     handler: async ({ params, body, actor, deps }) => updateGrant(deps, actor, params.resource_type, params.resource_id, params.grant_id, body),
   }),
   defineRoute({
@@ -65,6 +71,8 @@ export const accessRoutes: AnyRoute[] = [
     params: grantParams,
     response: { status: 204, description: 'Removed' },
     errors: [403, 404],
+    // Readers may remove their own grant (leave); removing anyone else's needs manage_people (decided in the service).
+    authorize: resource(typeInPath, 'read', 'resource_id'),
     handler: async ({ params, actor, deps }) => deleteGrant(deps, actor, params.resource_type, params.resource_id, params.grant_id),
   }),
 ];

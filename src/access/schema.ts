@@ -5,6 +5,15 @@ export const resourceTypeSchema = z.enum(resourceTypes).openapi({ description: '
 export const roleSchema = z.enum(['viewer', 'editor', 'owner']);
 export const grantRoleSchema = z.enum(['viewer', 'editor']);
 
+/** Spec 2.1, the vocabulary every resource schema shares: how a resource is shared, as stored and shown. */
+export const visibilitySchema = z.enum(['private', 'workspace', 'public']);
+export const workspaceRoleSchema = roleSchema;
+/** What a caller may set: `public` is shown but not writable (it acts like `workspace`). */
+export const writableVisibilitySchema = z
+  .enum(['private', 'workspace'], { message: 'must be "private" or "workspace" ("public" cannot be set)' })
+  .openapi({ description: 'General access: `private` (owner, grants and inherited access) or `workspace` (every member, with `workspace_role`).' });
+export const writableWorkspaceRoleSchema = z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' });
+
 export const accessParams = z.object({ resource_type: resourceTypeSchema, resource_id: uuid.openapi({ description: 'UUID of the resource.' }) });
 export const grantParams = accessParams.extend({ grant_id: uuid.openapi({ description: 'UUID of the grant.' }) });
 
@@ -40,7 +49,7 @@ export const accessRecordSchema = z
     shared: z.boolean().openapi({ description: 'General access is not private, or at least one person holds a grant.' }),
     capabilities: z.object({ can_edit: z.boolean(), can_manage_people: z.boolean(), can_change_general_access: z.boolean(), can_delete: z.boolean() }),
     can_leave: z.boolean().openapi({ description: 'The caller holds a direct grant (and does not own the resource), so may delete their own grant.' }),
-    general_access: z.object({ visibility: z.enum(['private', 'workspace', 'public']), workspace_role: grantRoleSchema }),
+    general_access: z.object({ visibility: visibilitySchema, workspace_role: grantRoleSchema }),
     general_access_editable: z.boolean(),
     grants: z.array(grantSchema),
     inherited: z.array(inheritedSchema),
@@ -49,8 +58,8 @@ export const accessRecordSchema = z
 
 export const generalAccessBody = z
   .object({
-    visibility: z.enum(['private', 'workspace'], { message: 'must be "private" or "workspace" ("public" cannot be set through this operation)' }).optional(),
-    workspace_role: z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' }).optional(),
+    visibility: writableVisibilitySchema.optional(),
+    workspace_role: writableWorkspaceRoleSchema.optional(),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of visibility, workspace_role')

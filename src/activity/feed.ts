@@ -1,4 +1,4 @@
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import { activityEventColumns, type ActivityEventRow } from './presenter.ts';

@@ -1,5 +1,5 @@
+import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
 import { activityFeed } from './feed.ts';
 import { presentActivityEvent } from './presenter.ts';
 import { activityPage, activityQuery } from './schema.ts';

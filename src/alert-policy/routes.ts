@@ -1,5 +1,5 @@
+import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
 import { presentAlertPolicy } from './presenter.ts';
 import { alertPolicyEnvelope, updateAlertPolicyBody } from './schema.ts';
 import { getAlertPolicy, updateAlertPolicy } from './service.ts';

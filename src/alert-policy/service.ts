@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { badRequest } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { rolesOf } from '../roles/catalog.ts';
 import { defaultAlertPolicy, type AlertPolicy } from './presenter.ts';
@@ -26,7 +26,10 @@ const fromRow = (row: PolicyRow): AlertPolicy => ({
   updatedById: row.updated_by_id,
 });
 
-/** The organization's policy, or the default one when it never set any (credits work reads this). */
+/**
+ * The organization's policy, or the default one when it never set any (credits work reads this).
+ * A deleted custom role drops out of `notify_roles` by itself (trigger, migration 20261123030000).
+ */
 export async function alertPolicyOf(db: Knex, organizationId: string): Promise<AlertPolicy> {
   const row = (await db('organization_alert_policies').where({ organization_id: organizationId }).first(columns)) as PolicyRow | undefined;
   return row ? fromRow(row) : defaultAlertPolicy;
@@ -70,9 +73,4 @@ export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId
     await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'alert_policy.updated', subjectType: 'alert_policy', subjectId: organizationId, data: { changes } });
     return fromRow(row!);
   });
-}
-
-/** A deleted custom role stops receiving alerts (called by the roles service in its transaction). */
-export async function forgetAlertRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<void> {
-  await trx('organization_alert_policies').where({ organization_id: organizationId }).update({ notify_roles: trx.raw('array_remove(notify_roles, ?)', [key]) });
 }

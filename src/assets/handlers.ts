@@ -63,7 +63,10 @@ export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, log, la
   } catch (error) {
     const permanent = error instanceof UnreadableAssetError;
     if (!permanent && !lastAttempt) throw error;
-    await finishEnrichment(deps.db, asset, { state: 'error', error: { code: permanent ? 'unreadable' : 'enrichment_failed', message: (error as Error).message } });
+    await finishEnrichment(deps.db, asset, {
+      state: 'error',
+      error: { code: permanent ? 'unreadable' : 'enrichment_failed', message: (error as Error).message },
+    });
     return;
   }
   await finishEnrichment(deps.db, asset, { state: 'success', enrichment: learned });

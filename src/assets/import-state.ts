@@ -25,7 +25,7 @@ export async function pendingImport(db: Db, assetId: string): Promise<ImportSubj
   const asset = (await db('assets').where({ id: assetId }).first('id', 'organization_id', 'title', 'upload_file_state', 'import_parameters')) as
     | Pick<AssetRow, 'id' | 'organization_id' | 'title' | 'upload_file_state' | 'import_parameters'>
     | undefined;
-  if (!asset || asset.upload_file_state !== 'in_progress' || !asset.import_parameters) return null;
+  if (asset?.upload_file_state !== 'in_progress' || !asset.import_parameters) return null;
   return { id: asset.id, organization_id: asset.organization_id, title: asset.title, import_parameters: asset.import_parameters };
 }
 
@@ -70,7 +70,14 @@ export async function completeImport(deps: Deps, asset: ImportSubject, file: Imp
       })
       .returning('id');
     if (!updated.length) return false;
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: null, action: 'asset.imported', subjectType: 'asset', subjectId: asset.id, data: { content_type: file.contentType, size: file.size } });
+    await recordActivity(trx, {
+      organizationId: asset.organization_id,
+      actorId: null,
+      action: 'asset.imported',
+      subjectType: 'asset',
+      subjectId: asset.id,
+      data: { content_type: file.contentType, size: file.size },
+    });
     await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
     return true;
   });
@@ -89,7 +96,14 @@ export async function failImport(db: Db, asset: ImportSubject, reason: JobFailur
       })
       .returning('id');
     if (!updated.length) return false;
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: null, action: 'asset.import_failed', subjectType: 'asset', subjectId: asset.id, data: { ...reason } });
+    await recordActivity(trx, {
+      organizationId: asset.organization_id,
+      actorId: null,
+      action: 'asset.import_failed',
+      subjectType: 'asset',
+      subjectId: asset.id,
+      data: { ...reason },
+    });
     return true;
   });
 }
@@ -106,7 +120,9 @@ export type EnrichmentSubject = Pick<AssetRow, 'id' | 'organization_id' | 'type'
  * already in_progress (a crashed attempt) is measured again.
  */
 export async function startEnrichment(db: Db, assetId: string): Promise<EnrichmentSubject | null> {
-  const asset = (await db('assets').where({ id: assetId }).first('id', 'organization_id', 'type', 'mime_type', 'content', 'upload_file_state', 'enrichment_state')) as
+  const asset = (await db('assets')
+    .where({ id: assetId })
+    .first('id', 'organization_id', 'type', 'mime_type', 'content', 'upload_file_state', 'enrichment_state')) as
     | (EnrichmentSubject & Pick<AssetRow, 'enrichment_state'>)
     | undefined;
   if (!asset || (asset.enrichment_state !== 'pending' && asset.enrichment_state !== 'in_progress')) return null;

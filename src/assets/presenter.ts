@@ -56,11 +56,34 @@ export interface ImportParameters {
 
 /** The columns of spec 2.2, in order: selected for responses (internal columns stay inside). */
 export const assetColumns = [
-  'id', 'organization_id', 'created_by_id', 'type', 'title', 'mime_type', 'url', 'content', 'upload_file_state', 'enrichment_state',
-  'visibility', 'workspace_role', 'metadata', 'generation_id', 'origin_conversation_id', 'origin_canvas_id', 'mod_transcript_id',
-  'mod_asset_id', 'mod_source_id', 'dual_media_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
+  'id',
+  'organization_id',
+  'created_by_id',
+  'type',
+  'title',
+  'mime_type',
+  'url',
+  'content',
+  'upload_file_state',
+  'enrichment_state',
+  'visibility',
+  'workspace_role',
+  'metadata',
+  'generation_id',
+  'origin_conversation_id',
+  'origin_canvas_id',
+  'mod_transcript_id',
+  'mod_asset_id',
+  'mod_source_id',
+  'dual_media_id',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
   // What the import and enrichment jobs learned: fields of their own, so `metadata` stays the user's.
-  'import_error', 'enrichment', 'enrichment_error',
+  'import_error',
+  'enrichment',
+  'enrichment_error',
 ] as const;
 
 export function presentAsset(row: AssetRow): Asset {

@@ -20,10 +20,11 @@ import {
   voicesSchema,
 } from './schema.ts';
 import { createAsset, deleteAsset, getAsset, listAssets, restoreAsset, updateAsset } from './service.ts';
+import { resource, signedIn, within } from '../http/authorize.ts';
 
 const tag = 'Assets';
 const path = '/assets';
-const asset = resourceRoutes({ tag, path, idParams: assetIdParams, noun: 'asset', schema: assetSchema, present: presentAsset });
+const asset = resourceRoutes({ type: 'asset', tag, path, idParams: assetIdParams, noun: 'asset', schema: assetSchema, present: presentAsset });
 
 export const assetRoutes: AnyRoute[] = [
   defineRoute({
@@ -34,6 +35,7 @@ export const assetRoutes: AnyRoute[] = [
     tag,
     response: { status: 200, description: 'The models; `sandbox: true` when they are the offline stand-ins', schema: assetModelsSchema },
     errors: [503],
+    authorize: signedIn('the models are the same for everyone'),
     handler: async ({ deps }) => listAssetModels(deps),
   }),
   defineRoute({
@@ -42,15 +44,13 @@ export const assetRoutes: AnyRoute[] = [
     operationId: 'importAssetFromLink',
     summary: 'Import an asset from a URL; a worker downloads it',
     description:
-      'Answers at once with the asset in `upload_file_state: in_progress`. A worker downloads the URL (http/https only; loopback, private, link-local and other special addresses are refused, redirects are re-checked; size, time and content-type limits apply), stores the file and sets `type`, `mime_type`, `url` and `success` — or `error` with the reason in `metadata.import_error`. Enrichment follows.',
+      'Answers at once with the asset in `upload_file_state: in_progress`. A worker downloads the URL (http/https only; loopback, private, link-local and other special addresses are refused, redirects are re-checked; size, time and content-type limits apply), stores the file and sets `type`, `mime_type`, `url` and `success` — or `error` with the reason in `import_error`. Enrichment follows.',
     tag,
     body: linkImportBody,
     response: { status: 201, description: 'The asset being imported', schema: assetSchema },
     errors: [403],
-    handler: async ({ body, actor, deps }) => {
-      await actor.within(body.organization_id, 'resources.create');
-      return presentAsset(await startLinkImport(deps, actor, body));
-    },
+    authorize: within('body', 'resources.create'),
+    handler: async ({ body, actor, deps }) => presentAsset(await startLinkImport(deps, actor, body)),
   }),
   asset.create({ path: '/assets', operationId: 'createAsset', summary: 'Create an asset in an organization',
     description: 'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 403 when the caller is not a member of the organization or lacks `resources.create`.',
@@ -68,7 +68,7 @@ export const assetRoutes: AnyRoute[] = [
   asset.update({ path: '/assets/{asset_id}', operationId: 'updateAsset', summary: 'Change the title, content, media type or metadata of an asset (editors)', body: updateAssetBody, run: updateAsset }),
   asset.remove({ path: '/assets/{asset_id}', operationId: 'deleteAsset', summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),
   asset.restore({ path: '/assets/{asset_id}/restore', operationId: 'restoreAsset', summary: 'Restore a deleted asset (owners)', run: restoreAsset }),
-  itemProjectsRoute({ type: 'asset', path, idParams: assetIdParams, noun: 'asset', operationId: 'listAssetProjects', tag }),
+  itemProjectsRoute({ type: 'asset', path: '/assets/{asset_id}/projects', idParams: assetIdParams, noun: 'asset', operationId: 'listAssetProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/assets/{asset_id}/file',
@@ -79,6 +79,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The file' },
     errors: [404],
+    authorize: resource('asset', 'read', 'asset_id'),
     handler: async ({ params, actor, deps, ctx }) => serveAssetFile(deps, actor, params.asset_id, ctx),
   }),
   defineRoute({
@@ -90,6 +91,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The import parameters', schema: importedParametersSchema },
     errors: [404],
+    authorize: resource('asset', 'read', 'asset_id'),
     handler: async ({ params, actor, deps }) => importedParameters(deps, actor, params.asset_id),
   }),
   defineRoute({
@@ -102,6 +104,7 @@ export const assetRoutes: AnyRoute[] = [
     params: assetIdParams,
     response: { status: 200, description: 'The voices; `sandbox: true` when detected by the offline stand-in', schema: voicesSchema },
     errors: [404, 409, 503],
+    authorize: resource('asset', 'read', 'asset_id'),
     handler: async ({ params, actor, deps }) => listVoices(deps, actor, params.asset_id),
   }),
   defineRoute({
@@ -115,6 +118,7 @@ export const assetRoutes: AnyRoute[] = [
     body: promptBody,
     response: { status: 200, description: 'The prompt; `sandbox: true` when derived offline', schema: promptSchema },
     errors: [404, 409, 503],
+    authorize: resource('asset', 'read', 'asset_id'),
     handler: async ({ params, body, actor, deps }) => extractPrompt(deps, actor, params.asset_id, body),
   }),
 ];

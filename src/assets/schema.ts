@@ -1,14 +1,13 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { jsonValue, jsonValueAtMost, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/schema.ts';
 
 export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
 export type AssetType = (typeof assetTypes)[number];
 
 const assetType = z.enum(assetTypes);
-const visibility = z.enum(['private', 'workspace', 'public']);
-const writableVisibility = z.enum(['private', 'workspace']).openapi({ description: '`public` is not writable here.' });
 
-const jobFailure = z.object({ code: z.string(), message: z.string() }).openapi('AssetJobFailure');
+const jobFailure = z.object({ code: z.string(), message: z.string() });
 
 /** What enrichment measures about an asset's bytes. */
 const enrichmentSchema = z
@@ -20,8 +19,7 @@ const enrichmentSchema = z
     height: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
     image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpg, …).' }),
     text_length: z.number().int().optional().openapi({ description: 'Text: characters (Unicode code points).' }),
-  })
-  .openapi('AssetEnrichment');
+  });
 
 /**
  * Asset, spec 2.2, plus what the jobs learned (`import_error`, `enrichment`, `enrichment_error`):
@@ -39,8 +37,8 @@ export const assetSchema = z
     content: z.string().nullable(),
     upload_file_state: z.enum(['in_progress', 'success', 'error']).nullable(),
     enrichment_state: z.enum(['ignored', 'pending', 'in_progress', 'success', 'error']).nullable(),
-    visibility,
-    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    visibility: visibilitySchema,
+    workspace_role: workspaceRoleSchema,
     metadata: jsonValue.nullable(),
     generation_id: uuid.nullable(),
     origin_conversation_id: uuid.nullable(),
@@ -69,7 +67,7 @@ const httpUrl = z
   .max(4096)
   .url()
   .refine((value) => /^https?:\/\//i.test(value), 'must be an http or https URL');
-const metadata = jsonValue.nullable().openapi({ description: 'Any JSON value, kept and returned exactly as given (at most 64 KiB serialised); jobs never change it.' });
+const metadata = jsonValueAtMost(64 * 1024).nullable().openapi({ description: 'Any JSON value, kept and returned exactly as given (at most 64 KiB serialised); jobs never change it.' });
 
 export const createAssetBody = z
   .object({
@@ -80,7 +78,7 @@ export const createAssetBody = z
     url: httpUrl.optional().openapi({ description: 'Where the asset lives. Stored as given; the server does not fetch it (use POST /assets/imports/link for that).' }),
     mime_type: mimeType.optional(),
     metadata: metadata.optional(),
-    visibility: writableVisibility.optional().openapi({ description: 'General access; default `private`.' }),
+    visibility: writableVisibilitySchema.optional().openapi({ description: 'General access; default `private`.' }),
     project_id: uuid.optional().openapi({ description: 'File the new asset in this project (caller must be able to edit it).' }),
   })
   .strict();
@@ -110,7 +108,7 @@ export const listAssetsQuery = z
     organization_id: z.string().min(1).max(200),
     type: assetType.optional(),
     project_id: uuid.optional().openapi({ description: 'Only assets filed in this project.' }),
-    created_by: z.string().min(1).max(200).optional().openapi({ description: 'User id of the creator.' }),
+    created_by: userId.optional().openapi({ description: 'User id of the creator.' }),
     search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or content.' }),
     deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted assets; default: only live ones.' }),
     ...pageQuery,

@@ -79,7 +79,7 @@ export function updateAsset(deps: Deps, actor: Actor, id: string, changes: Asset
 export const deleteAsset = (deps: Deps, actor: Actor, id: string) => softDelete<AssetRow>(deps, actor, 'asset', id);
 
 /** Clears the deletion; restoring a live asset returns it unchanged. */
-export const restoreAsset = (deps: Deps, actor: Actor, id: string) => restore<AssetRow>(deps, actor, 'asset', id, returning);
+export const restoreAsset = (deps: Deps, actor: Actor, id: string) => restore<AssetRow>(deps, actor, 'asset', id, { returning });
 
 export type AssetFilters = z.output<typeof listAssetsQuery>;
 

@@ -1,6 +1,6 @@
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { recordBillingEvent } from './events.ts';
 import type { CustomerRow } from './presenter.ts';

@@ -1,6 +1,5 @@
-import './credit-period.ts';
 import type { Deps } from '../platform/deps.ts';
-import { grantCredits } from './credits.ts';
+import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
 import { plans } from './plans.ts';
 import { loadSubscription, rollSubscriptionForward } from './subscription-store.ts';

@@ -1,4 +1,6 @@
+import type { z } from '../core/zod.ts';
 import { plans, toMajor, type Plan } from './plans.ts';
+import type { address } from './schema.ts';
 import type { SubscriptionRow } from './subscription-store.ts';
 
 export const presentPlan = (plan: Plan) => ({
@@ -28,7 +30,8 @@ export interface CustomerRow {
   provider_customer_id: string;
   name: string;
   email: string;
-  address: Record<string, any> | null;
+  /** jsonb written from the validated `address` body, so it has that shape. */
+  address: z.input<typeof address> | null;
   tax_id: string | null;
   created_at: Date;
   updated_at: Date;
@@ -40,7 +43,7 @@ export const presentCustomer = (row: CustomerRow) => ({
   provider_customer_id: row.provider_customer_id,
   name: row.name,
   email: row.email,
-  address: (row.address as any) ?? null,
+  address: row.address ?? null,
   tax_id: row.tax_id,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),

@@ -1,4 +1,3 @@
-import './credit-period.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { createCustomer, updateCustomer } from './customers.ts';
 import { presentCustomer, presentSubscription } from './presenter.ts';

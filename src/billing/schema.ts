@@ -57,7 +57,7 @@ export const previewSchema = z
   })
   .openapi('SubscriptionPreview');
 
-const address = z
+export const address = z
   .object({
     line1: z.string().min(1).max(200),
     line2: z.string().max(200).nullable().optional(),

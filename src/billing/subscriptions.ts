@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { grantCredits } from './credits.ts';
+import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
 import { isUpgrade, plans, remainingFraction, toMajor, type Plan, type PlanKey } from './plans.ts';
 import { presentPlan } from './presenter.ts';

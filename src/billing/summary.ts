@@ -1,5 +1,5 @@
 import { notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { getCustomer } from './customers.ts';
 import { listBillingEvents } from './events.ts';

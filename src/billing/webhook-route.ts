@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { z } from '../core/zod.ts';
-import { WebhookSignatureError } from './provider/types.ts';
+import { type BillingWebhookEvent, WebhookSignatureError } from './provider/types.ts';
 import { applyWebhookEvent } from './webhooks.ts';
 
 // Stripe's event object, loosely: the signature over the raw body, not this schema, vouches for it.
@@ -26,7 +26,7 @@ export const billingWebhookRoutes: AnyRoute[] = [
     handler: async ({ ctx, deps }) => {
       if (deps.providers.billing.name !== 'stripe') throw notFound('Stripe billing');
       const raw = (ctx.request as { rawBody?: string }).rawBody ?? '';
-      let event;
+      let event: BillingWebhookEvent;
       try {
         event = deps.providers.billing.parseWebhook(raw, ctx.get('stripe-signature') || undefined);
       } catch (error) {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Deps } from '../platform/deps.ts';
-import { grantCredits } from './credits.ts';
+import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
 import { plans } from './plans.ts';
 import type { BillingWebhookEvent } from './provider/types.ts';

@@ -8,7 +8,7 @@ import { createCanvas, deleteCanvas, getCanvas, listCanvases, restoreCanvas, upd
 
 const tag = 'Canvases';
 const path = '/canvases';
-const canvas = resourceRoutes({ tag, path, idParams: canvasIdParams, noun: 'canvas', schema: canvasSchema, present: presentCanvas });
+const canvas = resourceRoutes({ type: 'canvas', tag, path, idParams: canvasIdParams, noun: 'canvas', schema: canvasSchema, present: presentCanvas });
 
 export const canvasRoutes: AnyRoute[] = [
   canvas.create({ path: '/canvases', operationId: 'createCanvas', summary: 'Create a canvas; the caller owns it',
@@ -27,6 +27,6 @@ export const canvasRoutes: AnyRoute[] = [
   canvas.update({ path: '/canvases/{canvas_id}', operationId: 'updateCanvas', summary: 'Rename a canvas (editors)', body: updateCanvasBody, run: updateCanvas }),
   canvas.remove({ path: '/canvases/{canvas_id}', operationId: 'deleteCanvas', summary: 'Delete a canvas (owners; soft delete, restorable)', run: deleteCanvas }),
   canvas.restore({ path: '/canvases/{canvas_id}/restore', operationId: 'restoreCanvas', summary: 'Restore a deleted canvas (owners)', run: restoreCanvas }),
-  itemProjectsRoute({ type: 'canvas', path, idParams: canvasIdParams, noun: 'canvas', operationId: 'listCanvasProjects', tag }),
-  accessRecordRoute({ type: 'canvas', path, idParams: canvasIdParams, noun: 'canvas', operationId: 'getCanvasAccess', tag }),
+  itemProjectsRoute({ type: 'canvas', path: '/canvases/{canvas_id}/projects', idParams: canvasIdParams, noun: 'canvas', operationId: 'listCanvasProjects', tag }),
+  accessRecordRoute({ type: 'canvas', path: '/canvases/{canvas_id}/access', idParams: canvasIdParams, noun: 'canvas', operationId: 'getCanvasAccess', tag }),
 ];

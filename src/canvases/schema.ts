@@ -1,5 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/schema.ts';
 
 export const canvasSchema = z
   .object({
@@ -7,8 +8,8 @@ export const canvasSchema = z
     organization_id: z.string(),
     created_by_id: z.string(),
     title: z.string().nullable(),
-    visibility: z.enum(['private', 'workspace', 'public']),
-    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    visibility: visibilitySchema,
+    workspace_role: workspaceRoleSchema,
     project_id: uuid.nullable().openapi({ description: 'The project the canvas was created in, if any (GET /canvases/{id}/projects lists every project holding it).' }),
     deleted_at: timestamp.nullable(),
     deleted_by_id: z.string().nullable(),
@@ -26,8 +27,8 @@ export const createCanvasBody = z
   .object({
     organization_id: z.string().min(1).max(64),
     title: title.optional(),
-    visibility: z.enum(['private', 'workspace'], { message: 'must be "private" or "workspace"' }).optional().openapi({ description: 'General access at creation (default `private`).' }),
-    workspace_role: z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' }).optional(),
+    visibility: writableVisibilitySchema.optional().openapi({ description: 'General access at creation (default `private`).' }),
+    workspace_role: writableWorkspaceRoleSchema.optional(),
     project_id: uuid.optional().openapi({ description: 'File the canvas into this project (needs the editor role on it).' }),
   })
   .strict()
@@ -43,7 +44,7 @@ export const listCanvasesQuery = z.object({
   organization_id: z.string().min(1).max(64),
   deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted canvases; absent or `false`: only live ones.' }),
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
-  created_by: z.string().min(1).max(200).optional(),
+  created_by: userId.optional(),
   project_id: uuid.optional().openapi({ description: 'Only canvases filed in this project.' }),
   ...pageQuery,
 });

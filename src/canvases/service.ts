@@ -49,4 +49,4 @@ export function updateCanvas(deps: Deps, actor: Actor, canvasId: string, changes
 /** Soft delete (204); a deleted canvas stops passing access on to its assets. Repeating it changes nothing. */
 export const deleteCanvas = (deps: Deps, actor: Actor, canvasId: string) => softDelete<CanvasRow>(deps, actor, 'canvas', canvasId);
 
-export const restoreCanvas = (deps: Deps, actor: Actor, canvasId: string) => restore<CanvasRow>(deps, actor, 'canvas', canvasId, returning);
+export const restoreCanvas = (deps: Deps, actor: Actor, canvasId: string) => restore<CanvasRow>(deps, actor, 'canvas', canvasId, { returning });

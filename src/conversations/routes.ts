@@ -16,8 +16,7 @@ import { createConversation, deleteConversation, getConversation, restoreConvers
 
 const tag = 'Conversations';
 const path = '/conversations';
-const conversation = resourceRoutes({
-  tag,
+const conversation = resourceRoutes({ type: 'chat_conversation', tag,
   path,
   idParams: conversationIdParams,
   noun: 'conversation',
@@ -56,6 +55,6 @@ export const conversationRoutes: AnyRoute[] = [
     description: 'Needs the owner role. Restoring a live conversation returns it unchanged.',
     run: restoreConversation,
   }),
-  itemProjectsRoute({ type: 'chat_conversation', path, idParams: conversationIdParams, noun: 'conversation', operationId: 'listConversationProjects', tag }),
-  accessRecordRoute({ type: 'chat_conversation', path, idParams: conversationIdParams, noun: 'conversation', operationId: 'getConversationAccess', tag }),
+  itemProjectsRoute({ type: 'chat_conversation', path: '/conversations/{conversation_id}/projects', idParams: conversationIdParams, noun: 'conversation', operationId: 'listConversationProjects', tag }),
+  accessRecordRoute({ type: 'chat_conversation', path: '/conversations/{conversation_id}/access', idParams: conversationIdParams, noun: 'conversation', operationId: 'getConversationAccess', tag }),
 ];

@@ -1,8 +1,7 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/schema.ts';
 
-export const visibilitySchema = z.enum(['private', 'workspace', 'public']);
-export const workspaceRoleSchema = z.enum(['viewer', 'editor', 'owner']);
 
 export const conversationIdParams = z.object({ conversation_id: uuid.openapi({ description: 'Conversation id (UUID).' }) });
 
@@ -43,14 +42,13 @@ export const conversationListItemSchema = conversationSchema
   .strict()
   .openapi('ConversationListItem');
 
-const writableVisibility = z.enum(['private', 'workspace']).openapi({ description: '`public` is not writable.' });
 
 export const createConversationBody = z
   .object({
     organization_id: z.string().min(1).max(64),
     title: singleLine(300).nullable().optional(),
     project_id: uuid.optional().openapi({ description: 'Start the conversation inside this project (the caller must be able to edit it).' }),
-    visibility: writableVisibility.optional().openapi({ description: 'General access; default `private`.' }),
+    visibility: writableVisibilitySchema.optional().openapi({ description: 'General access; default `private`.' }),
   })
   .strict()
   .openapi('CreateConversation');
@@ -95,7 +93,7 @@ export const listConversationsQuery = z.object({
   include_scheduled: queryBoolean.default(false).openapi({ description: 'Include conversations run by a scheduled task (`schedule_id` set); hidden by default.' }),
   deleted: queryBoolean.default(false).openapi({ description: '`true` lists only soft-deleted conversations (that the caller could restore or read); default lists only live ones.' }),
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
-  created_by: z.string().min(1).max(128).optional().openapi({ description: 'Only conversations created by this user id.' }),
+  created_by: userId.optional().openapi({ description: 'Only conversations created by this user id.' }),
   visibility: visibilitySchema.optional().openapi({ description: 'Only conversations with this general access visibility.' }),
   project_ids: uuidList.optional().openapi({ type: 'string', description: 'Comma-separated project UUIDs: only conversations in one of these projects.' }),
   ...pageQuery,

@@ -1,19 +1,16 @@
-import { fileIntoProjectOnCreate, requireLive } from '../access/index.ts';
+import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
+import type { z } from '../core/zod.ts';
 import type { ConversationRow } from './presenter.ts';
+import type { createConversationBody, updateConversationBody } from './schema.ts';
 
 const type = 'chat_conversation';
 
-export interface NewConversation {
-  organization_id: string;
-  title?: string | null | undefined;
-  project_id?: string | undefined;
-  visibility?: 'private' | 'workspace' | undefined;
-}
+export type NewConversation = z.output<typeof createConversationBody>;
 
-/** Members whose role may create resources start a conversation, optionally inside a project they can edit. */
+/** A conversation, optionally inside a project the caller can edit (the route checked `resources.create`). */
 export async function createConversation(deps: Deps, actor: Actor, input: NewConversation): Promise<ConversationRow> {
   return deps.db.transaction(async (trx) => {
     const [row] = (await trx('conversations')
@@ -43,40 +40,18 @@ export async function getConversation(deps: Deps, actor: Actor, id: string): Pro
   return (await actor.resource<ConversationRow>(deps.db, type, id, 'read')).row;
 }
 
-export async function updateConversation(deps: Deps, actor: Actor, id: string, changes: { title?: string | null | undefined }): Promise<ConversationRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row: before } = await actor.resource<ConversationRow>(trx, type, id, 'edit', { forUpdate: true });
-    requireLive(before, type);
+export function updateConversation(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateConversationBody>): Promise<ConversationRow> {
+  return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
     const [row] = (await trx('conversations').where({ id }).update({ ...changes, updated_at: trx.fn.now() }).returning('*')) as ConversationRow[];
-    await recordActivity(trx, {
-      organizationId: before.organization_id,
-      actorId: actor.userId,
-      action: 'conversation.updated',
-      subjectType: type,
-      subjectId: id,
-      data: { before: { title: before.title }, after: changes },
-    });
+    await recordActivity(trx, { organizationId: before.organization_id, actorId: actor.userId, action: 'conversation.updated', subjectType: type, subjectId: id, data: { before: { title: before.title }, after: changes } });
     return row!;
   });
 }
 
+const titled = (row: ConversationRow) => ({ title: row.title });
+
 /** Soft delete. Deleting a deleted conversation changes nothing (a retried DELETE is safe). */
-export async function deleteConversation(deps: Deps, actor: Actor, id: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
-    const { row } = await actor.resource<ConversationRow>(trx, type, id, 'delete', { forUpdate: true });
-    if (row.deleted_at) return;
-    await trx('conversations').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'conversation.deleted', subjectType: type, subjectId: id, data: { title: row.title } });
-  });
-}
+export const deleteConversation = (deps: Deps, actor: Actor, id: string) => softDelete<ConversationRow>(deps, actor, type, id, titled);
 
 /** Restoring a live conversation returns it unchanged (a retried restore is safe). */
-export async function restoreConversation(deps: Deps, actor: Actor, id: string): Promise<ConversationRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row } = await actor.resource<ConversationRow>(trx, type, id, 'restore', { forUpdate: true });
-    if (!row.deleted_at) return row;
-    const [restored] = (await trx('conversations').where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning('*')) as ConversationRow[];
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'conversation.restored', subjectType: type, subjectId: id, data: { title: row.title } });
-    return restored!;
-  });
-}
+export const restoreConversation = (deps: Deps, actor: Actor, id: string) => restore<ConversationRow>(deps, actor, type, id, { returning: ['*'], activityData: titled });

@@ -28,7 +28,7 @@ export interface Page<Row> {
  * id) and resumed strictly after the last row seen. Rows inserted meanwhile never shift a page,
  * so every row appears exactly once across pages. Directions may be mixed.
  */
-export async function paginate<Row extends Record<string, unknown>>(
+export async function paginate<Row extends object>(
   query: Knex.QueryBuilder,
   keys: readonly SortKey[],
   page: { limit: number; cursor?: string | undefined },
@@ -49,13 +49,13 @@ export async function paginate<Row extends Record<string, unknown>>(
   }
   for (const key of keys) query.orderByRaw(`${key.column} ${key.direction}`);
   keys.forEach((key, i) => query.select(knex.raw(`${key.column}${key.type === 'timestamp' ? '::text' : ''} as "__k${i}"`)));
-  const rows = (await query.limit(page.limit + 1)) as Row[];
+  const rows = (await query.limit(page.limit + 1)) as (Row & Record<string, unknown>)[];
   const more = rows.length > page.limit;
   const items = rows.slice(0, page.limit);
   const last = items.at(-1);
   const next_cursor = more && last ? encodeCursor(keys.map((_, i) => last[`__k${i}`])) : null;
   for (const row of items) keys.forEach((_, i) => delete row[`__k${i}`]);
-  return { items, next_cursor };
+  return { items: items as Row[], next_cursor };
 }
 
 function cast(key: SortKey): string {

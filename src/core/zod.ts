@@ -31,8 +31,8 @@ export function jsonValueProblem(value: unknown, maxBytes = JSON_MAX_BYTES): { p
     }
     if (typeof node !== 'object') return { path, message: 'must be a JSON value' };
     if (path.length >= JSON_MAX_DEPTH) return { path: [], message: `must nest at most ${JSON_MAX_DEPTH} levels deep` };
-    if (Array.isArray(node)) node.forEach((item, index) => stack.push({ value: item, path: [...path, index] }));
-    else for (const [key, item] of Object.entries(node)) stack.push({ value: item, path: [...path, key] });
+    const children: [string | number, unknown][] = Array.isArray(node) ? node.map((item, index) => [index, item]) : Object.entries(node);
+    for (const [key, item] of children) stack.push({ value: item, path: [...path, key] });
   }
   // Depth is bounded now, so serialising is safe.
   if (Buffer.byteLength(JSON.stringify(value)) > maxBytes) return { path: [], message: `must be at most ${maxBytes} bytes as JSON` };
@@ -53,12 +53,19 @@ export const jsonValue: z.ZodType<unknown> = z
   })
   .openapi('JsonValue', { description: `Any JSON value (object, array, string, number, boolean or null), nested at most ${JSON_MAX_DEPTH} levels deep.` });
 
+/** A JSON-valued field with a smaller size cap than JSON_MAX_BYTES (400 naming the field). */
+export const jsonValueAtMost = (maxBytes: number) =>
+  jsonValue.refine((value) => value === undefined || Buffer.byteLength(JSON.stringify(value)) <= maxBytes, `must be at most ${maxBytes / 1024} KiB as JSON`);
+
 /**
  * A user id (JWT `sub`): the one limit for tokens, path parameters and bodies, so any user who can
  * sign in can also be read, changed and removed.
  */
 export const USER_ID_MAX = 255;
 export const userId = z.string().min(1).max(USER_ID_MAX);
+
+/** The `{organization_id}` path parameter of every organization-scoped route (organization ids are strings). */
+export const organizationIdParams = z.object({ organization_id: z.string().min(1).max(64) });
 
 /** C0 and C1 control characters (CR, LF, TAB, BEL, ESC, NUL, DEL, …). */
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;

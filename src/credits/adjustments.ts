@@ -5,14 +5,14 @@
  * way they came in and `reconcileCredits` stays exact.
  */
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
-import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import { drawFromGrants } from './allocations.ts';
+import { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 import { availableOf, ensureBalanceRow, readBalance, withdrawAvailable, writeEntries } from './entries.ts';
 import { expireDueGrantsOf, grantCredits } from './ledger.ts';
 import type { adjustmentBody, adjustmentEnvelope } from './schema.ts';

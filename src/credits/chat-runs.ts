@@ -6,10 +6,10 @@ import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
 import { notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
-import type { Actor } from '../access/actor.ts';
-import { type Membership } from '../members/membership.ts';
+import type { Actor } from '../access/index.ts';
+import type { Membership } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
-import { enqueueBalanceAlertCheck } from '../billing/alerts.ts';
+import { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 import { holdColumns, type HoldRow } from './hold-model.ts';
 import { captureFromHold, placeHoldOnce, settleHold } from './holds.ts';
 import { presentCapture, presentHold } from './presenter.ts';
@@ -20,7 +20,7 @@ const CHAT_RUN = 'chat_run';
 export async function beginChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
   await actor.member(organizationId, 'resources.create');
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
-    const { hold } = await placeHoldOnce(trx, {
+    const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
       organizationId,
       userId: actor.userId,
       amount: body.amount,

@@ -6,24 +6,17 @@ export interface CreditPeriod {
 }
 
 /**
- * Resolves an organization's current credit period. The default is the calendar month in UTC;
- * billing may install a resolver that follows the subscription's billing cycle instead.
+ * How an organization's credit periods (spending limits, `/credits/cycle`) are cut. One is built
+ * into `Deps.creditPeriods` by each composition root (web, worker), never installed by an import:
+ * a process follows billing cycles because it was given `billingCyclePeriods`, not because some
+ * module happened to load billing.
  */
-export type PeriodResolver = (db: Knex, organizationId: string, now: Date) => Promise<CreditPeriod | null>;
-
-let resolver: PeriodResolver | null = null;
-
-/** Billing calls this once at import time to make credit periods follow plan cycles. */
-export function setCreditPeriodResolver(next: PeriodResolver | null): void {
-  resolver = next;
+export interface CreditPeriods {
+  current(db: Knex, organizationId: string, now?: Date): Promise<CreditPeriod>;
 }
 
 export function calendarMonth(now: Date): CreditPeriod {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
   const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
   return { start, end };
-}
-
-export async function currentPeriod(db: Knex, organizationId: string, now = new Date()): Promise<CreditPeriod> {
-  return (resolver && (await resolver(db, organizationId, now))) ?? calendarMonth(now);
 }

@@ -3,7 +3,8 @@ import { isAppError } from '../core/errors.ts';
 import type { JobContext } from '../jobs/define.ts';
 import { expireDueGrants, expireDueHolds } from './expiry.ts';
 import { captureHold, placeHoldOnce } from './holds.ts';
-import type { MeteredOperationPayload } from './jobs.ts';
+import { checkBalanceAlerts } from './balance-alerts.ts';
+import type { BalanceAlertEmailPayload, MeteredOperationPayload, OrganizationScope } from './jobs.ts';
 
 export async function expireCreditHolds(_payload: unknown, { deps, log }: JobContext): Promise<void> {
   const expired = await expireDueHolds(deps.db);
@@ -19,10 +20,10 @@ export async function expireCreditGrants(_payload: unknown, { deps, log }: JobCo
 export async function runMeteredOperation(payload: MeteredOperationPayload, { deps, log, signal }: JobContext): Promise<void> {
   const perform = deps.metered.get(payload.operation);
   if (!perform) throw new Error(`no metered operation named ${payload.operation}`);
-  let hold;
+  let hold: Awaited<ReturnType<typeof placeHoldOnce>>['hold'];
   try {
     ({ hold } = await deps.db.transaction((trx) =>
-      placeHoldOnce(trx, {
+      placeHoldOnce(trx, deps.creditPeriods, {
         organizationId: payload.organization_id,
         userId: payload.user_id,
         amount: payload.estimate,
@@ -50,4 +51,15 @@ export async function runMeteredOperation(payload: MeteredOperationPayload, { de
     if (isAppError(error, 'conflict')) return log.warn({ hold_id: hold.id, reason: error.message }, 'metered operation finished after its hold was resolved');
     throw error;
   }
+}
+
+/** Alerts on thresholds crossed since the last check (the locked watermark makes each crossing count once). */
+export async function balanceAlertCheck({ organization_id }: OrganizationScope, { deps, log }: JobContext): Promise<void> {
+  const { alerts } = await checkBalanceAlerts(deps, organization_id);
+  if (alerts) log.info({ alerts, organization_id }, 'low-balance alerts raised');
+}
+
+/** The provider dedupes on the crossing's key, so a retried attempt sends nothing twice. */
+export async function balanceAlertEmail(payload: BalanceAlertEmailPayload, { deps }: JobContext): Promise<void> {
+  await deps.providers.email.send({ to: payload.to, subject: payload.subject, text: payload.text, idempotencyKey: payload.idempotency_key });
 }

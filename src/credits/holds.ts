@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { moveBalance, readBalance, reserveAvailable, availableOf, writeEntries, type EntryInput } from './entries.ts';
 import { expireDueGrantsOf } from './ledger.ts';
+import type { CreditPeriods } from './cycle.ts';
 import { balanceExhausted, checkSpendingLimit } from './limits.ts';
 import { allocateFromGrants, capturePieces, releasePieces } from './allocations.ts';
 import { holdColumns, toHold, type CreditCapture, type CreditHold, type HoldRow, toCapture, type CaptureRow } from './hold-model.ts';
@@ -46,12 +47,15 @@ const sameRequest = (row: HoldRow, input: HoldInput) =>
   row.conversation_id === (input.conversationId ?? null) &&
   row.message_id === (input.messageId ?? null);
 
-/** Reserves credits or throws 402 naming the member's spending limit or the workspace balance. */
-export async function placeHold(trx: Knex.Transaction, input: HoldInput): Promise<CreditHold> {
-  return (await placeHoldOnce(trx, input)).hold;
+/**
+ * Reserves credits or throws 402 naming the member's spending limit or the workspace balance.
+ * `periods` (`deps.creditPeriods`) says which credit period the member's limit counts in.
+ */
+export async function placeHold(trx: Knex.Transaction, periods: CreditPeriods, input: HoldInput): Promise<CreditHold> {
+  return (await placeHoldOnce(trx, periods, input)).hold;
 }
 
-export async function placeHoldOnce(trx: Knex.Transaction, input: HoldInput): Promise<Resolution> {
+export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriods, input: HoldInput): Promise<Resolution> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS) throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
@@ -64,7 +68,7 @@ export async function placeHoldOnce(trx: Knex.Transaction, input: HoldInput): Pr
       return { hold: toHold(existing), replayed: true };
     }
   }
-  await checkSpendingLimit(trx, input.organizationId, input.userId, input.amount);
+  await checkSpendingLimit(trx, periods, input.organizationId, input.userId, input.amount);
   await expireDueGrantsOf(trx, input.organizationId);
   // The gate: reserved only if available at the moment the balance row is locked (until commit).
   // No hold is written before it, so a caller that catches the 402 inside its transaction keeps no half-made hold.

@@ -33,7 +33,12 @@ const meteredOperationPayload = z.object({
   operation: z.string().min(1),
   /** Credits reserved up front: the most the operation may cost. */
   estimate: z.number().int().min(1),
-  hold_seconds: z.number().int().min(1).max(24 * 3600).default(900),
+  hold_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600)
+    .default(900),
   conversation_id: z.string().optional(),
   tool_call_id: z.string().optional(),
   input: jsonValue.optional(),
@@ -52,4 +57,31 @@ export const meteredOperationJob = defineJob({
   payload: meteredOperationPayload,
   policy: { retryLimit: 5, retryDelaySeconds: 2, expireInSeconds: 15 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.runMeteredOperation),
+});
+
+const organizationScope = z.object({ organization_id: z.string().optional() });
+export type OrganizationScope = z.output<typeof organizationScope>;
+
+// The two low-balance alert jobs keep their `billing.` queue names from before credits owned them:
+// a new name would be a new queue, stranding the jobs already queued under the old one.
+
+/** Compares an organization's available credits with its alert thresholds (after credits move); every minute for all. */
+export const balanceAlertCheckJob = defineJob({
+  name: 'billing.balance-alert-check',
+  version: 1,
+  payload: organizationScope,
+  policy: { retryLimit: 5, expireInSeconds: 5 * 60 },
+  cron: '* * * * *',
+  handler: () => import('./handlers.ts').then((m) => m.balanceAlertCheck),
+});
+
+const balanceAlertEmailPayload = z.object({ organization_id: z.string(), to: z.string(), subject: z.string(), text: z.string(), idempotency_key: z.string() });
+export type BalanceAlertEmailPayload = z.output<typeof balanceAlertEmailPayload>;
+
+/** One low-balance alert e-mail to one recipient. */
+export const balanceAlertEmailJob = defineJob({
+  name: 'billing.balance-alert-email',
+  version: 1,
+  payload: balanceAlertEmailPayload,
+  handler: () => import('./handlers.ts').then((m) => m.balanceAlertEmail),
 });

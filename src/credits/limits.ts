@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { AppError } from '../core/errors.ts';
-import { currentPeriod, type CreditPeriod } from './cycle.ts';
+import type { CreditPeriod, CreditPeriods } from './cycle.ts';
 
 export interface MemberSpending {
   userId: string;
@@ -27,8 +27,8 @@ export async function memberUsage(db: Knex, organizationId: string, userId: stri
   return { spent: Number(rows[0].spent), held: Number(rows[0].held) };
 }
 
-export async function memberSpending(db: Knex, organizationId: string, userId: string): Promise<MemberSpending> {
-  const period = await currentPeriod(db, organizationId);
+export async function memberSpending(db: Knex, periods: CreditPeriods, organizationId: string, userId: string): Promise<MemberSpending> {
+  const period = await periods.current(db, organizationId);
   const limit = (await db('credit_member_limits').where({ organization_id: organizationId, user_id: userId }).first('spending_limit')) as
     | { spending_limit: number | null }
     | undefined;
@@ -49,12 +49,12 @@ export async function setSpendingLimit(trx: Knex.Transaction, organizationId: st
  * 402 when a hold would take the member past their limit. The limit row is locked first, so two
  * holds of the same member are checked one after the other and cannot both slip under it.
  */
-export async function checkSpendingLimit(trx: Knex.Transaction, organizationId: string, userId: string, amount: number): Promise<void> {
+export async function checkSpendingLimit(trx: Knex.Transaction, periods: CreditPeriods, organizationId: string, userId: string, amount: number): Promise<void> {
   const limit = (await trx('credit_member_limits').where({ organization_id: organizationId, user_id: userId }).forUpdate().first('spending_limit')) as
     | { spending_limit: number | null }
     | undefined;
   if (limit?.spending_limit === null || limit?.spending_limit === undefined) return;
-  const period = await currentPeriod(trx, organizationId);
+  const period = await periods.current(trx, organizationId);
   const { spent, held } = await memberUsage(trx, organizationId, userId, period);
   const left = Math.max(0, limit.spending_limit - spent - held);
   if (amount > left) {

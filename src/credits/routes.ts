@@ -1,3 +1,4 @@
+import { organizationIdParams } from '../core/zod.ts';
 import { idempotencyHeaders } from '../http/idempotency.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { createAdjustment } from './adjustments.ts';
@@ -13,7 +14,6 @@ import {
   holdEnvelope,
   memberCreditsSchema,
   memberParams,
-  organizationIdParams,
   settleRunBody,
   transactionsPage,
   transactionsQuery,

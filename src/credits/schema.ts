@@ -1,16 +1,13 @@
 import { pageQuery, pageOf } from '../core/pagination.ts';
-import { timestamp, userId, z } from '../core/zod.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
+import { organizationIdParams, timestamp, userId, z } from '../core/zod.ts';
 import { entryKinds } from './entries.ts';
 import { grantSources } from './ledger.ts';
-
-export { organizationIdParams };
 
 const credits = (description: string) => z.number().int().openapi({ description });
 const runId = z.string().trim().min(1).max(200).openapi({ description: 'Your id for the chat run (unique per organization).', example: 'run_8e0f2b1c' });
 const reference = z.string().trim().min(1).max(200);
 
-export const memberParams = z.object({ organization_id: z.string().min(1).max(64), user_id: userId });
+export const memberParams = organizationIdParams.extend({ user_id: userId });
 
 export const grantSchema = z
   .object({

@@ -1,11 +1,10 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import type { z } from '../core/zod.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';
 import { isMember } from '../members/membership.ts';
 import type { Deps } from '../platform/deps.ts';
-import { currentPeriod } from './cycle.ts';
 import { availableOf, readBalance } from './entries.ts';
 import { listLiveGrants } from './ledger.ts';
 import { memberSpending, setSpendingLimit } from './limits.ts';
@@ -27,7 +26,7 @@ export async function creditsOf(db: Knex, organizationId: string): Promise<z.inp
 
 export async function getCycle(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof cycleSchema>> {
   await actor.member(organizationId, 'credits.view');
-  const period = await currentPeriod(deps.db, organizationId);
+  const period = await deps.creditPeriods.current(deps.db, organizationId);
   const { rows } = await deps.db.raw(
     `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
             coalesce(sum(amount) FILTER (WHERE kind = 'capture'), 0)::bigint AS used,
@@ -54,7 +53,7 @@ export async function getCycle(deps: Deps, actor: Actor, organizationId: string)
 export async function getMemberCredits(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
   await actor.member(organizationId, userId === actor.userId ? undefined : 'credits.view');
   await requireTargetMember(deps, organizationId, userId);
-  return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
+  return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
 
 export async function updateMemberCredits(
@@ -70,7 +69,7 @@ export async function updateMemberCredits(
     await setSpendingLimit(trx, organizationId, userId, spendingLimit, actor.userId);
     await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.spending_limit_changed', subjectType: 'member', subjectId: userId, data: { spending_limit: spendingLimit } });
   });
-  return presentMemberCredits(organizationId, await memberSpending(deps.db, organizationId, userId));
+  return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
 
 async function requireTargetMember(deps: Deps, organizationId: string, userId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { z } from '../core/zod.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { paginate } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Account, EntryKind } from './entries.ts';

@@ -16,11 +16,13 @@ export function errorMapper(log: Logger) {
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError('not_found', `no operation ${ctx.method} ${ctx.path}`);
       // The router answers a known path with another method (405) or an unknown method such as TRACE (501) without a body.
       if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) {
-        throw new AppError('method_not_allowed', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`, [], { status: 405 });
+        throw new AppError('method_not_allowed', `method ${ctx.method} is not allowed on ${ctx.path}; allowed: ${ctx.response.get('Allow') || 'none'}`, [], {
+          status: 405,
+        });
       }
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (error.status >= 500) (ctx.state.log as Logger | undefined ?? log).error({ err: thrown }, 'request failed');
+      if (error.status >= 500) ((ctx.state.log as Logger | undefined) ?? log).error({ err: thrown }, 'request failed');
       ctx.status = error.status;
       ctx.set(error.headers);
       ctx.body = errorBody(error);
@@ -63,7 +65,7 @@ export function toAppError(thrown: unknown): AppError {
   const error = thrown as { status?: number; expose?: boolean; message?: string } & PgError;
   // koa / koa-jwt / bodyparser / router raise http-errors with a status.
   if (typeof error?.status === 'number' && error.status >= 400 && error.status < 500) {
-    if (error.status === 401) return new AppError('unauthorized', 'a valid bearer token is required: ' + describeAuthFailure(error.message));
+    if (error.status === 401) return new AppError('unauthorized', `a valid bearer token is required: ${describeAuthFailure(error.message)}`);
     if (error.status === 413) return new AppError('validation_failed', 'request body is too large', [], { status: 413 });
     if (error.status === 415) return new AppError('validation_failed', 'request body must be application/json', [], { status: 415 });
     return new AppError('validation_failed', error.expose && error.message ? `body: ${error.message}` : 'request is malformed');
@@ -72,7 +74,11 @@ export function toAppError(thrown: unknown): AppError {
     case '23505':
       return new AppError('conflict', `conflict: ${constraintSubject(error)} already exists`);
     case '23502':
-      return new AppError('validation_failed', `${error.column ?? 'a field'}: a value is required`, error.column ? [{ path: [error.column], message: 'a value is required' }] : []);
+      return new AppError(
+        'validation_failed',
+        `${error.column ?? 'a field'}: a value is required`,
+        error.column ? [{ path: [error.column], message: 'a value is required' }] : [],
+      );
     case '23514':
       return new AppError('conflict', `conflict: the change breaks the rule ${error.constraint ?? 'of the resource'}`);
     case '23503': {

@@ -4,6 +4,7 @@ import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import type { AnyRoute } from './route.ts';
 import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
+import { describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
   .object({
@@ -41,7 +42,8 @@ const tagDescriptions: Record<string, string> = {
   Activity: 'The activity feed: every change to an organization, recorded with it',
   'Alert policy': 'Credit-balance alerts of an organization',
   Access: 'General access, per-user grants and inherited access of assets, chats, canvases, projects, scheduled tasks and skills',
-  Assets: 'Images, video, audio, documents, text, transcripts and 3D files: create, link import (SSRF-guarded worker download), enrichment, prompt extraction, soft delete and restore',
+  Assets:
+    'Images, video, audio, documents, text, transcripts and 3D files: create, link import (SSRF-guarded worker download), enrichment, prompt extraction, soft delete and restore',
   Projects: 'Projects: groupings of assets, canvases, conversations and skills, with archive and restore',
   Canvases: 'Canvases',
   Conversations: 'Chat threads: create, rename, soft delete and restore, list with filters, projects and access',
@@ -56,6 +58,12 @@ export const documentedRoutes = (): readonly AnyRoute[] => [...plumbingRoutes, .
 
 /** The document served at /openapi.json (one function, so the linted document is the served one). */
 export const servedOpenApiDocument = (version: string) => buildOpenApiDocument(documentedRoutes(), { version });
+
+/** The operation's description, closed by who may call it (the route's `authorize` declaration). */
+function documentedDescription(route: AnyRoute): string | undefined {
+  const authorization = route.authorize && `**Authorization:** ${describeAuthorization(route.authorize)}`;
+  return [route.description, authorization].filter(Boolean).join('\n\n') || undefined;
+}
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
 export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {
@@ -84,13 +92,17 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
       path: route.path,
       operationId: route.operationId,
       summary: route.summary,
-      ...(route.description && { description: route.description }),
+      ...(documentedDescription(route) && { description: documentedDescription(route) }),
       tags: [route.tag],
       security: route.public ? [] : [{ bearerAuth: [] }],
       request: {
         ...(route.params && { params: route.params as ZodObject }),
         ...(route.query && { query: route.query as ZodObject }),
-        headers: route.public ? undefined : headerSchema ? headerSchema.extend({ 'Service-Api-Version': versionHeader }) : z.object({ 'Service-Api-Version': versionHeader }),
+        headers: route.public
+          ? undefined
+          : headerSchema
+            ? headerSchema.extend({ 'Service-Api-Version': versionHeader })
+            : z.object({ 'Service-Api-Version': versionHeader }),
         ...(route.body && { body: { required: true, content: { 'application/json': { schema: route.body as ZodType } } } }),
       },
       responses,

@@ -1,5 +1,7 @@
 import type { ZodObject, ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
+import type { Capability, ResourceType } from '../access/types.ts';
+import { listing, resource as onResource, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
@@ -20,13 +22,14 @@ interface Operation {
  * schemas, its service calls and its words. Each call site keeps the literal path and
  * operationId (checked here against the collection's shape) and gets an ordinary route back.
  *
- * Authorization, by operation: a create needs `resources.create` in the organization named in its
- * body (403 outside it — never 404, spec §4.1); a list shows only what the caller can read (an
- * empty page outside the organization); every by-id operation decides on the resource itself
- * through `actor.resource(…)` in its service (404 unreadable, 403 lacking the capability named in
- * its summary).
+ * Authorization is declared per operation (./authorize.ts): a create needs `resources.create`
+ * in the organization named in its body (403 outside it — never 404, spec §4.1); a list shows
+ * only what the caller can read; every by-id operation needs its capability on the resource
+ * (read, edit, delete, restore, or the action's own), 404 when unreadable.
  */
 export function resourceRoutes<Row, P extends ZodObject>(resource: {
+  /** The access module's name for it (src/access/resources.ts). */
+  type: ResourceType;
   tag: string;
   /** Collection path, e.g. `/assets`. */
   path: string;
@@ -55,10 +58,8 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         body: op.body,
         response: { status: 201, description: `The new ${noun}`, schema },
         errors: [403, ...(op.errors ?? [])],
-        handler: async ({ body, actor, deps }) => {
-          await actor.within(body.organization_id, 'resources.create');
-          return resource.present(await op.run(deps, actor, body as z.output<B>));
-        },
+        authorize: within('body', 'resources.create'),
+        handler: async ({ body, actor, deps }) => resource.present(await op.run(deps, actor, body as z.output<B>)),
       });
     },
 
@@ -67,6 +68,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         ...operation('get', resource.path, op),
         query: op.query,
         response: { status: 200, description: `A page of ${noun}s`, schema: op.page },
+        authorize: listing('query'),
         handler: async ({ query, actor, deps }) => {
           const page = await op.run(deps, actor, query as z.output<Q>);
           return { items: page.items.map(op.presentItem), next_cursor: page.next_cursor };
@@ -80,6 +82,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         params: resource.idParams,
         response: { status: 200, description: `The ${noun}`, schema },
         errors: [404],
+        authorize: onResource(resource.type, 'read', idParam),
         handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
       });
     },
@@ -91,6 +94,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         body: op.body,
         response: { status: 200, description: `The updated ${noun}`, schema },
         errors: [403, 404, 409],
+        authorize: onResource(resource.type, 'edit', idParam),
         handler: async ({ params, body, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>), body as z.output<B>)),
       });
     },
@@ -102,22 +106,24 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         params: resource.idParams,
         response: { status: 204, description: `Deleted; restorable through POST ${itemPath}/restore` },
         errors: [403, 404],
+        authorize: onResource(resource.type, 'delete', idParam),
         handler: async ({ params, actor, deps }) => op.run(deps, actor, idOf(params as Record<string, string>)),
       });
     },
 
     restore(op: Operation & { errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
-      return this.action({ ...op, response: `The restored ${noun}` });
+      return this.action({ ...op, capability: 'restore', response: `The restored ${noun}` });
     },
 
     /** `POST /<collection>/{id}/<verb>` answering the resource (restore, archive, unarchive). */
-    action(op: Operation & { response: string; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
+    action(op: Operation & { capability: Capability; response: string; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
       const verb = op.path.slice(itemPath.length + 1);
       return defineRoute({
         ...operation('post', `${itemPath}/${verb}`, op),
         params: resource.idParams,
         response: { status: 200, description: op.response, schema },
         errors: op.errors ?? [403, 404],
+        authorize: onResource(resource.type, op.capability, idParam),
         handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
       });
     },

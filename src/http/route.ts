@@ -3,10 +3,13 @@ import { ZodObject, type ZodType, type z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
 import { Actor } from '../access/actor.ts';
 import type { Caller } from '../core/caller.ts';
+import { enforce, type Authorization } from './authorize.ts';
 import { AppError, fromZodIssues } from '../core/errors.ts';
-import { JSON_MAX_DEPTH } from '../core/zod.ts';
+import { JSON_MAX_DEPTH, z } from '../core/zod.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+const noQuery = z.object({}).strict();
 
 
 type Infer<S> = S extends ZodType ? zod.output<S> : undefined;
@@ -43,6 +46,8 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
   errors?: (402 | 403 | 404 | 409 | 413 | 415 | 422 | 503)[];
   /** Service plumbing only (health, OpenAPI): no token required. */
   public?: boolean;
+  /** Who may call it (./authorize.ts): enforced before the handler, stated in /openapi.json. Required unless `public`. */
+  authorize?: Authorization;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
@@ -90,8 +95,9 @@ export function refuseUnsafeInput(location: 'params' | 'query' | 'body' | 'heade
     if (node === null || typeof node !== 'object') continue;
     if (entry.depth >= MAX_INPUT_DEPTH) throw inputError(pathOf(entry).slice(0, location === 'body' ? 1 : 2), `must nest at most ${JSON_MAX_DEPTH} levels deep`);
     const depth = entry.depth + 1;
-    if (Array.isArray(node)) node.forEach((item, index) => stack.push({ value: item, key: index, parent: entry, depth }));
-    else {
+    if (Array.isArray(node)) {
+      for (let index = 0; index < node.length; index++) stack.push({ value: node[index], key: index, parent: entry, depth });
+    } else {
       for (const [key, item] of Object.entries(node)) {
         if (key.includes('\0')) throw inputError(pathOf(entry), 'keys must not contain the NUL character (U+0000)');
         stack.push({ value: item, key, parent: entry, depth });
@@ -107,7 +113,8 @@ function inputError(path: (string | number)[], message: string): AppError {
 /** Koa middleware running one route: parse → handler (authorize → act) → present. */
 export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boolean) {
   // Unknown query parameters are refused like unknown body fields (a typo must not silently drop a filter).
-  const query = route.query instanceof ZodObject ? route.query.strict() : route.query;
+  // A route without a query schema takes none, so every query string is checked the same way.
+  const query = route.query instanceof ZodObject ? route.query.strict() : (route.query ?? noQuery);
   return async (ctx: Context) => {
     const rawBody = (ctx.request as { body?: unknown }).body;
     refuseUnsafeInput('params', ctx.params);
@@ -126,6 +133,7 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
       deps,
       ctx,
     };
+    if (route.authorize) await enforce(route.authorize, { ...input, db: deps.db });
     const result = await route.handler(input);
     ctx.status = route.response.status;
     if (route.response.status === 204 || !route.response.schema) return;

@@ -8,12 +8,22 @@ import { effectiveStatusSql } from './presenter.ts';
  * attempt sends nothing twice. Returns the message id, or the status that stopped it.
  */
 export async function sendInvitationEmail(deps: Deps, invitationId: string): Promise<{ sent: true; messageId: string } | { sent: false; status: string }> {
-  const invitation = await deps.db('invitations as i')
+  const invitation = await deps
+    .db('invitations as i')
     .join('organizations as o', 'o.id', 'i.organization_id')
     .leftJoin('users as u', 'u.id', 'i.invited_by_id')
     .where('i.id', invitationId)
-    .first('i.id', 'i.email', 'i.role', 'i.organization_id', 'i.expires_at', 'o.name as organization_name', 'u.name as inviter_name', deps.db.raw(`${effectiveStatusSql('i')} as status`));
-  if (!invitation || invitation.status !== 'pending') return { sent: false, status: invitation?.status ?? 'missing' };
+    .first(
+      'i.id',
+      'i.email',
+      'i.role',
+      'i.organization_id',
+      'i.expires_at',
+      'o.name as organization_name',
+      'u.name as inviter_name',
+      deps.db.raw(`${effectiveStatusSql('i')} as status`),
+    );
+  if (invitation?.status !== 'pending') return { sent: false, status: invitation?.status ?? 'missing' };
   const base = deps.config.PUBLIC_URL ?? `http://localhost:${deps.config.PORT}`;
   const link = `${base}/organizations/${invitation.organization_id}/invitations/${invitation.id}`;
   const inviter = invitation.inviter_name ?? 'A colleague';

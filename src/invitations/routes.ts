@@ -1,3 +1,4 @@
+import { member, rule } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentInvitation } from './presenter.ts';
 import {
@@ -12,14 +13,14 @@ import {
 import { acceptInvitation, changeInvitationRole, createInvitation, declineInvitation, getInvitation, listInvitations, revokeInvitation } from './service.ts';
 
 const tag = 'Invitations';
-const base = '/organizations/{organization_id}/invitations';
+const inviteeOrManager = 'the invitee, or members holding `invitations.manage` (other members get 403, anyone else 404)';
 const inviteeNote =
   'The invitee — the caller whose token `email` claim matches the invitation, case-insensitively — may use it without being a member; anyone else outside the organization gets 404.';
 
 export const invitationRoutes: AnyRoute[] = [
   defineRoute({
     method: 'post',
-    path: base,
+    path: '/organizations/{organization_id}/invitations',
     operationId: 'createInvitation',
     summary: 'Invite someone by e-mail to join the organization with a role',
     description:
@@ -29,11 +30,12 @@ export const invitationRoutes: AnyRoute[] = [
     body: createInvitationBody,
     response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
+    authorize: member('invitations.manage'),
     handler: async ({ params, body, actor, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
     method: 'get',
-    path: base,
+    path: '/organizations/{organization_id}/invitations',
     operationId: 'listInvitations',
     summary: 'List the organization’s invitations, newest first',
     description: 'Needs the invitations.manage permission. `status=expired` lists pending invitations past their expiry.',
@@ -42,6 +44,7 @@ export const invitationRoutes: AnyRoute[] = [
     query: listInvitationsQuery,
     response: { status: 200, description: 'A page of invitations', schema: invitationPage },
     errors: [403, 404],
+    authorize: member('invitations.manage'),
     handler: async ({ params, query, actor, deps }) => {
       const page = await listInvitations(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentInvitation), next_cursor: page.next_cursor };
@@ -49,7 +52,7 @@ export const invitationRoutes: AnyRoute[] = [
   }),
   defineRoute({
     method: 'get',
-    path: `${base}/{invitation_id}`,
+    path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'getInvitation',
     summary: 'Get one invitation (managers of invitations, or the invitee)',
     description: inviteeNote,
@@ -57,11 +60,12 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
     errors: [403, 404],
+    authorize: rule(inviteeOrManager),
     handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
   }),
   defineRoute({
     method: 'patch',
-    path: `${base}/{invitation_id}`,
+    path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'updateInvitation',
     summary: 'Change a pending invitation’s role, or accept it',
     description: `Send exactly one field. \`role\`: needs invitations.manage (owner invitations: owners only). \`{"status":"accepted"}\`: the invitee only; they become a member with the invited role. 409 when the invitation is no longer pending (accepted, declined, revoked or expired) or the invitee is already a member. ${inviteeNote}`,
@@ -70,6 +74,7 @@ export const invitationRoutes: AnyRoute[] = [
     body: updateInvitationBody,
     response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
+    authorize: rule(inviteeOrManager),
     handler: async ({ params, body, actor, deps }) => {
       const { organization_id: organizationId, invitation_id: invitationId } = params;
       const invitation = body.status === 'accepted'
@@ -80,7 +85,7 @@ export const invitationRoutes: AnyRoute[] = [
   }),
   defineRoute({
     method: 'post',
-    path: `${base}/{invitation_id}/decline`,
+    path: '/organizations/{organization_id}/invitations/{invitation_id}/decline',
     operationId: 'declineInvitation',
     summary: 'Decline an invitation (the invitee only)',
     description: `409 when the invitation is no longer pending. ${inviteeNote}`,
@@ -88,11 +93,12 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
+    authorize: rule('the invitee only (members get 403, anyone else 404)'),
     handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
   }),
   defineRoute({
     method: 'delete',
-    path: `${base}/{invitation_id}`,
+    path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'revokeInvitation',
     summary: 'Revoke a pending invitation',
     description: 'Needs invitations.manage (owner invitations: owners only). The invitation stays listed with status `revoked`. 409 when it is no longer pending.',
@@ -100,6 +106,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 204, description: 'Revoked' },
     errors: [403, 404, 409],
+    authorize: rule('members holding `invitations.manage` (the invitee and other members get 403, anyone else 404)'),
     handler: async ({ params, actor, deps }) => revokeInvitation(deps, actor, params.organization_id, params.invitation_id),
   }),
 ];

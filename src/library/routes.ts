@@ -1,8 +1,9 @@
 import { accessRecord, accessRecordSchema } from '../access/index.ts';
-import { isAppError, notFound } from '../core/errors.ts';
+import { notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
 import { listLibrary } from './service.ts';
+import { listing, resource } from '../http/authorize.ts';
 
 const tag = 'Library';
 const documentTypes = ['document', 'text', 'transcript'];
@@ -22,6 +23,7 @@ export const libraryRoutes: AnyRoute[] = [
     tag,
     query: libraryQuery,
     response: { status: 200, description: 'A page of library items', schema: libraryPage },
+    authorize: listing('query'),
     handler: async ({ query, actor, deps }) => {
       const page = await listLibrary(deps.db, actor, query);
       return {
@@ -40,10 +42,9 @@ export const libraryRoutes: AnyRoute[] = [
     params: documentIdParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
+    authorize: resource('asset', 'read', 'doc_id', { as: 'document' }),
     handler: async ({ params, actor, deps }) => {
-      const { row, role, viewer } = await actor.resource(deps.db, 'asset', params.doc_id, 'read').catch((error: unknown) => {
-        throw isAppError(error, 'not_found') ? notFound('document') : error;
-      });
+      const { row, role, viewer } = await actor.resource(deps.db, 'asset', params.doc_id, 'read');
       if (!documentTypes.includes(row.type)) throw notFound('document');
       return accessRecord(deps.db, 'asset', row, role, viewer);
     },

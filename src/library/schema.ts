@@ -1,6 +1,7 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { timestamp, uuid, z } from '../core/zod.ts';
 import { libraryTypeNames } from './types.ts';
+import { visibilitySchema } from '../access/schema.ts';
 
 const typeList = z
   .string()
@@ -28,7 +29,7 @@ export const libraryItemSchema = z
     id: uuid,
     title: z.string().nullable().openapi({ description: 'Title (a skill’s name).' }),
     subtype: z.string().nullable().openapi({ description: 'The asset type (`image`, `document`…) for assets; null otherwise.' }),
-    visibility: z.enum(['private', 'workspace', 'public']),
+    visibility: visibilitySchema,
     created_by_id: z.string().nullable(),
     created_at: timestamp,
     updated_at: timestamp,

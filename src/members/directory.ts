@@ -24,7 +24,6 @@ export async function findMember(db: Knex, organizationId: string, userId: strin
 
 /** Members in the order they joined (keyset on joined_at, user_id). */
 export async function listMembers(deps: Deps, actor: Actor, organizationId: string, filter: MemberFilter): Promise<Page<MemberRow>> {
-  await actor.member(organizationId, 'members.view');
   const query = deps.db('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).select(memberColumns);
   if (filter.role) query.where('m.role', filter.role);
   if (filter.search) {
@@ -43,7 +42,6 @@ export async function listMembers(deps: Deps, actor: Actor, organizationId: stri
 
 /** Members read themselves freely; anyone else needs `members.view`. */
 export async function getMember(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<MemberRow> {
-  await actor.member(organizationId, userId === actor.userId ? undefined : 'members.view');
   const member = await findMember(deps.db, organizationId, userId);
   if (!member) throw notFound('member');
   return member;

@@ -1,5 +1,5 @@
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
+import { organizationIdParams } from '../core/zod.ts';
 import { changeMemberRole, leaveOrganization, removeMember } from './changes.ts';
 import { getMember, listMembers } from './directory.ts';
 import { getPersonalization, updatePersonalization } from './personalization.ts';
@@ -13,6 +13,7 @@ import {
   personalizationEnvelope,
   updatePersonalizationBody,
 } from './schema.ts';
+import { member } from '../http/authorize.ts';
 
 const tag = 'Members';
 
@@ -28,6 +29,7 @@ export const memberRoutes: AnyRoute[] = [
     query: listMembersQuery,
     response: { status: 200, description: 'A page of members', schema: memberPage },
     errors: [403, 404],
+    authorize: member('members.view'),
     handler: async ({ params, query, actor, deps }) => {
       const page = await listMembers(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentMember), next_cursor: page.next_cursor };
@@ -43,6 +45,7 @@ export const memberRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 204, description: 'Left' },
     errors: [404, 409],
+    authorize: member(),
     handler: async ({ params, actor, deps }) => leaveOrganization(deps, actor, params.organization_id),
   }),
   defineRoute({
@@ -55,6 +58,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The member', schema: memberEnvelope },
     errors: [403, 404],
+    authorize: member('members.view', { self: 'user_id' }),
     handler: async ({ params, actor, deps }) => ({ member: presentMember(await getMember(deps, actor, params.organization_id, params.user_id)) }),
   }),
   defineRoute({
@@ -70,6 +74,7 @@ export const memberRoutes: AnyRoute[] = [
     body: changeMemberRoleBody,
     response: { status: 200, description: 'The member with the new role', schema: memberEnvelope },
     errors: [403, 404, 409],
+    authorize: member('members.manage'),
     handler: async ({ params, body, actor, deps }) => ({
       member: presentMember(await changeMemberRole(deps, actor, params.organization_id, params.user_id, body.role)),
     }),
@@ -86,6 +91,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 204, description: 'Removed' },
     errors: [403, 404, 409],
+    authorize: member('members.manage'),
     handler: async ({ params, actor, deps }) => removeMember(deps, actor, params.organization_id, params.user_id),
   }),
   defineRoute({
@@ -98,6 +104,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The personalization', schema: personalizationEnvelope },
     errors: [403, 404],
+    authorize: member(),
     handler: async ({ params, actor, deps }) => ({
       personalization: presentPersonalization(await getPersonalization(deps, actor, params.organization_id, params.user_id)),
     }),
@@ -113,6 +120,7 @@ export const memberRoutes: AnyRoute[] = [
     body: updatePersonalizationBody,
     response: { status: 200, description: 'The updated personalization', schema: personalizationEnvelope },
     errors: [403, 404],
+    authorize: member(),
     handler: async ({ params, body, actor, deps }) => ({
       personalization: presentPersonalization(await updatePersonalization(deps, actor, params.organization_id, params.user_id, body)),
     }),

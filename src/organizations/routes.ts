@@ -10,6 +10,7 @@ import {
   updateOrganizationBody,
 } from './schema.ts';
 import { createOrganization, deleteOrganization, getOrganization, markOnboarded, updateOrganization } from './service.ts';
+import { member, signedIn } from '../http/authorize.ts';
 
 const tag = 'Organizations';
 
@@ -22,6 +23,7 @@ export const organizationRoutes: AnyRoute[] = [
     tag,
     query: availableSlugQuery,
     response: { status: 200, description: 'Availability of the slug', schema: availableSlugSchema },
+    authorize: signedIn('a slug suggestion reveals nothing about other organizations'),
     handler: async ({ query, deps }) => {
       const slug = normaliseSlug(query.slug);
       const suggestion = await availableSlug(deps.db, slug);
@@ -37,6 +39,7 @@ export const organizationRoutes: AnyRoute[] = [
     body: createOrganizationBody,
     response: { status: 201, description: 'The new organization', schema: organizationEnvelope },
     errors: [409],
+    authorize: signedIn('anyone may start an organization and becomes its owner'),
     handler: async ({ body, actor, deps }) => ({ organization: presentOrganization(await createOrganization(deps, actor, body), 'owner') }),
   }),
   defineRoute({
@@ -48,6 +51,7 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The organization', schema: organizationEnvelope },
     errors: [404],
+    authorize: member(),
     handler: async ({ params, actor, deps }) => {
       const { organization, role } = await getOrganization(actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };
@@ -63,6 +67,7 @@ export const organizationRoutes: AnyRoute[] = [
     body: updateOrganizationBody,
     response: { status: 200, description: 'The updated organization', schema: organizationEnvelope },
     errors: [403, 404, 409],
+    authorize: member('organization.update'),
     handler: async ({ params, body, actor, deps }) => {
       const { organization, role } = await updateOrganization(deps, actor, params.organization_id, body);
       return { organization: presentOrganization(organization, role) };
@@ -77,6 +82,7 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404],
+    authorize: member('organization.delete'),
     handler: async ({ params, actor, deps }) => deleteOrganization(deps, actor, params.organization_id),
   }),
   defineRoute({
@@ -88,6 +94,7 @@ export const organizationRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The organization with `onboarded_at` set', schema: organizationEnvelope },
     errors: [403, 404],
+    authorize: member('organization.update'),
     handler: async ({ params, actor, deps }) => {
       const { organization, role } = await markOnboarded(deps, actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };

@@ -7,7 +7,7 @@ export const slugSchema = z
   .regex(/^[a-z0-9]+(-[a-z0-9]+)*$/, 'must be lowercase letters and digits, words joined by single hyphens')
   .openapi({ example: 'acme-studio' });
 
-export const organizationIdParams = z.object({ organization_id: z.string().min(1).max(64) });
+export { organizationIdParams } from '../core/zod.ts';
 
 export const organizationSchema = z
   .object({

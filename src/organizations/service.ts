@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/record.ts';
-import { grantStarterCredits } from '../credits/ledger.ts';
+import { grantStarterCredits } from '../credits/index.ts';
 import { conflict } from '../core/errors.ts';
 import type { Actor } from '../access/actor.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -68,7 +68,6 @@ export async function updateOrganization(
 /** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
 export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    await actor.member(organizationId, 'organization.delete');
     await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
     await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.deleted', subjectType: 'organization', subjectId: organizationId });
   });
@@ -77,7 +76,7 @@ export async function deleteOrganization(deps: Deps, actor: Actor, organizationI
 /** Marks onboarding done. Idempotent: the first time is kept. */
 export async function markOnboarded(deps: Deps, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
   return deps.db.transaction(async (trx) => {
-    const membership = await actor.member(organizationId, 'organization.update');
+    const membership = await actor.member(organizationId);
     const [organization] = (await trx('organizations')
       .where({ id: organizationId })
       .update({ onboarded_at: trx.raw('coalesce(onboarded_at, now())'), updated_at: trx.fn.now() })

@@ -1,4 +1,5 @@
 import type { Config } from '../config/schema.ts';
+import type { CreditPeriods } from '../credits/cycle.ts';
 import type { MeteredOperations } from '../credits/metered.ts';
 import type { Db } from '../db/knex.ts';
 import type { JobQueue } from '../jobs/enqueue.ts';
@@ -8,6 +9,8 @@ import type { Providers } from './providers.ts';
 /** What route handlers, services and job handlers are given: nothing global, all explicit. */
 export interface Deps {
   config: Config;
+  /** How credit periods (spending limits, /credits/cycle) are cut: billing cycles (built by src/credit-periods.ts). */
+  creditPeriods: CreditPeriods;
   db: Db;
   jobs: JobQueue;
   log: Logger;

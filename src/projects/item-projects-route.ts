@@ -1,6 +1,7 @@
 import type { ZodObject } from 'zod';
 import type { ProjectItemType } from '../access/index.ts';
 import { pageQuery } from '../core/pagination.ts';
+import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { z } from '../core/zod.ts';
 import { listItemProjects } from './membership.ts';
@@ -13,9 +14,10 @@ import { projectPage } from './schema.ts';
  */
 export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; idParams: ZodObject; noun: string; operationId: string; tag: string }): AnyRoute {
   const idParam = Object.keys(spec.idParams.shape)[0]!;
+  if (!spec.path.endsWith(`/{${idParam}}/projects`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/projects`);
   return defineRoute({
     method: 'get',
-    path: `${spec.path}/{${idParam}}/projects`,
+    path: spec.path,
     operationId: spec.operationId,
     summary: `Live projects holding the ${spec.noun} that the caller can read`,
     tag: spec.tag,
@@ -23,6 +25,7 @@ export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; i
     query: z.object({ ...pageQuery }),
     response: { status: 200, description: 'A page of projects', schema: projectPage },
     errors: [404],
+    authorize: resource(spec.type, 'read', idParam),
     handler: async ({ params, query, actor, deps }) => {
       const page = await listItemProjects(deps, actor, spec.type, (params as Record<string, string>)[idParam]!, query);
       return { items: page.items.map(presentProject), next_cursor: page.next_cursor };

@@ -1,4 +1,5 @@
-import { resourceNoun } from '../access/index.ts';
+import { resourceNoun, type ProjectItemType } from '../access/index.ts';
+import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
@@ -7,13 +8,30 @@ import { addProjectItem, listProjectItems, removeProjectItem, type ProjectItem }
 
 const tag = 'Projects';
 
-/** POST/GET /projects/{id}/<items> and DELETE /projects/{id}/<items>/{item_id}, for each kind of item. */
-export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => {
-  const { type, segment, idField } = kind;
+interface Operation {
+  path: string;
+  operationId: string;
+}
+
+/**
+ * POST/GET `/projects/{project_id}/<items>` and DELETE `/projects/{project_id}/<items>/{item_id}`
+ * for one kind of item; the call site names each path and operationId literally.
+ */
+export function projectItemRoutes(type: ProjectItemType, operations: { add: Operation; list: Operation; remove: Operation }): AnyRoute[] {
+  const kind = projectItemKinds.find((k) => k.type === type)!;
+  const { segment, idField } = kind;
+  const expect = (op: Operation, path: string) => {
+    if (op.path !== path) throw new Error(`${op.operationId}: path ${op.path} is not ${path}`);
+    return op;
+  };
+  const add = expect(operations.add, `/projects/{project_id}/${segment}`);
+  const list = expect(operations.list, `/projects/{project_id}/${segment}`);
+  const remove = expect(operations.remove, `/projects/{project_id}/${segment}/{${idField}}`);
   const noun = resourceNoun[type];
   const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
   const Name = capital(noun);
   const Names = capital(segment);
+  const idOf = (values: Record<string, string>) => values[idField]!;
   const itemSchema = z
     .object({
       project_id: uuid,
@@ -29,8 +47,7 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
   return [
     defineRoute({
       method: 'post',
-      path: `/projects/{project_id}/${segment}`,
-      operationId: `addProject${Name}`,
+      ...add,
       summary: `File an existing ${noun} into a project`,
       description: `Needs the editor role on the project and the owner role on the ${noun} (filing shares it with everyone the project reaches). 409 when it is already there or either is deleted.`,
       tag,
@@ -38,12 +55,12 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
       body: z.object({ [idField]: uuid }).strict().openapi(`AddProject${Name}`),
       response: { status: 201, description: `The ${noun}'s membership`, schema: itemSchema },
       errors: [403, 404, 409],
-      handler: async ({ params, body, actor, deps }) => present(await addProjectItem(deps, actor, params.project_id as string, type, (body as Record<string, string>)[idField]!)),
+      authorize: resource('project', 'edit', 'project_id'),
+      handler: async ({ params, body, actor, deps }) => present(await addProjectItem(deps, actor, params.project_id, type, idOf(body))),
     }),
     defineRoute({
       method: 'get',
-      path: `/projects/{project_id}/${segment}`,
-      operationId: `listProject${Names}`,
+      ...list,
       summary: `The ${segment} in a project that the caller can read, newest filed first`,
       description:
         `Each item is the ${noun} itself, as \`GET /${segment}/{${idField}}\` answers it${type === 'skill' ? ' (the bare skill object, without the `skill` envelope)' : ''}. ` +
@@ -58,21 +75,22 @@ export const projectItemRoutes: AnyRoute[] = projectItemKinds.flatMap((kind) => 
         .strict(),
       response: { status: 200, description: `A page of ${segment}`, schema: pageOf(kind.schema).openapi(`Project${Names}Page`) },
       errors: [404],
+      authorize: resource('project', 'read', 'project_id'),
       handler: async ({ params, query, actor, deps }) => {
-        const page = await listProjectItems(deps, actor, params.project_id as string, kind, query);
+        const page = await listProjectItems(deps, actor, params.project_id, kind, query);
         return { items: page.items.map(kind.present), next_cursor: page.next_cursor };
       },
     }),
     defineRoute({
       method: 'delete',
-      path: `/projects/{project_id}/${segment}/{${idField}}`,
-      operationId: `removeProject${Name}`,
+      ...remove,
       summary: `Take a ${noun} out of a project (project editors; the ${noun} itself stays)`,
       tag,
       params: itemParams,
       response: { status: 204, description: 'Removed' },
       errors: [403, 404],
-      handler: async ({ params, actor, deps }) => removeProjectItem(deps, actor, params.project_id as string, type, (params as Record<string, string>)[idField]!),
+      authorize: resource('project', 'edit', 'project_id'),
+      handler: async ({ params, actor, deps }) => removeProjectItem(deps, actor, params.project_id!, type, idOf(params)),
     }),
   ];
-});
+}

@@ -5,9 +5,10 @@ import { presentProject } from './presenter.ts';
 import { archiveProject, createProject, deleteProject, getProject, listProjects, restoreProject, updateProject } from './service.ts';
 import { listProjectAccounts } from './accounts.ts';
 import { projectItemRoutes } from './item-routes.ts';
+import { signedIn } from '../http/authorize.ts';
 
 const tag = 'Projects';
-const project = resourceRoutes({ tag, path: '/projects', idParams: projectIdParams, noun: 'project', schema: projectSchema, present: presentProject });
+const project = resourceRoutes({ type: 'project', tag, path: '/projects', idParams: projectIdParams, noun: 'project', schema: projectSchema, present: presentProject });
 
 export const projectRoutes: AnyRoute[] = [
   defineRoute({
@@ -19,6 +20,7 @@ export const projectRoutes: AnyRoute[] = [
     tag,
     query: accountsQuery,
     response: { status: 200, description: 'A page of accounts', schema: projectAccountPage },
+    authorize: signedIn('the caller’s own organizations'),
     handler: async ({ query, actor, deps }) => listProjectAccounts(deps, actor, query),
   }),
   project.create({ path: '/projects', operationId: 'createProject', summary: 'Create a project; the caller owns it', body: createProjectBody, errors: [409], run: createProject }),
@@ -36,6 +38,7 @@ export const projectRoutes: AnyRoute[] = [
   project.action({
     path: '/projects/{project_id}/archive',
     operationId: 'archiveProject',
+    capability: 'archive',
     summary: 'Archive a project (owners): hidden from default lists, still shares its items',
     response: 'The archived project',
     errors: [403, 404, 409],
@@ -44,10 +47,30 @@ export const projectRoutes: AnyRoute[] = [
   project.action({
     path: '/projects/{project_id}/unarchive',
     operationId: 'unarchiveProject',
+    capability: 'archive',
     summary: 'Unarchive a project (owners)',
     response: 'The unarchived project',
     errors: [403, 404, 409],
     run: (deps, actor, id) => archiveProject(deps, actor, id, false),
   }),
-  ...projectItemRoutes,
+  ...projectItemRoutes('asset', {
+    add: { path: '/projects/{project_id}/assets', operationId: 'addProjectAsset' },
+    list: { path: '/projects/{project_id}/assets', operationId: 'listProjectAssets' },
+    remove: { path: '/projects/{project_id}/assets/{asset_id}', operationId: 'removeProjectAsset' },
+  }),
+  ...projectItemRoutes('canvas', {
+    add: { path: '/projects/{project_id}/canvases', operationId: 'addProjectCanvas' },
+    list: { path: '/projects/{project_id}/canvases', operationId: 'listProjectCanvases' },
+    remove: { path: '/projects/{project_id}/canvases/{canvas_id}', operationId: 'removeProjectCanvas' },
+  }),
+  ...projectItemRoutes('chat_conversation', {
+    add: { path: '/projects/{project_id}/conversations', operationId: 'addProjectConversation' },
+    list: { path: '/projects/{project_id}/conversations', operationId: 'listProjectConversations' },
+    remove: { path: '/projects/{project_id}/conversations/{conversation_id}', operationId: 'removeProjectConversation' },
+  }),
+  ...projectItemRoutes('skill', {
+    add: { path: '/projects/{project_id}/skills', operationId: 'addProjectSkill' },
+    list: { path: '/projects/{project_id}/skills', operationId: 'listProjectSkills' },
+    remove: { path: '/projects/{project_id}/skills/{skill_id}', operationId: 'removeProjectSkill' },
+  }),
 ];

@@ -1,5 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/schema.ts';
 
 export const projectSlugSchema = z
   .string()
@@ -17,8 +18,8 @@ export const projectSchema = z
     title: z.string(),
     emoji: z.string().nullable(),
     description: z.string().nullable(),
-    visibility: z.enum(['private', 'workspace', 'public']),
-    workspace_role: z.enum(['viewer', 'editor', 'owner']),
+    visibility: visibilitySchema,
+    workspace_role: workspaceRoleSchema,
     knowledge_skill_id: uuid.nullable(),
     mod_source_id: z.string().nullable(),
     metadata: jsonValue.nullable(),
@@ -45,8 +46,8 @@ export const createProjectBody = z
     slug: projectSlugSchema.optional().openapi({ description: 'Unique in the organization; derived from the title when absent.' }),
     emoji: emoji.optional(),
     description: description.optional(),
-    visibility: z.enum(['private', 'workspace'], { message: 'must be "private" or "workspace"' }).optional().openapi({ description: 'General access at creation (default `private`).' }),
-    workspace_role: z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' }).optional().openapi({ description: 'Role of organization members when visibility is `workspace` (default `viewer`).' }),
+    visibility: writableVisibilitySchema.optional().openapi({ description: 'General access at creation (default `private`).' }),
+    workspace_role: writableWorkspaceRoleSchema.optional().openapi({ description: 'Role of organization members when visibility is `workspace` (default `viewer`).' }),
     metadata: jsonValue.nullable().optional(),
   })
   .strict()
@@ -63,7 +64,7 @@ export const listProjectsQuery = z.object({
   archived: queryBoolean.optional().openapi({ description: '`true`: only archived projects; absent or `false`: only unarchived ones.' }),
   deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted projects (the trash); absent or `false`: only live ones.' }),
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or slug.' }),
-  created_by: z.string().min(1).max(200).optional().openapi({ description: 'Only projects created by this user id.' }),
+  created_by: userId.optional().openapi({ description: 'Only projects created by this user id.' }),
   ...pageQuery,
 });
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { readBalance } from '../credits/entries.ts';
+import { readBalance } from '../credits/index.ts';
 
 const round = (value: number, places: number) => Math.round(value * 10 ** places) / 10 ** places;
 

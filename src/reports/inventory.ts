@@ -59,5 +59,5 @@ export async function inventoryOf(db: Knex, organizationId: string): Promise<Inv
        FROM ${source.table} r WHERE r.organization_id = :organizationId GROUP BY 2, 3`,
   );
   const { rows } = await db.raw(`SELECT type, state, project_id, count FROM (${parts.join(' UNION ALL ')}) inventory ORDER BY type, state, project_id NULLS FIRST`, { organizationId });
-  return rows.map((row: any) => ({ type: row.type, state: row.state, project_id: row.project_id ?? null, count: Number(row.count) }));
+  return (rows as { type: string; state: string; project_id: string | null; count: string }[]).map((row) => ({ type: row.type, state: row.state, project_id: row.project_id ?? null, count: Number(row.count) }));
 }

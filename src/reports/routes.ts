@@ -1,5 +1,5 @@
+import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
 import { balanceReport } from './balance.ts';
 import { inventoryOf } from './inventory.ts';
 import { balanceReportSchema, inventoryBody, inventorySchema, usageQueryBody, usageReportSchema } from './schema.ts';

@@ -41,5 +41,5 @@ export async function usageReport(db: Knex, input: { organizationId: string; fro
       db.raw('count(DISTINCT e.capture_id)::bigint AS captures'),
       db.raw(input.groupBy === 'member' ? 'max(coalesce(u.name, u.email)) AS label' : 'NULL AS label'),
     );
-  return rows.map((row: any) => ({ key: row.key, label: row.label ?? null, credits: Number(row.credits), captures: Number(row.captures) }));
+  return (rows as { key: string; label: string | null; credits: string; captures: string }[]).map((row) => ({ key: row.key, label: row.label ?? null, credits: Number(row.credits), captures: Number(row.captures) }));
 }

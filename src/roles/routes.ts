@@ -1,5 +1,6 @@
+import { member } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../organizations/schema.ts';
+import { organizationIdParams } from '../core/zod.ts';
 import { presentRole } from './presenter.ts';
 import { deleteRoleQuery, listRolesQuery, roleEnvelope, rolePage, saveRoleBody } from './schema.ts';
 import { deleteRole, listRoles, saveRole } from './service.ts';
@@ -18,6 +19,7 @@ export const roleRoutes: AnyRoute[] = [
     query: listRolesQuery,
     response: { status: 200, description: 'A page of roles', schema: rolePage },
     errors: [404],
+    authorize: member(),
     handler: async ({ params, query, actor, deps }) => {
       const page = await listRoles(deps, actor, params.organization_id, query);
       return { items: page.items.map(({ role, memberCount }) => presentRole(role, memberCount)), next_cursor: page.next_cursor };
@@ -36,6 +38,7 @@ export const roleRoutes: AnyRoute[] = [
     body: saveRoleBody,
     response: { status: 200, description: 'The created or updated role', schema: roleEnvelope },
     errors: [403, 404, 409],
+    authorize: member('roles.manage'),
     handler: async ({ params, body, actor, deps }) => {
       const { role, memberCount } = await saveRole(deps, actor, params.organization_id, body);
       return { role: presentRole(role, memberCount) };
@@ -52,6 +55,7 @@ export const roleRoutes: AnyRoute[] = [
     query: deleteRoleQuery,
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404, 409],
+    authorize: member('roles.manage'),
     handler: async ({ params, query, actor, deps }) => deleteRole(deps, actor, params.organization_id, query.key),
   }),
 ];

@@ -1,5 +1,4 @@
 import { recordActivity } from '../activity/record.ts';
-import { forgetAlertRole } from '../alert-policy/service.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/actor.ts';
@@ -20,7 +19,6 @@ export interface CountedRole {
  * MAX_CUSTOM_ROLES + 3 roles, so the page is cut in memory; the cursor is the last key seen.
  */
 export async function listRoles(deps: Deps, actor: Actor, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
-  await actor.member(organizationId);
   const [roles, counts] = await Promise.all([rolesOf(deps.db, organizationId), memberCounts(deps.db, organizationId)]);
   // Position = (rank, key): built-ins by their fixed rank 0–2, custom roles share rank 3 and sort by key.
   const position = (role: Role): [number, string] => [role.builtIn ? builtInRoles.indexOf(role.key as BuiltInRole) : builtInRoles.length, role.key];
@@ -87,7 +85,7 @@ export async function saveRole(deps: Deps, actor: Actor, organizationId: string,
 /** Deletes a custom role nobody holds any more. */
 export async function deleteRole(deps: Deps, actor: Actor, organizationId: string, key: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const manager = await actor.member(organizationId, 'roles.manage');
+    const manager = await actor.member(organizationId);
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
     const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);
@@ -97,7 +95,7 @@ export async function deleteRole(deps: Deps, actor: Actor, organizationId: strin
     const holders = (await memberCounts(trx, organizationId)).get(key) ?? 0;
     if (holders > 0) throw conflict(`key: role "${key}" is still held by ${holders} member${holders === 1 ? '' : 's'}; give them another role first`, ['key']);
     await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
-    await forgetAlertRole(trx, organizationId, key);
+    // Alert policies naming the role forget it in this transaction (trigger, migration 20261123030000).
     await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'role.deleted', subjectType: 'role', subjectId: key, data: { name: row.name, permissions: row.permissions } });
   });
 }

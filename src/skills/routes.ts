@@ -21,11 +21,12 @@ import {
 } from './schema.ts';
 import { createSkill, deleteSkill, getSkill, restoreSkill, restoreSkillVersion, updateSkill } from './service.ts';
 import { findVersion, listVersions } from './versions.ts';
+import { member, resource } from '../http/authorize.ts';
 
 const tag = 'Skills';
 const path = '/skills';
 // Spec 2.5: a skill is answered wrapped as `{skill}`.
-const skill = resourceRoutes({ tag, path, idParams: skillIdParams, noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
+const skill = resourceRoutes({ type: 'skill', tag, path, idParams: skillIdParams, noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
 
 export const skillRoutes: AnyRoute[] = [
   skill.create({ path: '/skills', operationId: 'createSkill', summary: 'Create a custom skill (version 1)',
@@ -57,7 +58,7 @@ export const skillRoutes: AnyRoute[] = [
     errors: [403, 404, 409],
     run: restoreSkill,
   }),
-  itemProjectsRoute({ type: 'skill', path, idParams: skillIdParams, noun: 'skill', operationId: 'listSkillProjects', tag }),
+  itemProjectsRoute({ type: 'skill', path: '/skills/{skill_id}/projects', idParams: skillIdParams, noun: 'skill', operationId: 'listSkillProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/skills/{skill_id}/versions',
@@ -68,6 +69,7 @@ export const skillRoutes: AnyRoute[] = [
     query: skillVersionsQuery,
     response: { status: 200, description: 'A page of versions', schema: skillVersionPage },
     errors: [404],
+    authorize: resource('skill', 'read', 'skill_id'),
     handler: async ({ params, query, actor, deps }) => {
       const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
       const page = await listVersions(deps.db, row.id, query);
@@ -83,6 +85,7 @@ export const skillRoutes: AnyRoute[] = [
     params: skillVersionParams,
     response: { status: 200, description: 'The version', schema: skillVersionEnvelope },
     errors: [404],
+    authorize: resource('skill', 'read', 'skill_id'),
     handler: async ({ params, actor, deps }) => {
       const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
       const version = await findVersion(deps.db, row.id, params.version_id);
@@ -100,6 +103,7 @@ export const skillRoutes: AnyRoute[] = [
     params: skillVersionParams,
     response: { status: 200, description: 'The skill as the new version shows it', schema: skillEnvelope },
     errors: [403, 404, 409],
+    authorize: resource('skill', 'edit', 'skill_id'),
     handler: async ({ params, actor, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, actor, params.skill_id, params.version_id)).skill) }),
   }),
   defineRoute({
@@ -118,9 +122,9 @@ export const skillRoutes: AnyRoute[] = [
     body: createOrganizationSkillBody,
     response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
     errors: [403, 404, 409],
-    handler: async ({ params, body, actor, deps }) => {
-      await actor.member(params.organization_id, 'resources.create');
-      return { skill: presentOrganizationSkill(await createSkill(deps, actor, { organization_id: params.organization_id, ...body })) };
-    },
+    authorize: member('resources.create'),
+    handler: async ({ params, body, actor, deps }) => ({
+      skill: presentOrganizationSkill(await createSkill(deps, actor, { organization_id: params.organization_id, ...body })),
+    }),
   }),
 ];

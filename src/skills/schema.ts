@@ -1,8 +1,7 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { visibilitySchema, workspaceRoleSchema } from '../access/schema.ts';
 
-const visibility = z.enum(['private', 'workspace', 'public']);
-const workspaceRole = z.enum(['viewer', 'editor', 'owner']);
 
 export const skillIdParams = z.object({ skill_id: uuid.openapi({ description: 'Skill id (UUID).' }) });
 export const skillVersionParams = skillIdParams.extend({ version_id: uuid.openapi({ description: 'Skill version id (UUID).' }) });
@@ -21,8 +20,8 @@ export const skillSchema = z
     files: jsonValue.nullable(),
     author: z.string().nullable(),
     project_scoped: z.boolean().openapi({ description: 'True when the skill was created inside a project.' }),
-    visibility,
-    workspace_role: workspaceRole,
+    visibility: visibilitySchema,
+    workspace_role: workspaceRoleSchema,
     created_by_id: z.string().nullable(),
     mod_shortcut_id: z.string().nullable(),
     listing_id: uuid.nullable(),

@@ -1,4 +1,4 @@
-import { fileIntoProjectOnCreate, requireLive } from '../access/index.ts';
+import { changeLive, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../activity/record.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/actor.ts';
@@ -44,10 +44,8 @@ export async function getSkill(deps: Deps, actor: Actor, id: string): Promise<Sk
 }
 
 /** Every accepted change is a new version (even one that repeats the current content: it was asked for). */
-export async function updateSkill(deps: Deps, actor: Actor, id: string, changes: Partial<SkillContent>): Promise<SkillRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
-    requireLive(before, type);
+export function updateSkill(deps: Deps, actor: Actor, id: string, changes: Partial<SkillContent>): Promise<SkillRow> {
+  return changeLive<SkillRow>(deps, actor, type, id, async (trx, before) => {
     if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase()) await requireNameFree(trx, before.organization_id!, changes.name);
     const content: SkillContent = { name: before.name, description: before.description, body: before.body, files: before.files, ...changes };
     const { skill, version } = await appendVersion(trx, before, content, actor.userId);
@@ -56,26 +54,13 @@ export async function updateSkill(deps: Deps, actor: Actor, id: string, changes:
   });
 }
 
-export async function deleteSkill(deps: Deps, actor: Actor, id: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
-    const { row } = await actor.resource<SkillRow>(trx, type, id, 'delete', { forUpdate: true });
-    if (row.deleted_at) return;
-    await trx('skills').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: 'skill.deleted', subjectType: type, subjectId: id, data: { name: row.name } });
-  });
-}
+const named = (row: SkillRow) => ({ name: row.name });
+
+export const deleteSkill = (deps: Deps, actor: Actor, id: string) => softDelete<SkillRow>(deps, actor, type, id, named);
 
 /** 409 when a live skill took the name meanwhile; restoring a live skill returns it unchanged. */
-export async function restoreSkill(deps: Deps, actor: Actor, id: string): Promise<SkillRow> {
-  return deps.db.transaction(async (trx) => {
-    const { row } = await actor.resource<SkillRow>(trx, type, id, 'restore', { forUpdate: true });
-    if (!row.deleted_at) return row;
-    await requireNameFree(trx, row.organization_id!, row.name);
-    const [restored] = (await trx('skills').where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning('*')) as SkillRow[];
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: 'skill.restored', subjectType: type, subjectId: id, data: { name: row.name } });
-    return restored!;
-  });
-}
+export const restoreSkill = (deps: Deps, actor: Actor, id: string) =>
+  restore<SkillRow>(deps, actor, type, id, { returning: ['*'], activityData: named, check: (trx, row) => requireNameFree(trx, row.organization_id!, row.name) });
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
 export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {

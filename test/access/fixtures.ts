@@ -14,6 +14,7 @@ export async function grant(db: Knex, organizationId: string, type: string, id: 
   await db('resource_grants').insert({ organization_id: organizationId, resource_type: type, resource_id: id, user_id: user.id, role, granted_by_id: by.id });
 }
 
+/** A project straight in the database, owned by `owner` (for suites that test what sits in projects, not projects). */
 export async function insertProject(db: Knex, organizationId: string, owner: TestUser, fields: Record<string, unknown> = {}): Promise<string> {
   const [row] = await db('projects').insert({ organization_id: organizationId, created_by_id: owner.id, title: 'P', slug: `p-${Math.random().toString(36).slice(2, 10)}`, ...fields }).returning('id');
   return row.id;

@@ -11,6 +11,7 @@ import { createStorage } from '../../src/providers/storage/index.ts';
 import { createProviders } from '../../src/platform/providers.ts';
 import type { Job } from 'pg-boss';
 import { runJob } from '../../src/jobs/define.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { createMeteredOperations } from '../../src/metered-operations.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
@@ -127,7 +128,8 @@ describe('link import and enrichment (worker)', function () {
     });
   const get = async (id: string) => (await server.request('get', `/assets/${id}`, { token: alice.token })).body;
   const stored = (id: string) => createStorage(config).get(assetFileKey(org, id));
-  const jobs = (queue: string, id: string) => db('pgboss.job').where({ name: queue }).whereRaw(`data->>'asset_id' = ?`, [id]).orderBy('created_on').select('state', 'retry_count');
+  const jobs = (queue: string, id: string) =>
+    db('pgboss.job').where({ name: queue }).whereRaw(`data->>'asset_id' = ?`, [id]).orderBy('created_on').select('state', 'retry_count');
 
   it('imports a PNG: stores it, sets type/mime/url/title, then enrichment records size, checksum and dimensions', async () => {
     const id = await startImport(`${upstream.url}/moved`);
@@ -135,10 +137,22 @@ describe('link import and enrichment (worker)', function () {
     const asset = await get(id);
     expectAssetShape(asset);
     expect(asset).to.deep.include({
-      type: 'image', mime_type: 'image/png', url: `/assets/${id}/file`, title: 'fox.png', upload_file_state: 'success', enrichment_state: 'success',
+      type: 'image',
+      mime_type: 'image/png',
+      url: `/assets/${id}/file`,
+      title: 'fox.png',
+      upload_file_state: 'success',
+      enrichment_state: 'success',
     });
     expect(asset.metadata).to.equal(null);
-    expect(asset.enrichment).to.deep.equal({ size: image.length, checksum: { algorithm: 'sha256', value: createHash('sha256').update(image).digest('hex') }, media_type: 'image/png', width: 3, height: 2, image_format: 'png' });
+    expect(asset.enrichment).to.deep.equal({
+      size: image.length,
+      checksum: { algorithm: 'sha256', value: createHash('sha256').update(image).digest('hex') },
+      media_type: 'image/png',
+      width: 3,
+      height: 2,
+      image_format: 'png',
+    });
     expect({ import_error: asset.import_error, enrichment_error: asset.enrichment_error }).to.deep.equal({ import_error: null, enrichment_error: null });
     const file = await fetch(`${server.url}/assets/${id}/file`, { headers: { authorization: `Bearer ${alice.token}` } });
     expect(file.status).to.equal(200);
@@ -146,9 +160,22 @@ describe('link import and enrichment (worker)', function () {
     expect(file.headers.get('x-content-type-options')).to.equal('nosniff');
     expect(Buffer.from(await file.arrayBuffer()).equals(image)).to.equal(true);
     const params = await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token });
-    expect(params.body).to.deep.include({ asset_id: id, source_url: `${upstream.url}/moved`, final_url: `${upstream.url}/photos/fox.png`, redirects: [`${upstream.url}/photos/fox.png`], content_type: 'image/png', size: image.length, state: 'success', error: null });
+    expect(params.body).to.deep.include({
+      asset_id: id,
+      source_url: `${upstream.url}/moved`,
+      final_url: `${upstream.url}/photos/fox.png`,
+      redirects: [`${upstream.url}/photos/fox.png`],
+      content_type: 'image/png',
+      size: image.length,
+      state: 'success',
+      error: null,
+    });
     expect(params.body.imported_at).to.be.a('string');
-    expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal(['asset.import_started', 'asset.imported', 'asset.enriched']);
+    expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal([
+      'asset.import_started',
+      'asset.imported',
+      'asset.enriched',
+    ]);
   });
 
   it('imports text, keeps the given title and measures the text length in characters', async () => {
@@ -174,13 +201,19 @@ describe('link import and enrichment (worker)', function () {
     } finally {
       await boss.stop({ graceful: false, close: true });
     }
-    await eventually(async () => (await jobs(assetImportJob.name, id)).every((j) => j.state === 'completed') && (await jobs(assetEnrichmentJob.name, id)).every((j) => j.state === 'completed'));
+    await eventually(
+      async () =>
+        (await jobs(assetImportJob.name, id)).every((j) => j.state === 'completed') &&
+        (await jobs(assetEnrichmentJob.name, id)).every((j) => j.state === 'completed'),
+    );
     await eventually(async () => (await db('assets').where({ id }).first('enrichment_state')).enrichment_state === 'success');
     const after = await db('assets').where({ id }).first();
     expect(after.metadata).to.deep.equal(before.metadata);
     expect(after.enrichment).to.deep.equal(before.enrichment);
     expect(after.import_parameters).to.deep.equal(before.import_parameters);
-    expect(await db('activity_events').where({ subject_id: id, action: 'asset.imported' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(await db('activity_events').where({ subject_id: id, action: 'asset.imported' }).count<{ count: number }[]>('* as count')).to.deep.equal([
+      { count: 1 },
+    ]);
     expect(await jobs(assetEnrichmentJob.name, id)).to.have.length(2);
   });
 
@@ -215,17 +248,29 @@ describe('link import and enrichment (worker)', function () {
       expect(await jobs(assetEnrichmentJob.name, id)).to.deep.equal([]);
       const params = (await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token })).body;
       expect(params).to.deep.include({ source_url: source, state: 'error', error: asset.import_error, size: null });
-      expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal(['asset.import_started', 'asset.import_failed']);
+      expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal([
+        'asset.import_started',
+        'asset.import_failed',
+      ]);
       expect((await server.request('get', `/assets/${id}/file`, { token: alice.token })).status).to.equal(404);
       expect(other.requests).to.deep.equal([]);
     });
   }
 
-  describe('metadata is the user\'s: any JSON value round-trips exactly through the jobs', () => {
-    const values: [string, unknown][] = [['a string', 'plain-string'], ['a number', 42], ['an array', [1, 2]], ['an object', { a: 1 }], ['null', null]];
+  describe("metadata is the user's: any JSON value round-trips exactly through the jobs", () => {
+    const values: [string, unknown][] = [
+      ['a string', 'plain-string'],
+      ['a number', 42],
+      ['an array', [1, 2]],
+      ['an object', { a: 1 }],
+      ['null', null],
+    ];
     for (const [label, value] of values) {
       it(`${label}: create → enrichment → GET`, async () => {
-        const res = await server.request('post', '/assets', { token: alice.token, body: { organization_id: org, type: 'text', content: 'héllo', metadata: value } });
+        const res = await server.request('post', '/assets', {
+          token: alice.token,
+          body: { organization_id: org, type: 'text', content: 'héllo', metadata: value },
+        });
         expect(res.status).to.equal(201);
         expect(res.body).to.deep.include({ metadata: value, enrichment_state: 'pending', enrichment: null, enrichment_error: null, import_error: null });
         await eventually(async () => (await db('assets').where({ id: res.body.id }).first('enrichment_state')).enrichment_state === 'success');
@@ -271,8 +316,22 @@ describe('link import and enrichment (worker)', function () {
     await boss.start();
     const log = createLogger(config, 'test-handler');
     try {
-      const deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
-      const job = { id: 'last-attempt', name: assetImportJob.name, data: { asset_id: id }, retryCount: assetImportJob.policy.retryLimit, signal: new AbortController().signal } as unknown as Job<unknown>;
+      const deps = {
+        config,
+        creditPeriods: createCreditPeriods(),
+        db,
+        jobs: new JobQueue(boss),
+        log,
+        metered: createMeteredOperations(),
+        providers: createProviders(config, db),
+      };
+      const job = {
+        id: 'last-attempt',
+        name: assetImportJob.name,
+        data: { asset_id: id },
+        retryCount: assetImportJob.policy.retryLimit,
+        signal: new AbortController().signal,
+      } as unknown as Job<unknown>;
       await runJob(assetImportJob, job.data, { deps, job, log, signal: job.signal });
     } finally {
       await boss.stop({ graceful: false, close: true });
@@ -282,5 +341,58 @@ describe('link import and enrichment (worker)', function () {
     expect(asset.import_error.code).to.equal('upstream_status');
     expect(asset.import_error.message).to.match(/503/);
     expect(await stored(id)).to.equal(null);
+  });
+});
+
+describe('migration: job findings leave metadata', function () {
+  this.timeout(60_000);
+
+  it("moves what earlier workers merged into metadata to the new fields and unwraps the user's value", async () => {
+    const url = await isolatedDatabase();
+    const db = createDb(url, { max: 1 });
+    try {
+      const migration = await import('../../migrations/20261123010000_asset_job_findings.ts');
+      await migration.down(db);
+      const [{ id: userId }] = await db('users').insert({ id: 'migration-user', email: 'm@example.test' }).returning('id');
+      const [{ id: org }] = await db('organizations').insert({ name: 'M', slug: 'm-co', created_by_id: userId }).returning('id');
+      const enrichment = { size: 3, checksum: { algorithm: 'sha256', value: 'abc' }, media_type: 'text/plain' };
+      const importError = { code: 'too_large', message: 'too big' };
+      const rows: [string, Record<string, unknown>][] = [
+        ['wrapped string', { enrichment_state: 'success', metadata: { value: 'plain-string', enrichment } }],
+        ['wrapped number', { enrichment_state: 'success', metadata: { value: 42, enrichment } }],
+        ['wrapped array', { enrichment_state: 'success', metadata: { value: [1, 2], enrichment } }],
+        ['merged object', { enrichment_state: 'success', metadata: { a: 1, enrichment } }],
+        ['was null', { enrichment_state: 'success', metadata: { enrichment } }],
+        ['failed enrichment', { enrichment_state: 'error', metadata: { a: 1, enrichment_error: 'the image could not be read' } }],
+        ['failed import', { upload_file_state: 'error', metadata: { import_error: importError } }],
+        ['untouched', { enrichment_state: 'ignored', metadata: { enrichment: 'mine', value: 'x' } }],
+      ];
+      for (const [title, fields] of rows) {
+        await db('assets').insert({ organization_id: org, created_by_id: userId, type: 'text', title, ...fields, metadata: JSON.stringify(fields.metadata) });
+      }
+      await migration.up(db);
+      const after = Object.fromEntries(
+        (await db('assets').where({ organization_id: org }).select('title', 'metadata', 'enrichment', 'enrichment_error', 'import_error')).map(
+          ({ title, ...rest }) => [title, rest],
+        ),
+      );
+      expect(after).to.deep.equal({
+        'wrapped string': { metadata: 'plain-string', enrichment, enrichment_error: null, import_error: null },
+        'wrapped number': { metadata: 42, enrichment, enrichment_error: null, import_error: null },
+        'wrapped array': { metadata: [1, 2], enrichment, enrichment_error: null, import_error: null },
+        'merged object': { metadata: { a: 1 }, enrichment, enrichment_error: null, import_error: null },
+        'was null': { metadata: null, enrichment, enrichment_error: null, import_error: null },
+        'failed enrichment': {
+          metadata: { a: 1 },
+          enrichment: null,
+          enrichment_error: { code: 'enrichment_failed', message: 'the image could not be read' },
+          import_error: null,
+        },
+        'failed import': { metadata: null, enrichment: null, enrichment_error: null, import_error: importError },
+        untouched: { metadata: { enrichment: 'mine', value: 'x' }, enrichment: null, enrichment_error: null, import_error: null },
+      });
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import type { Deps } from '../../src/platform/deps.ts';
-import { balanceAlertCheckJob, balanceAlertEmailJob } from '../../src/billing/jobs.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob } from '../../src/credits/jobs.ts';
 import { runJob, type JobContext } from '../../src/jobs/define.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { workerDeps } from './support.ts';
+
+const creditPeriods = createCreditPeriods();
 
 const balanceAlertCheckHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertCheckJob, payload, context) };
 const balanceAlertEmailHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertEmailJob, payload, context) };
@@ -36,7 +39,7 @@ describe('low-balance alerts (billing.balance-alert-check handler)', () => {
 
   const spend = (amount: number) =>
     deps.db.transaction(async (trx) => {
-      const hold = await placeHold(trx, { organizationId: org, userId: owner.id, amount, reason: 'chat_run' });
+      const hold = await placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount, reason: 'chat_run' });
       await captureHold(trx, hold.id, amount);
     });
   const alerts = () => deps.db('activity_events').where({ organization_id: org, action: 'credits.low_balance' }).orderBy('created_at');

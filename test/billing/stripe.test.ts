@@ -77,6 +77,7 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
     fake = await startFakeStripe(seen);
   });
   const ctx = useServer(() => ({ STRIPE_SECRET_KEY: 'sk_test_fake', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: fake.url }));
+  // biome-ignore lint/suspicious/noDuplicateTestHooks: hooks run in order — the fake before useServer's, the organization after it.
   before(async () => {
     owner = newUser();
     org = await createOrganization(ctx.server, owner);

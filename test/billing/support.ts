@@ -8,6 +8,7 @@ import { createProviders } from '../../src/platform/providers.ts';
 import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import type { JobContext } from '../../src/jobs/define.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { createMeteredOperations } from '../../src/metered-operations.ts';
 
 /** The deps a worker gives its handlers (real database, real pg-boss sender), for running handlers in-process. */
@@ -18,7 +19,7 @@ export async function workerDeps(overrides: Record<string, string> = {}): Promis
   const boss = createBoss(url, 'web');
   await boss.start();
   const log = createLogger(config, 'test-worker');
-  const deps: Deps = { config, db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const deps: Deps = { config, creditPeriods: createCreditPeriods(), db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
   const context: JobContext = { deps, job: {} as JobContext['job'], log, signal: new AbortController().signal, lastAttempt: false };
   return {
     deps,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { insertProject } from '../access/fixtures.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { accessControlSuite, insertProject } from './access-suite.ts';
 
 const conversationKeys = [
   'active_leaf_id', 'active_run_at', 'active_run_id', 'active_workflow_run_id', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id',
@@ -47,7 +47,7 @@ describe('conversations', () => {
     it('files the conversation into a project the caller can edit', async () => {
       const alice = newUser();
       const org = await createOrganization(ctx.server, alice);
-      const project = await insertProject(ctx.db, org, alice.id);
+      const project = await insertProject(ctx.db, org, alice);
       const conversation = await create(alice, { organization_id: org, project_id: project, visibility: 'workspace' });
       expect(conversation).to.include({ project_id: project, visibility: 'workspace', title: null });
       expect(await ctx.db('project_items').where({ item_id: conversation.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project, item_type: 'chat_conversation', via: 'origin' }]);
@@ -165,20 +165,4 @@ describe('conversations', () => {
       });
     });
   });
-
-  accessControlSuite(
-    {
-      name: 'conversation',
-      accessType: 'chat_conversation',
-      path: '/conversations',
-      patchBody: { title: 'Edited by B' },
-      unwrap: (body) => body,
-      async create(server, owner, organizationId, projectId) {
-        const res = await server.request('post', '/conversations', { token: owner.token, body: { organization_id: organizationId, title: 'Secret', project_id: projectId } });
-        expect(res.status, JSON.stringify(res.body)).to.equal(201);
-        return res.body.id;
-      },
-    },
-    ctx,
-  );
 });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
+import { insertProject } from '../access/fixtures.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
-import { insertProject } from './access-suite.ts';
 
 describe('GET /conversations', () => {
   const ctx = useServer({}, { pool: 4 });
@@ -19,7 +19,7 @@ describe('GET /conversations', () => {
     const bob = newUser();
     const org = await createOrganization(ctx.server, alice);
     await addMember(ctx.db, org, bob);
-    const project = await insertProject(ctx.db, org, alice.id);
+    const project = await insertProject(ctx.db, org, alice);
     await ctx.server.request('post', `/access/project/${project}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'viewer' } });
     const bobsOwn = await create(bob, { organization_id: org, title: 'Bob own' });
     const granted = await create(alice, { organization_id: org, title: 'Granted to Bob' });

@@ -1,12 +1,15 @@
 import { expect } from 'chai';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { placeHold, captureHold } from '../../src/credits/holds.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, balanceOf, createOrganization } from './support.ts';
+
+const creditPeriods = createCreditPeriods();
 
 /** Opens `count` connections and waits until all are connected, so the work really starts together. */
 async function separateConnections(count: number): Promise<Db[]> {
@@ -34,7 +37,7 @@ describe('credits under concurrency', () => {
     })();
     try {
       const results = await Promise.allSettled(
-        dbs.map((conn) => conn.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 10, reason: 'race' }))),
+        dbs.map((conn) => conn.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 10, reason: 'race' }))),
       );
       const ok = results.filter((r) => r.status === 'fulfilled');
       const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -65,7 +68,7 @@ describe('credits under concurrency', () => {
     this.timeout(60_000);
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 50, reason: 'race' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 50, reason: 'race' }));
     const dbs = await separateConnections(10);
     try {
       const results = await Promise.allSettled(dbs.map((conn, i) => conn.transaction((trx) => captureHold(trx, hold.id, 10 + i))));
@@ -91,7 +94,7 @@ describe('credits under concurrency', () => {
     await ctx.db.transaction((trx) => setSpendingLimit(trx, org, member.id, 30, owner.id));
     const dbs = await separateConnections(10);
     try {
-      const results = await Promise.allSettled(dbs.map((conn) => conn.transaction((trx) => placeHold(trx, { organizationId: org, userId: member.id, amount: 10, reason: 'race' }))));
+      const results = await Promise.allSettled(dbs.map((conn) => conn.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 10, reason: 'race' }))));
       expect(results.filter((r) => r.status === 'fulfilled').length).to.equal(3);
       for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
         expect(r.reason.status).to.equal(402);

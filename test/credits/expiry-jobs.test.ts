@@ -4,6 +4,7 @@ import { expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/j
 import { deleteExpiredIdempotencyKeysJob } from '../../src/platform/maintenance/jobs.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { placeHold } from '../../src/credits/holds.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import type { Db } from '../../src/db/knex.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
@@ -12,6 +13,8 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { createDb, eventually, isolatedDatabase, jobState } from '../jobs/support.ts';
+
+const creditPeriods = createCreditPeriods();
 
 /** The scheduled expiry jobs, run by a real worker on real pg-boss queues. */
 describe('credits expiry jobs', function () {
@@ -43,30 +46,64 @@ describe('credits expiry jobs', function () {
   it('expires due grants and abandoned holds once each, however often the jobs run', async () => {
     const userId = `user_${randomUUID().slice(0, 8)}`;
     await db('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Exp' });
-    const [{ id: org }] = await db('organizations').insert({ name: 'Exp Co', slug: `exp-${randomUUID().slice(0, 8)}`, created_by_id: userId }).returning('id');
-    const plan = await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 60, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }));
+    const [{ id: org }] = await db('organizations')
+      .insert({ name: 'Exp Co', slug: `exp-${randomUUID().slice(0, 8)}`, created_by_id: userId })
+      .returning('id');
+    const plan = await db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 60, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }),
+    );
     await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 40, description: 'Bought' }));
-    const hold = await db.transaction((trx) => placeHold(trx, { organizationId: org, userId, amount: 25, reason: 'chat_run', expiresInSeconds: 600 }));
+    const hold = await db.transaction((trx) =>
+      placeHold(trx, creditPeriods, { organizationId: org, userId, amount: 25, reason: 'chat_run', expiresInSeconds: 600 }),
+    );
     // Time passes (only the mutable tables are moved; the ledger is untouched).
-    await db('credit_grants').where({ id: plan.id }).update({ expires_at: db.raw("now() - interval '1 second'") });
-    await db('credit_holds').where({ id: hold.id }).update({ expires_at: db.raw("now() - interval '1 second'") });
+    await db('credit_grants')
+      .where({ id: plan.id })
+      .update({ expires_at: db.raw("now() - interval '1 second'") });
+    await db('credit_holds')
+      .where({ id: hold.id })
+      .update({ expires_at: db.raw("now() - interval '1 second'") });
 
     await runJob(expireCreditGrantsJob);
     await runJob(expireCreditHoldsJob);
     await runJob(expireCreditGrantsJob);
     await runJob(expireCreditHoldsJob);
 
-    const entries = (await db('credit_ledger_entries').where({ organization_id: org }).orderBy('seq').select('kind', 'amount', 'grant_id')).map((e) => `${e.kind}:${e.amount}:${e.grant_id === plan.id ? 'plan' : 'other'}`);
+    const entries = (await db('credit_ledger_entries').where({ organization_id: org }).orderBy('seq').select('kind', 'amount', 'grant_id')).map(
+      (e) => `${e.kind}:${e.amount}:${e.grant_id === plan.id ? 'plan' : 'other'}`,
+    );
     expect(entries).to.deep.equal(['plan_refill:60:plan', 'purchase:40:other', 'hold:25:plan', 'expiry:35:plan', 'release:25:plan', 'expiry:25:plan']);
-    expect(await db('credit_holds').where({ id: hold.id }).first('status', 'resolution', 'released')).to.deep.equal({ status: 'expired', resolution: 'expiry', released: 25 });
-    expect(await db('credit_balances').where({ organization_id: org }).first('granted', 'captured', 'held', 'expired')).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 60 });
+    expect(await db('credit_holds').where({ id: hold.id }).first('status', 'resolution', 'released')).to.deep.equal({
+      status: 'expired',
+      resolution: 'expiry',
+      released: 25,
+    });
+    expect(await db('credit_balances').where({ organization_id: org }).first('granted', 'captured', 'held', 'expired')).to.deep.equal({
+      granted: 100,
+      captured: 0,
+      held: 0,
+      expired: 60,
+    });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
   it('deletes Idempotency-Key responses older than 24 hours and keeps younger ones', async () => {
     const org = `org_${randomUUID().slice(0, 8)}`;
-    const key = (name: string, age: string) => ({ organization_id: org, key: name, operation: 'adjustCredits', request_hash: 'h', response_status: 201, response_body: '{}', created_at: db.raw(`now() - interval '${age}'`) });
-    await db('idempotency_keys').insert([key('old', '25 hours'), key('just-expired', '24 hours 1 minute'), key('young', '23 hours 59 minutes'), key('new', '0 seconds')]);
+    const key = (name: string, age: string) => ({
+      organization_id: org,
+      key: name,
+      operation: 'adjustCredits',
+      request_hash: 'h',
+      response_status: 201,
+      response_body: '{}',
+      created_at: db.raw(`now() - interval '${age}'`),
+    });
+    await db('idempotency_keys').insert([
+      key('old', '25 hours'),
+      key('just-expired', '24 hours 1 minute'),
+      key('young', '23 hours 59 minutes'),
+      key('new', '0 seconds'),
+    ]);
     await runJob(deleteExpiredIdempotencyKeysJob);
     expect(await db('idempotency_keys').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['new', 'young']);
     // Running again deletes nothing more.

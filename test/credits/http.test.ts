@@ -158,7 +158,7 @@ describe('credits over HTTP', () => {
       const org = await createOrganization(ctx.server, owner);
       // Hold the key's lock in another session, as a running request would.
       await ctx.db.transaction(async (trx) => {
-        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 1))', [`idempotency:${org}:busy-key`]);
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 1))', [`idempotency:${org}:${owner.id}:busy-key`]);
         const res = await run(owner, org, 'begin', { run_id: 'busy', amount: 5 }, 'busy-key');
         expect(res.status).to.equal(409);
         expect(res.body.message).to.match(/^Idempotency-Key: a request with this key is still in progress/);

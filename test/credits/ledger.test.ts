@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import { expireGrant, grantCredits } from '../../src/credits/ledger.ts';
 import { captureFromHold, captureHold, placeHold, releaseHold, settleHold, expireHold } from '../../src/credits/holds.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { balanceOf, createOrganization, entriesOf, failure } from './support.ts';
+
+const creditPeriods = createCreditPeriods();
 
 describe('credits ledger (internal API)', () => {
   const ctx = useServer({ STARTER_CREDITS: '100' }, { pool: 4 });
@@ -31,7 +34,7 @@ describe('credits ledger (internal API)', () => {
   it('captures part of a hold, releases the rest, and resolves the hold only once', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 40, reason: 'social_read' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 40, reason: 'social_read' }));
     expect(hold).to.include({ amount: 40, captured: 0, released: 0, status: 'held', resolution: null });
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 40, expired: 0 });
 
@@ -61,7 +64,7 @@ describe('credits ledger (internal API)', () => {
   it('refuses a capture after release, and a capture beyond the hold', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 10, reason: 'generation' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 10, reason: 'generation' }));
     const tooMuch = await failure(ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 11)));
     expect([tooMuch.status, tooMuch.message]).to.deep.equal([409, 'amount: 11 credits exceed what is left on the hold (10)']);
     await ctx.db.transaction((trx) => releaseHold(trx, hold.id));
@@ -86,7 +89,7 @@ describe('credits ledger (internal API)', () => {
     const soonLow = await grant(20, day, 100);
     const soonHigh = await grant(10, day, 5);
     const forever = await grant(50, null, 1);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 70, reason: 'test' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 70, reason: 'test' }));
     const allocations = await ctx.db('credit_hold_allocations').where({ hold_id: hold.id }).orderBy('position').select('grant_id', 'amount');
     expect(allocations).to.deep.equal([
       { grant_id: soonHigh.id, amount: 10 },
@@ -105,7 +108,7 @@ describe('credits ledger (internal API)', () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
     const grant = await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }));
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
     // The grant's time runs out (the grants table is mutable; only ledger rows are not).
     await ctx.db('credit_grants').where({ id: grant.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
     expect(await ctx.db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(20);
@@ -129,7 +132,7 @@ describe('credits ledger (internal API)', () => {
   it('expires an overdue hold once, releasing what it did not capture', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }));
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }));
     await ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 12, { captureKey: 'c1' }));
     expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false); // not due yet
     await ctx.db('credit_holds').where({ id: hold.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });

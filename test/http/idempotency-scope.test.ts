@@ -12,7 +12,8 @@ describe('Idempotency-Key belongs to the caller who sent it', () => {
     const org = await createOrganization(ctx.server, owner);
     await addMember(ctx.db, org, admin, 'admin');
     const path = `/organizations/${org}/credits/adjustments`;
-    const send = (token: string) => ctx.server.request('post', path, { token, headers: { 'idempotency-key': 'shared-key-1' }, body: { amount: 5, reason: 'goodwill' } });
+    const send = (token: string) =>
+      ctx.server.request('post', path, { token, headers: { 'idempotency-key': 'shared-key-1' }, body: { amount: 5, reason: 'goodwill' } });
 
     const first = await send(owner.token);
     expect(first.status, JSON.stringify(first.body)).to.equal(201);
@@ -27,6 +28,8 @@ describe('Idempotency-Key belongs to the caller who sent it', () => {
 
     const adjustments = await ctx.db('activity_events').where({ organization_id: org, action: 'credits.adjusted' }).orderBy('created_at').pluck('actor_id');
     expect(adjustments).to.deep.equal([owner.id, admin.id]);
-    expect(await ctx.db('idempotency_keys').where({ organization_id: org, key: 'shared-key-1' }).orderBy('user_id').pluck('user_id')).to.deep.equal([owner.id, admin.id].sort());
+    expect(await ctx.db('idempotency_keys').where({ organization_id: org, key: 'shared-key-1' }).orderBy('user_id').pluck('user_id')).to.deep.equal(
+      [owner.id, admin.id].sort(),
+    );
   });
 });

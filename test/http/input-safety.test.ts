@@ -14,7 +14,11 @@ const nested = (levels: number): unknown => {
   return value;
 };
 
-const validation = (message: string, path: (string | number)[], issueMessage: string) => ({ code: 'validation_failed', message, data: { issues: [{ path, message: issueMessage }] } });
+const validation = (message: string, path: (string | number)[], issueMessage: string) => ({
+  code: 'validation_failed',
+  message,
+  data: { issues: [{ path, message: issueMessage }] },
+});
 
 describe('the validation boundary refuses unsafe input once, for every string and JSON field', () => {
   const ctx = useServer();
@@ -31,10 +35,16 @@ describe('the validation boundary refuses unsafe input once, for every string an
     it('deep inside a JSON-valued field, and in its keys', async () => {
       const owner = newUser();
       const org = await createOrganization(ctx.server, owner);
-      const inValue = await ctx.server.request('post', '/projects', { token: owner.token, body: { organization_id: org, title: 'Launch', metadata: { a: ['ok', `x${NUL}`] } } });
+      const inValue = await ctx.server.request('post', '/projects', {
+        token: owner.token,
+        body: { organization_id: org, title: 'Launch', metadata: { a: ['ok', `x${NUL}`] } },
+      });
       expect(inValue.status).to.equal(400);
       expect(inValue.body).to.deep.equal(validation(`metadata.a.1: ${nulMessage}`, ['metadata', 'a', 1], nulMessage));
-      const inKey = await ctx.server.request('post', '/projects', { token: owner.token, body: { organization_id: org, title: 'Launch', metadata: { [`k${NUL}`]: 1 } } });
+      const inKey = await ctx.server.request('post', '/projects', {
+        token: owner.token,
+        body: { organization_id: org, title: 'Launch', metadata: { [`k${NUL}`]: 1 } },
+      });
       expect(inKey.status).to.equal(400);
       expect(inKey.body.message).to.equal('metadata: keys must not contain the NUL character (U+0000)');
       expect(await ctx.db('projects').where({ organization_id: org }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
@@ -64,7 +74,10 @@ describe('the validation boundary refuses unsafe input once, for every string an
     it('in a PATCH body of another domain (member personalization)', async () => {
       const owner = newUser();
       const org = await createOrganization(ctx.server, owner);
-      const res = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}/personalization`, { token: owner.token, body: { job_title: `Boss${NUL}` } });
+      const res = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}/personalization`, {
+        token: owner.token,
+        body: { job_title: `Boss${NUL}` },
+      });
       expect(res.status).to.equal(400);
       expect(res.body).to.deep.equal(validation(`job_title: ${nulMessage}`, ['job_title'], nulMessage));
     });
@@ -82,16 +95,40 @@ describe('the validation boundary refuses unsafe input once, for every string an
       expect(deep.body).to.deep.equal(validation(`metadata: ${depthMessage}`, ['metadata'], depthMessage));
     });
 
+    it('caps the size too: asset metadata over 64 KiB is a 400 naming the field', async () => {
+      const owner = newUser();
+      const org = await createOrganization(ctx.server, owner);
+      const message = 'must be at most 64 KiB as JSON';
+      const res = await ctx.server.request('post', '/assets', {
+        token: owner.token,
+        body: { organization_id: org, type: 'text', content: 'x', metadata: { notes: 'x'.repeat(70_000) } },
+      });
+      expect(res.status).to.equal(400);
+      expect(res.body).to.deep.equal(validation(`metadata: ${message}`, ['metadata'], message));
+      expect(await ctx.db('assets').where({ organization_id: org }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+    });
+
     it('answers 5,000 levels in metadata, preferences and skill files with 400, not a stack overflow', async () => {
       const owner = newUser();
       const org = await createOrganization(ctx.server, owner);
-      const metadata = await ctx.server.request('post', '/assets', { token: owner.token, body: { organization_id: org, type: 'text', content: 'x', metadata: nested(5000) } });
+      // Built as text: JSON.stringify itself overflows on such values.
+      const deep = `${'['.repeat(5000)}1${']'.repeat(5000)}`;
+      const metadata = await ctx.server.request('post', '/assets', {
+        token: owner.token,
+        rawBody: `{"organization_id":"${org}","type":"text","content":"x","metadata":${deep}}`,
+      });
       expect(metadata.status).to.equal(400);
       expect(metadata.body).to.deep.equal(validation(`metadata: ${depthMessage}`, ['metadata'], depthMessage));
-      const preferences = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}/personalization`, { token: owner.token, body: { preferences: { theme: nested(5000) } } });
+      const preferences = await ctx.server.request('patch', `/organizations/${org}/members/${owner.id}/personalization`, {
+        token: owner.token,
+        rawBody: `{"preferences":{"theme":${deep}}}`,
+      });
       expect(preferences.status).to.equal(400);
       expect(preferences.body).to.deep.equal(validation(`preferences: ${depthMessage}`, ['preferences'], depthMessage));
-      const files = await ctx.server.request('post', '/skills', { token: owner.token, body: { organization_id: org, name: 'Deep', description: 'd', body: 'b', files: nested(5000) } });
+      const files = await ctx.server.request('post', '/skills', {
+        token: owner.token,
+        rawBody: `{"organization_id":"${org}","name":"Deep","description":"d","body":"b","files":${deep}}`,
+      });
       expect(files.status).to.equal(400);
       expect(files.body).to.deep.equal(validation(`files: ${depthMessage}`, ['files'], depthMessage));
       expect(await ctx.db('skills').where({ organization_id: org }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
@@ -169,9 +206,21 @@ describe('the validation boundary refuses unsafe input once, for every string an
       const path = await ctx.server.request('get', `/organizations/${org}/members/${tooLong}`, { token: owner.token });
       expect(path.status).to.equal(400);
       expect(path.body.message).to.match(/^params\.user_id: /);
+      const adjust = (user_id: string) =>
+        ctx.server.request('post', `/organizations/${org}/credits/adjustments`, { token: owner.token, body: { amount: 1, reason: 'r', user_id } });
+      expect((await adjust(longest.id)).status).to.equal(201);
+      const body = await adjust(tooLong);
+      expect(body.status).to.equal(400);
+      expect(body.body.message).to.match(/^user_id: /);
+      const listed = await ctx.server.request('get', '/canvases', { token: owner.token, query: { organization_id: org, created_by: longest.id } });
+      expect(listed.status, JSON.stringify(listed.body)).to.equal(200);
       const token = await ctx.server.request('get', `/organizations/${org}`, { token: newUser({ id: tooLong }).token });
       expect(token.status).to.equal(401);
-      expect(token.body).to.deep.equal({ code: 'unauthorized', message: 'a valid bearer token is required: token sub must be a string of 1–255 characters', data: { issues: [] } });
+      expect(token.body).to.deep.equal({
+        code: 'unauthorized',
+        message: 'a valid bearer token is required: token sub must be a string of 1–255 characters',
+        data: { issues: [] },
+      });
     });
   });
 });

@@ -17,6 +17,7 @@ describe('project_id in create bodies cannot be probed', () => {
   };
 
   const creates: [string, string, (org: string, projectId: string) => Record<string, unknown>][] = [
+    ['assets', '/assets', (org, project_id) => ({ organization_id: org, type: 'text', content: 'x', project_id })],
     ['canvases', '/canvases', (org, project_id) => ({ organization_id: org, title: 'C', project_id })],
     ['conversations', '/conversations', (org, project_id) => ({ organization_id: org, title: 'T', project_id })],
     ['skills', '/skills', (org, project_id) => ({ organization_id: org, name: `S ${randomUUID().slice(0, 6)}`, description: 'd', body: 'b', project_id })],

@@ -20,7 +20,7 @@ describe('GET /readyz', () => {
 
       const res = await server.request('get', '/readyz');
       expect(res.status).to.equal(503);
-      expect(res.body).to.deep.equal({ code: 'internal', message: 'database unreachable', data: { issues: [] } });
+      expect(res.body).to.deep.equal({ code: 'unavailable', message: 'database unreachable', data: { issues: [] } });
       const health = await server.request('get', '/healthz');
       expect(health.status).to.equal(200);
     } finally {

@@ -72,7 +72,11 @@ describe('job heartbeats (worker processes)', function () {
     await upstream?.close();
   });
 
-  const importJob = (assetId: string) => db('pgboss.job').where({ name: assetImportJob.name }).whereRaw(`data->>'asset_id' = ?`, [assetId]).first('id', 'state', 'retry_count', 'expire_seconds', 'heartbeat_seconds');
+  const importJob = (assetId: string) =>
+    db('pgboss.job')
+      .where({ name: assetImportJob.name })
+      .whereRaw(`data->>'asset_id' = ?`, [assetId])
+      .first('id', 'state', 'retry_count', 'expire_seconds', 'heartbeat_seconds');
   const startImport = async (path: string) => {
     const res = await server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url: `${upstream.url}${path}` } });
     expect(res.status).to.equal(201);

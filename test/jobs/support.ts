@@ -28,9 +28,17 @@ export async function seedInvitation(db: Db, url: string): Promise<{ invitationI
     return await db.transaction(async (trx) => {
       const userId = `user_${randomUUID().slice(0, 8)}`;
       await trx('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Inviter' });
-      const [org] = await trx('organizations').insert({ name: 'Crash Co', slug: `crash-${randomUUID().slice(0, 8)}`, created_by_id: userId }).returning('id');
+      const [org] = await trx('organizations')
+        .insert({ name: 'Crash Co', slug: `crash-${randomUUID().slice(0, 8)}`, created_by_id: userId })
+        .returning('id');
       const [invitation] = await trx('invitations')
-        .insert({ organization_id: org.id, email: `guest-${randomUUID().slice(0, 8)}@example.test`, role: 'member', invited_by_id: userId, expires_at: trx.raw(`now() + interval '7 days'`) })
+        .insert({
+          organization_id: org.id,
+          email: `guest-${randomUUID().slice(0, 8)}@example.test`,
+          role: 'member',
+          invited_by_id: userId,
+          expires_at: trx.raw(`now() + interval '7 days'`),
+        })
         .returning('id');
       const jobId = await new JobQueue(boss).enqueue(trx, invitationEmailJob, { invitation_id: invitation.id });
       return { invitationId: invitation.id as string, jobId };
@@ -52,6 +60,13 @@ export function spawnWorker(databaseUrl: string, env: Record<string, string> = {
 export async function jobState(db: Db, jobId: string): Promise<{ state: string; retry_count: number } | undefined> {
   return db('pgboss.job').where({ id: jobId }).first('state', 'retry_count');
 }
+
+/** The pino lines a process printed (run it with LOG_LEVEL set), parsed. */
+export const logLines = (stdout: string): { level: number; msg: string; [key: string]: unknown }[] =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line));
 
 export const outboxRows = (db: Db, invitationId: string) => db('email_outbox').where({ idempotency_key: `invitation:${invitationId}` });
 

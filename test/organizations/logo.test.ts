@@ -77,7 +77,10 @@ describe('organization logo', () => {
     const svg = await putLogo(owner, id, 'image/svg+xml', images['image/png']);
     expect(svg.status).to.equal(400);
     expect(svg.body.data.issues[0].path).to.deep.equal(['content_type']);
-    const extra = await ctx.server.request('put', `/organizations/${id}/logo`, { token: owner.token, body: { content_type: 'image/png', data: images['image/png'], alt: 'x' } });
+    const extra = await ctx.server.request('put', `/organizations/${id}/logo`, {
+      token: owner.token,
+      body: { content_type: 'image/png', data: images['image/png'], alt: 'x' },
+    });
     expect(extra.status).to.equal(400);
     expect(extra.body.message).to.include('alt');
     expect((await ctx.db('organizations').where({ id }).first()).logo_key).to.equal(null);
@@ -136,14 +139,18 @@ describe('organization logo', () => {
     expect(read.body.organization).to.include({ id, logo_url: null });
     expect(await storage.get(key)).to.equal(null);
     expect(await ctx.db('organizations').where({ id }).first('logo_key', 'logo_content_type')).to.deep.equal({ logo_key: null, logo_content_type: null });
-    expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(
+      await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count'),
+    ).to.deep.equal([{ count: 1 }]);
     const image = await ctx.server.request('get', `/organizations/${id}/logo`, { token: owner.token });
     expect(image.status).to.equal(404);
     expect(image.body).to.deep.equal({ code: 'not_found', message: 'logo not found', data: { issues: [] } });
     const again = await ctx.server.request('delete', `/organizations/${id}/logo`, { token: owner.token });
     expect(again.status).to.equal(204);
     expect(again.body).to.equal(undefined);
-    expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(
+      await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_removed' }).count<{ count: number }[]>('* as count'),
+    ).to.deep.equal([{ count: 1 }]);
   });
 
   describe('on S3-compatible storage (STORAGE_S3_ENDPOINT)', () => {
@@ -167,7 +174,10 @@ describe('organization logo', () => {
       const owner = newUser();
       const created = await s3Server.request('post', '/organizations', { token: owner.token, body: { name: 'Bucket Co' } });
       const id = created.body.organization.id;
-      const put = await s3Server.request('put', `/organizations/${id}/logo`, { token: owner.token, body: { content_type: 'image/png', data: images['image/png'] } });
+      const put = await s3Server.request('put', `/organizations/${id}/logo`, {
+        token: owner.token,
+        body: { content_type: 'image/png', data: images['image/png'] },
+      });
       expect(put.status).to.equal(200);
       const key = (await ctx.db('organizations').where({ id }).first()).logo_key;
       expect(s3.objects.get(key)?.contentType).to.equal('image/png');

@@ -1,8 +1,11 @@
 import { expect } from 'chai';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
+import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type ApiResponse, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
+
+const creditPeriods = createCreditPeriods();
 
 function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
@@ -31,7 +34,7 @@ describe('reports', () => {
   /** Spends through the credits domain's internal API: a hold, then a capture of part of it. */
   async function spend(user: TestUser, reason: string, hold: number, captured: number) {
     await ctx.db.transaction(async (trx) => {
-      const placed = await placeHold(trx, { organizationId: org, userId: user.id, amount: hold, reason });
+      const placed = await placeHold(trx, creditPeriods, { organizationId: org, userId: user.id, amount: hold, reason });
       await captureHold(trx, placed.id, captured);
     });
   }
@@ -132,7 +135,7 @@ describe('reports', () => {
       expect(idle.body.report).to.deep.include({ organization_id: org, balance: 1000, held: 0, available: 1000, burn_rate: { last_7_days: 0, last_30_days: 0 }, runway_days: { last_7_days: null, last_30_days: null } });
 
       await spend(owner, 'chat_run', 300, 210);
-      await ctx.db.transaction((trx) => placeHold(trx, { organizationId: org, userId: member.id, amount: 90, reason: 'chat_run' }));
+      await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 90, reason: 'chat_run' }));
       const res = await ctx.server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
       const report = res.body.report;
       expect(Object.keys(report).sort()).to.deep.equal(['as_of', 'available', 'balance', 'burn_rate', 'held', 'organization_id', 'runway_days', 'spent']);

@@ -18,7 +18,10 @@ describe('DELETE /organizations/{id}/roles?key= needs the authority that changin
     expect(created.status, JSON.stringify(created.body)).to.equal(200);
 
     // Changing it is refused to the admin, and so is deleting it.
-    const change = await ctx.server.request('patch', `/organizations/${org}/roles`, { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['members.view'] } });
+    const change = await ctx.server.request('patch', `/organizations/${org}/roles`, {
+      token: admin.token,
+      body: { key: 'treasurer', name: 'Treasurer', permissions: ['members.view'] },
+    });
     expect(change.status).to.equal(403);
     const denied = await ctx.server.request('delete', `/organizations/${org}/roles`, { token: admin.token, query: { key: 'treasurer' } });
     expect(denied.status, JSON.stringify(denied.body)).to.equal(403);
@@ -28,7 +31,9 @@ describe('DELETE /organizations/{id}/roles?key= needs the authority that changin
       data: { issues: [] },
     });
     expect(await ctx.db('organization_roles').where({ organization_id: org, key: 'treasurer' }).first('key')).to.deep.equal({ key: 'treasurer' });
-    expect(await ctx.db('activity_events').where({ organization_id: org, action: 'role.deleted' }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 0 }]);
+    expect(await ctx.db('activity_events').where({ organization_id: org, action: 'role.deleted' }).count<{ count: number }[]>('* as count')).to.deep.equal([
+      { count: 0 },
+    ]);
 
     const deleted = await ctx.server.request('delete', `/organizations/${org}/roles`, { token: owner.token, query: { key: 'treasurer' } });
     expect(deleted.status, JSON.stringify(deleted.body)).to.equal(204);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { accessControlSuite, insertProject } from '../conversations/access-suite.ts';
+import { insertProject } from '../access/fixtures.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
@@ -48,7 +48,7 @@ describe('custom skills', () => {
   it('POST /skills with project_id is project_scoped and filed in the project', async () => {
     const alice = newUser();
     const org = await createOrganization(ctx.server, alice);
-    const project = await insertProject(ctx.db, org, alice.id);
+    const project = await insertProject(ctx.db, org, alice);
     const skill = await create(alice, { organization_id: org, name: 'In project', description: '', body: 'b', project_id: project });
     expect(skill.project_scoped).to.equal(true);
     expect(skill.files).to.equal(null);
@@ -166,20 +166,4 @@ describe('custom skills', () => {
     expect(second.body.next_cursor).to.equal(null);
     expect((await ctx.server.request('get', '/skills', { token: alice.token })).status).to.equal(400);
   });
-
-  accessControlSuite(
-    {
-      name: 'skill',
-      accessType: 'skill',
-      path: '/skills',
-      patchBody: { description: 'Edited by B' },
-      unwrap: (body) => body.skill,
-      async create(server, owner, organizationId, projectId) {
-        const res = await server.request('post', '/skills', { token: owner.token, body: { organization_id: organizationId, name: `Secret ${randomUUID().slice(0, 6)}`, description: '', body: 'x', project_id: projectId } });
-        expect(res.status, JSON.stringify(res.body)).to.equal(201);
-        return res.body.skill.id;
-      },
-    },
-    ctx,
-  );
 });

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { CLUSTER_ENV, clusterFromEnv, createFileDatabase, createTestDatabase, startTestCluster, type TestCluster, type TestDatabase } from './database.ts';
 
 // Kept on globalThis: mocha may load this file as a root-hook module and tests import it again.
@@ -6,6 +7,7 @@ const state = globalThis as {
   __workspaceTestCluster?: TestCluster;
   /** Read by eventually(): it gives up just before the running test would time out. */
   __workspaceCurrentTest?: { test: Mocha.Runnable; startedAt: number };
+  __workspaceFileStartedAt?: number;
 };
 
 /** This test file's database; available once the root `beforeAll` hook has run. */
@@ -38,6 +40,7 @@ export async function mochaGlobalTeardown(): Promise<void> {
 export const mochaHooks = {
   async beforeAll(this: Mocha.Context) {
     this.timeout(120_000);
+    state.__workspaceFileStartedAt = Date.now();
     const cluster = clusterFromEnv();
     state.__workspaceTestDatabase = cluster ? await createFileDatabase(cluster) : await createTestDatabase();
   },
@@ -51,5 +54,10 @@ export const mochaHooks = {
     this.timeout(60_000);
     await state.__workspaceTestDatabase?.dispose();
     state.__workspaceTestDatabase = undefined;
+    // TEST_TIMINGS=file: one line per test file (milliseconds, path), to see which files bound a parallel run.
+    if (process.env.TEST_TIMINGS && state.__workspaceFileStartedAt) {
+      const files = [...new Set(this.test?.parent?.suites.map((suite) => suite.file).filter(Boolean))];
+      appendFileSync(process.env.TEST_TIMINGS, `${Date.now() - state.__workspaceFileStartedAt}\t${files.join(' ')}\n`);
+    }
   },
 };

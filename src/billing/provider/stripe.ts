@@ -161,6 +161,7 @@ function customerFields(contact: BillingContact) {
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: Stripe objects are read defensively, across API versions that move fields.
 type Loose = Record<string, any>;
 
 function readSubscription(subscription: Loose): ProviderSubscription | null {

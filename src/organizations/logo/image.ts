@@ -7,7 +7,12 @@ export function decodeLogo(contentType: LogoContentType, data: string): Buffer {
   const bytes = Buffer.from(data, 'base64');
   if (bytes.length === 0) throw badRequest('data: the image is empty', ['data']);
   if (bytes.length > MAX_LOGO_BYTES) {
-    throw new AppError('validation_failed', `data: the image is ${bytes.length} bytes; the limit is ${MAX_LOGO_BYTES} bytes (1 MiB)`, [{ path: ['data'], message: `at most ${MAX_LOGO_BYTES} bytes once decoded` }], { status: 413 });
+    throw new AppError(
+      'validation_failed',
+      `data: the image is ${bytes.length} bytes; the limit is ${MAX_LOGO_BYTES} bytes (1 MiB)`,
+      [{ path: ['data'], message: `at most ${MAX_LOGO_BYTES} bytes once decoded` }],
+      { status: 413 },
+    );
   }
   let detected: string | undefined;
   try {

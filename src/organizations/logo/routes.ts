@@ -1,3 +1,4 @@
+import { member } from '../../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../../http/route.ts';
 import { presentOrganization } from '../presenter.ts';
 import { organizationEnvelope, organizationIdParams } from '../schema.ts';
@@ -20,6 +21,7 @@ export const organizationLogoRoutes: AnyRoute[] = [
     body: putLogoBody,
     response: { status: 200, description: 'The organization with its new `logo_url`', schema: organizationEnvelope },
     errors: [403, 404, 413],
+    authorize: member('organization.update'),
     handler: async ({ params, body, actor, deps }) => {
       const bytes = decodeLogo(body.content_type, body.data);
       const { organization, role } = await replaceLogo(deps, actor, params.organization_id, body.content_type, bytes);
@@ -36,6 +38,7 @@ export const organizationLogoRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 204, description: 'The logo is removed (or there was none); the organization now has `logo_url: null`' },
     errors: [403, 404],
+    authorize: member('organization.update'),
     handler: async ({ params, actor, deps }) => {
       await removeLogo(deps, actor, params.organization_id);
     },
@@ -51,6 +54,7 @@ export const organizationLogoRoutes: AnyRoute[] = [
     query: logoQuery,
     response: { status: 200, description: 'The image bytes' },
     errors: [404],
+    authorize: member(),
     handler: async ({ params, actor, deps, ctx }) => {
       const logo = await readLogo(deps, actor, params.organization_id);
       ctx.type = logo.contentType;

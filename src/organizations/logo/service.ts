@@ -15,20 +15,26 @@ type WithRole = { organization: OrganizationRow; role: string };
  * never leaves the organization pointing at missing or half-replaced bytes.
  */
 export async function replaceLogo(deps: Deps, actor: Actor, organizationId: string, contentType: LogoContentType, bytes: Buffer): Promise<WithRole> {
-  await actor.member(organizationId, 'organization.update');
   const key = `organizations/${organizationId}/logo/${randomUUID()}`;
   await deps.providers.storage.put(key, bytes, contentType);
   let previousKey: string | null = null;
   try {
     const result = await deps.db.transaction(async (trx) => {
-      const membership = await actor.member(organizationId, 'organization.update');
+      const membership = await actor.member(organizationId);
       const before = await trx('organizations').where({ id: organizationId }).forUpdate().first('logo_key');
       previousKey = before.logo_key as string | null;
       const [organization] = (await trx('organizations')
         .where({ id: organizationId })
         .update({ logo_key: key, logo_content_type: contentType, logo_updated_at: trx.fn.now(), updated_at: trx.fn.now() })
         .returning(columns)) as OrganizationRow[];
-      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.logo_updated', subjectType: 'organization', subjectId: organizationId, data: { content_type: contentType, size: bytes.length } });
+      await recordActivity(trx, {
+        organizationId,
+        actorId: actor.userId,
+        action: 'organization.logo_updated',
+        subjectType: 'organization',
+        subjectId: organizationId,
+        data: { content_type: contentType, size: bytes.length },
+      });
       return { organization: organization!, role: membership.role };
     });
     if (previousKey) await deleteQuietly(deps, previousKey);
@@ -43,7 +49,7 @@ export async function replaceLogo(deps: Deps, actor: Actor, organizationId: stri
 export async function removeLogo(deps: Deps, actor: Actor, organizationId: string): Promise<WithRole> {
   let previousKey: string | null = null;
   const result = await deps.db.transaction(async (trx) => {
-    const membership = await actor.member(organizationId, 'organization.update');
+    const membership = await actor.member(organizationId);
     const before = (await trx('organizations').where({ id: organizationId }).forUpdate().first(columns)) as OrganizationRow;
     previousKey = before.logo_key;
     if (!previousKey) return { organization: before, role: membership.role };
@@ -51,7 +57,13 @@ export async function removeLogo(deps: Deps, actor: Actor, organizationId: strin
       .where({ id: organizationId })
       .update({ logo_key: null, logo_content_type: null, logo_updated_at: trx.fn.now(), updated_at: trx.fn.now() })
       .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.logo_removed', subjectType: 'organization', subjectId: organizationId });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'organization.logo_removed',
+      subjectType: 'organization',
+      subjectId: organizationId,
+    });
     return { organization: organization!, role: membership.role };
   });
   if (previousKey) await deleteQuietly(deps, previousKey);

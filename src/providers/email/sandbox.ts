@@ -16,7 +16,15 @@ export class SandboxEmailProvider implements EmailProvider {
   async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
     const message = prepareMessage(unprepared);
     const [row] = await this.db('email_outbox')
-      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html, provider: 'sandbox', sent_at: this.db.fn.now() })
+      .insert({
+        idempotency_key: message.idempotencyKey,
+        to_address: message.to,
+        subject: message.subject,
+        text_body: message.text,
+        html_body: message.html,
+        provider: 'sandbox',
+        sent_at: this.db.fn.now(),
+      })
       .onConflict('idempotency_key')
       .merge(['idempotency_key']) // no-op update so RETURNING yields the existing row on a retry
       .returning('id');

@@ -26,7 +26,15 @@ export class SmtpEmailProvider implements EmailProvider {
     const message = prepareMessage(unprepared);
     const messageId = `<${createHash('sha256').update(message.idempotencyKey).digest('hex').slice(0, 32)}@${domainOf(this.from)}>`;
     const [delivery] = await this.db('email_outbox')
-      .insert({ idempotency_key: message.idempotencyKey, to_address: message.to, subject: message.subject, text_body: message.text, html_body: message.html, provider: 'smtp', message_id: messageId })
+      .insert({
+        idempotency_key: message.idempotencyKey,
+        to_address: message.to,
+        subject: message.subject,
+        text_body: message.text,
+        html_body: message.html,
+        provider: 'smtp',
+        message_id: messageId,
+      })
       .onConflict('idempotency_key')
       .merge(['idempotency_key']) // no-op update so RETURNING yields the existing record on a retry
       .returning(['message_id', 'sent_at']);

@@ -1,8 +1,10 @@
+// Low-balance alerts: thresholds on an organization's credit balance (its alert policy says which
+// and whom to tell). Credits own them because credits know when the balance moves.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { memberEmails } from '../members/membership.ts';
-import { alertPolicyOf } from '../alert-policy/service.ts';
+import { alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
@@ -79,8 +81,6 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
 }
 
 async function recipientsOf(trx: Knex.Transaction, organizationId: string, roles: string[], extra: string[]): Promise<string[]> {
-  const members = roles.length
-    ? await memberEmails(trx, organizationId, roles)
-    : [];
+  const members = roles.length ? await memberEmails(trx, organizationId, roles) : [];
   return [...new Set([...members, ...extra].map((email: string) => email.toLowerCase()))].sort();
 }

@@ -1,0 +1,76 @@
+// Dependency rules of the tree, checked by `npm run lint:deps` (part of `npm test`).
+// Rules at severity 'error' hold today and fail the build; 'warn' ones are the direction we are
+// heading, reported (with a count) until the tree obeys them, then promoted to 'error'.
+
+/** Domain folders of src/: business areas, each with its routes, schemas, services and SQL. */
+const DOMAINS = [
+  'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'conversations', 'credits', 'invitations',
+  'library', 'members', 'organizations', 'projects', 'reports', 'roles', 'skills', 'users',
+];
+const domain = `^src/(${DOMAINS.join('|')})/`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'workers-not-http',
+      severity: 'error',
+      comment: 'Workers never load the HTTP layer, directly or through what they import: what both need lives in src/core.',
+      from: { path: '^workers/' },
+      to: { path: '^src/http/', reachable: true },
+    },
+    {
+      name: 'core-imports-no-src',
+      severity: 'error',
+      comment: 'src/core is what every layer shares, so it imports no other folder of src/.',
+      from: { path: '^src/core/' },
+      to: { path: '^src/', pathNot: '^src/core/' },
+    },
+    {
+      name: 'credits-not-billing',
+      severity: 'error',
+      comment: 'Billing grants credits; credits never reach back into billing (periods come in through Deps.creditPeriods).',
+      from: { path: '^src/credits/' },
+      to: { path: '^src/billing/' },
+    },
+    {
+      name: 'credits-not-organizations',
+      severity: 'error',
+      comment: 'Organizations grant starter credits; credits never reach back into organizations.',
+      from: { path: '^src/credits/' },
+      to: { path: '^src/organizations/' },
+    },
+    {
+      name: 'roles-not-alert-policy',
+      severity: 'error',
+      comment: 'Alert policies name roles; roles never reach into alert policies (a deleted role leaves them by trigger).',
+      from: { path: '^src/roles/' },
+      to: { path: '^src/alert-policy/' },
+    },
+    {
+      name: 'no-folder-cycles',
+      severity: 'warn',
+      comment:
+        'No cycles between domain folders: each can be understood (and tested) with only what it imports. A cycle through any ' +
+        'folder counts (src/http/routes.ts, the route composition root, closes many today), and so do type-only imports: ' +
+        'folder-scope rules cannot tell them apart, and a type cycle is a design cycle all the same.',
+      scope: 'folder',
+      from: { path: `^src/(${DOMAINS.join('|')})$` },
+      to: { path: `^src/(${DOMAINS.join('|')})$`, circular: true },
+    },
+    {
+      name: 'domain-through-public-module',
+      severity: 'warn',
+      comment: "A domain imports another domain only through that domain's public module, src/<domain>/index.ts.",
+      from: { path: domain },
+      to: { path: domain, pathNot: ['^src/$1/', `^src/(${DOMAINS.join('|')})/index\\.ts$`] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

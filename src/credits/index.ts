@@ -1,0 +1,12 @@
+/**
+ * Credits — the public module: what other domains may use (import from here only). Routes are
+ * mounted by the composition root; jobs are listed in src/jobs.ts.
+ *   grantCredits / grantStarterCredits   add credits to an organization's ledger, inside the caller's transaction
+ *   readBalance / availableOf            the organization's balance row and what of it is available
+ *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
+ *   enqueueBalanceAlertCheck             after moving credits: check the low-balance alerts now, not at the next sweep
+ */
+export { availableOf, type BalanceRow, readBalance } from './entries.ts';
+export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
+export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
+export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';
