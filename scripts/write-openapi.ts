@@ -1,10 +1,10 @@
 // Writes the OpenAPI document the web process serves at /openapi.json (for linting and clients).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { servedOpenApiDocument } from '../src/http/openapi.ts';
+import { openApiDocument } from '../src/routes.ts';
 import { packageVersion } from '../src/web.ts';
 
 const out = path.resolve(process.argv[2] ?? '.data/openapi.json');
 await mkdir(path.dirname(out), { recursive: true });
-await writeFile(out, JSON.stringify(servedOpenApiDocument(packageVersion), null, 2));
+await writeFile(out, JSON.stringify(openApiDocument(packageVersion), null, 2));
 process.stdout.write(`${out}\n`);

@@ -12,6 +12,7 @@ import { JobQueue } from './jobs/enqueue.ts';
 import { createCreditPeriods } from './credit-periods.ts';
 import { createMeteredOperations } from './metered-operations.ts';
 import { resolveDatabase } from './platform/database-url.ts';
+import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
 import { onShutdown } from './platform/shutdown.ts';
@@ -31,7 +32,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   const deps = { config, creditPeriods: createCreditPeriods(), db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
-  const app = createApp({ deps, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
+  const app = createApp({ deps, routes: routeTable, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);
   // Requests node's parser refuses (e.g. 431 for oversized headers) get the JSON Error body too.

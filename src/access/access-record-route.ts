@@ -1,12 +1,12 @@
 import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import type { ZodObject } from 'zod';
+import type { ZodObject, ZodString } from 'zod';
 import { accessRecordSchema } from './schema.ts';
 import { getAccessRecord } from './service.ts';
 import type { ResourceType } from './types.ts';
 
 /** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. */
-export function accessRecordRoute(spec: { type: ResourceType; path: string; idParams: ZodObject; operationId: string; noun: string; tag: string }): AnyRoute {
+export function accessRecordRoute(spec: { type: ResourceType; path: string; idParams: ZodObject<Record<string, ZodString>>; operationId: string; noun: string; tag: string }): AnyRoute {
   const idParam = Object.keys(spec.idParams.shape)[0]!;
   if (!spec.path.endsWith(`/{${idParam}}/access`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/access`);
   return defineRoute({
@@ -19,6 +19,6 @@ export function accessRecordRoute(spec: { type: ResourceType; path: string; idPa
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
     authorize: resource(spec.type, 'read', idParam),
-    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, spec.type, (params as Record<string, string>)[idParam]!),
+    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, spec.type, params[idParam]!),
   });
 }

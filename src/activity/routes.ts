@@ -1,3 +1,4 @@
+import { member } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { activityFeed } from './feed.ts';
@@ -16,6 +17,7 @@ export const activityRoutes: AnyRoute[] = [
     query: activityQuery,
     response: { status: 200, description: 'A page of activity events', schema: activityPage },
     errors: [403, 404],
+    authorize: member('activity.view'),
     handler: async ({ params, query, actor, deps }) => {
       const page = await activityFeed(deps, actor, params.organization_id, query);
       return { items: page.items.map(presentActivityEvent), next_cursor: page.next_cursor };

@@ -1,3 +1,4 @@
+import { member } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentAlertPolicy } from './presenter.ts';
@@ -17,6 +18,7 @@ export const alertPolicyRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The alert policy', schema: alertPolicyEnvelope },
     errors: [404],
+    authorize: member(),
     handler: async ({ params, actor, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, actor, params.organization_id)) }),
   }),
   defineRoute({
@@ -30,6 +32,7 @@ export const alertPolicyRoutes: AnyRoute[] = [
     body: updateAlertPolicyBody,
     response: { status: 200, description: 'The updated alert policy', schema: alertPolicyEnvelope },
     errors: [403, 404],
+    authorize: member('alert_policy.manage'),
     handler: async ({ params, body, actor, deps }) => ({ alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, actor, params.organization_id, body)) }),
   }),
 ];

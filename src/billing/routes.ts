@@ -1,3 +1,4 @@
+import { member } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { createCustomer, updateCustomer } from './customers.ts';
 import { presentCustomer, presentSubscription } from './presenter.ts';
@@ -33,6 +34,7 @@ export const billingRoutes: AnyRoute[] = [
     query: previewQuery,
     response: { status: 200, description: 'The prorated quote; nothing changes', schema: previewSchema },
     errors: [403, 404, 409],
+    authorize: member('billing.view'),
     handler: async ({ params, query, actor, deps }) => previewPlanChange(deps, actor, params.organization_id, query.plan, query.timing),
   }),
   defineRoute({
@@ -44,6 +46,7 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 204, description: 'Canceled; the organization stays on its plan' },
     errors: [403, 404],
+    authorize: member('billing.manage'),
     handler: async ({ params, actor, deps }) => cancelScheduledChange(deps, actor, params.organization_id),
   }),
   defineRoute({
@@ -55,6 +58,7 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 200, description: 'The subscription', schema: subscriptionEnvelope },
     errors: [403, 404],
+    authorize: member('billing.view'),
     handler: async ({ params, actor, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, actor, params.organization_id)) }),
   }),
   defineRoute({
@@ -68,6 +72,7 @@ export const billingRoutes: AnyRoute[] = [
     body: changePlanBody,
     response: { status: 200, description: 'The subscription after the change', schema: subscriptionEnvelope },
     errors: [403, 404, 409],
+    authorize: member('billing.manage'),
     handler: async ({ params, body, actor, deps }) => ({ subscription: presentSubscription(await changePlan(deps, actor, params.organization_id, body.plan, body.timing)) }),
   }),
   defineRoute({
@@ -80,6 +85,7 @@ export const billingRoutes: AnyRoute[] = [
     body: createCustomerBody,
     response: { status: 201, description: 'The billing customer', schema: customerEnvelope },
     errors: [403, 404, 409],
+    authorize: member('billing.manage'),
     handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await createCustomer(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
@@ -92,6 +98,7 @@ export const billingRoutes: AnyRoute[] = [
     body: updateCustomerBody,
     response: { status: 200, description: 'The billing customer', schema: customerEnvelope },
     errors: [403, 404],
+    authorize: member('billing.manage'),
     handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await updateCustomer(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
@@ -104,6 +111,7 @@ export const billingRoutes: AnyRoute[] = [
     body: portalSessionBody,
     response: { status: 201, description: 'The portal link and when it expires', schema: portalSessionSchema },
     errors: [403, 404],
+    authorize: member('billing.manage'),
     handler: async ({ params, body, actor, deps }) => createPortalSession(deps, actor, params.organization_id, body.return_url),
   }),
   defineRoute({
@@ -116,6 +124,7 @@ export const billingRoutes: AnyRoute[] = [
     query: billingEventsQuery,
     response: { status: 200, description: 'The billing events', schema: billingEventsSchema },
     errors: [403, 404],
+    authorize: member('billing.view'),
     handler: async ({ params, query, actor, deps }) => billingEvents(deps, actor, params.organization_id, query.days, query.limit),
   }),
   defineRoute({
@@ -127,6 +136,7 @@ export const billingRoutes: AnyRoute[] = [
     params,
     response: { status: 200, description: 'The billing summary', schema: billingSummarySchema },
     errors: [403, 404],
+    authorize: member('billing.view'),
     handler: async ({ params, actor, deps }) => billingSummary(deps, actor, params.organization_id),
   }),
 ];

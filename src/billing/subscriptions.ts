@@ -24,13 +24,11 @@ interface Quote {
 }
 
 export async function getSubscription(deps: Deps, actor: Actor, organizationId: string): Promise<SubscriptionRow> {
-  await actor.member(organizationId, 'billing.view');
   return deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
 export async function previewPlanChange(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined) {
-  await actor.member(organizationId, 'billing.view');
   const quote = await deps.db.transaction(async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
@@ -56,7 +54,6 @@ export async function previewPlanChange(deps: Deps, actor: Actor, organizationId
  */
 export async function changePlan(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
   return deps.db.transaction(async (trx) => {
-    await actor.member(organizationId, 'billing.manage');
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const quote = await quoteChange(deps, trx, row, target, timing);
     const provided = await deps.providers.billing.changePlan({ ...quote.input, timing: quote.timing });
@@ -103,7 +100,6 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
 
 export async function cancelScheduledChange(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    await actor.member(organizationId, 'billing.manage');
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     if (!row.scheduled_plan) throw notFound('scheduled plan change');
     const current = plans[row.plan];

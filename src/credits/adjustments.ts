@@ -61,7 +61,6 @@ export async function createAdjustment(
   body: z.output<typeof adjustmentBody>,
   key: string | undefined,
 ): Promise<z.input<typeof adjustmentEnvelope>> {
-  await actor.member(organizationId, 'credits.manage');
   const userId = body.user_id ?? actor.userId;
   if (body.user_id !== undefined && !(await deps.db('organization_members').where({ organization_id: organizationId, user_id: body.user_id }).first('user_id'))) throw notFound('member');
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {

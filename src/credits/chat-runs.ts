@@ -18,7 +18,6 @@ import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settl
 const CHAT_RUN = 'chat_run';
 
 export async function beginChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
-  await actor.member(organizationId, 'resources.create');
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
     const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
       organizationId,

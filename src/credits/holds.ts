@@ -200,7 +200,7 @@ export async function releaseHold(trx: Knex.Transaction, holdId: string, options
 /** The expiry job's step: an overdue open hold releases what it did not capture. False if nothing to do. */
 export async function expireHold(trx: Knex.Transaction, holdId: string): Promise<boolean> {
   const row = await lockHold(trx, holdId).catch(() => null);
-  if (!row || row.status !== 'held' || !(row as HoldRow & { overdue: boolean }).overdue) return false;
+  if (row?.status !== 'held' || !(row as HoldRow & { overdue: boolean }).overdue) return false;
   await resolve(trx, row, 'expired', 'expiry', 'Released: hold expired unused', { reason: 'hold_expired' });
   return true;
 }

@@ -1,3 +1,4 @@
+import { member } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { idempotencyHeaders } from '../http/idempotency.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -36,6 +37,7 @@ export const creditRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The credits of the organization', schema: creditsSchema },
     errors: [403, 404],
+    authorize: member('credits.view'),
     handler: async ({ params, actor, deps }) => getCredits(deps, actor, params.organization_id),
   }),
   defineRoute({
@@ -47,6 +49,7 @@ export const creditRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The current credit cycle', schema: cycleSchema },
     errors: [403, 404],
+    authorize: member('credits.view'),
     handler: async ({ params, actor, deps }) => getCycle(deps, actor, params.organization_id),
   }),
   defineRoute({
@@ -60,6 +63,7 @@ export const creditRoutes: AnyRoute[] = [
     query: transactionsQuery,
     response: { status: 200, description: 'A page of ledger entries', schema: transactionsPage },
     errors: [403, 404],
+    authorize: member('credits.view'),
     handler: async ({ params, query, actor, deps }) => listTransactions(deps, actor, params.organization_id, query),
   }),
   defineRoute({
@@ -77,6 +81,7 @@ export const creditRoutes: AnyRoute[] = [
     body: beginRunBody,
     response: { status: 201, description: 'The hold of the run', schema: holdEnvelope },
     errors: [402, 403, 404, 409, 422],
+    authorize: member('resources.create'),
     handler: async ({ params, body, actor, deps, ctx }) => beginChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
@@ -94,6 +99,7 @@ export const creditRoutes: AnyRoute[] = [
     body: captureRunBody,
     response: { status: 200, description: 'The capture and the run’s hold after it', schema: captureEnvelope },
     errors: [403, 404, 409, 422],
+    authorize: member(),
     handler: async ({ params, body, actor, deps, ctx }) => captureChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
@@ -101,13 +107,14 @@ export const creditRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/credits/chat-runs/settle',
     operationId: 'settleChatRunCredits',
     summary: 'Close a chat run: captures stay, the rest of the hold is released',
-    description: 'Settling again returns the same hold and writes nothing. A run that was released or expired cannot be settled (409).' + replayNote,
+    description: `Settling again returns the same hold and writes nothing. A run that was released or expired cannot be settled (409).${replayNote}`,
     tag,
     params: organizationIdParams,
     headers: idempotencyHeaders,
     body: settleRunBody,
     response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
     errors: [403, 404, 409, 422],
+    authorize: member(),
     handler: async ({ params, body, actor, deps, ctx }) => settleChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
@@ -126,6 +133,7 @@ export const creditRoutes: AnyRoute[] = [
     body: adjustmentBody,
     response: { status: 201, description: 'The ledger rows written and the credits after them', schema: adjustmentEnvelope },
     errors: [403, 404, 409, 422],
+    authorize: member('credits.manage'),
     handler: async ({ params, body, actor, deps, ctx }) => createAdjustment(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
   }),
   defineRoute({
@@ -138,6 +146,7 @@ export const creditRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
     errors: [403, 404],
+    authorize: member('credits.view', { self: 'user_id' }),
     handler: async ({ params, actor, deps }) => getMemberCredits(deps, actor, params.organization_id, params.user_id),
   }),
   defineRoute({
@@ -151,6 +160,7 @@ export const creditRoutes: AnyRoute[] = [
     body: updateMemberCreditsBody,
     response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
     errors: [403, 404],
+    authorize: member('credits.manage'),
     handler: async ({ params, body, actor, deps }) => updateMemberCredits(deps, actor, params.organization_id, params.user_id, body.spending_limit),
   }),
 ];

@@ -12,7 +12,6 @@ import { presentGrant } from './presenter.ts';
 import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
 
 export async function getCredits(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof creditsSchema>> {
-  await actor.member(organizationId, 'credits.view');
   return creditsOf(deps.db, organizationId);
 }
 
@@ -25,7 +24,6 @@ export async function creditsOf(db: Knex, organizationId: string): Promise<z.inp
 }
 
 export async function getCycle(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof cycleSchema>> {
-  await actor.member(organizationId, 'credits.view');
   const period = await deps.creditPeriods.current(deps.db, organizationId);
   const { rows } = await deps.db.raw(
     `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
@@ -51,7 +49,6 @@ export async function getCycle(deps: Deps, actor: Actor, organizationId: string)
 
 /** A member sees their own credits; seeing another member's needs credits.view. */
 export async function getMemberCredits(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
-  await actor.member(organizationId, userId === actor.userId ? undefined : 'credits.view');
   await requireTargetMember(deps, organizationId, userId);
   return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
@@ -63,7 +60,6 @@ export async function updateMemberCredits(
   userId: string,
   spendingLimit: number | null,
 ): Promise<z.input<typeof memberCreditsSchema>> {
-  await actor.member(organizationId, 'credits.manage');
   await requireTargetMember(deps, organizationId, userId);
   await deps.db.transaction(async (trx) => {
     await setSpendingLimit(trx, organizationId, userId, spendingLimit, actor.userId);

@@ -8,12 +8,13 @@ import { accessLog } from './middleware/access-log.ts';
 import { apiVersion } from './middleware/api-version.ts';
 import { rateLimit, rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
-import { servedOpenApiDocument } from './openapi.ts';
+import { buildOpenApiDocument } from './openapi.ts';
 import { routeHandler, type AnyRoute } from './route.ts';
-import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
 
 export interface AppOptions {
   deps: Deps;
+  /** The operations to serve (src/routes.ts), grouped by how they are authenticated. */
+  routes: { plumbing: readonly AnyRoute[]; webhooks: readonly AnyRoute[]; api: readonly AnyRoute[] };
   /** HS256 secret (undefined when tokens are verified through a JWKS). */
   jwtSecret: string | undefined;
   version: string;
@@ -25,7 +26,11 @@ const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
 function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router {
   const validateResponses = deps.config.NODE_ENV !== 'production';
-  for (const route of routes) router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses));
+  for (const route of routes) {
+    // An operation nobody declared the authorization of must not be served by accident.
+    if (!route.public && !route.authorize) throw new Error(`${route.operationId} (${route.method.toUpperCase()} ${route.path}) declares no authorize`);
+    router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses));
+  }
   return router;
 }
 
@@ -34,16 +39,16 @@ function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router 
  * (open) → rate limit per address (requests without a valid token) → authentication → rate
  * limit per caller → operations.
  */
-export function createApp({ deps, jwtSecret, version, extraRoutes = [] }: AppOptions): Koa {
+export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [] }: AppOptions): Koa {
   const app = new Koa({ proxy: true });
-  const openapi = servedOpenApiDocument(version);
+  const openapi = buildOpenApiDocument([...routes.plumbing, ...routes.webhooks, ...routes.api], { version });
 
   // Webhooks sit with the plumbing, before authentication: they carry a signature, not a token.
-  const plumbing = mount(new Router(), [...plumbingRoutes, ...webhookRoutes], deps);
+  const plumbing = mount(new Router(), [...routes.plumbing, ...routes.webhooks], deps);
   plumbing.get('/openapi.json', (ctx) => {
     ctx.body = openapi;
   });
-  const api = mount(new Router(), [...apiRoutes, ...extraRoutes], deps);
+  const api = mount(new Router(), [...routes.api, ...extraRoutes], deps);
 
   app.use(requestId(deps.log));
   app.use(accessLog());

@@ -3,7 +3,6 @@ import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import type { AnyRoute } from './route.ts';
-import { apiRoutes, plumbingRoutes, webhookRoutes } from './routes.ts';
 import { describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
@@ -52,12 +51,6 @@ const tagDescriptions: Record<string, string> = {
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
   Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
 };
-
-/** Every documented operation: what the web process serves and what `npm run lint:openapi` lints. */
-export const documentedRoutes = (): readonly AnyRoute[] => [...plumbingRoutes, ...webhookRoutes, ...apiRoutes];
-
-/** The document served at /openapi.json (one function, so the linted document is the served one). */
-export const servedOpenApiDocument = (version: string) => buildOpenApiDocument(documentedRoutes(), { version });
 
 /** The operation's description, closed by who may call it (the route's `authorize` declaration). */
 function documentedDescription(route: AnyRoute): string | undefined {

@@ -1,4 +1,4 @@
-import type { ZodObject, ZodType, z } from 'zod';
+import type { ZodObject, ZodString, ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
 import type { Capability, ResourceType } from '../access/types.ts';
 import { listing, resource as onResource, within } from './authorize.ts';
@@ -27,7 +27,7 @@ interface Operation {
  * only what the caller can read; every by-id operation needs its capability on the resource
  * (read, edit, delete, restore, or the action's own), 404 when unreadable.
  */
-export function resourceRoutes<Row, P extends ZodObject>(resource: {
+export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString>>>(resource: {
   /** The access module's name for it (src/access/resources.ts). */
   type: ResourceType;
   tag: string;
@@ -43,8 +43,6 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
   const idParam = Object.keys(resource.idParams.shape)[0]!;
   const itemPath = `${resource.path}/{${idParam}}`;
   const idOf = (params: Record<string, string>) => params[idParam]!;
-  // The casts below are the one place TypeScript cannot follow a generic schema to its parsed
-  // value (a conditional type over a type parameter stays deferred); call sites need none.
   const { tag, schema, noun } = resource;
   const operation = (method: 'post' | 'get' | 'patch' | 'delete', expectedPath: string, op: Operation) => {
     if (op.path !== expectedPath) throw new Error(`${op.operationId}: path ${op.path} is not ${expectedPath}`);
@@ -59,7 +57,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 201, description: `The new ${noun}`, schema },
         errors: [403, ...(op.errors ?? [])],
         authorize: within('body', 'resources.create'),
-        handler: async ({ body, actor, deps }) => resource.present(await op.run(deps, actor, body as z.output<B>)),
+        handler: async ({ body, actor, deps }) => resource.present(await op.run(deps, actor, body)),
       });
     },
 
@@ -70,7 +68,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 200, description: `A page of ${noun}s`, schema: op.page },
         authorize: listing('query'),
         handler: async ({ query, actor, deps }) => {
-          const page = await op.run(deps, actor, query as z.output<Q>);
+          const page = await op.run(deps, actor, query);
           return { items: page.items.map(op.presentItem), next_cursor: page.next_cursor };
         },
       });
@@ -83,7 +81,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 200, description: `The ${noun}`, schema },
         errors: [404],
         authorize: onResource(resource.type, 'read', idParam),
-        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
+        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params))),
       });
     },
 
@@ -95,7 +93,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 200, description: `The updated ${noun}`, schema },
         errors: [403, 404, 409],
         authorize: onResource(resource.type, 'edit', idParam),
-        handler: async ({ params, body, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>), body as z.output<B>)),
+        handler: async ({ params, body, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params), body)),
       });
     },
 
@@ -107,7 +105,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 204, description: `Deleted; restorable through POST ${itemPath}/restore` },
         errors: [403, 404],
         authorize: onResource(resource.type, 'delete', idParam),
-        handler: async ({ params, actor, deps }) => op.run(deps, actor, idOf(params as Record<string, string>)),
+        handler: async ({ params, actor, deps }) => op.run(deps, actor, idOf(params)),
       });
     },
 
@@ -124,7 +122,7 @@ export function resourceRoutes<Row, P extends ZodObject>(resource: {
         response: { status: 200, description: op.response, schema },
         errors: op.errors ?? [403, 404],
         authorize: onResource(resource.type, op.capability, idParam),
-        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params as Record<string, string>))),
+        handler: async ({ params, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params))),
       });
     },
   };

@@ -12,10 +12,12 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 const noQuery = z.object({}).strict();
 
 
-type Infer<S> = S extends ZodType ? zod.output<S> : undefined;
-type Reply<S> = S extends ZodType ? zod.input<S> : void;
+// What a schema parses to. A route without that schema gets the default `ZodType` (unknown): no
+// conditional type, so a builder generic over its schemas sees the parsed types as they are.
+type Infer<S extends ZodType> = zod.output<S>;
+type Reply<S extends ZodType> = zod.input<S>;
 
-export interface HandlerInput<P, Q, B> {
+export interface HandlerInput<P extends ZodType, Q extends ZodType, B extends ZodType> {
   params: Infer<P>;
   query: Infer<Q>;
   body: Infer<B>;
@@ -28,7 +30,7 @@ export interface HandlerInput<P, Q, B> {
  * One operation, declared once: the same schemas validate the request, shape the response and
  * describe the operation in /openapi.json.
  */
-export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
+export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, R extends ZodType = ZodType> {
   method: Method;
   /** OpenAPI-style path, e.g. `/organizations/{organization_id}`. */
   path: string;
@@ -54,10 +56,10 @@ export interface Route<P = unknown, Q = unknown, B = unknown, R = unknown> {
 export type AnyRoute = Route<any, any, any, any>;
 
 export function defineRoute<
-  P extends ZodType | undefined = undefined,
-  Q extends ZodType | undefined = undefined,
-  B extends ZodType | undefined = undefined,
-  R extends ZodType | undefined = undefined,
+  P extends ZodType = ZodType,
+  Q extends ZodType = ZodType,
+  B extends ZodType = ZodType,
+  R extends ZodType = ZodType,
 >(route: Route<P, Q, B, R>): Route<P, Q, B, R> {
   return route;
 }
@@ -124,7 +126,7 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
     const hasBody = rawBody !== undefined && !(typeof rawBody === 'object' && rawBody !== null && !Array.isArray(rawBody) && Object.keys(rawBody).length === 0);
     if (!route.body && hasBody) throw new AppError('validation_failed', 'body: this operation takes no request body');
     if (route.headers) parse(route.headers, ctx.headers, 'headers');
-    const input: HandlerInput<unknown, unknown, unknown> = {
+    const input: HandlerInput<ZodType, ZodType, ZodType> = {
       params: route.params ? parse(route.params, ctx.params, 'params') : undefined,
       query: query ? parse(query, ctx.query, 'query') : undefined,
       body: route.body ? parse(route.body, rawBody ?? {}, 'body') : undefined,

@@ -1,4 +1,4 @@
-import type { ZodObject } from 'zod';
+import type { ZodObject, ZodString } from 'zod';
 import type { ProjectItemType } from '../access/index.ts';
 import { pageQuery } from '../core/pagination.ts';
 import { resource } from '../http/authorize.ts';
@@ -12,7 +12,7 @@ import { projectPage } from './schema.ts';
  * `GET /<collection>/{id}/projects` for every resource type that can be filed in projects: the
  * live projects holding the item that the caller can read (404 when the item is unreadable).
  */
-export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; idParams: ZodObject; noun: string; operationId: string; tag: string }): AnyRoute {
+export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; idParams: ZodObject<Record<string, ZodString>>; noun: string; operationId: string; tag: string }): AnyRoute {
   const idParam = Object.keys(spec.idParams.shape)[0]!;
   if (!spec.path.endsWith(`/{${idParam}}/projects`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/projects`);
   return defineRoute({
@@ -27,7 +27,7 @@ export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; i
     errors: [404],
     authorize: resource(spec.type, 'read', idParam),
     handler: async ({ params, query, actor, deps }) => {
-      const page = await listItemProjects(deps, actor, spec.type, (params as Record<string, string>)[idParam]!, query);
+      const page = await listItemProjects(deps, actor, spec.type, params[idParam]!, query);
       return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
     },
   });

@@ -1,3 +1,4 @@
+import { member, within } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { balanceReport } from './balance.ts';
@@ -21,8 +22,8 @@ export const reportRoutes: AnyRoute[] = [
     body: usageQueryBody,
     response: { status: 200, description: 'The usage rows', schema: usageReportSchema },
     errors: [403],
+    authorize: within('body', reportReaders),
     handler: async ({ body, actor, deps }) => {
-      await actor.within(body.organization_id, reportReaders);
       const rows = await usageReport(deps.db, { organizationId: body.organization_id, from: body.fromDate, to: body.toDate, groupBy: body.group_by, kinds: body.kinds });
       return {
         report: {
@@ -47,8 +48,8 @@ export const reportRoutes: AnyRoute[] = [
     body: inventoryBody,
     response: { status: 200, description: 'The inventory', schema: inventorySchema },
     errors: [403],
+    authorize: within('body', reportReaders),
     handler: async ({ body, actor, deps }) => {
-      await actor.within(body.organization_id, reportReaders);
       const items = await inventoryOf(deps.db, body.organization_id);
       const totals: Record<string, number> = {};
       for (const item of items) totals[item.type] = (totals[item.type] ?? 0) + item.count;
@@ -65,8 +66,8 @@ export const reportRoutes: AnyRoute[] = [
     params: organizationIdParams,
     response: { status: 200, description: 'The balance report', schema: balanceReportSchema },
     errors: [403, 404],
+    authorize: member(reportReaders),
     handler: async ({ params, actor, deps }) => {
-      await actor.member(params.organization_id, reportReaders);
       return { report: await balanceReport(deps.db, params.organization_id) };
     },
   }),

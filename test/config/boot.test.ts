@@ -10,9 +10,19 @@ describe('configuration at boot', () => {
     ['PORT=abc', { PORT: 'abc' }, 'PORT', /^Invalid configuration: PORT /],
     ['PORT=70000', { PORT: '70000' }, 'PORT', /^Invalid configuration: PORT /],
     ['RATE_LIMIT_PER_MINUTE=0', { RATE_LIMIT_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_MINUTE', /^Invalid configuration: RATE_LIMIT_PER_MINUTE /],
-    ['RATE_LIMIT_PER_ADDRESS_PER_MINUTE=0', { RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '0' }, 'RATE_LIMIT_PER_ADDRESS_PER_MINUTE', /^Invalid configuration: RATE_LIMIT_PER_ADDRESS_PER_MINUTE /],
+    [
+      'RATE_LIMIT_PER_ADDRESS_PER_MINUTE=0',
+      { RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '0' },
+      'RATE_LIMIT_PER_ADDRESS_PER_MINUTE',
+      /^Invalid configuration: RATE_LIMIT_PER_ADDRESS_PER_MINUTE /,
+    ],
     ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /^Invalid configuration: DATABASE_URL must be a postgres:\/\/ URL$/],
-    ['NODE_ENV=production without JWT_SECRET or JWKS_URI', { NODE_ENV: 'production', JWT_SECRET: '', JWKS_URI: '' }, 'JWT_SECRET', /^Invalid configuration: JWT_SECRET is required in production unless JWKS_URI is set$/],
+    [
+      'NODE_ENV=production without JWT_SECRET or JWKS_URI',
+      { NODE_ENV: 'production', JWT_SECRET: '', JWKS_URI: '' },
+      'JWT_SECRET',
+      /^Invalid configuration: JWT_SECRET is required in production unless JWKS_URI is set$/,
+    ],
     ['LOG_LEVEL=loud', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /^Invalid configuration: LOG_LEVEL /],
     ['JWT_SECRET too short', { JWT_SECRET: 'short' }, 'JWT_SECRET', /^Invalid configuration: JWT_SECRET must be at least 32 characters$/],
   ];
@@ -45,7 +55,10 @@ describe('configuration at boot', () => {
     );
     for (const exit of [web!, worker!]) {
       expect(exit.code, exit.stderr).to.equal(1);
-      expect(exit.stderr.split('\n').filter((l) => l.trim() !== ''), exit.stderr).to.have.length(1);
+      expect(
+        exit.stderr.split('\n').filter((l) => l.trim() !== ''),
+        exit.stderr,
+      ).to.have.length(1);
       expect(exit.stderr).to.match(/^Invalid configuration: RATE_LIMIT_PER_MINUTE /);
       expect(exit.stdout).to.equal('');
     }

@@ -1,6 +1,7 @@
+import { signedIn } from '../../src/http/authorize.ts';
 import { expect } from 'chai';
 import { defineRoute } from '../../src/http/route.ts';
-import { apiRoutes } from '../../src/http/routes.ts';
+import { apiRoutes } from '../../src/routes.ts';
 import { newUser, startTestServer, type ApiResponse, type TestServer } from '../support/server.ts';
 
 /** Every error answer has exactly the Error body of CONVENTIONS §3. */
@@ -28,6 +29,7 @@ const failingRoute = defineRoute({
   summary: 'Throws an unexpected error',
   tag: 'Service',
   response: { status: 200, description: 'never' },
+  authorize: signedIn('a test route'),
   handler: async () => {
     throw new TypeError(secretDetail);
   },

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { servedOpenApiDocument } from '../../src/http/openapi.ts';
+import { openApiDocument } from '../../src/routes.ts';
 import { packageVersion } from '../../src/web.ts';
 import { useServer } from '../support/suite.ts';
 
@@ -41,7 +41,7 @@ describe('GET /openapi.json as a client contract', () => {
   it('is the document the lint script writes (same routes, webhooks included)', async () => {
     const res = await ctx.server.request('get', '/openapi.json');
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(servedOpenApiDocument(packageVersion))));
+    expect(res.body).to.deep.equal(JSON.parse(JSON.stringify(openApiDocument(packageVersion))));
     expect(res.body.paths).to.have.property('/billing/webhooks/stripe');
   });
 

@@ -58,7 +58,11 @@ const probe = (base: string, token: string | null, from?: string) =>
 
 function expectRefused(res: ApiResponse, limit: number, what: string, retryAfter: number): void {
   expect(res.status).to.equal(429);
-  expect(res.body).to.deep.equal({ code: 'rate_limited', message: `rate limit of ${limit} ${what} per minute used up; retry in ${retryAfter} s`, data: { issues: [] } });
+  expect(res.body).to.deep.equal({
+    code: 'rate_limited',
+    message: `rate limit of ${limit} ${what} per minute used up; retry in ${retryAfter} s`,
+    data: { issues: [] },
+  });
   expect(res.headers.get('retry-after')).to.equal(String(retryAfter));
   expect(res.headers.get('ratelimit-limit')).to.equal(String(limit));
   expect(res.headers.get('ratelimit-remaining')).to.equal('0');
@@ -141,7 +145,10 @@ describe('rate limiting', () => {
     // limit; once one lease is refused no later lease gets anything, and each process (100 requests)
     // keeps receiving requests until it is refused, so every leased token is spent.
     it('admits exactly the limit of 50 out of 200 concurrent requests across two processes', async () => {
-      const [one, two] = await Promise.all([limitedStack(clock, { perCaller: 50, perAddress: 1000 }), limitedStack(clock, { perCaller: 50, perAddress: 1000 })]);
+      const [one, two] = await Promise.all([
+        limitedStack(clock, { perCaller: 50, perAddress: 1000 }),
+        limitedStack(clock, { perCaller: 50, perAddress: 1000 }),
+      ]);
       try {
         const dave = newUser();
         const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => probe([one, two][i % 2]!.url, dave.token)));
@@ -176,7 +183,8 @@ describe('rate limiting', () => {
     it('answers 401 up to the limit, shared by the processes, then 429 with Retry-After and the Error body', async () => {
       const from = '203.0.113.7';
       const statuses = [];
-      for (const [i, token] of [null, 'not-a-jwt', newUser().token.slice(0, -2)].entries()) statuses.push((await probe([web, other][i % 2]!.url, token, from)).status);
+      for (const [i, token] of [null, 'not-a-jwt', newUser().token.slice(0, -2)].entries())
+        statuses.push((await probe([web, other][i % 2]!.url, token, from)).status);
       expect(statuses).to.deep.equal([401, 401, 401]);
       expectRefused(await probe(web.url, null, from), 3, what, 45);
       expectRefused(await probe(other.url, 'garbage', from), 3, what, 45);
@@ -217,6 +225,7 @@ describe('rate limiting', () => {
         if (res.status === 429) limited = res;
         else expect(res.status).to.equal(200);
       }
+      expect(limited, 'a 429 within two windows of requests').to.not.equal(undefined);
       expectRefused(limited!, 3, 'requests', Number(limited!.headers.get('retry-after')));
 
       limited = undefined;
@@ -225,6 +234,7 @@ describe('rate limiting', () => {
         if (res.status === 429) limited = res;
         else expect(res.status).to.equal(401);
       }
+      expect(limited, 'a 429 within two windows of requests').to.not.equal(undefined);
       expectRefused(limited!, 3, 'requests without a valid token from one address', Number(limited!.headers.get('retry-after')));
 
       for (const path of ['/healthz', '/openapi.json']) {

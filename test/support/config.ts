@@ -5,6 +5,9 @@ import type { Config } from '../../src/config/schema.ts';
 
 export const TEST_JWT_SECRET = 'test-secret-0123456789-abcdefghijklmnopqrstuvwxyz';
 
+/** Local object storage of the test processes: one directory per run (removed by its teardown), else per process. */
+export const testDataDir = (run = process.env.WORKSPACE_TEST_RUN) => path.join(tmpdir(), `workspace-test-data-${run ?? process.pid}`);
+
 /** A configuration as the processes would parse it, with test defaults and per-test overrides. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return parseConfig({
@@ -12,7 +15,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     PORT: '0',
     HOST: '127.0.0.1',
     JWT_SECRET: TEST_JWT_SECRET,
-    DATA_DIR: path.join(tmpdir(), `workspace-test-data-${process.pid}`),
+    DATA_DIR: testDataDir(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000',

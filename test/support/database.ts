@@ -6,6 +6,7 @@ import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { release } from '../../src/platform/release.ts';
+import { testDataDir } from './config.ts';
 
 /**
  * Test databases. A run starts one server (DATABASE_URL's when set, otherwise an embedded
@@ -63,18 +64,21 @@ export async function startTestCluster(): Promise<TestCluster> {
   }
   const run = randomBytes(5).toString('hex');
   const template = `tmpl_${run}`;
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${template}`));
-  await release(urlOf(adminUrl, template), log);
-  return {
-    adminUrl,
-    template,
-    run,
-    async dispose() {
-      await dropRunDatabases(adminUrl, run).catch(() => {});
-      await embedded?.stop();
-      if (dir) await rm(dir, { recursive: true, force: true });
-    },
+  const dispose = async () => {
+    await dropRunDatabases(adminUrl, run).catch(() => {});
+    await embedded?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await rm(testDataDir(run), { recursive: true, force: true });
   };
+  try {
+    await withClient(adminUrl, (client) => client.query(`CREATE DATABASE ${template}`));
+    await release(urlOf(adminUrl, template), log);
+  } catch (error) {
+    // A failed migration must not leave a server running or a cluster behind (mocha skips teardown then).
+    await dispose().catch(() => {});
+    throw error;
+  }
+  return { adminUrl, template, run, dispose };
 }
 
 /** Every database of the run, the template included (they all carry the run id in their name). */

@@ -35,7 +35,9 @@ export async function eventually<T>(first: string | Check<T>, second?: Check<T> 
     if (value) return value;
     last = value;
     if (Date.now() + everyMs >= deadline) {
-      throw new Error(`eventually: ${description} — never held (waited ${Date.now() - started} ms; last check returned ${inspect(last, { depth: 3, breakLength: Infinity })})`);
+      throw new Error(
+        `eventually: ${description} — never held (waited ${Date.now() - started} ms; last check returned ${inspect(last, { depth: 3, breakLength: Infinity })})`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
@@ -49,7 +51,7 @@ function testDeadline(): number {
   return current.startedAt + timeout - 500;
 }
 
-function describeCheck(check: Function): string {
+function describeCheck(check: () => unknown): string {
   const source = check.toString().replace(/\s+/g, ' ');
   return `\`${source.length > 300 ? `${source.slice(0, 300)}…` : source}\``;
 }

@@ -33,7 +33,10 @@ export async function startFakeS3(bucket = 'test-bucket'): Promise<FakeS3> {
     const signedHeaders = /SignedHeaders=([^,]+)/.exec(authorization)?.[1]?.split(';') ?? [];
     const headers: Record<string, string> = {};
     for (const name of signedHeaders) if (name !== 'host') headers[name] = String(req.headers[name] ?? '');
-    const expected = aws4.sign({ host: req.headers.host, path, method: req.method, service: 's3', region: 'us-east-1', headers, ...(body.length && { body }) }, FAKE_S3_CREDENTIALS);
+    const expected = aws4.sign(
+      { host: req.headers.host, path, method: req.method, service: 's3', region: 'us-east-1', headers, ...(body.length && { body }) },
+      FAKE_S3_CREDENTIALS,
+    );
     const signed = authorization !== '' && (expected.headers as Record<string, string>).Authorization === authorization;
     requests.push({ method: req.method!, path, signed });
     if (!signed) {

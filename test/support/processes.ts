@@ -32,7 +32,12 @@ export interface ChildRun {
 
 /** A child process with its output collected; environment is the parent's plus `env`. */
 export function run(command: string, args: string[], env: Record<string, string | undefined>, options: { detached?: boolean } = {}): ChildRun {
-  const child = spawn(command, args, { cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  const child = spawn(command, args, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   let stdout = '';
   let stderr = '';
   const watchers: (() => void)[] = [];
@@ -97,7 +102,10 @@ export async function waitUntilHealthy(url: string, process: ChildRun): Promise<
   void process.exited.then((exit) => (exited = exit));
   for (;;) {
     if (exited) throw new Error(`process exited (${exited.code ?? exited.signal}) before it was healthy: ${exited.stderr.slice(-2000)}`);
-    const ok = await fetch(`${url}/healthz`).then((res) => res.ok, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (res) => res.ok,
+      () => false,
+    );
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

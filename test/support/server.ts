@@ -29,7 +29,10 @@ export interface TestServer {
 }
 
 /** The real web process (Koa app, middleware, pg-boss sender) on an ephemeral port. */
-export async function startTestServer(overrides: Record<string, string> = {}, options: { extraRoutes?: AnyRoute[]; databaseUrl?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Record<string, string> = {},
+  options: { extraRoutes?: AnyRoute[]; databaseUrl?: string } = {},
+): Promise<TestServer> {
   const config = testConfig(overrides);
   const web = await startWeb(config, options.databaseUrl ?? testDatabase().url, createLogger(config, 'test-web'), { extraRoutes: options.extraRoutes ?? [] });
   const address = web.server.address();

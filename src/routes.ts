@@ -1,0 +1,42 @@
+// Composition root of the HTTP API: every operation, by domain. The web process mounts these
+// (src/web.ts → createApp) and /openapi.json documents exactly them.
+import { accessRoutes } from './access/routes.ts';
+import { activityRoutes } from './activity/routes.ts';
+import { canvasRoutes } from './canvases/routes.ts';
+import { projectRoutes } from './projects/routes.ts';
+import { alertPolicyRoutes } from './alert-policy/routes.ts';
+import { assetRoutes } from './assets/routes.ts';
+import { billingRoutes } from './billing/routes.ts';
+import { billingWebhookRoutes } from './billing/webhook-route.ts';
+import { conversationRoutes } from './conversations/routes.ts';
+import { creditRoutes } from './credits/routes.ts';
+import { invitationRoutes } from './invitations/routes.ts';
+import { libraryRoutes } from './library/routes.ts';
+import { memberRoutes } from './members/routes.ts';
+import { organizationLogoRoutes } from './organizations/logo/routes.ts';
+import { organizationRoutes } from './organizations/routes.ts';
+import { reportRoutes } from './reports/routes.ts';
+import { roleRoutes } from './roles/routes.ts';
+import { serviceRoutes } from './service/routes.ts';
+import { skillRoutes } from './skills/routes.ts';
+import type { AnyRoute } from './http/route.ts';
+import { buildOpenApiDocument } from './http/openapi.ts';
+
+/** Open without a token. */
+export const plumbingRoutes: readonly AnyRoute[] = serviceRoutes;
+
+/** Provider notifications: no bearer token, each authenticates by its own signature. */
+export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
+
+/**
+ * Every operation of the API, by domain. Order matters where paths overlap: a literal segment
+ * (`/organizations/available-slug`) is listed before the parameter it would otherwise match.
+ */
+export const apiRoutes: readonly AnyRoute[] = [...organizationRoutes, ...organizationLogoRoutes, ...memberRoutes, ...roleRoutes, ...activityRoutes, ...alertPolicyRoutes, ...invitationRoutes, ...accessRoutes, ...projectRoutes, ...canvasRoutes, ...assetRoutes, ...creditRoutes, ...billingRoutes, ...reportRoutes, ...conversationRoutes, ...skillRoutes, ...libraryRoutes];
+
+/** Every route the web process mounts, grouped by how it is authenticated. */
+export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes };
+export type RouteTable = typeof routeTable;
+
+/** The document served at /openapi.json; `npm run lint:openapi` lints this same document. */
+export const openApiDocument = (version: string) => buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
