@@ -30,7 +30,9 @@ try {
   const seeded = Date.now();
   await db.raw(`INSERT INTO users (id, email, name) SELECT 'u' || g, 'u' || g || '@bench.test', 'User ' || g FROM generate_series(0, ${MEMBERS - 1}) g`);
   await db.raw(`INSERT INTO organizations (id, name, slug, created_by_id) VALUES ('${org}', 'Bench', 'bench', 'u0')`);
-  await db.raw(`INSERT INTO organization_members (organization_id, user_id, role) SELECT '${org}', 'u' || g, CASE WHEN g = 0 THEN 'owner' ELSE 'member' END FROM generate_series(0, ${MEMBERS - 1}) g`);
+  await db.raw(
+    `INSERT INTO organization_members (organization_id, user_id, role) SELECT '${org}', 'u' || g, CASE WHEN g = 0 THEN 'owner' ELSE 'member' END FROM generate_series(0, ${MEMBERS - 1}) g`,
+  );
   // Creators spread over all members; 30% open to the workspace; one conversation a minute going back ~70 days.
   await db.raw(`INSERT INTO conversations (organization_id, created_by_id, title, visibility, created_at, updated_at)
     SELECT '${org}', 'u' || (g % ${MEMBERS}), 'Conversation ' || g, CASE WHEN g % 10 < 3 THEN 'workspace' ELSE 'private' END,
@@ -52,7 +54,10 @@ try {
     const token = signToken(TEST_JWT_SECRET, { sub: caller.id, ttlSeconds: 3600 });
     const cursor = await cursorOfPage(caller.id, caller.page);
     console.log(`\n== ${caller.label}, limit ${LIMIT}`);
-    for (const [name, c] of [['first page', undefined], [`page ${caller.page}`, cursor]] as const) {
+    for (const [name, c] of [
+      ['first page', undefined],
+      [`page ${caller.page}`, cursor],
+    ] as const) {
       if (name !== 'first page' && !c) {
         console.log(`${name}: the caller has fewer pages`);
         continue;
@@ -63,7 +68,9 @@ try {
       if (got.status !== 200 || body.items.length !== LIMIT) throw new Error(`${name}: ${got.status} ${JSON.stringify(body).slice(0, 200)}`);
       const latencies = await sequential(url, token, 100);
       const rps = await throughput(url, token, 8, 3000);
-      console.log(`${name.padEnd(10)}  p50 ${pct(latencies, 50)} ms  p95 ${pct(latencies, 95)} ms  max ${pct(latencies, 100)} ms  |  ${rps.toFixed(0)} req/s (8 concurrent, 3 s)`);
+      console.log(
+        `${name.padEnd(10)}  p50 ${pct(latencies, 50)} ms  p95 ${pct(latencies, 95)} ms  max ${pct(latencies, 100)} ms  |  ${rps.toFixed(0)} req/s (8 concurrent, 3 s)`,
+      );
     }
     await explain(caller.id, cursor, caller.page);
   }
@@ -75,7 +82,10 @@ try {
 
 /** The cursor the API would hand out after page n-1, computed in SQL from the same readable set. */
 async function cursorOfPage(userId: string, page: number): Promise<string | undefined> {
-  const readable = userId === 'u0' ? 'true' : `(c.created_by_id = ? OR c.visibility <> 'private' OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.resource_type = 'chat_conversation' AND g.resource_id = c.id AND g.user_id = ?))`;
+  const readable =
+    userId === 'u0'
+      ? 'true'
+      : `(c.created_by_id = ? OR c.visibility <> 'private' OR EXISTS (SELECT 1 FROM resource_grants g WHERE g.resource_type = 'chat_conversation' AND g.resource_id = c.id AND g.user_id = ?))`;
   const row = await db.raw(
     `SELECT c.created_at::text AS at, c.id FROM conversations c WHERE c.organization_id = ? AND c.deleted_at IS NULL AND c.schedule_id IS NULL AND ${readable}
      ORDER BY c.created_at DESC, c.id DESC OFFSET ? LIMIT 1`,
@@ -123,7 +133,14 @@ async function explain(userId: string, cursor: string | undefined, pageNumber: n
       if (q.sql.includes('from "conversations"')) captured = q;
     };
     db.on('query', listener);
-    await listConversations(db, actorFor(db, { userId }), { organization_id: org, filter: 'all', include_scheduled: false, deleted: false, limit: LIMIT, cursor: c });
+    await listConversations(db, actorFor(db, { userId }), {
+      organization_id: org,
+      filter: 'all',
+      include_scheduled: false,
+      deleted: false,
+      limit: LIMIT,
+      cursor: c,
+    });
     db.off('query', listener);
     if (!captured) continue;
     // knex reports native $n placeholders; raw() wants `?`.

@@ -124,7 +124,17 @@ if (!isMainThread) {
   await db.raw(`INSERT INTO organization_members (organization_id, user_id, role) SELECT ?, u, 'member' FROM unnest(?::text[]) u`, [org, users]);
   const tokens = users.map((sub) => signToken(TEST_JWT_SECRET, { sub, email: `${sub}@bench.test`, name: sub, ttlSeconds: 3600 }));
   // (d) One asset every member reads through general access: the authorized one-round-trip read.
-  const [asset] = await db('assets').insert({ organization_id: org, created_by_id: users[0]!, type: 'text', title: 'Bench', content: 'x', visibility: 'workspace', enrichment_state: 'ignored' }).returning('id');
+  const [asset] = await db('assets')
+    .insert({
+      organization_id: org,
+      created_by_id: users[0]!,
+      type: 'text',
+      title: 'Bench',
+      content: 'x',
+      visibility: 'workspace',
+      enrichment_state: 'ignored',
+    })
+    .returning('id');
 
   // (a) The baseline: the same pool size our web process uses.
   const pool = new pg.Pool({ connectionString: database.url, max: 20 });

@@ -69,7 +69,13 @@ async function pickupLatency(sender: PgBoss, worker: PgBoss, queue: string, coun
 }
 
 /** Inserts a backlog and measures how long one worker (4 × fetches of 50, back to back) takes to run it. */
-async function drainBacklog(sender: PgBoss, worker: PgBoss, db: Db, queue: string, stats: 'fresh' | 'stale'): Promise<{ jobsPerSecond: number; fetchMs: number }> {
+async function drainBacklog(
+  sender: PgBoss,
+  worker: PgBoss,
+  db: Db,
+  queue: string,
+  stats: 'fresh' | 'stale',
+): Promise<{ jobsPerSecond: number; fetchMs: number }> {
   await db.raw('DELETE FROM pgboss.job WHERE name = ?', [queue]);
   if (stats === 'stale') {
     // The planner last saw the table (nearly) empty, and autovacuum is kept from correcting it.
@@ -77,7 +83,10 @@ async function drainBacklog(sender: PgBoss, worker: PgBoss, db: Db, queue: strin
     await db.raw('ALTER TABLE pgboss.job_common SET (autovacuum_enabled = false)');
   }
   for (let i = 0; i < BACKLOG; i += 5000) {
-    await sender.insert(queue, Array.from({ length: Math.min(5000, BACKLOG - i) }, (_, j) => ({ data: { n: i + j } })));
+    await sender.insert(
+      queue,
+      Array.from({ length: Math.min(5000, BACKLOG - i) }, (_, j) => ({ data: { n: i + j } })),
+    );
   }
   if (stats === 'fresh') await db.raw('ANALYZE pgboss.job_common');
   let done = 0;
@@ -92,7 +101,10 @@ async function drainBacklog(sender: PgBoss, worker: PgBoss, db: Db, queue: strin
   const seconds = (performance.now() - started) / 1000;
   await worker.offWork(queue);
   // One fetch of 50 as a worker issues it, against the same table and statistics.
-  await sender.insert(queue, Array.from({ length: 5000 }, (_, n) => ({ data: { n } })));
+  await sender.insert(
+    queue,
+    Array.from({ length: 5000 }, (_, n) => ({ data: { n } })),
+  );
   const fetchStarted = performance.now();
   await sender.fetch(queue, { batchSize: 50 });
   const fetchMs = performance.now() - fetchStarted;
@@ -111,7 +123,9 @@ async function main() {
   try {
     console.log(`pg-boss pickup latency (send → handler start) on an idle queue`);
     const notified = await pickupLatency(sender, worker, 'bench.pickup-notify', PICKUP_JOBS, true);
-    console.log(`  LISTEN/NOTIFY, ${notified.length} jobs: p50 ${ms(percentile(notified, 50))}, p95 ${ms(percentile(notified, 95))}, max ${ms(notified.at(-1)!)}`);
+    console.log(
+      `  LISTEN/NOTIFY, ${notified.length} jobs: p50 ${ms(percentile(notified, 50))}, p95 ${ms(percentile(notified, 95))}, max ${ms(notified.at(-1)!)}`,
+    );
     const polled = await pickupLatency(sender, worker, 'bench.pickup-poll', POLL_JOBS, false);
     console.log(`  polling every 0.5 s, ${polled.length} jobs: p50 ${ms(percentile(polled, 50))}, p95 ${ms(percentile(polled, 95))}`);
 

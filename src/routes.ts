@@ -3,7 +3,7 @@
 import { accessRoutes } from './access/routes.ts';
 import { activityRoutes } from './activity/routes.ts';
 import { canvasRoutes } from './canvases/routes.ts';
-import { projectRoutes } from './projects/routes.ts';
+import { itemProjectsRoutes, projectRoutes } from './projects/routes.ts';
 import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -32,7 +32,26 @@ export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
  * Every operation of the API, by domain. Order matters where paths overlap: a literal segment
  * (`/organizations/available-slug`) is listed before the parameter it would otherwise match.
  */
-export const apiRoutes: readonly AnyRoute[] = [...organizationRoutes, ...organizationLogoRoutes, ...memberRoutes, ...roleRoutes, ...activityRoutes, ...alertPolicyRoutes, ...invitationRoutes, ...accessRoutes, ...projectRoutes, ...canvasRoutes, ...assetRoutes, ...creditRoutes, ...billingRoutes, ...reportRoutes, ...conversationRoutes, ...skillRoutes, ...libraryRoutes];
+export const apiRoutes: readonly AnyRoute[] = [
+  ...organizationRoutes,
+  ...organizationLogoRoutes,
+  ...memberRoutes,
+  ...roleRoutes,
+  ...activityRoutes,
+  ...alertPolicyRoutes,
+  ...invitationRoutes,
+  ...accessRoutes,
+  ...projectRoutes,
+  ...itemProjectsRoutes,
+  ...canvasRoutes,
+  ...assetRoutes,
+  ...creditRoutes,
+  ...billingRoutes,
+  ...reportRoutes,
+  ...conversationRoutes,
+  ...skillRoutes,
+  ...libraryRoutes,
+];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes };

@@ -31,7 +31,15 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   const boss = createBoss(databaseUrl, 'web');
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
-  const deps = { config, creditPeriods: createCreditPeriods(), db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const deps = {
+    config,
+    creditPeriods: createCreditPeriods(),
+    db,
+    jobs: new JobQueue(boss),
+    log,
+    metered: createMeteredOperations(),
+    providers: createProviders(config, db),
+  };
   const app = createApp({ deps, routes: routeTable, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);

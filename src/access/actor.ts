@@ -2,8 +2,7 @@ import type { Knex } from 'knex';
 import type { Caller } from '../core/caller.ts';
 import { forbidden, notFound } from '../core/errors.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { findMembership, memberJoinSql, permissionsOfRole, roleHoldsSql, type Membership } from '../members/membership.ts';
-import type { OrganizationPermission } from '../members/permissions.ts';
+import { findMembership, memberJoinSql, permissionsOfRole, requirePermission, roleHoldsSql, type Membership, type PermissionNeed } from '../members/index.ts';
 import { allows, policies } from './policies/index.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';
 import { memberRankSql } from './sql.ts';
@@ -26,19 +25,6 @@ export interface Access<Row = Record<string, any>> {
   entry: ResourceEntry;
 }
 
-/** One permission, or any of several (`['credits.view', 'billing.view']`). */
-export type PermissionNeed = OrganizationPermission | readonly OrganizationPermission[];
-
-const holds = (membership: Membership, need: PermissionNeed) =>
-  typeof need === 'string' ? membership.permissions.has(need) : need.some((permission) => membership.permissions.has(permission));
-
-const describeNeed = (need: PermissionNeed) => (typeof need === 'string' ? need : need.join(' or '));
-
-function requirePermission(membership: Membership, need: PermissionNeed | undefined): Membership {
-  if (need !== undefined && !holds(membership, need)) throw forbidden(`your role "${membership.role}" lacks the permission ${describeNeed(need)}`);
-  return membership;
-}
-
 /**
  * Who is acting — a request's authenticated caller, or a job acting for a user — and the one
  * authorization path of the service. Memberships are read once per organization and remembered
@@ -52,6 +38,8 @@ function requirePermission(membership: Membership, need: PermissionNeed | undefi
  *                          one resource by id, loaded and decided in one SQL round trip: 404 when it
  *                          does not exist or cannot be read (same body), 403 when readable without `capability`
  */
+export type { PermissionNeed };
+
 export class Actor implements Caller {
   private readonly memberships = new Map<string, Promise<Membership | null>>();
   /** Resources read outside a transaction, by `type:id`: the route's gate and the service share one read. */
@@ -118,7 +106,13 @@ export class Actor implements Caller {
    * and role together). With `forUpdate` (pass the transaction as `db`) the row is locked, so the
    * decision and the change see the same state. Soft-deleted rows are returned too.
    */
-  async resource<Row = Record<string, any>>(db: Knex, type: ResourceType, id: string, capability: Capability = 'read', options: { forUpdate?: boolean } = {}): Promise<Access<Row>> {
+  async resource<Row = Record<string, any>>(
+    db: Knex,
+    type: ResourceType,
+    id: string,
+    capability: Capability = 'read',
+    options: { forUpdate?: boolean } = {},
+  ): Promise<Access<Row>> {
     if (db.isTransaction || options.forUpdate) return this.decide<Row>(await this.load(db, type, id, options.forUpdate ?? false), capability);
     const key = `${type}:${id}`;
     let read = this.reads.get(key);
@@ -131,7 +125,8 @@ export class Actor implements Caller {
 
   private decide<Row>(access: Access, capability: Capability): Access<Row> {
     const { entry, role } = access;
-    if (!allows(entry.type, role, capability)) throw forbidden(`your role on this ${resourceNoun[entry.type]} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(entry.type, capability)}`);
+    if (!allows(entry.type, role, capability))
+      throw forbidden(`your role on this ${resourceNoun[entry.type]} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(entry.type, capability)}`);
     return access as Access<Row>;
   }
 
@@ -155,7 +150,12 @@ export class Actor implements Caller {
     const role = roleOfRank(Number(found?.__rank ?? 0));
     if (!found || !role) throw notFound(noun);
     const { __member_role, __member_permissions, __rank, ...row } = found;
-    const membership: Membership = { organizationId: row.organization_id as string, userId: this.userId, role: __member_role, permissions: permissionsOfRole(__member_role, __member_permissions) };
+    const membership: Membership = {
+      organizationId: row.organization_id as string,
+      userId: this.userId,
+      role: __member_role,
+      permissions: permissionsOfRole(__member_role, __member_permissions),
+    };
     this.memberships.set(membership.organizationId, Promise.resolve(membership));
     return { row, role, viewer: viewerOf(membership), entry };
   }

@@ -40,3 +40,4 @@ export { accessRecordSchema, grantSchema, resourceTypeSchema } from './schema.ts
 export { fileIntoProjectOnCreate, requireProjectToFileInto, addReference, projectIdsOf, type ProjectItemType } from './links.ts';
 export { accessRecord, type AccessRecord } from './record.ts';
 export { entryOf, resourceEntries, type ResourceEntry } from './resources.ts';
+export { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from './schema.ts';

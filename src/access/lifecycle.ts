@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page, type SortKey } from '../core/pagination.ts';
 import { whereContains } from '../core/search.ts';
@@ -53,13 +53,26 @@ export async function changeLive<Row extends LiveRow, Result = Row>(
 }
 
 /** Soft delete (owners): the row keeps `deleted_at`/`deleted_by_id`. Deleting a deleted one changes nothing. */
-export async function softDelete<Row extends LiveRow>(deps: Deps, actor: Actor, type: ResourceType, id: string, activityData?: (row: Row) => Record<string, unknown>): Promise<void> {
+export async function softDelete<Row extends LiveRow>(
+  deps: Deps,
+  actor: Actor,
+  type: ResourceType,
+  id: string,
+  activityData?: (row: Row) => Record<string, unknown>,
+): Promise<void> {
   const entry = registered(type);
   await deps.db.transaction(async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
     await trx(entry.table).where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: `${entry.activity}.deleted`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+    await recordActivity(trx, {
+      organizationId: row.organization_id!,
+      actorId: actor.userId,
+      action: `${entry.activity}.deleted`,
+      subjectType: type,
+      subjectId: id,
+      ...(activityData && { data: activityData(row) }),
+    });
   });
 }
 
@@ -82,8 +95,18 @@ export async function restore<Row extends LiveRow>(
     const { row } = await actor.resource<Row>(trx, type, id, 'restore', { forUpdate: true });
     if (!row.deleted_at) return row;
     await check?.(trx, row);
-    const [restored] = (await trx(entry.table).where({ id }).update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() }).returning([...returning])) as Row[];
-    await recordActivity(trx, { organizationId: row.organization_id!, actorId: actor.userId, action: `${entry.activity}.restored`, subjectType: type, subjectId: id, ...(activityData && { data: activityData(row) }) });
+    const [restored] = (await trx(entry.table)
+      .where({ id })
+      .update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() })
+      .returning([...returning])) as Row[];
+    await recordActivity(trx, {
+      organizationId: row.organization_id!,
+      actorId: actor.userId,
+      action: `${entry.activity}.restored`,
+      subjectType: type,
+      subjectId: id,
+      ...(activityData && { data: activityData(row) }),
+    });
     return restored!;
   });
 }
@@ -127,10 +150,24 @@ export async function listReadable<Row extends object>(
   else q.whereNull(`${a}.deleted_at`);
   if (query.created_by) q.where(`${a}.created_by_id`, query.created_by);
   if (query.project_id) {
-    q.whereExists((filed) => filed.select(deps.db.raw('1')).from('project_items as pi').where({ 'pi.item_type': type, 'pi.project_id': query.project_id }).whereRaw(`pi.item_id = ${a}.id`));
+    q.whereExists((filed) =>
+      filed
+        .select(deps.db.raw('1'))
+        .from('project_items as pi')
+        .where({ 'pi.item_type': type, 'pi.project_id': query.project_id })
+        .whereRaw(`pi.item_id = ${a}.id`),
+    );
   }
-  if (query.search) whereContains(q, options.searchColumns.map((column) => `${a}.${column}`), query.search);
+  if (query.search)
+    whereContains(
+      q,
+      options.searchColumns.map((column) => `${a}.${column}`),
+      query.search,
+    );
   options.refine?.(q);
-  const order = options.order ?? [{ column: `${a}.created_at`, direction: 'desc', type: 'timestamp' }, { column: `${a}.id`, direction: 'desc' }];
+  const order = options.order ?? [
+    { column: `${a}.created_at`, direction: 'desc', type: 'timestamp' },
+    { column: `${a}.id`, direction: 'desc' },
+  ];
   return paginate<Row & object>(q, order, query);
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
 import type { ResourceType } from './types.ts';
@@ -19,8 +19,18 @@ export async function fileIntoProjectOnCreate(
   projectId: string,
 ): Promise<void> {
   await requireProjectToFileInto(trx, actor, item.organizationId, projectId);
-  await trx('project_items').insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: actor.userId }).onConflict(['project_id', 'item_type', 'item_id']).ignore();
-  await recordActivity(trx, { organizationId: item.organizationId, actorId: actor.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: item.type, item_id: item.id, via: 'origin' } });
+  await trx('project_items')
+    .insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: actor.userId })
+    .onConflict(['project_id', 'item_type', 'item_id'])
+    .ignore();
+  await recordActivity(trx, {
+    organizationId: item.organizationId,
+    actorId: actor.userId,
+    action: 'project.item_added',
+    subjectType: 'project',
+    subjectId: projectId,
+    data: { item_type: item.type, item_id: item.id, via: 'origin' },
+  });
 }
 
 /**
@@ -40,10 +50,16 @@ export async function requireProjectToFileInto(trx: Knex.Transaction, actor: Act
 
 /** Records that a chat or canvas uses an asset it did not create: its audience may then view it. Idempotent. */
 export async function addReference(trx: Knex | Knex.Transaction, from: { type: 'chat_conversation' | 'canvas'; id: string }, assetId: string): Promise<void> {
-  await trx('resource_references').insert({ from_type: from.type, from_id: from.id, asset_id: assetId }).onConflict(['from_type', 'from_id', 'asset_id']).ignore();
+  await trx('resource_references')
+    .insert({ from_type: from.type, from_id: from.id, asset_id: assetId })
+    .onConflict(['from_type', 'from_id', 'asset_id'])
+    .ignore();
 }
 
 /** Projects an item is filed in (ids, oldest membership first). */
 export async function projectIdsOf(db: Knex, type: ResourceType, itemId: string): Promise<string[]> {
-  return db('project_items').where({ item_type: type, item_id: itemId }).orderBy([{ column: 'created_at' }, { column: 'project_id' }]).pluck('project_id');
+  return db('project_items')
+    .where({ item_type: type, item_id: itemId })
+    .orderBy([{ column: 'created_at' }, { column: 'project_id' }])
+    .pluck('project_id');
 }

@@ -36,7 +36,10 @@ type Row = Record<string, any>;
 const generalRole = (workspaceRole: string): 'viewer' | 'editor' => (workspaceRole === 'viewer' ? 'viewer' : 'editor');
 
 export async function accessRecord(db: Knex, type: ResourceType, row: Row, role: Role, viewer: Viewer): Promise<AccessRecord> {
-  const grants = await db('resource_grants').where({ resource_type: type, resource_id: row.id }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'user_id', 'role', 'granted_by_id', 'created_at');
+  const grants = await db('resource_grants')
+    .where({ resource_type: type, resource_id: row.id })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select('id', 'user_id', 'role', 'granted_by_id', 'created_at');
   const ownGrant = grants.some((g) => g.user_id === viewer.userId);
   return {
     resource_type: type,
@@ -49,7 +52,13 @@ export async function accessRecord(db: Knex, type: ResourceType, row: Row, role:
     can_leave: ownGrant && row.created_by_id !== viewer.userId,
     general_access: { visibility: row.visibility, workspace_role: generalRole(row.workspace_role) },
     general_access_editable: allows(type, role, 'change_general_access'),
-    grants: grants.map((g) => ({ id: g.id, user_id: g.user_id, role: g.role, granted_by_id: g.granted_by_id, created_at: (g.created_at as Date).toISOString() })),
+    grants: grants.map((g) => ({
+      id: g.id,
+      user_id: g.user_id,
+      role: g.role,
+      granted_by_id: g.granted_by_id,
+      created_at: (g.created_at as Date).toISOString(),
+    })),
     inherited: await inheritedEntries(db, entryOf(type)!, row, viewer),
   };
 }
@@ -88,7 +97,8 @@ async function inheritedEntries(db: Knex, entry: ResourceEntry, row: Row, viewer
     entries.push(present(source, via, via));
     if (parent.inProjects) {
       // A project reaches the asset through the chat/canvas it holds: capped by both links.
-      for (const p of await projectsOf(db, parent.type, id, viewer)) entries.push({ ...present(p, via, via, 'project'), through: source.kind as 'chat' | 'canvas' });
+      for (const p of await projectsOf(db, parent.type, id, viewer))
+        entries.push({ ...present(p, via, via, 'project'), through: source.kind as 'chat' | 'canvas' });
     }
   }
   return entries;
@@ -111,7 +121,16 @@ async function projectsOf(db: Knex, type: ResourceType, itemId: string, viewer: 
     .whereNull('p.deleted_at')
     .orderBy([{ column: 'pi.created_at' }, { column: 'p.id' }])
     .select('p.id', 'p.title', 'p.emoji', 'p.visibility', 'p.workspace_role', 'pi.via', db.raw(`${rank.sql} AS rank`, rank.bindings as Knex.RawBinding[]));
-  return rows.map((r) => ({ kind: 'project' as const, id: r.id, title: r.title, emoji: r.emoji, rank: Number(r.rank), visibility: r.visibility, workspace_role: r.workspace_role, via: r.via }));
+  return rows.map((r) => ({
+    kind: 'project' as const,
+    id: r.id,
+    title: r.title,
+    emoji: r.emoji,
+    rank: Number(r.rank),
+    visibility: r.visibility,
+    workspace_role: r.workspace_role,
+    via: r.via,
+  }));
 }
 
 async function sourceRow(db: Knex, parent: ResourceEntry, id: string, viewer: Viewer): Promise<Source | null> {
@@ -128,5 +147,13 @@ async function sourceRow(db: Knex, parent: ResourceEntry, id: string, viewer: Vi
       db.raw(`${rank.sql} AS rank`, rank.bindings as Knex.RawBinding[]),
     );
   if (!row) return null;
-  return { kind: parent.kind ?? 'chat', id: row.id, title: row.title, emoji: row.emoji, rank: Number(row.rank), visibility: row.visibility, workspace_role: row.workspace_role };
+  return {
+    kind: parent.kind ?? 'chat',
+    id: row.id,
+    title: row.title,
+    emoji: row.emoji,
+    rank: Number(row.rank),
+    visibility: row.visibility,
+    workspace_role: row.workspace_role,
+  };
 }

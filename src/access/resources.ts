@@ -28,7 +28,18 @@ export const resourceEntries: Partial<Record<ResourceType, ResourceEntry>> = {
   canvas: { type: 'canvas', table: 'canvases', activity: 'canvas', titleColumn: 'title', kind: 'canvas', inProjects: true },
   chat_conversation: { type: 'chat_conversation', table: 'conversations', activity: 'conversation', titleColumn: 'title', kind: 'chat', inProjects: true },
   skill: { type: 'skill', table: 'skills', activity: 'skill', titleColumn: 'name', inProjects: true },
-  asset: { type: 'asset', table: 'assets', activity: 'asset', titleColumn: 'title', inProjects: true, referenced: true, origins: [{ column: 'origin_conversation_id', from: 'chat_conversation' }, { column: 'origin_canvas_id', from: 'canvas' }] },
+  asset: {
+    type: 'asset',
+    table: 'assets',
+    activity: 'asset',
+    titleColumn: 'title',
+    inProjects: true,
+    referenced: true,
+    origins: [
+      { column: 'origin_conversation_id', from: 'chat_conversation' },
+      { column: 'origin_canvas_id', from: 'canvas' },
+    ],
+  },
   // scheduled_task: not registered until its table exists (its access routes answer 404 meanwhile).
 };
 

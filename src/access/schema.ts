@@ -33,8 +33,14 @@ export const inheritedSchema = z
     id: z.string(),
     title: z.string().nullable(),
     emoji: z.string().nullable(),
-    via: z.enum(['origin', 'reference']).openapi({ description: '`origin`: the resource was created in it (a chat or canvas that made the asset, the project it was created in); `reference`: it was added or referenced later.' }),
-    role: roleSchema.openapi({ description: 'The role this source passes on: the caller’s when `audience` is true, otherwise what its workspace audience gets. Inherited roles never exceed editor; references pass viewer only.' }),
+    via: z.enum(['origin', 'reference']).openapi({
+      description:
+        '`origin`: the resource was created in it (a chat or canvas that made the asset, the project it was created in); `reference`: it was added or referenced later.',
+    }),
+    role: roleSchema.openapi({
+      description:
+        'The role this source passes on: the caller’s when `audience` is true, otherwise what its workspace audience gets. Inherited roles never exceed editor; references pass viewer only.',
+    }),
     through: z.enum(['chat', 'canvas']).optional().openapi({ description: 'Set when a project reaches the resource through a chat or canvas it holds.' }),
     audience: z.boolean().openapi({ description: 'Whether the caller is among the people this source reaches.' }),
   })
@@ -45,7 +51,10 @@ export const accessRecordSchema = z
     resource_type: resourceTypeSchema,
     resource_id: z.string(),
     owner_id: z.string().nullable(),
-    role: roleSchema.openapi({ description: 'The caller’s effective role: the highest of ownership (creator; organization owners/admins act as owners), a direct grant, general access and inherited access.' }),
+    role: roleSchema.openapi({
+      description:
+        'The caller’s effective role: the highest of ownership (creator; organization owners/admins act as owners), a direct grant, general access and inherited access.',
+    }),
     shared: z.boolean().openapi({ description: 'General access is not private, or at least one person holds a grant.' }),
     capabilities: z.object({ can_edit: z.boolean(), can_manage_people: z.boolean(), can_change_general_access: z.boolean(), can_delete: z.boolean() }),
     can_leave: z.boolean().openapi({ description: 'The caller holds a direct grant (and does not own the resource), so may delete their own grant.' }),

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
 import type { Deps } from '../platform/deps.ts';
-import { lockMemberForShare } from '../members/membership.ts';
+import { lockMemberForShare } from '../members/index.ts';
 import { resourceNoun } from './actor.ts';
 import { requireLive } from './lifecycle.ts';
 import { allows } from './policies/index.ts';
@@ -19,7 +19,13 @@ export interface GrantView {
 }
 
 const grantColumns = ['id', 'user_id', 'role', 'granted_by_id', 'created_at'];
-const presentGrant = (g: Record<string, any>): GrantView => ({ id: g.id, user_id: g.user_id, role: g.role, granted_by_id: g.granted_by_id, created_at: (g.created_at as Date).toISOString() });
+const presentGrant = (g: Record<string, any>): GrantView => ({
+  id: g.id,
+  user_id: g.user_id,
+  role: g.role,
+  granted_by_id: g.granted_by_id,
+  created_at: (g.created_at as Date).toISOString(),
+});
 
 /** GET /access/{type}/{id} (and the per-type `/access` reads). */
 export async function getAccessRecord(deps: Deps, actor: Actor, type: ResourceType, id: string): Promise<AccessRecord> {
@@ -48,7 +54,9 @@ export async function updateGeneralAccess(
       }
     }
     requireLive(row, type);
-    await trx(entry.table).where({ id }).update({ ...changes, updated_at: trx.fn.now() });
+    await trx(entry.table)
+      .where({ id })
+      .update({ ...changes, updated_at: trx.fn.now() });
     await recordActivity(trx, {
       organizationId: row.organization_id,
       actorId: actor.userId,
@@ -68,14 +76,32 @@ export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, 
     const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
     // FOR SHARE: a removal of this member waits for us (and then deletes this grant too), or we see it gone.
-    if (!(await lockMemberForShare(trx, row.organization_id, input.user_id))) throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
+    if (!(await lockMemberForShare(trx, row.organization_id, input.user_id)))
+      throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
     if (input.user_id === row.created_by_id) throw badRequest(`user_id: "${input.user_id}" owns this ${resourceNoun[type]} already`, ['user_id']);
     const existing = await trx('resource_grants').where({ resource_type: type, resource_id: id, user_id: input.user_id }).first('id');
-    if (existing) throw conflict(`user_id: "${input.user_id}" already has a grant on this ${resourceNoun[type]}; change its role with PATCH .../grants/${existing.id}`, ['user_id']);
+    if (existing)
+      throw conflict(`user_id: "${input.user_id}" already has a grant on this ${resourceNoun[type]}; change its role with PATCH .../grants/${existing.id}`, [
+        'user_id',
+      ]);
     const [grant] = await trx('resource_grants')
-      .insert({ organization_id: row.organization_id, resource_type: type, resource_id: id, user_id: input.user_id, role: input.role, granted_by_id: actor.userId })
+      .insert({
+        organization_id: row.organization_id,
+        resource_type: type,
+        resource_id: id,
+        user_id: input.user_id,
+        role: input.role,
+        granted_by_id: actor.userId,
+      })
       .returning(grantColumns);
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'access.grant_created', subjectType: type, subjectId: id, data: { grant_id: grant.id, user_id: input.user_id, role: input.role } });
+    await recordActivity(trx, {
+      organizationId: row.organization_id,
+      actorId: actor.userId,
+      action: 'access.grant_created',
+      subjectType: type,
+      subjectId: id,
+      data: { grant_id: grant.id, user_id: input.user_id, role: input.role },
+    });
     return presentGrant(grant);
   });
 }
@@ -86,7 +112,14 @@ export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, 
     requireLive(row, type);
     const before = await grantOf(trx, type, id, grantId);
     const [grant] = await trx('resource_grants').where({ id: grantId }).update({ role: input.role, updated_at: trx.fn.now() }).returning(grantColumns);
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'access.grant_updated', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: before.user_id, before: { role: before.role }, after: { role: input.role } } });
+    await recordActivity(trx, {
+      organizationId: row.organization_id,
+      actorId: actor.userId,
+      action: 'access.grant_updated',
+      subjectType: type,
+      subjectId: id,
+      data: { grant_id: grantId, user_id: before.user_id, before: { role: before.role }, after: { role: input.role } },
+    });
     return presentGrant(grant);
   });
 }
@@ -97,9 +130,17 @@ export async function deleteGrant(deps: Deps, actor: Actor, type: ResourceType, 
     const { row, role } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     const grant = await grantOf(trx, type, id, grantId);
     const leaving = grant.user_id === actor.userId;
-    if (!leaving && !allows(type, role, 'manage_people')) throw forbidden(`your role on this ${resourceNoun[type]} is "${role}"; removing someone else's grant needs the owner role`);
+    if (!leaving && !allows(type, role, 'manage_people'))
+      throw forbidden(`your role on this ${resourceNoun[type]} is "${role}"; removing someone else's grant needs the owner role`);
     await trx('resource_grants').where({ id: grantId }).delete();
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: leaving ? 'access.left' : 'access.grant_deleted', subjectType: type, subjectId: id, data: { grant_id: grantId, user_id: grant.user_id, role: grant.role } });
+    await recordActivity(trx, {
+      organizationId: row.organization_id,
+      actorId: actor.userId,
+      action: leaving ? 'access.left' : 'access.grant_deleted',
+      subjectType: type,
+      subjectId: id,
+      data: { grant_id: grantId, user_id: grant.user_id, role: grant.role },
+    });
   });
 }
 

@@ -61,7 +61,12 @@ function originRanks(entry: ResourceEntry, a: string, v: Viewer): Fragment[] {
     if (!parent) return [];
     const o = `${a}_o${i}`;
     const rank = ownRank(parent, o, v);
-    return [{ sql: `COALESCE((SELECT LEAST(${rank.sql}, ${ceiling('origin')}) FROM ${parent.table} ${o} WHERE ${o}.id = ${a}.${column} AND ${o}.deleted_at IS NULL), 0)`, bindings: rank.bindings }];
+    return [
+      {
+        sql: `COALESCE((SELECT LEAST(${rank.sql}, ${ceiling('origin')}) FROM ${parent.table} ${o} WHERE ${o}.id = ${a}.${column} AND ${o}.deleted_at IS NULL), 0)`,
+        bindings: rank.bindings,
+      },
+    ];
   });
 }
 
@@ -72,10 +77,12 @@ function referenceRanks(entry: ResourceEntry, a: string, v: Viewer): Fragment[] 
     if (!parent) return [];
     const x = `${a}_r${i}`;
     const rank = ownRank(parent, x, v);
-    return [{
-      sql: `COALESCE((SELECT MAX(LEAST(${rank.sql}, ${ceiling('reference')})) FROM resource_references ${x}_rr JOIN ${parent.table} ${x} ON ${x}.id = ${x}_rr.from_id WHERE ${x}_rr.from_type = '${from}' AND ${x}_rr.asset_id = ${a}.id AND ${x}.deleted_at IS NULL), 0)`,
-      bindings: rank.bindings,
-    }];
+    return [
+      {
+        sql: `COALESCE((SELECT MAX(LEAST(${rank.sql}, ${ceiling('reference')})) FROM resource_references ${x}_rr JOIN ${parent.table} ${x} ON ${x}.id = ${x}_rr.from_id WHERE ${x}_rr.from_type = '${from}' AND ${x}_rr.asset_id = ${a}.id AND ${x}.deleted_at IS NULL), 0)`,
+        bindings: rank.bindings,
+      },
+    ];
   });
 }
 
@@ -83,7 +90,12 @@ function referenceRanks(entry: ResourceEntry, a: string, v: Viewer): Fragment[] 
 export function roleRankSql(type: ResourceType, alias: string, viewer: Viewer): Fragment {
   const entry = requireEntry(type);
   if (viewer.administers) return { sql: `(CASE WHEN ${alias}.organization_id = ? THEN 3 ELSE 0 END)`, bindings: [viewer.organizationId] };
-  const rank = greatest([directRank(entry, alias, viewer), projectRank(entry, alias, viewer), ...originRanks(entry, alias, viewer), ...referenceRanks(entry, alias, viewer)]);
+  const rank = greatest([
+    directRank(entry, alias, viewer),
+    projectRank(entry, alias, viewer),
+    ...originRanks(entry, alias, viewer),
+    ...referenceRanks(entry, alias, viewer),
+  ]);
   return { sql: `(CASE WHEN ${alias}.organization_id = ? THEN ${rank.sql} ELSE 0 END)`, bindings: [viewer.organizationId, ...rank.bindings] };
 }
 
@@ -95,7 +107,12 @@ export function roleRankSql(type: ResourceType, alias: string, viewer: Viewer): 
 export function memberRankSql(type: ResourceType, alias: string, userId: string): Fragment {
   const entry = requireEntry(type);
   const viewer: Viewer = { userId, organizationId: '', administers: false };
-  return greatest([directRank(entry, alias, viewer), projectRank(entry, alias, viewer), ...originRanks(entry, alias, viewer), ...referenceRanks(entry, alias, viewer)]);
+  return greatest([
+    directRank(entry, alias, viewer),
+    projectRank(entry, alias, viewer),
+    ...originRanks(entry, alias, viewer),
+    ...referenceRanks(entry, alias, viewer),
+  ]);
 }
 
 /**
@@ -105,8 +122,12 @@ export function memberRankSql(type: ResourceType, alias: string, userId: string)
 export function readableSql(type: ResourceType, alias: string, viewer: Viewer): Fragment {
   const entry = requireEntry(type);
   if (viewer.administers) return { sql: `${alias}.organization_id = ?`, bindings: [viewer.organizationId] };
-  const sources = [directRank(entry, alias, viewer), projectRank(entry, alias, viewer), ...originRanks(entry, alias, viewer), ...referenceRanks(entry, alias, viewer)]
-    .filter((f): f is Fragment => f !== null);
+  const sources = [
+    directRank(entry, alias, viewer),
+    projectRank(entry, alias, viewer),
+    ...originRanks(entry, alias, viewer),
+    ...referenceRanks(entry, alias, viewer),
+  ].filter((f): f is Fragment => f !== null);
   return {
     sql: `(${alias}.organization_id = ? AND (${sources.map((s) => `${s.sql} > 0`).join(' OR ')}))`,
     bindings: [viewer.organizationId, ...sources.flatMap((s) => s.bindings)],

@@ -13,8 +13,7 @@ export type Capability = (typeof capabilities)[number];
 /** Roles are ordered; SQL computes ranks (0 = no access) and JS turns them back into roles. */
 export const roleRank: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 };
 export const roleOfRank = (rank: number): Role | null => (rank >= 3 ? 'owner' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null);
-export const maxRole = (...candidates: (Role | null | undefined)[]): Role | null =>
-  roleOfRank(Math.max(0, ...candidates.map((r) => (r ? roleRank[r] : 0))));
+export const maxRole = (...candidates: (Role | null | undefined)[]): Role | null => roleOfRank(Math.max(0, ...candidates.map((r) => (r ? roleRank[r] : 0))));
 
 /** Who is asking, resolved against the organization the resource lives in. */
 export interface Viewer {

@@ -1,4 +1,3 @@
-import type { Actor } from '../access/index.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import { activityEventColumns, type ActivityEventRow } from './presenter.ts';
@@ -13,7 +12,7 @@ export interface ActivityFilter {
 }
 
 /** The organization's feed, newest first (keyset on created_at, id: stable under new events). */
-export async function activityFeed(deps: Deps, actor: Actor, organizationId: string, filter: ActivityFilter): Promise<Page<ActivityEventRow>> {
+export async function activityFeed(deps: Deps, organizationId: string, filter: ActivityFilter): Promise<Page<ActivityEventRow>> {
   const query = deps.db('activity_events as e').where('e.organization_id', organizationId).select(activityEventColumns);
   if (filter.action) query.where('e.action', filter.action);
   if (filter.actor_id) query.where('e.actor_id', filter.actor_id);

@@ -11,15 +11,16 @@ export const activityRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/activity',
     operationId: 'listOrganizationActivity',
     summary: 'The activity feed of an organization, newest first',
-    description: 'Needs `activity.view`. Every change to the organization (settings, members, roles, alert policy…) is recorded in the transaction that made it.',
+    description:
+      'Needs `activity.view`. Every change to the organization (settings, members, roles, alert policy…) is recorded in the transaction that made it.',
     tag: 'Activity',
     params: organizationIdParams,
     query: activityQuery,
     response: { status: 200, description: 'A page of activity events', schema: activityPage },
     errors: [403, 404],
     authorize: member('activity.view'),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await activityFeed(deps, actor, params.organization_id, query);
+    handler: async ({ params, query, deps }) => {
+      const page = await activityFeed(deps, params.organization_id, query);
       return { items: page.items.map(presentActivityEvent), next_cursor: page.next_cursor };
     },
   }),

@@ -13,13 +13,14 @@ export const alertPolicyRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/alert-policy',
     operationId: 'getAlertPolicy',
     summary: 'Get the credit-balance alert policy',
-    description: 'Any member may read it. An organization that never set one gets the default (enabled, threshold 100, owners and admins) with `updated_at: null`.',
+    description:
+      'Any member may read it. An organization that never set one gets the default (enabled, threshold 100, owners and admins) with `updated_at: null`.',
     tag,
     params: organizationIdParams,
     response: { status: 200, description: 'The alert policy', schema: alertPolicyEnvelope },
     errors: [404],
     authorize: member(),
-    handler: async ({ params, actor, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, actor, params.organization_id)) }),
+    handler: async ({ params, deps }) => ({ alert_policy: presentAlertPolicy(await getAlertPolicy(deps, params.organization_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -33,6 +34,8 @@ export const alertPolicyRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The updated alert policy', schema: alertPolicyEnvelope },
     errors: [403, 404],
     authorize: member('alert_policy.manage'),
-    handler: async ({ params, body, actor, deps }) => ({ alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, actor, params.organization_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({
+      alert_policy: presentAlertPolicy(await updateAlertPolicy(deps, actor, params.organization_id, body)),
+    }),
   }),
 ];

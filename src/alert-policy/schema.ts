@@ -1,5 +1,5 @@
 import { timestamp, z } from '../core/zod.ts';
-import { roleKey } from '../roles/schema.ts';
+import { roleKey } from '../members/index.ts';
 
 export const MAX_THRESHOLDS = 10;
 export const MAX_EXTRA_RECIPIENTS = 20;
@@ -8,7 +8,10 @@ const thresholds = z
   .array(z.number().int().min(0).max(1_000_000_000))
   .max(MAX_THRESHOLDS)
   .refine((list) => list.every((value, i) => i === 0 || value < list[i - 1]!), 'must be distinct and in descending order')
-  .openapi({ description: `Credit balances that trigger an alert when the balance falls to or below them; distinct, descending, at most ${MAX_THRESHOLDS}.`, example: [500, 100, 0] });
+  .openapi({
+    description: `Credit balances that trigger an alert when the balance falls to or below them; distinct, descending, at most ${MAX_THRESHOLDS}.`,
+    example: [500, 100, 0],
+  });
 
 const notifyRoles = z
   .array(roleKey)
@@ -17,7 +20,12 @@ const notifyRoles = z
   .openapi({ description: 'Roles (built-in or custom) whose members receive the alerts.', example: ['owner', 'admin'] });
 
 const extraRecipients = z
-  .array(z.email().max(254).transform((email) => email.toLowerCase()))
+  .array(
+    z
+      .email()
+      .max(254)
+      .transform((email) => email.toLowerCase()),
+  )
   .max(MAX_EXTRA_RECIPIENTS)
   .refine((list) => new Set(list).size === list.length, 'must not repeat an address')
   .openapi({ description: `Further e-mail addresses to alert, at most ${MAX_EXTRA_RECIPIENTS}.` });

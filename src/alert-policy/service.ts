@@ -3,7 +3,7 @@ import { recordActivity } from '../activity/index.ts';
 import { badRequest } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { rolesOf } from '../roles/catalog.ts';
+import { rolesOf } from '../members/index.ts';
 import { defaultAlertPolicy, type AlertPolicy } from './presenter.ts';
 
 interface PolicyRow {
@@ -35,7 +35,7 @@ export async function alertPolicyOf(db: Knex, organizationId: string): Promise<A
   return row ? fromRow(row) : defaultAlertPolicy;
 }
 
-export async function getAlertPolicy(deps: Deps, actor: Actor, organizationId: string): Promise<AlertPolicy> {
+export async function getAlertPolicy(deps: Deps, organizationId: string): Promise<AlertPolicy> {
   return alertPolicyOf(deps.db, organizationId);
 }
 
@@ -53,7 +53,9 @@ export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId
       const unknown = changes.notify_roles.findIndex((key) => !known.has(key));
       if (unknown >= 0) throw badRequest(`notify_roles.${unknown}: the organization has no role "${changes.notify_roles[unknown]}"`, ['notify_roles', unknown]);
     }
-    const currentRow = (await trx('organization_alert_policies').where({ organization_id: organizationId }).forUpdate().first(columns)) as PolicyRow | undefined;
+    const currentRow = (await trx('organization_alert_policies').where({ organization_id: organizationId }).forUpdate().first(columns)) as
+      | PolicyRow
+      | undefined;
     const current = currentRow ? fromRow(currentRow) : defaultAlertPolicy;
     const values = {
       enabled: changes.enabled ?? current.enabled,
@@ -68,7 +70,14 @@ export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId
       .onConflict('organization_id')
       .merge()
       .returning(columns)) as PolicyRow[];
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'alert_policy.updated', subjectType: 'alert_policy', subjectId: organizationId, data: { changes } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'alert_policy.updated',
+      subjectType: 'alert_policy',
+      subjectId: organizationId,
+      data: { changes },
+    });
     return fromRow(row!);
   });
 }

@@ -18,7 +18,11 @@ export class UnreadableAssetError extends Error {}
 const textual = (type: string, mediaType: string) => ['text', 'transcript'].includes(type) || mediaType.startsWith('text/') || mediaType === 'application/json';
 
 export function enrich(bytes: Buffer, assetType: string, mediaType: string): Enrichment {
-  const result: Enrichment = { size: bytes.length, checksum: { algorithm: 'sha256', value: createHash('sha256').update(bytes).digest('hex') }, media_type: mediaType };
+  const result: Enrichment = {
+    size: bytes.length,
+    checksum: { algorithm: 'sha256', value: createHash('sha256').update(bytes).digest('hex') },
+    media_type: mediaType,
+  };
   if (assetType === 'image') {
     try {
       const dimensions = imageSize(bytes);

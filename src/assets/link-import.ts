@@ -1,6 +1,6 @@
 import { fileIntoProjectOnCreate } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
-import type { Actor } from '../access/actor.ts';
+import { recordActivity } from '../activity/index.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetImportJob } from './jobs.ts';
 import { guessTypeFromUrl } from './media-types.ts';
@@ -17,7 +17,15 @@ export async function startLinkImport(
   input: { organization_id: string; url: string; title?: string | undefined; project_id?: string | undefined },
 ): Promise<AssetRow> {
   return deps.db.transaction(async (trx) => {
-    const parameters: ImportParameters = { source_url: input.url, final_url: null, redirects: [], content_type: null, size: null, imported_at: null, error: null };
+    const parameters: ImportParameters = {
+      source_url: input.url,
+      final_url: null,
+      redirects: [],
+      content_type: null,
+      size: null,
+      imported_at: null,
+      error: null,
+    };
     const [row] = (await trx('assets')
       .insert({
         organization_id: input.organization_id,
@@ -33,7 +41,14 @@ export async function startLinkImport(
       .returning(returning)) as AssetRow[];
     const asset = row!;
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: actor.userId, action: 'asset.import_started', subjectType: 'asset', subjectId: asset.id, data: { source_url: input.url, project_id: input.project_id ?? null } });
+    await recordActivity(trx, {
+      organizationId: asset.organization_id,
+      actorId: actor.userId,
+      action: 'asset.import_started',
+      subjectType: 'asset',
+      subjectId: asset.id,
+      data: { source_url: input.url, project_id: input.project_id ?? null },
+    });
     await deps.jobs.enqueue(trx, assetImportJob, { asset_id: asset.id });
     return asset;
   });

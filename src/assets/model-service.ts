@@ -1,10 +1,17 @@
 import { AppError, badRequest, conflict } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { ModelProviderError, UnknownModelError, type AssetForModel } from '../providers/models/index.ts';
 import type { AssetRow } from './presenter.ts';
 
-const forModel = (row: AssetRow): AssetForModel => ({ id: row.id, type: row.type, title: row.title, mime_type: row.mime_type, url: row.url, content: row.content });
+const forModel = (row: AssetRow): AssetForModel => ({
+  id: row.id,
+  type: row.type,
+  title: row.title,
+  mime_type: row.mime_type,
+  url: row.url,
+  content: row.content,
+});
 
 /** Provider failures become 503 (retry later) and unknown models a 400 on `model`. */
 async function viaProvider<T>(call: () => Promise<T>): Promise<T> {

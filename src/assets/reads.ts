@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetFileKey, type AssetRow } from './presenter.ts';
 

@@ -1,6 +1,5 @@
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { startLinkImport } from './link-import.ts';
 import { extractPrompt, listAssetModels, listVoices } from './model-service.ts';
 import { presentAsset } from './presenter.ts';
@@ -52,12 +51,19 @@ export const assetRoutes: AnyRoute[] = [
     authorize: within('body', 'resources.create'),
     handler: async ({ body, actor, deps }) => presentAsset(await startLinkImport(deps, actor, body)),
   }),
-  asset.create({ path: '/assets', operationId: 'createAsset', summary: 'Create an asset in an organization',
-    description: 'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 403 when the caller is not a member of the organization or lacks `resources.create`.',
+  asset.create({
+    path: '/assets',
+    operationId: 'createAsset',
+    summary: 'Create an asset in an organization',
+    description:
+      'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 403 when the caller is not a member of the organization or lacks `resources.create`.',
     body: createAssetBody,
     run: createAsset,
   }),
-  asset.list({ path: '/assets', operationId: 'listAssets', summary: 'List the assets of an organization the caller can read',
+  asset.list({
+    path: '/assets',
+    operationId: 'listAssets',
+    summary: 'List the assets of an organization the caller can read',
     description: 'Newest first, keyset-paged. A caller outside the organization gets an empty page.',
     query: listAssetsQuery,
     page: assetPage,
@@ -65,16 +71,22 @@ export const assetRoutes: AnyRoute[] = [
     presentItem: presentAsset,
   }),
   asset.get({ path: '/assets/{asset_id}', operationId: 'getAsset', summary: 'Get an asset (deleted ones too, with `deleted_at` set)', run: getAsset }),
-  asset.update({ path: '/assets/{asset_id}', operationId: 'updateAsset', summary: 'Change the title, content, media type or metadata of an asset (editors)', body: updateAssetBody, run: updateAsset }),
+  asset.update({
+    path: '/assets/{asset_id}',
+    operationId: 'updateAsset',
+    summary: 'Change the title, content, media type or metadata of an asset (editors)',
+    body: updateAssetBody,
+    run: updateAsset,
+  }),
   asset.remove({ path: '/assets/{asset_id}', operationId: 'deleteAsset', summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),
   asset.restore({ path: '/assets/{asset_id}/restore', operationId: 'restoreAsset', summary: 'Restore a deleted asset (owners)', run: restoreAsset }),
-  itemProjectsRoute({ type: 'asset', path: '/assets/{asset_id}/projects', idParams: assetIdParams, noun: 'asset', operationId: 'listAssetProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/assets/{asset_id}/file',
     operationId: 'getAssetFile',
     summary: 'Download the stored file of an imported asset',
-    description: 'The bytes with their content type (not JSON). 404 until the import succeeded. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; types browsers could execute are sent as attachments.',
+    description:
+      'The bytes with their content type (not JSON). 404 until the import succeeded. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; types browsers could execute are sent as attachments.',
     tag,
     params: assetIdParams,
     response: { status: 200, description: 'The file' },

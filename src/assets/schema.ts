@@ -1,6 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, jsonValueAtMost, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/schema.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/index.ts';
 
 export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
 export type AssetType = (typeof assetTypes)[number];
@@ -10,16 +10,15 @@ const assetType = z.enum(assetTypes);
 const jobFailure = z.object({ code: z.string(), message: z.string() });
 
 /** What enrichment measures about an asset's bytes. */
-const enrichmentSchema = z
-  .object({
-    size: z.number().int().openapi({ description: 'Bytes.' }),
-    checksum: z.object({ algorithm: z.literal('sha256'), value: z.string() }),
-    media_type: z.string(),
-    width: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
-    height: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
-    image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpg, …).' }),
-    text_length: z.number().int().optional().openapi({ description: 'Text: characters (Unicode code points).' }),
-  });
+const enrichmentSchema = z.object({
+  size: z.number().int().openapi({ description: 'Bytes.' }),
+  checksum: z.object({ algorithm: z.literal('sha256'), value: z.string() }),
+  media_type: z.string(),
+  width: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
+  height: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
+  image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpg, …).' }),
+  text_length: z.number().int().optional().openapi({ description: 'Text: characters (Unicode code points).' }),
+});
 
 /**
  * Asset, spec 2.2, plus what the jobs learned (`import_error`, `enrichment`, `enrichment_error`):
@@ -61,13 +60,18 @@ export const assetSchema = z
 export const assetIdParams = z.object({ asset_id: uuid.openapi({ description: 'Asset id (uuid).' }) });
 
 const title = singleLine(500);
-const mimeType = z.string().regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type like image/png').max(255);
+const mimeType = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type like image/png')
+  .max(255);
 const httpUrl = z
   .string()
   .max(4096)
   .url()
   .refine((value) => /^https?:\/\//i.test(value), 'must be an http or https URL');
-const metadata = jsonValueAtMost(64 * 1024).nullable().openapi({ description: 'Any JSON value, kept and returned exactly as given (at most 64 KiB serialised); jobs never change it.' });
+const metadata = jsonValueAtMost(64 * 1024)
+  .nullable()
+  .openapi({ description: 'Any JSON value, kept and returned exactly as given (at most 64 KiB serialised); jobs never change it.' });
 
 export const createAssetBody = z
   .object({
@@ -75,7 +79,9 @@ export const createAssetBody = z
     type: assetType,
     title: title.optional(),
     content: z.string().max(1_000_000).optional(),
-    url: httpUrl.optional().openapi({ description: 'Where the asset lives. Stored as given; the server does not fetch it (use POST /assets/imports/link for that).' }),
+    url: httpUrl
+      .optional()
+      .openapi({ description: 'Where the asset lives. Stored as given; the server does not fetch it (use POST /assets/imports/link for that).' }),
     mime_type: mimeType.optional(),
     metadata: metadata.optional(),
     visibility: writableVisibilitySchema.optional().openapi({ description: 'General access; default `private`.' }),

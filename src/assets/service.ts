@@ -1,8 +1,8 @@
 import { changeLive, fileIntoProjectOnCreate, listReadable, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetColumns, type AssetRow } from './presenter.ts';
@@ -43,7 +43,14 @@ export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Pr
       .returning(returning)) as AssetRow[];
     const asset = row!;
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type: 'asset', id: asset.id, organizationId: asset.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: asset.organization_id, actorId: actor.userId, action: 'asset.created', subjectType: 'asset', subjectId: asset.id, data: { type: asset.type, title: asset.title, project_id: input.project_id ?? null } });
+    await recordActivity(trx, {
+      organizationId: asset.organization_id,
+      actorId: actor.userId,
+      action: 'asset.created',
+      subjectType: 'asset',
+      subjectId: asset.id,
+      data: { type: asset.type, title: asset.title, project_id: input.project_id ?? null },
+    });
     if (enrich) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
     return asset;
   });
@@ -69,7 +76,14 @@ export function updateAsset(deps: Deps, actor: Actor, id: string, changes: Asset
     const reEnrich = changes.content !== undefined && changes.content !== before.content && before.upload_file_state !== 'in_progress';
     if (reEnrich) update.enrichment_state = changes.content === null ? 'ignored' : 'pending';
     const [row] = (await trx('assets').where({ id }).update(update).returning(returning)) as AssetRow[];
-    await recordActivity(trx, { organizationId: before.organization_id, actorId: actor.userId, action: 'asset.updated', subjectType: 'asset', subjectId: id, data: { fields: Object.keys(changes).sort() } });
+    await recordActivity(trx, {
+      organizationId: before.organization_id,
+      actorId: actor.userId,
+      action: 'asset.updated',
+      subjectType: 'asset',
+      subjectId: id,
+      data: { fields: Object.keys(changes).sort() },
+    });
     if (reEnrich && changes.content !== null) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: id });
     return row!;
   });

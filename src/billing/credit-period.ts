@@ -1,5 +1,5 @@
 import { calendarMonth, type CreditPeriods } from '../credits/index.ts';
-import { periodContaining } from './plans.ts';
+import { periodContaining } from '../providers/billing/plans.ts';
 
 /**
  * Credit periods (spending limits, /credits/cycle) follow the subscription's billing cycle; an

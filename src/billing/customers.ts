@@ -4,7 +4,7 @@ import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { recordBillingEvent } from './events.ts';
 import type { CustomerRow } from './presenter.ts';
-import type { BillingAddress, BillingContact } from './provider/types.ts';
+import type { BillingAddress, BillingContact } from '../providers/billing/types.ts';
 
 export interface CustomerInput {
   name?: string | undefined;
@@ -25,7 +25,12 @@ export async function getCustomer(deps: Deps, organizationId: string): Promise<C
 }
 
 /** Creates the organization's billing contact at the provider and here; one per organization (409). */
-export async function createCustomer(deps: Deps, actor: Actor, organizationId: string, input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput): Promise<CustomerRow> {
+export async function createCustomer(
+  deps: Deps,
+  actor: Actor,
+  organizationId: string,
+  input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput,
+): Promise<CustomerRow> {
   return deps.db.transaction(async (trx) => {
     // Serialize creations per organization so the provider is asked once.
     await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
@@ -35,10 +40,30 @@ export async function createCustomer(deps: Deps, actor: Actor, organizationId: s
     const contact = contactOf({ name: input.name, email: input.email, address: input.address ?? null, tax_id: input.tax_id ?? null });
     const { customerId } = await deps.providers.billing.createCustomer({ organizationId, contact });
     const [row] = await trx('billing_customers')
-      .insert({ organization_id: organizationId, provider: deps.providers.billing.name, provider_customer_id: customerId, name: contact.name, email: contact.email, address: contact.address, tax_id: contact.taxId })
+      .insert({
+        organization_id: organizationId,
+        provider: deps.providers.billing.name,
+        provider_customer_id: customerId,
+        name: contact.name,
+        email: contact.email,
+        address: contact.address,
+        tax_id: contact.taxId,
+      })
       .returning('*');
-    await recordBillingEvent(trx, { organizationId, actorId: actor.userId, type: 'customer.created', title: 'Billing contact added', description: `Invoices go to ${contact.name} <${contact.email}>.` });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'billing_customer.created', subjectType: 'billing_customer', subjectId: organizationId });
+    await recordBillingEvent(trx, {
+      organizationId,
+      actorId: actor.userId,
+      type: 'customer.created',
+      title: 'Billing contact added',
+      description: `Invoices go to ${contact.name} <${contact.email}>.`,
+    });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'billing_customer.created',
+      subjectType: 'billing_customer',
+      subjectId: organizationId,
+    });
     return row as CustomerRow;
   });
 }
@@ -58,8 +83,21 @@ export async function updateCustomer(deps: Deps, actor: Actor, organizationId: s
       .where({ organization_id: organizationId })
       .update({ ...next, address: next.address === null ? null : JSON.stringify(next.address), updated_at: trx.fn.now() })
       .returning('*');
-    await recordBillingEvent(trx, { organizationId, actorId: actor.userId, type: 'customer.updated', title: 'Billing contact updated', description: `Changed: ${Object.keys(changes).join(', ') || 'nothing'}.` });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'billing_customer.updated', subjectType: 'billing_customer', subjectId: organizationId, data: { fields: Object.keys(changes) } });
+    await recordBillingEvent(trx, {
+      organizationId,
+      actorId: actor.userId,
+      type: 'customer.updated',
+      title: 'Billing contact updated',
+      description: `Changed: ${Object.keys(changes).join(', ') || 'nothing'}.`,
+    });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'billing_customer.updated',
+      subjectType: 'billing_customer',
+      subjectId: organizationId,
+      data: { fields: Object.keys(changes) },
+    });
     return row as CustomerRow;
   });
 }

@@ -1,7 +1,7 @@
 import type { Deps } from '../platform/deps.ts';
 import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
-import { plans } from './plans.ts';
+import { plans } from '../providers/billing/plans.ts';
 import { loadSubscription, rollSubscriptionForward } from './subscription-store.ts';
 
 /** Organizations looked at per run; the schedule comes back for the rest. */
@@ -15,7 +15,8 @@ const BATCH = 500;
  */
 export async function runCycleRefills(deps: Deps, options: { organizationId?: string | undefined; now?: Date } = {}): Promise<{ periods: number }> {
   const now = options.now ?? new Date();
-  const due = await deps.db('organizations as o')
+  const due = await deps
+    .db('organizations as o')
     .leftJoin('billing_subscriptions as s', 's.organization_id', 'o.id')
     .whereNull('o.deleted_at')
     .modify((query) => {
@@ -25,7 +26,9 @@ export async function runCycleRefills(deps: Deps, options: { organizationId?: st
       query
         .whereNull('s.organization_id')
         .orWhere('s.current_period_end', '<=', now)
-        .orWhereNotExists((refill) => refill.select(1).from('plan_cycle_refills as r').whereRaw('r.organization_id = s.organization_id AND r.period_start = s.current_period_start')),
+        .orWhereNotExists((refill) =>
+          refill.select(1).from('plan_cycle_refills as r').whereRaw('r.organization_id = s.organization_id AND r.period_start = s.current_period_start'),
+        ),
     )
     .orderBy('o.id')
     .limit(BATCH)
@@ -43,7 +46,13 @@ async function refillOrganization(deps: Deps, organizationId: string, now: Date)
     const { row, switchedFrom } = await rollSubscriptionForward(trx, locked, now);
     const plan = plans[row.plan];
     const inserted = await trx('plan_cycle_refills')
-      .insert({ organization_id: organizationId, period_start: row.current_period_start, period_end: row.current_period_end, plan: plan.key, credits: plan.monthlyCredits })
+      .insert({
+        organization_id: organizationId,
+        period_start: row.current_period_start,
+        period_end: row.current_period_end,
+        plan: plan.key,
+        credits: plan.monthlyCredits,
+      })
       .onConflict(['organization_id', 'period_start'])
       .ignore()
       .returning('organization_id');

@@ -46,7 +46,10 @@ export async function listBillingEvents(db: Db, organizationId: string, days: nu
   const rows = await db('billing_events')
     .where({ organization_id: organizationId })
     .where('created_at', '>=', db.raw(`now() - make_interval(days => ?)`, [days]))
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(limit)
     .select('id', 'type', 'title', 'description', 'created_at', 'amount', 'currency');
   return rows.map((row) => ({

@@ -1,5 +1,5 @@
 import type { z } from '../core/zod.ts';
-import { plans, toMajor, type Plan } from './plans.ts';
+import { plans, toMajor, type Plan } from '../providers/billing/plans.ts';
 import type { address } from './schema.ts';
 import type { SubscriptionRow } from './subscription-store.ts';
 
@@ -19,7 +19,10 @@ export const presentSubscription = (row: SubscriptionRow) => ({
   provider: row.provider,
   current_period_start: row.current_period_start.toISOString(),
   current_period_end: row.current_period_end.toISOString(),
-  scheduled_change: row.scheduled_plan && row.scheduled_change_at ? { plan: presentPlan(plans[row.scheduled_plan]), effective_at: row.scheduled_change_at.toISOString() } : null,
+  scheduled_change:
+    row.scheduled_plan && row.scheduled_change_at
+      ? { plan: presentPlan(plans[row.scheduled_plan]), effective_at: row.scheduled_change_at.toISOString() }
+      : null,
   created_at: row.created_at.toISOString(),
   updated_at: row.updated_at.toISOString(),
 });

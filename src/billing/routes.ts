@@ -35,7 +35,7 @@ export const billingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The prorated quote; nothing changes', schema: previewSchema },
     errors: [403, 404, 409],
     authorize: member('billing.view'),
-    handler: async ({ params, query, actor, deps }) => previewPlanChange(deps, actor, params.organization_id, query.plan, query.timing),
+    handler: async ({ params, query, deps }) => previewPlanChange(deps, params.organization_id, query.plan, query.timing),
   }),
   defineRoute({
     method: 'delete',
@@ -59,21 +59,24 @@ export const billingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The subscription', schema: subscriptionEnvelope },
     errors: [403, 404],
     authorize: member('billing.view'),
-    handler: async ({ params, actor, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, actor, params.organization_id)) }),
+    handler: async ({ params, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, params.organization_id)) }),
   }),
   defineRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/subscription',
     operationId: 'changeSubscriptionPlan',
     summary: 'Change the plan now (prorated) or at the end of the period',
-    description: 'Upgrades take effect now by default: the prorated price difference is charged and the prorated credit allowance difference is granted. Downgrades wait for the period end by default (see `scheduled_change`). Paid plans need a billing customer (409 otherwise).',
+    description:
+      'Upgrades take effect now by default: the prorated price difference is charged and the prorated credit allowance difference is granted. Downgrades wait for the period end by default (see `scheduled_change`). Paid plans need a billing customer (409 otherwise).',
     tag,
     params,
     body: changePlanBody,
     response: { status: 200, description: 'The subscription after the change', schema: subscriptionEnvelope },
     errors: [403, 404, 409],
     authorize: member('billing.manage'),
-    handler: async ({ params, body, actor, deps }) => ({ subscription: presentSubscription(await changePlan(deps, actor, params.organization_id, body.plan, body.timing)) }),
+    handler: async ({ params, body, actor, deps }) => ({
+      subscription: presentSubscription(await changePlan(deps, actor, params.organization_id, body.plan, body.timing)),
+    }),
   }),
   defineRoute({
     method: 'post',
@@ -112,7 +115,7 @@ export const billingRoutes: AnyRoute[] = [
     response: { status: 201, description: 'The portal link and when it expires', schema: portalSessionSchema },
     errors: [403, 404],
     authorize: member('billing.manage'),
-    handler: async ({ params, body, actor, deps }) => createPortalSession(deps, actor, params.organization_id, body.return_url),
+    handler: async ({ params, body, deps }) => createPortalSession(deps, params.organization_id, body.return_url),
   }),
   defineRoute({
     method: 'get',
@@ -125,7 +128,7 @@ export const billingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The billing events', schema: billingEventsSchema },
     errors: [403, 404],
     authorize: member('billing.view'),
-    handler: async ({ params, query, actor, deps }) => billingEvents(deps, actor, params.organization_id, query.days, query.limit),
+    handler: async ({ params, query, deps }) => billingEvents(deps, params.organization_id, query.days, query.limit),
   }),
   defineRoute({
     method: 'get',
@@ -137,6 +140,6 @@ export const billingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The billing summary', schema: billingSummarySchema },
     errors: [403, 404],
     authorize: member('billing.view'),
-    handler: async ({ params, actor, deps }) => billingSummary(deps, actor, params.organization_id),
+    handler: async ({ params, deps }) => billingSummary(deps, params.organization_id),
   }),
 ];

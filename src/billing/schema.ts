@@ -1,11 +1,12 @@
 import { singleLine, timestamp, z } from '../core/zod.ts';
-import { planKeys } from './plans.ts';
+import { planKeys } from '../providers/billing/plans.ts';
 
 export const organizationParams = z.object({ organization_id: z.string().min(1).max(255) });
 
 const planKey = z.enum(planKeys).openapi({ description: 'Plan of the catalog: `free`, `pro` or `team`.' });
 const timing = z.enum(['now', 'period_end']).openapi({
-  description: '`now`: switch at once, pay the prorated difference and receive the prorated credit difference. `period_end`: switch when the current period ends. Default: upgrades `now`, downgrades `period_end`.',
+  description:
+    '`now`: switch at once, pay the prorated difference and receive the prorated credit difference. `period_end`: switch when the current period ends. Default: upgrades `now`, downgrades `period_end`.',
 });
 
 export const planSchema = z

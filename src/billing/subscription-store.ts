@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { periodContaining, plans, type Plan, type PlanKey } from './plans.ts';
+import { periodContaining, plans, type Plan, type PlanKey } from '../providers/billing/plans.ts';
 
 export interface SubscriptionRow {
   organization_id: string;
@@ -20,14 +20,26 @@ export interface SubscriptionRow {
  * The organization's subscription row, created on first use: every organization starts on the
  * free plan, its periods anchored at the organization's creation. Locked when `forUpdate`.
  */
-export async function loadSubscription(trx: Knex.Transaction | Knex, organizationId: string, provider: string, options: { forUpdate?: boolean } = {}): Promise<SubscriptionRow> {
+export async function loadSubscription(
+  trx: Knex.Transaction | Knex,
+  organizationId: string,
+  provider: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<SubscriptionRow> {
   const existing = await selectRow(trx, organizationId, options.forUpdate);
   if (existing) return existing;
   const organization = await trx('organizations').where({ id: organizationId }).first('created_at');
   const anchor = organization.created_at as Date;
   const period = periodContaining(anchor, new Date());
   await trx('billing_subscriptions')
-    .insert({ organization_id: organizationId, provider, plan: 'free', cycle_anchor: anchor, current_period_start: period.start, current_period_end: period.end })
+    .insert({
+      organization_id: organizationId,
+      provider,
+      plan: 'free',
+      cycle_anchor: anchor,
+      current_period_start: period.start,
+      current_period_end: period.end,
+    })
     .onConflict('organization_id')
     .ignore();
   return (await selectRow(trx, organizationId, options.forUpdate))!;
@@ -39,7 +51,11 @@ async function selectRow(trx: Knex.Transaction | Knex, organizationId: string, f
   return query;
 }
 
-export async function updateSubscription(trx: Knex.Transaction, organizationId: string, changes: Partial<Omit<SubscriptionRow, 'organization_id' | 'created_at'>>): Promise<SubscriptionRow> {
+export async function updateSubscription(
+  trx: Knex.Transaction,
+  organizationId: string,
+  changes: Partial<Omit<SubscriptionRow, 'organization_id' | 'created_at'>>,
+): Promise<SubscriptionRow> {
   const [row] = await trx('billing_subscriptions')
     .where({ organization_id: organizationId })
     .update({ ...changes, updated_at: trx.fn.now() })
@@ -51,7 +67,11 @@ export async function updateSubscription(trx: Knex.Transaction, organizationId: 
  * Moves a subscription whose period has ended into the period containing `now`, switching to the
  * scheduled plan when its date has come. The caller holds the row lock.
  */
-export async function rollSubscriptionForward(trx: Knex.Transaction, row: SubscriptionRow, now: Date): Promise<{ row: SubscriptionRow; switchedFrom: Plan | null }> {
+export async function rollSubscriptionForward(
+  trx: Knex.Transaction,
+  row: SubscriptionRow,
+  now: Date,
+): Promise<{ row: SubscriptionRow; switchedFrom: Plan | null }> {
   if (now < row.current_period_end) return { row, switchedFrom: null };
   const period = periodContaining(row.cycle_anchor, now);
   const switching = row.scheduled_plan !== null && row.scheduled_change_at !== null && row.scheduled_change_at <= period.start;

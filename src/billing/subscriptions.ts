@@ -5,9 +5,9 @@ import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
-import { isUpgrade, plans, remainingFraction, toMajor, type Plan, type PlanKey } from './plans.ts';
+import { isUpgrade, plans, remainingFraction, toMajor, type Plan, type PlanKey } from '../providers/billing/plans.ts';
 import { presentPlan } from './presenter.ts';
-import type { PlanChangeInput } from './provider/types.ts';
+import type { PlanChangeInput } from '../providers/billing/types.ts';
 import { loadSubscription, updateSubscription, type SubscriptionRow } from './subscription-store.ts';
 
 export type Timing = 'now' | 'period_end';
@@ -23,12 +23,12 @@ interface Quote {
   input: PlanChangeInput;
 }
 
-export async function getSubscription(deps: Deps, actor: Actor, organizationId: string): Promise<SubscriptionRow> {
+export async function getSubscription(deps: Deps, organizationId: string): Promise<SubscriptionRow> {
   return deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
-export async function previewPlanChange(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined) {
+export async function previewPlanChange(deps: Deps, organizationId: string, target: PlanKey, timing: Timing | undefined) {
   const quote = await deps.db.transaction(async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
@@ -83,7 +83,14 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
         description: `Changed from ${quote.from.name} to ${quote.to.name}; ${quote.creditChange} credits granted for the rest of the period.`,
         ...(quote.amountDueMinor > 0 && { amountMinor: quote.amountDueMinor, currency: quote.currency }),
       });
-      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.plan_changed', subjectType: 'subscription', subjectId: organizationId, data: event.data });
+      await recordActivity(trx, {
+        organizationId,
+        actorId: actor.userId,
+        action: 'subscription.plan_changed',
+        subjectType: 'subscription',
+        subjectId: organizationId,
+        data: event.data,
+      });
     } else {
       updated = await updateSubscription(trx, organizationId, { scheduled_plan: quote.to.key, scheduled_change_at: quote.effectiveAt });
       await recordBillingEvent(trx, {
@@ -92,7 +99,14 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
         title: `Change to ${quote.to.name} scheduled`,
         description: `The plan changes from ${quote.from.name} to ${quote.to.name} on ${quote.effectiveAt.toISOString()}.`,
       });
-      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.change_scheduled', subjectType: 'subscription', subjectId: organizationId, data: event.data });
+      await recordActivity(trx, {
+        organizationId,
+        actorId: actor.userId,
+        action: 'subscription.change_scheduled',
+        subjectType: 'subscription',
+        subjectId: organizationId,
+        data: event.data,
+      });
     }
     return updated;
   });
@@ -114,7 +128,14 @@ export async function cancelScheduledChange(deps: Deps, actor: Actor, organizati
       description: `The organization stays on ${current.name}.`,
       data: { plan: current.key, canceled: scheduled.key },
     });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'subscription.scheduled_change_canceled', subjectType: 'subscription', subjectId: organizationId, data: { canceled: scheduled.key } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'subscription.scheduled_change_canceled',
+      subjectType: 'subscription',
+      subjectId: organizationId,
+      data: { canceled: scheduled.key },
+    });
   });
 }
 

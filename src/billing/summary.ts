@@ -1,13 +1,12 @@
 import { notFound } from '../core/errors.ts';
-import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { getCustomer } from './customers.ts';
 import { listBillingEvents } from './events.ts';
-import { plans } from './plans.ts';
+import { plans } from '../providers/billing/plans.ts';
 import { presentCustomer, presentPlan, presentSubscription } from './presenter.ts';
 import { loadSubscription } from './subscription-store.ts';
 
-export async function billingSummary(deps: Deps, actor: Actor, organizationId: string) {
+export async function billingSummary(deps: Deps, organizationId: string) {
   const subscription = await deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
   const customer = await getCustomer(deps, organizationId);
   return {
@@ -18,12 +17,12 @@ export async function billingSummary(deps: Deps, actor: Actor, organizationId: s
   };
 }
 
-export async function billingEvents(deps: Deps, actor: Actor, organizationId: string, days: number, limit: number) {
+export async function billingEvents(deps: Deps, organizationId: string, days: number, limit: number) {
   return { events: await listBillingEvents(deps.db, organizationId, days, limit) };
 }
 
 /** A short-lived link to the provider's self-service portal (payment methods, invoices). */
-export async function createPortalSession(deps: Deps, actor: Actor, organizationId: string, returnUrl: string | undefined) {
+export async function createPortalSession(deps: Deps, organizationId: string, returnUrl: string | undefined) {
   const customer = await getCustomer(deps, organizationId);
   if (!customer) throw notFound('billing customer');
   const session = await deps.providers.billing.createPortalSession({

@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { z } from '../core/zod.ts';
-import { type BillingWebhookEvent, WebhookSignatureError } from './provider/types.ts';
+import { type BillingWebhookEvent, WebhookSignatureError } from '../providers/billing/types.ts';
 import { applyWebhookEvent } from './webhooks.ts';
 
 // Stripe's event object, loosely: the signature over the raw body, not this schema, vouches for it.
@@ -21,7 +21,11 @@ export const billingWebhookRoutes: AnyRoute[] = [
     public: true,
     headers: z.object({ 'stripe-signature': z.string().optional() }),
     body: stripeEvent,
-    response: { status: 200, description: 'Received; `outcome` says whether it changed anything', schema: z.object({ received: z.literal(true), outcome: z.enum(['applied', 'duplicate', 'unknown_organization', 'ignored']) }) },
+    response: {
+      status: 200,
+      description: 'Received; `outcome` says whether it changed anything',
+      schema: z.object({ received: z.literal(true), outcome: z.enum(['applied', 'duplicate', 'unknown_organization', 'ignored']) }),
+    },
     errors: [404],
     handler: async ({ ctx, deps }) => {
       if (deps.providers.billing.name !== 'stripe') throw notFound('Stripe billing');
@@ -30,7 +34,8 @@ export const billingWebhookRoutes: AnyRoute[] = [
       try {
         event = deps.providers.billing.parseWebhook(raw, ctx.get('stripe-signature') || undefined);
       } catch (error) {
-        if (error instanceof WebhookSignatureError) throw new AppError('validation_failed', `Stripe-Signature: ${error.message}`, [{ path: ['Stripe-Signature'], message: error.message }]);
+        if (error instanceof WebhookSignatureError)
+          throw new AppError('validation_failed', `Stripe-Signature: ${error.message}`, [{ path: ['Stripe-Signature'], message: error.message }]);
         throw error;
       }
       return { received: true as const, outcome: await applyWebhookEvent(deps, event) };

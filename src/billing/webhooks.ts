@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import type { Deps } from '../platform/deps.ts';
 import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
-import { plans } from './plans.ts';
-import type { BillingWebhookEvent } from './provider/types.ts';
+import { plans } from '../providers/billing/plans.ts';
+import type { BillingWebhookEvent } from '../providers/billing/types.ts';
 import { loadSubscription, updateSubscription } from './subscription-store.ts';
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown_organization' | 'ignored';
@@ -26,7 +26,12 @@ export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent):
     const { action } = event;
     switch (action.kind) {
       case 'credit_purchase':
-        await grantCredits(trx, { organizationId, source: 'purchase', amount: action.credits, description: `Purchase of ${action.credits} credits (${action.reference})` });
+        await grantCredits(trx, {
+          organizationId,
+          source: 'purchase',
+          amount: action.credits,
+          description: `Purchase of ${action.credits} credits (${action.reference})`,
+        });
         await recordBillingEvent(trx, {
           organizationId,
           type: 'credits.purchased',
@@ -43,7 +48,9 @@ export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent):
           organizationId,
           type: action.paid ? 'invoice.paid' : 'invoice.payment_failed',
           title: action.paid ? 'Invoice paid' : 'Invoice payment failed',
-          description: action.paid ? `Invoice ${action.reference} was paid.` : `Payment of invoice ${action.reference} failed; update the payment method in the billing portal.`,
+          description: action.paid
+            ? `Invoice ${action.reference} was paid.`
+            : `Payment of invoice ${action.reference} failed; update the payment method in the billing portal.`,
           amountMinor: action.amountMinor,
           currency: action.currency,
           providerEventId: event.id,
@@ -52,15 +59,28 @@ export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent):
       case 'subscription_synced': {
         const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
         const synced = action.subscription;
-        await updateSubscription(trx, organizationId, synced
-          ? { provider_subscription_id: synced.subscriptionId, plan: synced.plan.key, status: synced.status, current_period_start: synced.currentPeriodStart, current_period_end: synced.currentPeriodEnd }
-          : { provider_subscription_id: null, plan: 'free', status: 'active', scheduled_plan: null, scheduled_change_at: null });
+        await updateSubscription(
+          trx,
+          organizationId,
+          synced
+            ? {
+                provider_subscription_id: synced.subscriptionId,
+                plan: synced.plan.key,
+                status: synced.status,
+                current_period_start: synced.currentPeriodStart,
+                current_period_end: synced.currentPeriodEnd,
+              }
+            : { provider_subscription_id: null, plan: 'free', status: 'active', scheduled_plan: null, scheduled_change_at: null },
+        );
         const plan = plans[synced?.plan.key ?? 'free'];
         await recordBillingEvent(trx, {
           organizationId,
           type: 'subscription.synced',
           title: `Subscription updated by ${deps.providers.billing.name}`,
-          description: plan.key === row.plan ? `The ${plan.name} subscription is ${synced?.status ?? 'ended'}.` : `The plan is now ${plan.name} (was ${plans[row.plan].name}).`,
+          description:
+            plan.key === row.plan
+              ? `The ${plan.name} subscription is ${synced?.status ?? 'ended'}.`
+              : `The plan is now ${plan.name} (was ${plans[row.plan].name}).`,
           providerEventId: event.id,
         });
         return 'applied';

@@ -15,7 +15,19 @@ export interface CanvasRow {
   updated_at: Date;
 }
 
-export const canvasColumns = ['id', 'organization_id', 'created_by_id', 'title', 'visibility', 'workspace_role', 'project_id', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at'] as const;
+export const canvasColumns = [
+  'id',
+  'organization_id',
+  'created_by_id',
+  'title',
+  'visibility',
+  'workspace_role',
+  'project_id',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
+] as const;
 
 export function presentCanvas(row: CanvasRow) {
   return {

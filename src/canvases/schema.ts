@@ -1,6 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/schema.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 
 export const canvasSchema = z
   .object({
@@ -10,7 +10,9 @@ export const canvasSchema = z
     title: z.string().nullable(),
     visibility: visibilitySchema,
     workspace_role: workspaceRoleSchema,
-    project_id: uuid.nullable().openapi({ description: 'The project the canvas was created in, if any (GET /canvases/{id}/projects lists every project holding it).' }),
+    project_id: uuid
+      .nullable()
+      .openapi({ description: 'The project the canvas was created in, if any (GET /canvases/{id}/projects lists every project holding it).' }),
     deleted_at: timestamp.nullable(),
     deleted_by_id: z.string().nullable(),
     created_at: timestamp,

@@ -1,6 +1,6 @@
 import { changeLive, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
-import type { Actor } from '../access/actor.ts';
-import { recordActivity } from '../activity/record.ts';
+import type { Actor } from '../access/index.ts';
+import { recordActivity } from '../activity/index.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -24,8 +24,16 @@ export async function createCanvas(deps: Deps, actor: Actor, input: z.output<typ
         project_id: input.project_id ?? null,
       })
       .returning(returning)) as CanvasRow[];
-    if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type: 'canvas', id: canvas!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: input.organization_id, actorId: actor.userId, action: 'canvas.created', subjectType: 'canvas', subjectId: canvas!.id, data: { title: canvas!.title, project_id: canvas!.project_id } });
+    if (input.project_id)
+      await fileIntoProjectOnCreate(trx, actor, { type: 'canvas', id: canvas!.id, organizationId: input.organization_id }, input.project_id);
+    await recordActivity(trx, {
+      organizationId: input.organization_id,
+      actorId: actor.userId,
+      action: 'canvas.created',
+      subjectType: 'canvas',
+      subjectId: canvas!.id,
+      data: { title: canvas!.title, project_id: canvas!.project_id },
+    });
     return canvas!;
   });
 }
@@ -40,8 +48,18 @@ export function listCanvases(deps: Deps, actor: Actor, query: z.output<typeof li
 
 export function updateCanvas(deps: Deps, actor: Actor, canvasId: string, changes: z.output<typeof updateCanvasBody>): Promise<CanvasRow> {
   return changeLive<CanvasRow>(deps, actor, 'canvas', canvasId, async (trx, before) => {
-    const [canvas] = (await trx('canvases').where({ id: canvasId }).update({ ...changes, updated_at: trx.fn.now() }).returning(returning)) as CanvasRow[];
-    await recordActivity(trx, { organizationId: before.organization_id, actorId: actor.userId, action: 'canvas.updated', subjectType: 'canvas', subjectId: canvasId, data: { before: { title: before.title }, after: changes } });
+    const [canvas] = (await trx('canvases')
+      .where({ id: canvasId })
+      .update({ ...changes, updated_at: trx.fn.now() })
+      .returning(returning)) as CanvasRow[];
+    await recordActivity(trx, {
+      organizationId: before.organization_id,
+      actorId: actor.userId,
+      action: 'canvas.updated',
+      subjectType: 'canvas',
+      subjectId: canvasId,
+      data: { before: { title: before.title }, after: changes },
+    });
     return canvas!;
   });
 }

@@ -22,7 +22,13 @@ export const configSchema = z
     NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     HOST: z.string().default('0.0.0.0'),
-    DATABASE_URL: z.preprocess(emptyAsUnset, z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL').optional()),
+    DATABASE_URL: z.preprocess(
+      emptyAsUnset,
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+        .optional(),
+    ),
     DATA_DIR: z.string().default('.data'),
     JWT_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
     JWKS_URI: z.preprocess(emptyAsUnset, optionalUrl),
@@ -37,7 +43,13 @@ export const configSchema = z
     /** Base URL printed at start and used in links sent to users (invitation e-mails). */
     PUBLIC_URL: z.preprocess(emptyAsUnset, optionalUrl),
     /** SMTP connection URL (smtp:// or smtps://); unset → sandbox e-mail outbox. */
-    SMTP_URL: z.preprocess(emptyAsUnset, z.string().regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL').optional()),
+    SMTP_URL: z.preprocess(
+      emptyAsUnset,
+      z
+        .string()
+        .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+        .optional(),
+    ),
     EMAIL_FROM: z.string().default('Workspace Platform <no-reply@workspace.local>'),
     /** Tests only: the sandbox e-mail provider waits this long after recording a message (crash tests). */
     EMAIL_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).default(0),
@@ -56,7 +68,11 @@ export const configSchema = z
     MODELS_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Link import limits: whole download (redirects and body included) and body size. */
     ASSET_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-    ASSET_IMPORT_MAX_BYTES: z.coerce.number().int().min(1).default(50 * 1024 * 1024),
+    ASSET_IMPORT_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(50 * 1024 * 1024),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { allows, roleOfRank, selectRoleRank, whereReadable, type Viewer } from '../access/index.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
 import { likePattern } from '../core/search.ts';
 import { conversationColumns, type ConversationRow, type ListExtras } from './presenter.ts';
@@ -24,7 +24,12 @@ export function selectListExtras<Q extends Knex.QueryBuilder>(db: Knex, query: Q
 /** A row selected with `selectListExtras`, turned into a conversation with its list extras. */
 export function withListExtras({ access_rank, ...row }: Record<string, unknown>): ConversationRow & ListExtras {
   const role = roleOfRank(Number(access_rank));
-  return { ...(row as unknown as ConversationRow), shared: Boolean(row.shared), can_edit: allows(type, role, 'edit'), can_delete: allows(type, role, 'delete') };
+  return {
+    ...(row as unknown as ConversationRow),
+    shared: Boolean(row.shared),
+    can_edit: allows(type, role, 'edit'),
+    can_delete: allows(type, role, 'delete'),
+  };
 }
 
 export interface ConversationListQuery {
@@ -62,7 +67,9 @@ export async function listConversations(db: Knex, actor: Actor, q: ConversationL
   if (q.created_by) query.where('c.created_by_id', q.created_by);
   if (q.visibility) query.where('c.visibility', q.visibility);
   if (q.project_ids) {
-    query.whereRaw(`EXISTS (SELECT 1 FROM project_items pf WHERE pf.item_type = '${type}' AND pf.item_id = c.id AND pf.project_id = ANY(?::uuid[]))`, [q.project_ids]);
+    query.whereRaw(`EXISTS (SELECT 1 FROM project_items pf WHERE pf.item_type = '${type}' AND pf.item_id = c.id AND pf.project_id = ANY(?::uuid[]))`, [
+      q.project_ids,
+    ]);
   }
   // Redundant with the keyset condition, but as a plain bound the index can seek to it: deep pages cost what the first does.
   if (q.cursor !== undefined) query.whereRaw('c.created_at <= ?::timestamptz', [decodeCursor(q.cursor, 2)[0]!]);

@@ -1,7 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/schema.ts';
-
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/index.ts';
 
 export const conversationIdParams = z.object({ conversation_id: uuid.openapi({ description: 'Conversation id (UUID).' }) });
 
@@ -42,7 +41,6 @@ export const conversationListItemSchema = conversationSchema
   .strict()
   .openapi('ConversationListItem');
 
-
 export const createConversationBody = z
   .object({
     organization_id: z.string().min(1).max(64),
@@ -63,7 +61,10 @@ const uuidList = z
   .string()
   .max(3700)
   .transform((value, ctx) => {
-    const ids = value.split(',').map((id) => id.trim()).filter(Boolean);
+    const ids = value
+      .split(',')
+      .map((id) => id.trim())
+      .filter(Boolean);
     for (const id of ids) {
       if (!uuid.safeParse(id).success) {
         ctx.addIssue({ code: 'custom', message: `"${id}" is not a UUID (expected comma-separated UUIDs)` });
@@ -81,17 +82,24 @@ export const conversationFilters = ['mine', 'shared', 'involved', 'all'] as cons
 
 export const listConversationsQuery = z.object({
   organization_id: z.string().min(1).max(64).openapi({ description: 'Organization whose conversations to list (the caller must be a member).' }),
-  filter: z.enum(conversationFilters).default('all').openapi({
-    description: [
-      'Which readable conversations to list (default `all`):',
-      '`mine` — created by the caller;',
-      '`shared` — created by someone else and granted to the caller by a per-user grant on the conversation;',
-      '`involved` — `mine` plus `shared` (the caller created it or was personally granted it);',
-      '`all` — every conversation the caller can read: also those open to the workspace, reached through a project, or readable as an organization admin.',
-    ].join(' '),
-  }),
-  include_scheduled: queryBoolean.default(false).openapi({ description: 'Include conversations run by a scheduled task (`schedule_id` set); hidden by default.' }),
-  deleted: queryBoolean.default(false).openapi({ description: '`true` lists only soft-deleted conversations (that the caller could restore or read); default lists only live ones.' }),
+  filter: z
+    .enum(conversationFilters)
+    .default('all')
+    .openapi({
+      description: [
+        'Which readable conversations to list (default `all`):',
+        '`mine` — created by the caller;',
+        '`shared` — created by someone else and granted to the caller by a per-user grant on the conversation;',
+        '`involved` — `mine` plus `shared` (the caller created it or was personally granted it);',
+        '`all` — every conversation the caller can read: also those open to the workspace, reached through a project, or readable as an organization admin.',
+      ].join(' '),
+    }),
+  include_scheduled: queryBoolean
+    .default(false)
+    .openapi({ description: 'Include conversations run by a scheduled task (`schedule_id` set); hidden by default.' }),
+  deleted: queryBoolean
+    .default(false)
+    .openapi({ description: '`true` lists only soft-deleted conversations (that the caller could restore or read); default lists only live ones.' }),
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
   created_by: userId.optional().openapi({ description: 'Only conversations created by this user id.' }),
   visibility: visibilitySchema.optional().openapi({ description: 'Only conversations with this general access visibility.' }),

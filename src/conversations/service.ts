@@ -1,6 +1,6 @@
 import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
-import type { Actor } from '../access/actor.ts';
+import { recordActivity } from '../activity/index.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { z } from '../core/zod.ts';
 import type { ConversationRow } from './presenter.ts';
@@ -42,8 +42,18 @@ export async function getConversation(deps: Deps, actor: Actor, id: string): Pro
 
 export function updateConversation(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateConversationBody>): Promise<ConversationRow> {
   return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
-    const [row] = (await trx('conversations').where({ id }).update({ ...changes, updated_at: trx.fn.now() }).returning('*')) as ConversationRow[];
-    await recordActivity(trx, { organizationId: before.organization_id, actorId: actor.userId, action: 'conversation.updated', subjectType: type, subjectId: id, data: { before: { title: before.title }, after: changes } });
+    const [row] = (await trx('conversations')
+      .where({ id })
+      .update({ ...changes, updated_at: trx.fn.now() })
+      .returning('*')) as ConversationRow[];
+    await recordActivity(trx, {
+      organizationId: before.organization_id,
+      actorId: actor.userId,
+      action: 'conversation.updated',
+      subjectType: type,
+      subjectId: id,
+      data: { before: { title: before.title }, after: changes },
+    });
     return row!;
   });
 }
@@ -54,4 +64,5 @@ const titled = (row: ConversationRow) => ({ title: row.title });
 export const deleteConversation = (deps: Deps, actor: Actor, id: string) => softDelete<ConversationRow>(deps, actor, type, id, titled);
 
 /** Restoring a live conversation returns it unchanged (a retried restore is safe). */
-export const restoreConversation = (deps: Deps, actor: Actor, id: string) => restore<ConversationRow>(deps, actor, type, id, { returning: ['*'], activityData: titled });
+export const restoreConversation = (deps: Deps, actor: Actor, id: string) =>
+  restore<ConversationRow>(deps, actor, type, id, { returning: ['*'], activityData: titled });

@@ -67,8 +67,7 @@ export class AppError extends Error {
   }
 }
 
-export const isAppError = (error: unknown, code?: ErrorCode): error is AppError =>
-  error instanceof AppError && (code === undefined || error.code === code);
+export const isAppError = (error: unknown, code?: ErrorCode): error is AppError => error instanceof AppError && (code === undefined || error.code === code);
 
 const issuesAt = (message: string, path: (string | number)[]) => (path.length ? [{ path, message }] : []);
 

@@ -48,13 +48,15 @@ export async function paginate<Row extends object>(
     });
   }
   for (const key of keys) query.orderByRaw(`${key.column} ${key.direction}`);
-  keys.forEach((key, i) => query.select(knex.raw(`${key.column}${key.type === 'timestamp' ? '::text' : ''} as "__k${i}"`)));
+  keys.forEach((key, i) => {
+    query.select(knex.raw(`${key.column}${key.type === 'timestamp' ? '::text' : ''} as "__k${i}"`));
+  });
   const rows = (await query.limit(page.limit + 1)) as (Row & Record<string, unknown>)[];
   const more = rows.length > page.limit;
   const items = rows.slice(0, page.limit);
   const last = items.at(-1);
   const next_cursor = more && last ? encodeCursor(keys.map((_, i) => last[`__k${i}`])) : null;
-  for (const row of items) keys.forEach((_, i) => delete row[`__k${i}`]);
+  for (const row of items) for (let i = 0; i < keys.length; i++) delete row[`__k${i}`];
   return { items: items as Row[], next_cursor };
 }
 

@@ -34,7 +34,14 @@ export interface AdjustmentInput {
 export async function adjustCredits(trx: Knex.Transaction, input: AdjustmentInput): Promise<string[]> {
   const metadata = { reason: input.reason, adjusted_by: input.adjustedById };
   if (input.amount > 0) {
-    const grant = await grantCredits(trx, { organizationId: input.organizationId, source: 'adjustment', amount: input.amount, description: input.reason, userId: input.userId, metadata });
+    const grant = await grantCredits(trx, {
+      organizationId: input.organizationId,
+      source: 'adjustment',
+      amount: input.amount,
+      description: input.reason,
+      userId: input.userId,
+      metadata,
+    });
     return trx('credit_ledger_entries').where({ grant_id: grant.id }).pluck('id');
   }
   const amount = -input.amount;
@@ -50,7 +57,17 @@ export async function adjustCredits(trx: Knex.Transaction, input: AdjustmentInpu
   // available → issued: the credits are un-issued, so `granted` falls and reconciliation stays exact.
   return writeEntries(
     trx,
-    pieces.map((piece) => ({ organizationId: input.organizationId, kind: 'adjustment', amount: piece.amount, from: 'available', to: 'issued', grantId: piece.grantId, userId: input.userId, description: input.reason, metadata })),
+    pieces.map((piece) => ({
+      organizationId: input.organizationId,
+      kind: 'adjustment',
+      amount: piece.amount,
+      from: 'available',
+      to: 'issued',
+      grantId: piece.grantId,
+      userId: input.userId,
+      description: input.reason,
+      metadata,
+    })),
   );
 }
 
@@ -62,13 +79,25 @@ export async function createAdjustment(
   key: string | undefined,
 ): Promise<z.input<typeof adjustmentEnvelope>> {
   const userId = body.user_id ?? actor.userId;
-  if (body.user_id !== undefined && !(await deps.db('organization_members').where({ organization_id: organizationId, user_id: body.user_id }).first('user_id'))) throw notFound('member');
+  if (body.user_id !== undefined && !(await deps.db('organization_members').where({ organization_id: organizationId, user_id: body.user_id }).first('user_id')))
+    throw notFound('member');
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {
     const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: actor.userId });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'credits.adjusted', subjectType: 'organization', subjectId: organizationId, data: { amount: body.amount, reason: body.reason, user_id: userId } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'credits.adjusted',
+      subjectType: 'organization',
+      subjectId: organizationId,
+      data: { amount: body.amount, reason: body.reason, user_id: userId },
+    });
     // A debit may cross an alert threshold: check at once rather than at the next sweep.
     if (body.amount < 0) await enqueueBalanceAlertCheck(deps, trx, organizationId);
-    const rows = (await trx('credit_ledger_entries as e').leftJoin('credit_holds as h', 'h.id', 'e.hold_id').whereIn('e.id', ids).orderBy('e.seq').select(entryColumns)) as EntryRow[];
+    const rows = (await trx('credit_ledger_entries as e')
+      .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
+      .whereIn('e.id', ids)
+      .orderBy('e.seq')
+      .select(entryColumns)) as EntryRow[];
     return { transactions: rows.map(presentEntry), credits: await creditsOf(trx, organizationId) };
   });
 }

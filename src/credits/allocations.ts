@@ -82,7 +82,12 @@ export async function capturePieces(trx: Knex.Transaction, holdId: string, amoun
  * Releases everything not captured: back to each grant's `remaining`, or straight to expired when
  * the grant has expired meanwhile. Moves the balance (locking it) before touching grants.
  */
-export async function releasePieces(trx: Knex.Transaction, organizationId: string, holdId: string, rest: number): Promise<(Piece & { grantExpired: boolean })[]> {
+export async function releasePieces(
+  trx: Knex.Transaction,
+  organizationId: string,
+  holdId: string,
+  rest: number,
+): Promise<(Piece & { grantExpired: boolean })[]> {
   // Lock the balance before reading grant states, so a concurrent grant expiry is either fully
   // before (expired_at seen) or fully after (it expires what this returns to `remaining`).
   await moveBalance(trx, organizationId, { held: -rest });

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/index.ts';
-import { memberEmails } from '../members/membership.ts';
+import { memberEmails } from '../members/index.ts';
 import { alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -28,7 +28,8 @@ export async function enqueueBalanceAlertCheck(deps: Pick<Deps, 'jobs'>, trx: Tx
 export async function checkBalanceAlerts(deps: Deps, organizationId?: string): Promise<{ alerts: number }> {
   const candidates: string[] = organizationId
     ? [organizationId]
-    : await deps.db('credit_balances as b')
+    : await deps
+        .db('credit_balances as b')
         .leftJoin('credit_alert_watermarks as w', 'w.organization_id', 'b.organization_id')
         .where((query) => query.whereNull('w.organization_id').orWhereRaw('b.updated_at > w.checked_at'))
         .orderBy('b.updated_at')
@@ -45,7 +46,10 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
     if (!balance) return 0;
     const available = balance.granted - balance.captured - balance.held - balance.expired;
     // First sight: compare with everything ever granted, so earlier spending still counts as a fall.
-    await trx.raw('INSERT INTO credit_alert_watermarks (organization_id, last_available) VALUES (?, ?) ON CONFLICT DO NOTHING', [organizationId, balance.granted]);
+    await trx.raw('INSERT INTO credit_alert_watermarks (organization_id, last_available) VALUES (?, ?) ON CONFLICT DO NOTHING', [
+      organizationId,
+      balance.granted,
+    ]);
     const watermark = await trx('credit_alert_watermarks').where({ organization_id: organizationId }).forUpdate().first('last_available');
     const previous = Number(watermark.last_available);
     await trx('credit_alert_watermarks').where({ organization_id: organizationId }).update({ last_available: available, checked_at: trx.fn.now() });

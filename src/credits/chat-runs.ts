@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
 import type { Actor } from '../access/index.ts';
-import type { Membership } from '../members/membership.ts';
+import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 import { holdColumns, type HoldRow } from './hold-model.ts';
@@ -17,7 +17,13 @@ import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settl
 
 const CHAT_RUN = 'chat_run';
 
-export async function beginChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
+export async function beginChatRun(
+  deps: Deps,
+  actor: Actor,
+  organizationId: string,
+  body: z.output<typeof beginRunBody>,
+  key: string | undefined,
+): Promise<z.input<typeof holdEnvelope>> {
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
     const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
       organizationId,
@@ -34,7 +40,13 @@ export async function beginChatRun(deps: Deps, actor: Actor, organizationId: str
   });
 }
 
-export async function captureChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof captureRunBody>, key: string | undefined): Promise<z.input<typeof captureEnvelope>> {
+export async function captureChatRun(
+  deps: Deps,
+  actor: Actor,
+  organizationId: string,
+  body: z.output<typeof captureRunBody>,
+  key: string | undefined,
+): Promise<z.input<typeof captureEnvelope>> {
   const membership = await actor.member(organizationId);
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'captureChatRunCredits', request: body }, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
@@ -50,7 +62,13 @@ export async function captureChatRun(deps: Deps, actor: Actor, organizationId: s
   });
 }
 
-export async function settleChatRun(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof settleRunBody>, key: string | undefined): Promise<z.input<typeof holdEnvelope>> {
+export async function settleChatRun(
+  deps: Deps,
+  actor: Actor,
+  organizationId: string,
+  body: z.output<typeof settleRunBody>,
+  key: string | undefined,
+): Promise<z.input<typeof holdEnvelope>> {
   const membership = await actor.member(organizationId);
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'settleChatRunCredits', request: body }, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
@@ -60,7 +78,9 @@ export async function settleChatRun(deps: Deps, actor: Actor, organizationId: st
 
 /** The run's own member, or anyone who manages credits, may capture and settle it; to others it does not exist. */
 async function findRun(trx: Knex.Transaction, membership: Membership, runId: string): Promise<HoldRow> {
-  const row = (await trx('credit_holds').where({ organization_id: membership.organizationId, run_id: runId, reason: CHAT_RUN }).first(holdColumns)) as HoldRow | undefined;
+  const row = (await trx('credit_holds').where({ organization_id: membership.organizationId, run_id: runId, reason: CHAT_RUN }).first(holdColumns)) as
+    | HoldRow
+    | undefined;
   if (!row || (row.user_id !== membership.userId && !membership.permissions.has('credits.manage'))) throw notFound('chat run');
   return row;
 }

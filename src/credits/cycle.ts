@@ -1,19 +1,6 @@
-import type { Knex } from 'knex';
+import type { CreditPeriod, CreditPeriods } from '../platform/deps.ts';
 
-export interface CreditPeriod {
-  start: Date;
-  end: Date;
-}
-
-/**
- * How an organization's credit periods (spending limits, `/credits/cycle`) are cut. One is built
- * into `Deps.creditPeriods` by each composition root (web, worker), never installed by an import:
- * a process follows billing cycles because it was given `billingCyclePeriods`, not because some
- * module happened to load billing.
- */
-export interface CreditPeriods {
-  current(db: Knex, organizationId: string, now?: Date): Promise<CreditPeriod>;
-}
+export type { CreditPeriod, CreditPeriods };
 
 export function calendarMonth(now: Date): CreditPeriod {
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));

@@ -117,6 +117,8 @@ export async function withdrawAvailable(trx: Knex.Transaction, organizationId: s
 }
 
 export async function readBalance(db: Knex, organizationId: string): Promise<BalanceRow> {
-  const row = (await db('credit_balances').where({ organization_id: organizationId }).first('organization_id', 'granted', 'captured', 'held', 'expired')) as BalanceRow | undefined;
+  const row = (await db('credit_balances').where({ organization_id: organizationId }).first('organization_id', 'granted', 'captured', 'held', 'expired')) as
+    | BalanceRow
+    | undefined;
   return row ?? { organization_id: organizationId, granted: 0, captured: 0, held: 0, expired: 0 };
 }

@@ -21,7 +21,13 @@ export async function expireDueHolds(db: Knex): Promise<number> {
 export async function expireDueGrants(db: Knex): Promise<number> {
   let expired = 0;
   for (;;) {
-    const due = await db('credit_grants').whereNull('expired_at').whereNotNull('expires_at').where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).pluck('id');
+    const due = await db('credit_grants')
+      .whereNull('expired_at')
+      .whereNotNull('expires_at')
+      .where('expires_at', '<=', db.fn.now())
+      .orderBy('expires_at')
+      .limit(BATCH)
+      .pluck('id');
     for (const id of due) {
       await db.transaction((trx) => expireGrant(trx, id as string));
       expired++;

@@ -18,8 +18,22 @@ export interface HoldRow {
 }
 
 export const holdColumns = [
-  'id', 'organization_id', 'user_id', 'run_id', 'reason', 'amount', 'captured', 'released', 'status', 'resolution',
-  'conversation_id', 'message_id', 'tool_call_id', 'expires_at', 'resolved_at', 'created_at',
+  'id',
+  'organization_id',
+  'user_id',
+  'run_id',
+  'reason',
+  'amount',
+  'captured',
+  'released',
+  'status',
+  'resolution',
+  'conversation_id',
+  'message_id',
+  'tool_call_id',
+  'expires_at',
+  'resolved_at',
+  'created_at',
 ];
 
 export interface CreditHold {

@@ -58,13 +58,17 @@ export async function placeHold(trx: Knex.Transaction, periods: CreditPeriods, i
 export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriods, input: HoldInput): Promise<Resolution> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS) throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
+    throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
   if (input.runId !== undefined) {
     // Same run id placed concurrently: the second waits here and then finds the first hold.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`credit-run:${input.organizationId}:${input.runId}`]);
-    const existing = (await trx('credit_holds').where({ organization_id: input.organizationId, run_id: input.runId }).first(holdColumns)) as HoldRow | undefined;
+    const existing = (await trx('credit_holds').where({ organization_id: input.organizationId, run_id: input.runId }).first(holdColumns)) as
+      | HoldRow
+      | undefined;
     if (existing) {
-      if (!sameRequest(existing, input)) throw conflict(`run_id: "${input.runId}" already reserved credits with another amount, member or conversation`, ['run_id']);
+      if (!sameRequest(existing, input))
+        throw conflict(`run_id: "${input.runId}" already reserved credits with another amount, member or conversation`, ['run_id']);
       return { hold: toHold(existing), replayed: true };
     }
   }
@@ -88,11 +92,23 @@ export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriod
     })
     .returning(holdColumns)) as HoldRow[];
   const pieces = await allocateFromGrants(trx, row!.id, input.organizationId, input.amount);
-  await writeEntries(trx, pieces.map((piece) => entryOf(row!, 'hold', piece.amount, 'available', 'held', { grantId: piece.grantId, description: input.description ?? `Reserved for ${input.reason}` })));
+  await writeEntries(
+    trx,
+    pieces.map((piece) =>
+      entryOf(row!, 'hold', piece.amount, 'available', 'held', { grantId: piece.grantId, description: input.description ?? `Reserved for ${input.reason}` }),
+    ),
+  );
   return { hold: toHold(row!), replayed: false };
 }
 
-function entryOf(hold: HoldRow, kind: EntryInput['kind'], amount: number, from: EntryInput['from'], to: EntryInput['to'], extra: Partial<EntryInput> & { description: string }): EntryInput {
+function entryOf(
+  hold: HoldRow,
+  kind: EntryInput['kind'],
+  amount: number,
+  from: EntryInput['from'],
+  to: EntryInput['to'],
+  extra: Partial<EntryInput> & { description: string },
+): EntryInput {
   return {
     organizationId: hold.organization_id,
     kind,
@@ -109,9 +125,10 @@ function entryOf(hold: HoldRow, kind: EntryInput['kind'], amount: number, from: 
 }
 
 async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow> {
-  const row = (await trx('credit_holds').where({ id: holdId }).forUpdate().first([...holdColumns, trx.raw('expires_at <= now() AS overdue')])) as
-    | (HoldRow & { overdue: boolean })
-    | undefined;
+  const row = (await trx('credit_holds')
+    .where({ id: holdId })
+    .forUpdate()
+    .first([...holdColumns, trx.raw('expires_at <= now() AS overdue')])) as (HoldRow & { overdue: boolean }) | undefined;
   if (!row) throw notFound('credit hold');
   return row;
 }
@@ -131,12 +148,18 @@ export interface CaptureOptions {
 }
 
 /** Records part of a hold as spent; the hold stays open for more captures until settled. */
-export async function captureFromHold(trx: Knex.Transaction, holdId: string, amount: number, options: CaptureOptions = {}): Promise<Resolution & { capture: CreditCapture }> {
+export async function captureFromHold(
+  trx: Knex.Transaction,
+  holdId: string,
+  amount: number,
+  options: CaptureOptions = {},
+): Promise<Resolution & { capture: CreditCapture }> {
   const row = await lockHold(trx, holdId);
   if (options.captureKey !== undefined) {
     const previous = (await trx('credit_captures').where({ hold_id: holdId, capture_key: options.captureKey }).first()) as CaptureRow | undefined;
     if (previous) {
-      if (previous.amount !== amount || (options.toolCallId ?? null) !== previous.tool_call_id) throw conflict(`capture_id: "${options.captureKey}" already captured ${previous.amount} credits`, ['capture_id']);
+      if (previous.amount !== amount || (options.toolCallId ?? null) !== previous.tool_call_id)
+        throw conflict(`capture_id: "${options.captureKey}" already captured ${previous.amount} credits`, ['capture_id']);
       return { hold: toHold(row), capture: toCapture(previous), replayed: true };
     }
   }
@@ -151,13 +174,30 @@ async function captureInto(trx: Knex.Transaction, row: HoldRow, amount: number, 
   const left = row.amount - row.captured - row.released;
   if (amount > left) throw conflict(`amount: ${amount} credits exceed what is left on the hold (${left})`, ['amount']);
   const [capture] = (await trx('credit_captures')
-    .insert({ hold_id: row.id, capture_key: options.captureKey ?? null, amount, tool_call_id: options.toolCallId ?? null, description: options.description ?? null })
+    .insert({
+      hold_id: row.id,
+      capture_key: options.captureKey ?? null,
+      amount,
+      tool_call_id: options.toolCallId ?? null,
+      description: options.description ?? null,
+    })
     .returning('*')) as CaptureRow[];
   if (amount > 0) {
     await moveBalance(trx, row.organization_id, { held: -amount, captured: amount });
     const pieces = await capturePieces(trx, row.id, amount);
     const description = options.description ?? `Used for ${row.reason}`;
-    await writeEntries(trx, pieces.map((piece) => entryOf(row, 'capture', piece.amount, 'held', 'spent', { grantId: piece.grantId, captureId: capture!.id, toolCallId: options.toolCallId ?? row.tool_call_id, description, metadata: options.metadata })));
+    await writeEntries(
+      trx,
+      pieces.map((piece) =>
+        entryOf(row, 'capture', piece.amount, 'held', 'spent', {
+          grantId: piece.grantId,
+          captureId: capture!.id,
+          toolCallId: options.toolCallId ?? row.tool_call_id,
+          description,
+          metadata: options.metadata,
+        }),
+      ),
+    );
   }
   return toCapture(capture!);
 }
@@ -221,7 +261,9 @@ async function resolve(
       // Credits coming back to a grant that has meanwhile expired expire at once.
       ...pieces
         .filter((piece) => piece.grantExpired)
-        .map((piece) => entryOf(row, 'expiry', piece.amount, 'available', 'expired', { grantId: piece.grantId, description: 'Expired: returned to an expired grant' })),
+        .map((piece) =>
+          entryOf(row, 'expiry', piece.amount, 'available', 'expired', { grantId: piece.grantId, description: 'Expired: returned to an expired grant' }),
+        ),
     ]);
   }
   const [updated] = (await trx('credit_holds')

@@ -129,17 +129,23 @@ export async function expireGrant(trx: Knex.Transaction, grantId: string): Promi
   const found = (await trx('credit_grants').where({ id: grantId }).first('organization_id')) as { organization_id: string } | undefined;
   if (!found) return 0;
   await trx.raw('SELECT 1 FROM credit_balances WHERE organization_id = ? FOR UPDATE', [found.organization_id]);
-  const grant = (await trx('credit_grants')
-    .where({ id: grantId })
-    .whereNull('expired_at')
-    .where('expires_at', '<=', trx.fn.now())
-    .first(grantColumns)) as GrantRow | undefined;
+  const grant = (await trx('credit_grants').where({ id: grantId }).whereNull('expired_at').where('expires_at', '<=', trx.fn.now()).first(grantColumns)) as
+    | GrantRow
+    | undefined;
   if (!grant) return 0;
   await trx('credit_grants').where({ id: grantId }).update({ remaining: 0, expired_at: trx.fn.now() });
   if (grant.remaining > 0) {
     await moveBalance(trx, grant.organization_id, { expired: grant.remaining });
     await writeEntries(trx, [
-      { organizationId: grant.organization_id, kind: 'expiry', amount: grant.remaining, from: 'available', to: 'expired', grantId, description: `Expired: ${grant.description}` },
+      {
+        organizationId: grant.organization_id,
+        kind: 'expiry',
+        amount: grant.remaining,
+        from: 'available',
+        to: 'expired',
+        grantId,
+        description: `Expired: ${grant.description}`,
+      },
     ]);
   }
   return grant.remaining;

@@ -37,7 +37,13 @@ export async function memberSpending(db: Knex, periods: CreditPeriods, organizat
   return { userId, spendingLimit, period, ...usage, remaining: spendingLimit === null ? null : Math.max(0, spendingLimit - usage.spent - usage.held) };
 }
 
-export async function setSpendingLimit(trx: Knex.Transaction, organizationId: string, userId: string, spendingLimit: number | null, byUserId: string): Promise<void> {
+export async function setSpendingLimit(
+  trx: Knex.Transaction,
+  organizationId: string,
+  userId: string,
+  spendingLimit: number | null,
+  byUserId: string,
+): Promise<void> {
   await trx.raw(
     `INSERT INTO credit_member_limits (organization_id, user_id, spending_limit, updated_by_id) VALUES (?, ?, ?, ?)
      ON CONFLICT (organization_id, user_id) DO UPDATE SET spending_limit = excluded.spending_limit, updated_by_id = excluded.updated_by_id, updated_at = now()`,

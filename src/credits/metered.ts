@@ -1,19 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deps } from '../platform/deps.ts';
+import type { MeteredContext, MeteredOperation, MeteredOperations } from '../platform/deps.ts';
 
-/** What an operation gets to do its work; it returns the credits it used. */
-export interface MeteredContext {
-  deps: Deps;
-  signal: AbortSignal;
-}
-
-export type MeteredOperation = (input: unknown, context: MeteredContext) => Promise<number>;
-
-/**
- * The work billed through `meteredOperationJob` (social reads, generations…), by name. Built once
- * per process by its composition root (`src/metered-operations.ts`) and handed over in `Deps`.
- */
-export type MeteredOperations = ReadonlyMap<string, MeteredOperation>;
+export type { MeteredContext, MeteredOperation, MeteredOperations };
 
 export function meteredOperations(entries: Record<string, MeteredOperation>): MeteredOperations {
   return new Map(Object.entries(entries));

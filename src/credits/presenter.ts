@@ -4,7 +4,6 @@ import type { CreditGrant } from './ledger.ts';
 import type { captureSchema, grantSchema, holdSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
 
-
 export const presentGrant = (grant: CreditGrant): z.input<typeof grantSchema> => ({
   id: grant.id,
   source: grant.source,

@@ -38,7 +38,7 @@ export const creditRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The credits of the organization', schema: creditsSchema },
     errors: [403, 404],
     authorize: member('credits.view'),
-    handler: async ({ params, actor, deps }) => getCredits(deps, actor, params.organization_id),
+    handler: async ({ params, deps }) => getCredits(deps, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -50,7 +50,7 @@ export const creditRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The current credit cycle', schema: cycleSchema },
     errors: [403, 404],
     authorize: member('credits.view'),
-    handler: async ({ params, actor, deps }) => getCycle(deps, actor, params.organization_id),
+    handler: async ({ params, deps }) => getCycle(deps, params.organization_id),
   }),
   defineRoute({
     method: 'get',
@@ -64,7 +64,7 @@ export const creditRoutes: AnyRoute[] = [
     response: { status: 200, description: 'A page of ledger entries', schema: transactionsPage },
     errors: [403, 404],
     authorize: member('credits.view'),
-    handler: async ({ params, query, actor, deps }) => listTransactions(deps, actor, params.organization_id, query),
+    handler: async ({ params, query, deps }) => listTransactions(deps, params.organization_id, query),
   }),
   defineRoute({
     method: 'post',
@@ -147,7 +147,7 @@ export const creditRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The member’s credits', schema: memberCreditsSchema },
     errors: [403, 404],
     authorize: member('credits.view', { self: 'user_id' }),
-    handler: async ({ params, actor, deps }) => getMemberCredits(deps, actor, params.organization_id, params.user_id),
+    handler: async ({ params, deps }) => getMemberCredits(deps, params.organization_id, params.user_id),
   }),
   defineRoute({
     method: 'patch',

@@ -28,7 +28,9 @@ export const creditsSchema = z
     balance: credits('Credits the workspace has: available plus held.'),
     held: credits('Credits reserved by open holds (running chat runs, operations).'),
     available: credits('Credits that can be reserved now: balance minus held.'),
-    grants: z.array(grantSchema).openapi({ description: 'Unexpired grants, in the order they are drawn down (earliest expiry first, then priority, then creation).' }),
+    grants: z
+      .array(grantSchema)
+      .openapi({ description: 'Unexpired grants, in the order they are drawn down (earliest expiry first, then priority, then creation).' }),
   })
   .openapi('Credits');
 
@@ -85,7 +87,10 @@ export const holdSchema = z
   .object({
     id: z.string().uuid(),
     run_id: z.string().nullable(),
-    status: z.enum(['held', 'captured', 'released', 'expired']).openapi({ description: '`held` until resolved once: `captured` (settled with usage), `released` (nothing used), `expired` (abandoned; captures kept, rest released).' }),
+    status: z.enum(['held', 'captured', 'released', 'expired']).openapi({
+      description:
+        '`held` until resolved once: `captured` (settled with usage), `released` (nothing used), `expired` (abandoned; captures kept, rest released).',
+    }),
     amount: credits('Credits reserved at begin.'),
     captured: credits('Credits captured so far (final).'),
     released: credits('Credits given back.'),
@@ -119,7 +124,13 @@ export const beginRunBody = z
     amount: z.number().int().min(1).max(1_000_000_000).openapi({ description: 'Estimated maximum credits of the run; reserved now.' }),
     conversation_id: reference.optional(),
     message_id: reference.optional(),
-    expires_in_seconds: z.number().int().min(1).max(24 * 3600).optional().openapi({ description: 'Expire the hold if not settled by then (default 900).' }),
+    expires_in_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3600)
+      .optional()
+      .openapi({ description: 'Expire the hold if not settled by then (default 900).' }),
   })
   .strict()
   .openapi('BeginChatRunCredits');
@@ -128,10 +139,15 @@ export const captureRunBody = z
   .object({
     run_id: runId,
     amount: z.number().int().min(0).max(1_000_000_000).openapi({ description: 'Credits used; all captures of a run together never exceed its hold.' }),
-    capture_id: reference.optional().openapi({ description: 'Replay key of this capture (defaults to `tool_call_id`): repeating it returns the first result.' }),
+    capture_id: reference
+      .optional()
+      .openapi({ description: 'Replay key of this capture (defaults to `tool_call_id`): repeating it returns the first result.' }),
     tool_call_id: reference.optional(),
     description: z.string().trim().min(1).max(500).optional(),
-    model: z.string().trim().min(1).max(100).optional().openapi({ description: 'The model that used the credits; kept as `metadata.model` on the ledger rows, so `POST /reports/query` can group usage by `model`.', example: 'gpt-4o-mini' }),
+    model: z.string().trim().min(1).max(100).optional().openapi({
+      description: 'The model that used the credits; kept as `metadata.model` on the ledger rows, so `POST /reports/query` can group usage by `model`.',
+      example: 'gpt-4o-mini',
+    }),
   })
   .strict()
   .openapi('CaptureChatRunCredits');
@@ -164,7 +180,10 @@ export const adjustmentBody = z
       .min(-1_000_000_000)
       .max(1_000_000_000)
       .refine((value) => value !== 0, { message: 'must not be 0' })
-      .openapi({ description: 'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`).' }),
+      .openapi({
+        description:
+          'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`).',
+      }),
     reason: z.string().trim().min(1).max(500).openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
     user_id: userId.optional().openapi({ description: 'The member the correction is for (default: the actor); must be a member.' }),
   })
@@ -173,7 +192,9 @@ export const adjustmentBody = z
 
 export const adjustmentEnvelope = z
   .object({
-    transactions: z.array(transactionSchema).openapi({ description: 'The ledger rows the adjustment wrote (one for a positive adjustment, one per grant drawn from for a negative one).' }),
+    transactions: z
+      .array(transactionSchema)
+      .openapi({ description: 'The ledger rows the adjustment wrote (one for a positive adjustment, one per grant drawn from for a negative one).' }),
     credits: creditsSchema,
   })
   .openapi('CreditAdjustmentResult');

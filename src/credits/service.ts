@@ -3,7 +3,7 @@ import { recordActivity } from '../activity/index.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';
-import { isMember } from '../members/membership.ts';
+import { isMember } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { availableOf, readBalance } from './entries.ts';
 import { listLiveGrants } from './ledger.ts';
@@ -11,7 +11,7 @@ import { memberSpending, setSpendingLimit } from './limits.ts';
 import { presentGrant } from './presenter.ts';
 import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
 
-export async function getCredits(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof creditsSchema>> {
+export async function getCredits(deps: Deps, organizationId: string): Promise<z.input<typeof creditsSchema>> {
   return creditsOf(deps.db, organizationId);
 }
 
@@ -23,7 +23,7 @@ export async function creditsOf(db: Knex, organizationId: string): Promise<z.inp
   return { organization_id: organizationId, balance: available + balance.held, held: balance.held, available, grants: grants.map(presentGrant) };
 }
 
-export async function getCycle(deps: Deps, actor: Actor, organizationId: string): Promise<z.input<typeof cycleSchema>> {
+export async function getCycle(deps: Deps, organizationId: string): Promise<z.input<typeof cycleSchema>> {
   const period = await deps.creditPeriods.current(deps.db, organizationId);
   const { rows } = await deps.db.raw(
     `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
@@ -48,7 +48,7 @@ export async function getCycle(deps: Deps, actor: Actor, organizationId: string)
 }
 
 /** A member sees their own credits; seeing another member's needs credits.view. */
-export async function getMemberCredits(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
+export async function getMemberCredits(deps: Deps, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
   await requireTargetMember(deps, organizationId, userId);
   return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
@@ -63,7 +63,14 @@ export async function updateMemberCredits(
   await requireTargetMember(deps, organizationId, userId);
   await deps.db.transaction(async (trx) => {
     await setSpendingLimit(trx, organizationId, userId, spendingLimit, actor.userId);
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.spending_limit_changed', subjectType: 'member', subjectId: userId, data: { spending_limit: spendingLimit } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'member.spending_limit_changed',
+      subjectType: 'member',
+      subjectId: userId,
+      data: { spending_limit: spendingLimit },
+    });
   });
   return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }

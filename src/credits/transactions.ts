@@ -1,5 +1,4 @@
 import type { z } from '../core/zod.ts';
-import type { Actor } from '../access/index.ts';
 import { paginate } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Account, EntryKind } from './entries.ts';
@@ -24,11 +23,32 @@ export interface EntryRow {
 }
 
 /** Columns of `presentEntry`, read from `credit_ledger_entries as e` left-joined with `credit_holds as h`. */
-export const entryColumns = ['e.id', 'e.kind', 'e.amount', 'e.from_account', 'e.to_account', 'e.grant_id', 'e.hold_id', 'h.run_id', 'e.user_id', 'e.conversation_id', 'e.message_id', 'e.tool_call_id', 'e.description', 'e.metadata', 'e.created_at'];
+export const entryColumns = [
+  'e.id',
+  'e.kind',
+  'e.amount',
+  'e.from_account',
+  'e.to_account',
+  'e.grant_id',
+  'e.hold_id',
+  'h.run_id',
+  'e.user_id',
+  'e.conversation_id',
+  'e.message_id',
+  'e.tool_call_id',
+  'e.description',
+  'e.metadata',
+  'e.created_at',
+];
 
 /** The ledger of an organization, newest first, keyset-paged on the ledger's own sequence. */
-export async function listTransactions(deps: Deps, actor: Actor, organizationId: string, query: z.output<typeof transactionsQuery>): Promise<z.input<typeof transactionsPage>> {
-  const q = deps.db('credit_ledger_entries as e')
+export async function listTransactions(
+  deps: Deps,
+  organizationId: string,
+  query: z.output<typeof transactionsQuery>,
+): Promise<z.input<typeof transactionsPage>> {
+  const q = deps
+    .db('credit_ledger_entries as e')
     .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
     .where('e.organization_id', organizationId)
     .select(entryColumns);

@@ -16,7 +16,10 @@ export function createDb(connectionString: string, options: { max?: number; appl
       max: options.max ?? 10,
       // Every session speaks UTC so timestamps and date arithmetic never depend on the server's zone.
       afterCreate: (conn: pg.Client, done: (error: Error | null, conn: pg.Client) => void) => {
-        conn.query("SET TIME ZONE 'UTC'").then(() => done(null, conn), (error: Error) => done(error, conn));
+        conn.query("SET TIME ZONE 'UTC'").then(
+          () => done(null, conn),
+          (error: Error) => done(error, conn),
+        );
       },
     },
   });

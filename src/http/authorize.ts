@@ -46,7 +46,8 @@ export const resource = (type: ResourceType | { param: string }, capability: Cap
   as: options.as,
 });
 
-const needText = (need: PermissionNeed | undefined) => (need === undefined ? '' : ` holding ${typeof need === 'string' ? `\`${need}\`` : need.map((p) => `\`${p}\``).join(' or ')}`);
+const needText = (need: PermissionNeed | undefined) =>
+  need === undefined ? '' : ` holding ${typeof need === 'string' ? `\`${need}\`` : need.map((p) => `\`${p}\``).join(' or ')}`;
 
 /** One line for the operation's OpenAPI description. */
 export function describeAuthorization(authorization: Authorization): string {

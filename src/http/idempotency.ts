@@ -43,11 +43,13 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
   const key = scope.key;
   const hash = requestHash(scope.operation, scope.request);
   return db.transaction(async (trx) => {
-    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [`idempotency:${scope.organizationId}:${scope.userId}:${key}`]);
+    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [
+      `idempotency:${scope.organizationId}:${scope.userId}:${key}`,
+    ]);
     if (!rows[0].free) throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
-    const stored = (await trx('idempotency_keys').where({ organization_id: scope.organizationId, user_id: scope.userId, key }).first('request_hash', 'response_body')) as
-      | { request_hash: string; response_body: T }
-      | undefined;
+    const stored = (await trx('idempotency_keys')
+      .where({ organization_id: scope.organizationId, user_id: scope.userId, key })
+      .first('request_hash', 'response_body')) as { request_hash: string; response_body: T } | undefined;
     if (stored) {
       if (stored.request_hash !== hash) {
         const message = 'Idempotency-Key: this key was already used with a different request; use a new key for a new request';
@@ -70,7 +72,9 @@ export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act:
 }
 
 function requestHash(operation: string, request: unknown): string {
-  return createHash('sha256').update(JSON.stringify([operation, canonical(request)])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([operation, canonical(request)]))
+    .digest('hex');
 }
 
 /** Key order must not make two equal bodies look different. */

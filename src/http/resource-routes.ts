@@ -50,7 +50,9 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
   };
 
   return {
-    create<B extends ZodType<{ organization_id: string }>>(op: Operation & { body: B; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, body: z.output<B>): Promise<Row> }): AnyRoute {
+    create<B extends ZodType<{ organization_id: string }>>(
+      op: Operation & { body: B; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, body: z.output<B>): Promise<Row> },
+    ): AnyRoute {
       return defineRoute({
         ...operation('post', resource.path, op),
         body: op.body,
@@ -61,7 +63,9 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
       });
     },
 
-    list<Q extends ZodType, Item>(op: Operation & { query: Q; page: ZodType; run(deps: Deps, actor: Actor, query: z.output<Q>): Promise<Page<Item>>; presentItem(row: Item): unknown }): AnyRoute {
+    list<Q extends ZodType, Item>(
+      op: Operation & { query: Q; page: ZodType; run(deps: Deps, actor: Actor, query: z.output<Q>): Promise<Page<Item>>; presentItem(row: Item): unknown },
+    ): AnyRoute {
       return defineRoute({
         ...operation('get', resource.path, op),
         query: op.query,
@@ -114,7 +118,9 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
     },
 
     /** `POST /<collection>/{id}/<verb>` answering the resource (restore, archive, unarchive). */
-    action(op: Operation & { capability: Capability; response: string; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
+    action(
+      op: Operation & { capability: Capability; response: string; errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> },
+    ): AnyRoute {
       const verb = op.path.slice(itemPath.length + 1);
       return defineRoute({
         ...operation('post', `${itemPath}/${verb}`, op),

@@ -11,7 +11,6 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 const noQuery = z.object({}).strict();
 
-
 // What a schema parses to. A route without that schema gets the default `ZodType` (unknown): no
 // conditional type, so a builder generic over its schemas sees the parsed types as they are.
 type Infer<S extends ZodType> = zod.output<S>;
@@ -55,12 +54,9 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
 
 export type AnyRoute = Route<any, any, any, any>;
 
-export function defineRoute<
-  P extends ZodType = ZodType,
-  Q extends ZodType = ZodType,
-  B extends ZodType = ZodType,
-  R extends ZodType = ZodType,
->(route: Route<P, Q, B, R>): Route<P, Q, B, R> {
+export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, R extends ZodType = ZodType>(
+  route: Route<P, Q, B, R>,
+): Route<P, Q, B, R> {
   return route;
 }
 
@@ -80,7 +76,12 @@ const MAX_INPUT_DEPTH = JSON_MAX_DEPTH + 4;
  */
 export function refuseUnsafeInput(location: 'params' | 'query' | 'body' | 'headers', value: unknown): void {
   // Each entry links to its parent, so a path is built only for the error (no copying per node).
-  interface Entry { value: unknown; key: string | number | undefined; parent: Entry | undefined; depth: number }
+  interface Entry {
+    value: unknown;
+    key: string | number | undefined;
+    parent: Entry | undefined;
+    depth: number;
+  }
   const pathOf = (entry: Entry | undefined): (string | number)[] => {
     const path: (string | number)[] = [];
     for (let at = entry; at && at.key !== undefined; at = at.parent) path.unshift(at.key);
@@ -95,7 +96,8 @@ export function refuseUnsafeInput(location: 'params' | 'query' | 'body' | 'heade
       continue;
     }
     if (node === null || typeof node !== 'object') continue;
-    if (entry.depth >= MAX_INPUT_DEPTH) throw inputError(pathOf(entry).slice(0, location === 'body' ? 1 : 2), `must nest at most ${JSON_MAX_DEPTH} levels deep`);
+    if (entry.depth >= MAX_INPUT_DEPTH)
+      throw inputError(pathOf(entry).slice(0, location === 'body' ? 1 : 2), `must nest at most ${JSON_MAX_DEPTH} levels deep`);
     const depth = entry.depth + 1;
     if (Array.isArray(node)) {
       for (let index = 0; index < node.length; index++) stack.push({ value: node[index], key: index, parent: entry, depth });

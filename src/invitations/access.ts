@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { badRequest, forbidden, notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
-import type { Membership } from '../members/membership.ts';
-import { isBuiltInRole } from '../members/permissions.ts';
+import type { Actor } from '../access/index.ts';
+import type { Membership } from '../members/index.ts';
+import { isBuiltInRole } from '../members/index.ts';
 import { invitationColumns, type InvitationRow } from './presenter.ts';
 
 /** Who is asking about one invitation: a member (with their permissions), the invitee, or both. */

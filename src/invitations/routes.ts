@@ -45,8 +45,8 @@ export const invitationRoutes: AnyRoute[] = [
     response: { status: 200, description: 'A page of invitations', schema: invitationPage },
     errors: [403, 404],
     authorize: member('invitations.manage'),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await listInvitations(deps, actor, params.organization_id, query);
+    handler: async ({ params, query, deps }) => {
+      const page = await listInvitations(deps, params.organization_id, query);
       return { items: page.items.map(presentInvitation), next_cursor: page.next_cursor };
     },
   }),
@@ -61,7 +61,9 @@ export const invitationRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
     errors: [403, 404],
     authorize: rule(inviteeOrManager),
-    handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
+    handler: async ({ params, actor, deps }) => ({
+      invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)),
+    }),
   }),
   defineRoute({
     method: 'patch',
@@ -77,9 +79,10 @@ export const invitationRoutes: AnyRoute[] = [
     authorize: rule(inviteeOrManager),
     handler: async ({ params, body, actor, deps }) => {
       const { organization_id: organizationId, invitation_id: invitationId } = params;
-      const invitation = body.status === 'accepted'
-        ? await acceptInvitation(deps, actor, organizationId, invitationId)
-        : await changeInvitationRole(deps, actor, organizationId, invitationId, body.role!);
+      const invitation =
+        body.status === 'accepted'
+          ? await acceptInvitation(deps, actor, organizationId, invitationId)
+          : await changeInvitationRole(deps, actor, organizationId, invitationId, body.role!);
       return { invitation: presentInvitation(invitation) };
     },
   }),
@@ -94,14 +97,17 @@ export const invitationRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
     authorize: rule('the invitee only (members get 403, anyone else 404)'),
-    handler: async ({ params, actor, deps }) => ({ invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)) }),
+    handler: async ({ params, actor, deps }) => ({
+      invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)),
+    }),
   }),
   defineRoute({
     method: 'delete',
     path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'revokeInvitation',
     summary: 'Revoke a pending invitation',
-    description: 'Needs invitations.manage (owner invitations: owners only). The invitation stays listed with status `revoked`. 409 when it is no longer pending.',
+    description:
+      'Needs invitations.manage (owner invitations: owners only). The invitation stays listed with status `revoked`. 409 when it is no longer pending.',
     tag,
     params: invitationParams,
     response: { status: 204, description: 'Revoked' },

@@ -7,7 +7,12 @@ export type InvitationStatus = (typeof invitationStatuses)[number];
 /** Invitations last this long; a pending one past it reads as `expired` and can no longer be accepted. */
 export const INVITATION_TTL_DAYS = 7;
 
-const roleKey = z.string().trim().min(1).max(64).openapi({ description: 'A built-in role (`owner`, `admin`, `member`) or a custom role of the organization.', example: 'member' });
+const roleKey = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .openapi({ description: 'A built-in role (`owner`, `admin`, `member`) or a custom role of the organization.', example: 'member' });
 
 export const organizationParams = z.object({ organization_id: z.string().min(1).max(64) });
 export const invitationParams = organizationParams.extend({ invitation_id: uuid });

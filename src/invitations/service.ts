@@ -1,8 +1,8 @@
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, forbidden } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Actor } from '../access/actor.ts';
-import { addMembership, hasMemberWithEmail } from '../members/membership.ts';
+import type { Actor } from '../access/index.ts';
+import { addMembership, hasMemberWithEmail } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, roleExists, type InvitationAccess } from './access.ts';
 import { invitationEmailJob } from './jobs.ts';
@@ -43,20 +43,32 @@ export async function createInvitation(deps: Deps, actor: Actor, organizationId:
       })
       .returning('id');
     await deps.jobs.enqueue(trx, invitationEmailJob, { invitation_id: created.id });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.created', ...subject(created), data: { email: input.email, role: input.role } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'invitation.created',
+      ...subject(created),
+      data: { email: input.email, role: input.role },
+    });
     return reload(trx, created.id);
   });
 }
 
 export async function listInvitations(
   deps: Deps,
-  actor: Actor,
   organizationId: string,
   query: { status?: InvitationStatus | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<InvitationRow>> {
   const rows = deps.db('invitations as i').where('i.organization_id', organizationId).select(invitationColumns(deps.db));
   if (query.status) rows.whereRaw(`${effectiveStatusSql('i')} = ?`, [query.status]);
-  return paginate<InvitationRow & Record<string, unknown>>(rows, [{ column: 'i.created_at', direction: 'desc', type: 'timestamp' }, { column: 'i.id', direction: 'desc' }], query);
+  return paginate<InvitationRow & Record<string, unknown>>(
+    rows,
+    [
+      { column: 'i.created_at', direction: 'desc', type: 'timestamp' },
+      { column: 'i.id', direction: 'desc' },
+    ],
+    query,
+  );
 }
 
 /** Managers of invitations and the invitee may read it; other members get 403. */
@@ -76,7 +88,13 @@ export async function changeInvitationRole(deps: Deps, actor: Actor, organizatio
     if (invitation.role === 'owner' && manager.role !== 'owner') throw forbidden('only owners may change or revoke an owner invitation');
     if (role === invitation.role) return invitation;
     await trx('invitations').where({ id: invitationId }).update({ role, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.role_changed', ...subject(invitation), data: { email: invitation.email, before: invitation.role, after: role } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'invitation.role_changed',
+      ...subject(invitation),
+      data: { email: invitation.email, before: invitation.role, after: role },
+    });
     return reload(trx, invitationId);
   });
 }
@@ -87,11 +105,27 @@ export async function acceptInvitation(deps: Deps, actor: Actor, organizationId:
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const { invitation } = inviteeOnly(access, 'accept');
     if (access.membership) throw conflict('you are already a member of the organization');
-    if (!(await roleExists(trx, organizationId, invitation.role))) throw conflict(`role: the invited role "${invitation.role}" no longer exists; ask for a new invitation`, ['role']);
+    if (!(await roleExists(trx, organizationId, invitation.role)))
+      throw conflict(`role: the invited role "${invitation.role}" no longer exists; ask for a new invitation`, ['role']);
     await addMembership(trx, organizationId, actor.userId, invitation.role);
-    await trx('invitations').where({ id: invitationId }).update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.accepted', ...subject(invitation), data: { email: invitation.email, role: invitation.role } });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.joined', subjectType: 'member', subjectId: actor.userId, data: { role: invitation.role, invitation_id: invitationId } });
+    await trx('invitations')
+      .where({ id: invitationId })
+      .update({ status: 'accepted', accepted_at: trx.fn.now(), accepted_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'invitation.accepted',
+      ...subject(invitation),
+      data: { email: invitation.email, role: invitation.role },
+    });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'member.joined',
+      subjectType: 'member',
+      subjectId: actor.userId,
+      data: { role: invitation.role, invitation_id: invitationId },
+    });
     return reload(trx, invitationId);
   });
 }
@@ -100,7 +134,13 @@ export async function declineInvitation(deps: Deps, actor: Actor, organizationId
   return deps.db.transaction(async (trx) => {
     const { invitation } = inviteeOnly(await loadInvitation(trx, actor, organizationId, invitationId, true), 'decline');
     await trx('invitations').where({ id: invitationId }).update({ status: 'declined', declined_at: trx.fn.now(), updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.declined', ...subject(invitation), data: { email: invitation.email } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'invitation.declined',
+      ...subject(invitation),
+      data: { email: invitation.email },
+    });
     return reload(trx, invitationId);
   });
 }
@@ -112,8 +152,16 @@ export async function revokeInvitation(deps: Deps, actor: Actor, organizationId:
     const { invitation } = access;
     if (invitation.role === 'owner' && manager.role !== 'owner') throw forbidden('only owners may change or revoke an owner invitation');
     requirePending(invitation);
-    await trx('invitations').where({ id: invitationId }).update({ status: 'revoked', revoked_at: trx.fn.now(), revoked_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'invitation.revoked', ...subject(invitation), data: { email: invitation.email } });
+    await trx('invitations')
+      .where({ id: invitationId })
+      .update({ status: 'revoked', revoked_at: trx.fn.now(), revoked_by_id: actor.userId, updated_at: trx.fn.now() });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'invitation.revoked',
+      ...subject(invitation),
+      data: { email: invitation.email },
+    });
   });
 }
 

@@ -32,7 +32,9 @@ export async function tuneJobTables(db: Knex): Promise<string[]> {
       WHERE n.nspname = :schema AND c.relname = 'job' AND c.relkind = 'r'`,
     { schema: BOSS_SCHEMA },
   );
-  const settings = Object.entries(jobTableStorage).map(([key, value]) => `${key} = ${value}`).join(', ');
+  const settings = Object.entries(jobTableStorage)
+    .map(([key, value]) => `${key} = ${value}`)
+    .join(', ');
   const tables = (rows as { name: string }[]).map((row) => row.name);
   for (const table of tables) await db.raw(`ALTER TABLE ??.?? SET (${settings})`, [BOSS_SCHEMA, table]);
   return tables;

@@ -37,7 +37,8 @@ export const libraryRoutes: AnyRoute[] = [
     path: '/documents/{doc_id}/access',
     operationId: 'getDocumentAccess',
     summary: 'Get the caller’s access record for a document',
-    description: 'A document is an asset of type `document`, `text` or `transcript`; the record is that asset’s (`resource_type: asset`). Any other id — another asset type, unknown, or unreadable — is 404 with the same body.',
+    description:
+      'A document is an asset of type `document`, `text` or `transcript`; the record is that asset’s (`resource_type: asset`). Any other id — another asset type, unknown, or unreadable — is 404 with the same body.',
     tag,
     params: documentIdParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },

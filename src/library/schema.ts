@@ -1,24 +1,36 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { timestamp, uuid, z } from '../core/zod.ts';
 import { libraryTypeNames } from './types.ts';
-import { visibilitySchema } from '../access/schema.ts';
+import { visibilitySchema } from '../access/index.ts';
 
 const typeList = z
   .string()
   .max(200)
   .transform((value, ctx) => {
-    const types = [...new Set(value.split(',').map((t) => t.trim()).filter(Boolean))];
+    const types = [
+      ...new Set(
+        value
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      ),
+    ];
     const unknown = types.find((t) => !(libraryTypeNames as string[]).includes(t));
     if (unknown !== undefined || types.length === 0) {
-      ctx.addIssue({ code: 'custom', message: `${unknown === undefined ? 'expected' : `"${unknown}" is not a library type; expected`} comma-separated values of ${libraryTypeNames.join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        message: `${unknown === undefined ? 'expected' : `"${unknown}" is not a library type; expected`} comma-separated values of ${libraryTypeNames.join(', ')}`,
+      });
       return z.NEVER;
     }
-    return types as typeof libraryTypeNames[number][];
+    return types as (typeof libraryTypeNames)[number][];
   });
 
 export const libraryQuery = z.object({
   organization_id: z.string().min(1).max(64).openapi({ description: 'Organization whose library to list (a non-member gets an empty page).' }),
-  types: typeList.optional().openapi({ type: 'string', description: `Comma-separated kinds to include (default all): ${libraryTypeNames.join(', ')}.`, example: 'asset,conversation' }),
+  types: typeList
+    .optional()
+    .openapi({ type: 'string', description: `Comma-separated kinds to include (default all): ${libraryTypeNames.join(', ')}.`, example: 'asset,conversation' }),
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title (the name, for skills).' }),
   ...pageQuery,
 });

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { readableSql } from '../access/index.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { likePattern } from '../core/search.ts';
 import { libraryTypes, type LibraryType, type LibraryTypeName } from './types.ts';
 
@@ -36,7 +36,9 @@ export async function listLibrary(db: Knex, actor: Actor, q: LibraryQuery): Prom
   const kinds = libraryTypes.filter((t) => !q.types || q.types.includes(t.type));
   const branches = kinds.map((kind) => branch(kind, viewer, q, after));
   const sql = `SELECT * FROM (${branches.map((b) => `(${b.sql})`).join(' UNION ALL ')}) lib ORDER BY lib.updated_at DESC, lib.id DESC LIMIT ?`;
-  const { rows } = (await db.raw(sql, [...branches.flatMap((b) => b.bindings), q.limit + 1] as Knex.RawBinding[])) as { rows: (LibraryRow & { cursor_at: string })[] };
+  const { rows } = (await db.raw(sql, [...branches.flatMap((b) => b.bindings), q.limit + 1] as Knex.RawBinding[])) as {
+    rows: (LibraryRow & { cursor_at: string })[];
+  };
   const items = rows.slice(0, q.limit);
   const last = items.at(-1);
   const next_cursor = rows.length > q.limit && last ? encodeCursor([last.cursor_at, last.id]) : null;

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { badRequest, notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
-import { rolePermissions } from './membership.ts';
+import type { Caller } from '../core/caller.ts';
+import { requireCurrentMembership, rolePermissions } from './membership.ts';
 import type { Deps } from '../platform/deps.ts';
-import { requireAuthorityOver } from '../roles/authority.ts';
-import { lockAssignableRole } from '../roles/catalog.ts';
+import { requireAuthorityOver } from './authority.ts';
+import { lockAssignableRole } from './role-catalog.ts';
 import { findMember } from './directory.ts';
 import { lockOwners, requireAnotherOwner } from './owners.ts';
 import type { MemberRow } from './presenter.ts';
@@ -17,20 +17,30 @@ async function lockMember(trx: Knex.Transaction, organizationId: string, userId:
   return row;
 }
 
-export async function changeMemberRole(deps: Deps, actor: Actor, organizationId: string, userId: string, role: string): Promise<MemberRow> {
+export async function changeMemberRole(deps: Deps, actor: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
   return deps.db.transaction(async (trx) => {
     // Owners first, then the actor's (now current) role: a concurrent demotion cannot slip between.
     const owners = await lockOwners(trx, organizationId);
-    const membership = await actor.member(organizationId, 'members.manage', { fresh: trx });
+    const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
     const target = await lockMember(trx, organizationId, userId);
     const granted = await lockAssignableRole(trx, organizationId, role);
-    if (!granted) throw badRequest(`role: the organization has no role "${role}"; use a built-in role or create it through PATCH /organizations/{organization_id}/roles`, ['role']);
+    if (!granted)
+      throw badRequest(`role: the organization has no role "${role}"; use a built-in role or create it through PATCH /organizations/{organization_id}/roles`, [
+        'role',
+      ]);
     if (target.role !== role) {
       requireAuthorityOver(membership, { key: target.role, permissions: await rolePermissions(trx, organizationId, target.role) }, 'take away');
       requireAuthorityOver(membership, granted, 'grant');
       if (target.role === 'owner') requireAnotherOwner(owners, userId, 'taking away this owner role');
       await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).update({ role, updated_at: trx.fn.now() });
-      await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.role_changed', subjectType: 'member', subjectId: userId, data: { from: target.role, to: role } });
+      await recordActivity(trx, {
+        organizationId,
+        actorId: actor.userId,
+        action: 'member.role_changed',
+        subjectType: 'member',
+        subjectId: userId,
+        data: { from: target.role, to: role },
+      });
     }
     return (await findMember(trx, organizationId, userId))!;
   });
@@ -46,27 +56,41 @@ async function endMembership(trx: Knex.Transaction, organizationId: string, user
 }
 
 /** Removes a member (or, when it is the actor, lets them go). */
-export async function removeMember(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<void> {
+export async function removeMember(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     const owners = await lockOwners(trx, organizationId);
-    const membership = await actor.member(organizationId, 'members.manage', { fresh: trx });
+    const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
     const target = await lockMember(trx, organizationId, userId);
     if (userId !== actor.userId) {
       requireAuthorityOver(membership, { key: target.role, permissions: await rolePermissions(trx, organizationId, target.role) }, 'remove a member holding');
     }
     requireAnotherOwner(owners, userId, 'removing this member');
     const grantsRemoved = await endMembership(trx, organizationId, userId);
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.removed', subjectType: 'member', subjectId: userId, data: { role: target.role, grants_removed: grantsRemoved } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'member.removed',
+      subjectType: 'member',
+      subjectId: userId,
+      data: { role: target.role, grants_removed: grantsRemoved },
+    });
   });
 }
 
 /** The caller leaves the organization; the last owner cannot. */
-export async function leaveOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
+export async function leaveOrganization(deps: Deps, actor: Caller, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     const owners = await lockOwners(trx, organizationId);
-    const membership = await actor.member(organizationId, undefined, { fresh: trx });
+    const membership = await requireCurrentMembership(trx, organizationId, actor.userId);
     requireAnotherOwner(owners, actor.userId, 'leaving');
     const grantsRemoved = await endMembership(trx, organizationId, actor.userId);
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.left', subjectType: 'member', subjectId: actor.userId, data: { role: membership.role, grants_removed: grantsRemoved } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'member.left',
+      subjectType: 'member',
+      subjectId: actor.userId,
+      data: { role: membership.role, grants_removed: grantsRemoved },
+    });
   });
 }

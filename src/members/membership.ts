@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { forbidden, notFound } from '../core/errors.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { builtInRolePermissions, isBuiltInRole, type OrganizationPermission } from './permissions.ts';
 
@@ -29,6 +30,27 @@ export interface OrganizationRow {
 }
 
 export const organizationColumns = ['id', 'name', 'slug', 'logo_key', 'logo_updated_at', 'onboarded_at', 'created_by_id', 'created_at', 'updated_at'] as const;
+
+/** One permission, or any of several (`['credits.view', 'billing.view']`). */
+export type PermissionNeed = OrganizationPermission | readonly OrganizationPermission[];
+
+/** 403 naming what is missing when the membership's role holds none of `need`. */
+export function requirePermission(membership: Membership, need: PermissionNeed | undefined): Membership {
+  const holds =
+    need === undefined || (typeof need === 'string' ? membership.permissions.has(need) : need.some((permission) => membership.permissions.has(permission)));
+  if (!holds) throw forbidden(`your role "${membership.role}" lacks the permission ${typeof need === 'string' ? need : need!.join(' or ')}`);
+  return membership;
+}
+
+/**
+ * The user's current membership read inside `trx` (after the locks the caller took), 404 for a
+ * non-member and 403 lacking `need`: for changes that must decide on the role as it is now.
+ */
+export async function requireCurrentMembership(trx: Knex.Transaction, organizationId: string, userId: string, need?: PermissionNeed): Promise<Membership> {
+  const membership = await findMembership(trx, organizationId, userId);
+  if (!membership) throw notFound('organization');
+  return requirePermission(membership, need);
+}
 
 /** Permissions of a role: the fixed matrix for built-in roles, the stored list for custom ones. */
 export function permissionsOfRole(role: string, customPermissions: readonly string[] | null | undefined): ReadonlySet<OrganizationPermission> {
@@ -63,7 +85,12 @@ type MembershipRow = OrganizationRow & { role: string; custom_permissions: strin
  * The user's membership of a live organization, with the organization, or null (not a member,
  * deleted, or no such organization). Outside a transaction it runs as a prepared statement.
  */
-export async function findMembership(db: Knex, organizationId: string, userId: string, options: { lockOrganization?: boolean } = {}): Promise<Membership | null> {
+export async function findMembership(
+  db: Knex,
+  organizationId: string,
+  userId: string,
+  options: { lockOrganization?: boolean } = {},
+): Promise<Membership | null> {
   let row: MembershipRow | undefined;
   if (db.isTransaction || options.lockOrganization) {
     const sql = membershipSql.replace('$1', '?').replace('$2', '?') + (options.lockOrganization ? ' FOR UPDATE OF mo' : '');
@@ -107,16 +134,30 @@ export function membershipsOfUser(db: Knex, userId: string): Knex.QueryBuilder {
 
 /** Whether a member of the organization has this e-mail address (lower case). */
 export async function hasMemberWithEmail(db: Knex, organizationId: string, email: string): Promise<boolean> {
-  return Boolean(await db('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereRaw('lower(u.email) = ?', [email]).first('m.user_id'));
+  return Boolean(
+    await db('organization_members as m')
+      .join('users as u', 'u.id', 'm.user_id')
+      .where('m.organization_id', organizationId)
+      .whereRaw('lower(u.email) = ?', [email])
+      .first('m.user_id'),
+  );
 }
 
 /** E-mail addresses of the members holding one of `roles` (alerts go to them). */
 export async function memberEmails(trx: Knex, organizationId: string, roles: readonly string[]): Promise<string[]> {
-  return trx('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).whereIn('m.role', roles).whereNotNull('u.email').pluck('u.email');
+  return trx('organization_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.organization_id', organizationId)
+    .whereIn('m.role', roles)
+    .whereNotNull('u.email')
+    .pluck('u.email');
 }
 
 /** How many members hold each role. */
 export async function memberCountsByRole(db: Knex, organizationId: string): Promise<Map<string, number>> {
-  const rows = (await db('organization_members').where({ organization_id: organizationId }).groupBy('role').select('role', db.raw('count(*)::int as count'))) as { role: string; count: number }[];
+  const rows = (await db('organization_members')
+    .where({ organization_id: organizationId })
+    .groupBy('role')
+    .select('role', db.raw('count(*)::int as count'))) as { role: string; count: number }[];
   return new Map(rows.map((row) => [row.role, row.count]));
 }

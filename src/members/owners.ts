@@ -7,7 +7,11 @@ import { conflict } from '../core/errors.ts';
  * a concurrent demotion waits, then re-reads the rows and sees one owner fewer.
  */
 export async function lockOwners(trx: Knex.Transaction, organizationId: string): Promise<string[]> {
-  return (await trx('organization_members').where({ organization_id: organizationId, role: 'owner' }).orderBy('user_id').forUpdate().pluck('user_id')) as string[];
+  return (await trx('organization_members')
+    .where({ organization_id: organizationId, role: 'owner' })
+    .orderBy('user_id')
+    .forUpdate()
+    .pluck('user_id')) as string[];
 }
 
 /** 409 when `userId` is the only owner left: an organization always keeps at least one. */

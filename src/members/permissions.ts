@@ -35,4 +35,21 @@ export const builtInRolePermissions: Record<BuiltInRole, ReadonlySet<Organizatio
   member: new Set<OrganizationPermission>(['members.view', 'activity.view', 'credits.view', 'resources.create']),
 };
 
+/** Permissions in the order of the documented matrix, so lists compare and diff cleanly. */
+export const orderedPermissions = (permissions: Iterable<OrganizationPermission>): OrganizationPermission[] => {
+  const held = new Set(permissions);
+  return organizationPermissions.filter((permission) => held.has(permission));
+};
+
+/** A role of an organization: built-in (fixed matrix) or custom (defined through the roles endpoints). */
+export interface Role {
+  key: string;
+  name: string;
+  description: string | null;
+  builtIn: boolean;
+  permissions: ReadonlySet<OrganizationPermission>;
+  createdAt: Date | null;
+  updatedAt: Date | null;
+}
+
 export const isBuiltInRole = (role: string): role is BuiltInRole => (builtInRoles as readonly string[]).includes(role);

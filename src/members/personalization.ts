@@ -1,7 +1,6 @@
-import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { forbidden } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Personalization } from './presenter.ts';
 
@@ -24,15 +23,16 @@ const fromRow = (userId: string, row: PersonalizationRow | undefined): Personali
   updatedAt: row?.updated_at ?? null,
 });
 
-/** Personal settings are the member's own: other members get 403, non-members 404. */
-async function requireSelf(db: Knex, actor: Actor, organizationId: string, userId: string): Promise<void> {
-  await actor.member(organizationId);
+/** Personal settings are the member's own: other members get 403 (non-members got 404 at the route). */
+function requireSelf(actor: Caller, userId: string): void {
   if (userId !== actor.userId) throw forbidden('user_id: only the member themself may read or change their personalization');
 }
 
-export async function getPersonalization(deps: Deps, actor: Actor, organizationId: string, userId: string): Promise<Personalization> {
-  await requireSelf(deps.db, actor, organizationId, userId);
-  const row = (await deps.db('organization_member_personalizations').where({ organization_id: organizationId, user_id: userId }).first(columns)) as PersonalizationRow | undefined;
+export async function getPersonalization(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<Personalization> {
+  requireSelf(actor, userId);
+  const row = (await deps.db('organization_member_personalizations').where({ organization_id: organizationId, user_id: userId }).first(columns)) as
+    | PersonalizationRow
+    | undefined;
   return fromRow(userId, row);
 }
 
@@ -43,9 +43,15 @@ export interface PersonalizationChanges {
   preferences?: Record<string, unknown> | undefined;
 }
 
-export async function updatePersonalization(deps: Deps, actor: Actor, organizationId: string, userId: string, changes: PersonalizationChanges): Promise<Personalization> {
+export async function updatePersonalization(
+  deps: Deps,
+  actor: Caller,
+  organizationId: string,
+  userId: string,
+  changes: PersonalizationChanges,
+): Promise<Personalization> {
   return deps.db.transaction(async (trx) => {
-    await requireSelf(trx, actor, organizationId, userId);
+    requireSelf(actor, userId);
     const values = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const [row] = (await trx('organization_member_personalizations')
       .insert({ organization_id: organizationId, user_id: userId, ...values })
@@ -53,7 +59,14 @@ export async function updatePersonalization(deps: Deps, actor: Actor, organizati
       .merge({ ...values, updated_at: trx.fn.now() })
       .returning(columns)) as PersonalizationRow[];
     // The values are private to the member; the shared feed only says which fields changed.
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'member.personalization_updated', subjectType: 'member', subjectId: userId, data: { fields: Object.keys(values).sort() } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'member.personalization_updated',
+      subjectType: 'member',
+      subjectId: userId,
+      data: { fields: Object.keys(values).sort() },
+    });
     return fromRow(userId, row);
   });
 }

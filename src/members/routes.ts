@@ -30,8 +30,8 @@ export const memberRoutes: AnyRoute[] = [
     response: { status: 200, description: 'A page of members', schema: memberPage },
     errors: [403, 404],
     authorize: member('members.view'),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await listMembers(deps, actor, params.organization_id, query);
+    handler: async ({ params, query, deps }) => {
+      const page = await listMembers(deps, params.organization_id, query);
       return { items: page.items.map(presentMember), next_cursor: page.next_cursor };
     },
   }),
@@ -40,7 +40,8 @@ export const memberRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/leave',
     operationId: 'leaveOrganization',
     summary: 'Leave the organization',
-    description: 'The caller stops being a member; their resource grants in the organization are deleted with it. The last owner cannot leave (409): make another member an owner first.',
+    description:
+      'The caller stops being a member; their resource grants in the organization are deleted with it. The last owner cannot leave (409): make another member an owner first.',
     tag,
     params: organizationIdParams,
     response: { status: 204, description: 'Left' },
@@ -59,7 +60,7 @@ export const memberRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The member', schema: memberEnvelope },
     errors: [403, 404],
     authorize: member('members.view', { self: 'user_id' }),
-    handler: async ({ params, actor, deps }) => ({ member: presentMember(await getMember(deps, actor, params.organization_id, params.user_id)) }),
+    handler: async ({ params, deps }) => ({ member: presentMember(await getMember(deps, params.organization_id, params.user_id)) }),
   }),
   defineRoute({
     method: 'patch',
@@ -114,7 +115,8 @@ export const memberRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/members/{user_id}/personalization',
     operationId: 'updateMemberPersonalization',
     summary: "Change the caller's own settings in the organization",
-    description: 'Only the member themself may change it (403 otherwise). Fields sent replace the stored ones (`preferences` as a whole); null clears a text field.',
+    description:
+      'Only the member themself may change it (403 otherwise). Fields sent replace the stored ones (`preferences` as a whole); null clears a text field.',
     tag,
     params: memberParams,
     body: updatePersonalizationBody,

@@ -1,6 +1,13 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, singleLine, timestamp, userId, z } from '../core/zod.ts';
-import { roleKey } from '../roles/schema.ts';
+
+/** A role key (`owner`, `admin`, `member` or a custom role's). */
+export const roleKey = z
+  .string()
+  .min(1)
+  .max(40)
+  .regex(/^[a-z][a-z0-9_-]*$/, 'must start with a lowercase letter and contain only lowercase letters, digits, "_" and "-"')
+  .openapi({ example: 'editor-in-chief' });
 
 export const memberParams = z.object({
   organization_id: z.string().min(1).max(64),

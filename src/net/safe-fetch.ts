@@ -50,7 +50,8 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions): Prom
         const location = hop.headers.location;
         hop.body.destroy();
         await hop.close();
-        if (typeof location !== 'string' || !location) throw new OutboundFetchError('upstream_status', `${url.href} answered ${hop.status} without a Location`, true);
+        if (typeof location !== 'string' || !location)
+          throw new OutboundFetchError('upstream_status', `${url.href} answered ${hop.status} without a Location`, true);
         if (redirects.length >= maxRedirects) throw new OutboundFetchError('too_many_redirects', `more than ${maxRedirects} redirects`, true);
         url = parseUrl(new URL(location, url).href);
         redirects.push(url.href);
@@ -62,7 +63,7 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions): Prom
           throw new OutboundFetchError('upstream_status', `${url.href} answered ${hop.status}`, !transient);
         }
         const header = firstHeader(hop.headers['content-type']);
-        const contentType = (header?.split(';')[0]?.trim().toLowerCase() || 'application/octet-stream');
+        const contentType = header?.split(';')[0]?.trim().toLowerCase() || 'application/octet-stream';
         if (options.acceptContentType && !options.acceptContentType(contentType)) {
           throw new OutboundFetchError('content_type_not_allowed', `content type ${contentType} is not accepted`, true);
         }
@@ -92,7 +93,8 @@ function parseUrl(raw: string): URL {
   } catch {
     throw new OutboundFetchError('url_not_allowed', 'is not a valid URL', true);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundFetchError('url_not_allowed', `scheme ${url.protocol} is not allowed (http and https only)`, true);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new OutboundFetchError('url_not_allowed', `scheme ${url.protocol} is not allowed (http and https only)`, true);
   if (url.username || url.password) throw new OutboundFetchError('url_not_allowed', 'URLs with credentials are not allowed', true);
   url.hash = '';
   return url;

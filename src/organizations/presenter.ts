@@ -2,7 +2,7 @@ import type { z } from '../core/zod.ts';
 import type { organizationSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
 
-import type { OrganizationRow } from '../members/membership.ts';
+import type { OrganizationRow } from '../members/index.ts';
 
 export type { OrganizationRow };
 

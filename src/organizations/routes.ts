@@ -52,7 +52,7 @@ export const organizationRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The organization', schema: organizationEnvelope },
     errors: [404],
     authorize: member(),
-    handler: async ({ params, actor, deps }) => {
+    handler: async ({ params, actor }) => {
       const { organization, role } = await getOrganization(actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };
     },

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { grantStarterCredits } from '../credits/index.ts';
 import { conflict } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { addMembership, organizationColumns } from '../members/membership.ts';
+import { addMembership, organizationColumns } from '../members/index.ts';
 import type { OrganizationRow } from './presenter.ts';
 import { availableSlug, isSlugTaken } from './slug.ts';
 
@@ -15,7 +15,14 @@ export async function createOrganization(deps: Deps, actor: Actor, input: { name
     const organization = await insertOrganization(trx, actor, input);
     const { slug } = organization;
     await addMembership(trx, organization.id, actor.userId, 'owner');
-    await recordActivity(trx, { organizationId: organization.id, actorId: actor.userId, action: 'organization.created', subjectType: 'organization', subjectId: organization.id, data: { name: input.name, slug } });
+    await recordActivity(trx, {
+      organizationId: organization.id,
+      actorId: actor.userId,
+      action: 'organization.created',
+      subjectType: 'organization',
+      subjectId: organization.id,
+      data: { name: input.name, slug },
+    });
     // Sandbox billing gives every new organization its starter credits; with a real billing
     // provider, credits come from purchases and plan cycles.
     if (deps.providers.billing.name === 'sandbox') await grantStarterCredits(trx, organization.id, deps.config.STARTER_CREDITS);
@@ -60,7 +67,14 @@ export async function updateOrganization(
       .where({ id: organizationId })
       .update({ ...changes, updated_at: trx.fn.now() })
       .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.updated', subjectType: 'organization', subjectId: organizationId, data: { before: { name: before!.name, slug: before!.slug }, after: changes } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'organization.updated',
+      subjectType: 'organization',
+      subjectId: organizationId,
+      data: { before: { name: before!.name, slug: before!.slug }, after: changes },
+    });
     return { organization: organization!, role };
   });
 }
@@ -69,7 +83,13 @@ export async function updateOrganization(
 export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.deleted', subjectType: 'organization', subjectId: organizationId });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'organization.deleted',
+      subjectType: 'organization',
+      subjectId: organizationId,
+    });
   });
 }
 
@@ -81,7 +101,13 @@ export async function markOnboarded(deps: Deps, actor: Actor, organizationId: st
       .where({ id: organizationId })
       .update({ onboarded_at: trx.raw('coalesce(onboarded_at, now())'), updated_at: trx.fn.now() })
       .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'organization.onboarded', subjectType: 'organization', subjectId: organizationId });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'organization.onboarded',
+      subjectType: 'organization',
+      subjectId: organizationId,
+    });
     return { organization: organization!, role: membership.role };
   });
 }

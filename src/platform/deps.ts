@@ -1,10 +1,39 @@
 import type { Config } from '../config/schema.ts';
-import type { CreditPeriods } from '../credits/cycle.ts';
-import type { MeteredOperations } from '../credits/metered.ts';
+import type { Knex } from 'knex';
 import type { Db } from '../db/knex.ts';
 import type { JobQueue } from '../jobs/enqueue.ts';
 import type { Logger } from './logger.ts';
 import type { Providers } from './providers.ts';
+
+/** A period credits are counted in (spending limits, `/credits/cycle`). */
+export interface CreditPeriod {
+  start: Date;
+  end: Date;
+}
+
+/**
+ * How an organization's credit periods are cut. One is built into `Deps.creditPeriods` by each
+ * composition root (web, worker), never installed by an import: a process follows billing cycles
+ * because it was given `billingCyclePeriods`, not because some module happened to load billing.
+ * (Declared here, with the other ports of Deps, so this module depends on no domain.)
+ */
+export interface CreditPeriods {
+  current(db: Knex, organizationId: string, now?: Date): Promise<CreditPeriod>;
+}
+
+/** What a metered operation gets to do its work; it returns the credits it used. */
+export interface MeteredContext {
+  deps: Deps;
+  signal: AbortSignal;
+}
+
+export type MeteredOperation = (input: unknown, context: MeteredContext) => Promise<number>;
+
+/**
+ * The work billed through `meteredOperationJob` (social reads, generations…), by name. Built once
+ * per process by its composition root (`src/metered-operations.ts`) and handed over in `Deps`.
+ */
+export type MeteredOperations = ReadonlyMap<string, MeteredOperation>;
 
 /** What route handlers, services and job handlers are given: nothing global, all explicit. */
 export interface Deps {

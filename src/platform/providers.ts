@@ -1,4 +1,4 @@
-import { createBillingProvider, type BillingProvider } from '../billing/provider/index.ts';
+import { createBillingProvider, type BillingProvider } from '../providers/billing/index.ts';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/knex.ts';
 import { createEmailProvider, type EmailProvider } from '../providers/email/index.ts';
@@ -17,5 +17,10 @@ export interface Providers {
 }
 
 export function createProviders(config: Config, db: Db): Providers {
-  return { billing: createBillingProvider(config), email: createEmailProvider(config, db), models: createModelProvider(config), storage: createStorage(config) };
+  return {
+    billing: createBillingProvider(config),
+    email: createEmailProvider(config, db),
+    models: createModelProvider(config),
+    storage: createStorage(config),
+  };
 }

@@ -1,7 +1,7 @@
 import { whereReadable } from '../access/index.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Actor } from '../access/actor.ts';
-import { membershipsOfUser } from '../members/membership.ts';
+import type { Actor } from '../access/index.ts';
+import { membershipsOfUser } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 
 export interface ProjectAccount {
@@ -22,14 +22,24 @@ export interface ProjectAccount {
 export async function listProjectAccounts(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectAccount>> {
   const { db } = deps;
   const q = membershipsOfUser(db, actor.userId).select('o.id', 'o.name', 'o.slug', 'm.role');
-  const result = await paginate<Record<string, any>>(q, [{ column: 'm.created_at', direction: 'asc', type: 'timestamp' }, { column: 'o.id', direction: 'asc' }], page);
+  const result = await paginate<Record<string, any>>(
+    q,
+    [
+      { column: 'm.created_at', direction: 'asc', type: 'timestamp' },
+      { column: 'o.id', direction: 'asc' },
+    ],
+    page,
+  );
   const items: ProjectAccount[] = [];
   for (const org of result.items) {
     const membership = await actor.member(org.id);
     const viewer = (await actor.viewer(org.id))!;
     const counts = whereReadable(db('projects as p'), 'project', 'p', viewer)
       .whereNull('p.deleted_at')
-      .first(db.raw('count(*) FILTER (WHERE p.archived_at IS NULL)::int AS live'), db.raw('count(*) FILTER (WHERE p.archived_at IS NOT NULL)::int AS archived'));
+      .first(
+        db.raw('count(*) FILTER (WHERE p.archived_at IS NULL)::int AS live'),
+        db.raw('count(*) FILTER (WHERE p.archived_at IS NOT NULL)::int AS archived'),
+      );
     const row = await counts;
     items.push({
       organization_id: org.id,

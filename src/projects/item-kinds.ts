@@ -1,15 +1,15 @@
 import type { ZodType } from 'zod';
 import type { Knex } from 'knex';
 import type { ProjectItemType, Viewer } from '../access/index.ts';
-import { assetColumns, presentAsset, type AssetRow } from '../assets/presenter.ts';
-import { assetSchema } from '../assets/schema.ts';
-import { canvasColumns, presentCanvas, type CanvasRow } from '../canvases/presenter.ts';
-import { canvasSchema } from '../canvases/schema.ts';
-import { selectListExtras, withListExtras } from '../conversations/list.ts';
-import { conversationColumns, presentConversationListItem } from '../conversations/presenter.ts';
-import { conversationListItemSchema } from '../conversations/schema.ts';
-import { presentSkill, skillColumns, type SkillRow } from '../skills/presenter.ts';
-import { skillSchema } from '../skills/schema.ts';
+import { assetColumns, presentAsset, type AssetRow } from '../assets/index.ts';
+import { assetSchema } from '../assets/index.ts';
+import { canvasColumns, presentCanvas, type CanvasRow } from '../canvases/index.ts';
+import { canvasSchema } from '../canvases/index.ts';
+import { selectListExtras, withListExtras } from '../conversations/index.ts';
+import { conversationColumns, presentConversationListItem } from '../conversations/index.ts';
+import { conversationListItemSchema } from '../conversations/index.ts';
+import { presentSkill, skillColumns, type SkillRow } from '../skills/index.ts';
+import { skillSchema } from '../skills/index.ts';
 
 export interface ProjectItemKind {
   type: ProjectItemType;
@@ -30,8 +30,22 @@ const qualify = (columns: readonly string[]) => (alias: string) => columns.map((
 
 /** Each kind of project item, with its domain's schema, columns and presenter (one source of truth per field list). */
 export const projectItemKinds: readonly ProjectItemKind[] = [
-  { type: 'asset', segment: 'assets', idField: 'asset_id', schema: assetSchema, columns: qualify(assetColumns), present: (row) => presentAsset(row as unknown as AssetRow) },
-  { type: 'canvas', segment: 'canvases', idField: 'canvas_id', schema: canvasSchema, columns: qualify(canvasColumns), present: (row) => presentCanvas(row as unknown as CanvasRow) },
+  {
+    type: 'asset',
+    segment: 'assets',
+    idField: 'asset_id',
+    schema: assetSchema,
+    columns: qualify(assetColumns),
+    present: (row) => presentAsset(row as unknown as AssetRow),
+  },
+  {
+    type: 'canvas',
+    segment: 'canvases',
+    idField: 'canvas_id',
+    schema: canvasSchema,
+    columns: qualify(canvasColumns),
+    present: (row) => presentCanvas(row as unknown as CanvasRow),
+  },
   {
     type: 'chat_conversation',
     segment: 'conversations',
@@ -41,7 +55,14 @@ export const projectItemKinds: readonly ProjectItemKind[] = [
     selectListExtras,
     present: (row) => presentConversationListItem(withListExtras(row)),
   },
-  { type: 'skill', segment: 'skills', idField: 'skill_id', schema: skillSchema, columns: qualify(skillColumns), present: (row) => presentSkill(row as unknown as SkillRow) },
+  {
+    type: 'skill',
+    segment: 'skills',
+    idField: 'skill_id',
+    schema: skillSchema,
+    columns: qualify(skillColumns),
+    present: (row) => presentSkill(row as unknown as SkillRow),
+  },
 ];
 
 export const kindOf = (type: ProjectItemType): ProjectItemKind => projectItemKinds.find((k) => k.type === type)!;

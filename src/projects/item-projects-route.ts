@@ -12,7 +12,14 @@ import { projectPage } from './schema.ts';
  * `GET /<collection>/{id}/projects` for every resource type that can be filed in projects: the
  * live projects holding the item that the caller can read (404 when the item is unreadable).
  */
-export function itemProjectsRoute(spec: { type: ProjectItemType; path: string; idParams: ZodObject<Record<string, ZodString>>; noun: string; operationId: string; tag: string }): AnyRoute {
+export function itemProjectsRoute(spec: {
+  type: ProjectItemType;
+  path: string;
+  idParams: ZodObject<Record<string, ZodString>>;
+  noun: string;
+  operationId: string;
+  tag: string;
+}): AnyRoute {
   const idParam = Object.keys(spec.idParams.shape)[0]!;
   if (!spec.path.endsWith(`/{${idParam}}/projects`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/projects`);
   return defineRoute({

@@ -41,7 +41,13 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
       created_at: timestamp.openapi({ description: 'When it was filed into the project.' }),
     })
     .openapi(`Project${Name}`);
-  const present = (row: ProjectItem) => ({ project_id: row.project_id, [idField]: row.item_id, via: row.via, added_by_id: row.added_by_id, created_at: row.created_at.toISOString() });
+  const present = (row: ProjectItem) => ({
+    project_id: row.project_id,
+    [idField]: row.item_id,
+    via: row.via,
+    added_by_id: row.added_by_id,
+    created_at: row.created_at.toISOString(),
+  });
   const projectParams = z.object({ project_id: uuid });
   const itemParams = z.object({ project_id: uuid, [idField]: uuid });
   return [
@@ -52,7 +58,10 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
       description: `Needs the editor role on the project and the owner role on the ${noun} (filing shares it with everyone the project reaches). 409 when it is already there or either is deleted.`,
       tag,
       params: projectParams,
-      body: z.object({ [idField]: uuid }).strict().openapi(`AddProject${Name}`),
+      body: z
+        .object({ [idField]: uuid })
+        .strict()
+        .openapi(`AddProject${Name}`),
       response: { status: 201, description: `The ${noun}'s membership`, schema: itemSchema },
       errors: [403, 404, 409],
       authorize: resource('project', 'edit', 'project_id'),
@@ -69,7 +78,9 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
       params: projectParams,
       query: z
         .object({
-          deleted: queryBoolean.optional().openapi({ description: `\`true\`: only deleted ${segment} (still filed in the project); absent or \`false\`: only live ones.` }),
+          deleted: queryBoolean
+            .optional()
+            .openapi({ description: `\`true\`: only deleted ${segment} (still filed in the project); absent or \`false\`: only live ones.` }),
           ...pageQuery,
         })
         .strict(),

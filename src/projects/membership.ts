@@ -1,8 +1,8 @@
 import { resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
@@ -35,7 +35,14 @@ export async function addProjectItem(deps: Deps, actor: Actor, projectId: string
       .ignore()
       .returning(['project_id', 'item_id', 'via', 'added_by_id', 'created_at']);
     if (!row) throw conflict(`this ${resourceNoun[type]} is already in the project`);
-    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: actor.userId, action: 'project.item_added', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId, via: 'reference' } });
+    await recordActivity(trx, {
+      organizationId: project.row.organization_id,
+      actorId: actor.userId,
+      action: 'project.item_added',
+      subjectType: 'project',
+      subjectId: projectId,
+      data: { item_type: type, item_id: itemId, via: 'reference' },
+    });
     return row as ProjectItem;
   });
 }
@@ -53,7 +60,8 @@ export async function listProjectItems(
   query: { deleted?: boolean | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<Record<string, unknown>>> {
   const { viewer } = await actor.resource(deps.db, 'project', projectId, 'read');
-  const q = deps.db('project_items as pi')
+  const q = deps
+    .db('project_items as pi')
     .join(`${entryOf(kind.type)!.table} as i`, 'i.id', 'pi.item_id')
     .where({ 'pi.project_id': projectId, 'pi.item_type': kind.type })
     .select(kind.columns('i'));
@@ -61,7 +69,14 @@ export async function listProjectItems(
   else q.whereNull('i.deleted_at');
   whereReadable(q, kind.type, 'i', viewer);
   kind.selectListExtras?.(deps.db, q, 'i', viewer);
-  return paginate(q, [{ column: 'pi.created_at', direction: 'desc', type: 'timestamp' }, { column: 'i.id', direction: 'desc' }], query);
+  return paginate(
+    q,
+    [
+      { column: 'pi.created_at', direction: 'desc', type: 'timestamp' },
+      { column: 'i.id', direction: 'desc' },
+    ],
+    query,
+  );
 }
 
 /** Takes an item out of a project (project editors); the item itself is untouched. */
@@ -70,18 +85,39 @@ export async function removeProjectItem(deps: Deps, actor: Actor, projectId: str
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
     if (removed.length === 0) throw notFound(`${resourceNoun[type]} in this project`);
-    await recordActivity(trx, { organizationId: project.row.organization_id, actorId: actor.userId, action: 'project.item_removed', subjectType: 'project', subjectId: projectId, data: { item_type: type, item_id: itemId } });
+    await recordActivity(trx, {
+      organizationId: project.row.organization_id,
+      actorId: actor.userId,
+      action: 'project.item_removed',
+      subjectType: 'project',
+      subjectId: projectId,
+      data: { item_type: type, item_id: itemId },
+    });
   });
 }
 
 /** GET /<items>/{id}/projects: live projects holding a readable item that the caller can also read. */
-export async function listItemProjects(deps: Deps, actor: Actor, type: ProjectItemType, itemId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectRow>> {
+export async function listItemProjects(
+  deps: Deps,
+  actor: Actor,
+  type: ProjectItemType,
+  itemId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<ProjectRow>> {
   const { viewer } = await actor.resource(deps.db, type, itemId, 'read');
-  const q = deps.db('projects as p')
+  const q = deps
+    .db('projects as p')
     .join('project_items as pi', 'pi.project_id', 'p.id')
     .where({ 'pi.item_type': type, 'pi.item_id': itemId })
     .whereNull('p.deleted_at')
     .select(projectColumns.map((c) => `p.${c}`));
   whereReadable(q, 'project', 'p', viewer);
-  return paginate<ProjectRow>(q, [{ column: 'p.created_at', direction: 'desc', type: 'timestamp' }, { column: 'p.id', direction: 'desc' }], page);
+  return paginate<ProjectRow>(
+    q,
+    [
+      { column: 'p.created_at', direction: 'desc', type: 'timestamp' },
+      { column: 'p.id', direction: 'desc' },
+    ],
+    page,
+  );
 }

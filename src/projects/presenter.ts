@@ -23,10 +23,25 @@ export interface ProjectRow {
 }
 
 export const projectColumns = [
-  'id', 'organization_id', 'created_by_id', 'slug', 'title', 'emoji', 'description', 'visibility', 'workspace_role', 'knowledge_skill_id',
-  'mod_source_id', 'metadata', 'deleted_at', 'deleted_by_id', 'archived_at', 'archived_by_id', 'created_at', 'updated_at',
+  'id',
+  'organization_id',
+  'created_by_id',
+  'slug',
+  'title',
+  'emoji',
+  'description',
+  'visibility',
+  'workspace_role',
+  'knowledge_skill_id',
+  'mod_source_id',
+  'metadata',
+  'deleted_at',
+  'deleted_by_id',
+  'archived_at',
+  'archived_by_id',
+  'created_at',
+  'updated_at',
 ] as const;
-
 
 /** Spec 2.4, field for field. */
 export function presentProject(row: ProjectRow) {

@@ -1,6 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/schema.ts';
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 
 export const projectSlugSchema = z
   .string()
@@ -47,14 +47,22 @@ export const createProjectBody = z
     emoji: emoji.optional(),
     description: description.optional(),
     visibility: writableVisibilitySchema.optional().openapi({ description: 'General access at creation (default `private`).' }),
-    workspace_role: writableWorkspaceRoleSchema.optional().openapi({ description: 'Role of organization members when visibility is `workspace` (default `viewer`).' }),
+    workspace_role: writableWorkspaceRoleSchema
+      .optional()
+      .openapi({ description: 'Role of organization members when visibility is `workspace` (default `viewer`).' }),
     metadata: jsonValue.nullable().optional(),
   })
   .strict()
   .openapi('CreateProject');
 
 export const updateProjectBody = z
-  .object({ title: title.optional(), slug: projectSlugSchema.optional(), emoji: emoji.optional(), description: description.optional(), metadata: jsonValue.nullable().optional() })
+  .object({
+    title: title.optional(),
+    slug: projectSlugSchema.optional(),
+    emoji: emoji.optional(),
+    description: description.optional(),
+    metadata: jsonValue.nullable().optional(),
+  })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata')
   .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });

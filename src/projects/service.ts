@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import { changeLive, listReadable, requireLive, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
-import type { Actor } from '../access/actor.ts';
-import { normaliseSlug } from '../organizations/slug.ts';
+import type { Actor } from '../access/index.ts';
+import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import type { createProjectBody, listProjectsQuery, updateProjectBody } from './schema.ts';
@@ -20,7 +20,8 @@ export async function createProject(deps: Deps, actor: Actor, input: CreateProje
   return deps.db.transaction(async (trx) => {
     // Serialise creations per organization so the free-slug choice cannot race.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`projects:${input.organization_id}`]);
-    if (input.slug && (await slugTaken(trx, input.organization_id, input.slug))) throw conflict(`slug: "${input.slug}" is taken in this organization`, ['slug']);
+    if (input.slug && (await slugTaken(trx, input.organization_id, input.slug)))
+      throw conflict(`slug: "${input.slug}" is taken in this organization`, ['slug']);
     const slug = input.slug ?? (await freeSlug(trx, input.organization_id, input.title));
     const [project] = (await trx('projects')
       .insert({
@@ -35,7 +36,14 @@ export async function createProject(deps: Deps, actor: Actor, input: CreateProje
         metadata: jsonb(input.metadata) ?? null,
       })
       .returning(returning)) as ProjectRow[];
-    await recordActivity(trx, { organizationId: input.organization_id, actorId: actor.userId, action: 'project.created', subjectType: 'project', subjectId: project!.id, data: { title: input.title, slug } });
+    await recordActivity(trx, {
+      organizationId: input.organization_id,
+      actorId: actor.userId,
+      action: 'project.created',
+      subjectType: 'project',
+      subjectId: project!.id,
+      data: { title: input.title, slug },
+    });
     return project!;
   });
 }
@@ -58,14 +66,22 @@ export function listProjects(deps: Deps, actor: Actor, query: z.output<typeof li
 
 export function updateProject(deps: Deps, actor: Actor, projectId: string, changes: z.output<typeof updateProjectBody>): Promise<ProjectRow> {
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
-    if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
+    if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
+      throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
     const { metadata, ...rest } = changes;
     const [project] = (await trx('projects')
       .where({ id: projectId })
       .update({ ...rest, ...(metadata !== undefined && { metadata: jsonb(metadata) }), updated_at: trx.fn.now() })
       .returning(returning)) as ProjectRow[];
     const before = Object.fromEntries(Object.keys(changes).map((k) => [k, row[k as keyof ProjectRow]]));
-    await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action: 'project.updated', subjectType: 'project', subjectId: projectId, data: { before, after: changes } });
+    await recordActivity(trx, {
+      organizationId: row.organization_id,
+      actorId: actor.userId,
+      action: 'project.updated',
+      subjectType: 'project',
+      subjectId: projectId,
+      data: { before, after: changes },
+    });
     return project!;
   });
 }
@@ -104,7 +120,10 @@ async function stateChange(
     const { row } = await actor.resource<ProjectRow>(trx, 'project', projectId, capability, { forUpdate: true });
     const update = change(row, trx);
     if (!update) return row;
-    const [project] = await trx('projects').where({ id: projectId }).update({ ...update, updated_at: trx.fn.now() }).returning(returning);
+    const [project] = await trx('projects')
+      .where({ id: projectId })
+      .update({ ...update, updated_at: trx.fn.now() })
+      .returning(returning);
     await recordActivity(trx, { organizationId: row.organization_id, actorId: actor.userId, action, subjectType: 'project', subjectId: projectId });
     return project;
   });
@@ -117,7 +136,12 @@ async function slugTaken(db: Knex, organizationId: string, slug: string): Promis
 /** The title's slug when free in the organization, else `slug-2`, `slug-3`… */
 async function freeSlug(db: Knex, organizationId: string, title: string): Promise<string> {
   const base = normaliseSlug(title).slice(0, 70).replace(/-+$/, '') || 'project';
-  const taken = new Set<string>(await db('projects').where({ organization_id: organizationId }).where((w) => w.where('slug', base).orWhere('slug', 'like', `${base}-%`)).pluck('slug'));
+  const taken = new Set<string>(
+    await db('projects')
+      .where({ organization_id: organizationId })
+      .where((w) => w.where('slug', base).orWhere('slug', 'like', `${base}-%`))
+      .pluck('slug'),
+  );
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
 }

@@ -19,7 +19,12 @@ const originProject = (itemType: string) =>
 export const inventorySources: InventorySource[] = [
   { type: 'member', table: 'organization_members', state: `'active'`, project: 'NULL' },
   { type: 'invitation', table: 'invitations', state: 'r.status', project: 'NULL' },
-  { type: 'project', table: 'projects', state: `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' WHEN r.archived_at IS NOT NULL THEN 'archived' ELSE 'active' END`, project: 'NULL' },
+  {
+    type: 'project',
+    table: 'projects',
+    state: `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' WHEN r.archived_at IS NOT NULL THEN 'archived' ELSE 'active' END`,
+    project: 'NULL',
+  },
   { type: 'asset', table: 'assets', state: softDeleted, project: originProject('asset') },
   { type: 'canvas', table: 'canvases', state: softDeleted, project: 'r.project_id::text' },
   { type: 'chat_conversation', table: 'conversations', state: softDeleted, project: 'r.project_id::text' },
@@ -32,7 +37,10 @@ let existing: Promise<Set<string>> | undefined;
 function existingTables(db: Knex): Promise<Set<string>> {
   existing ??= db('information_schema.tables')
     .where('table_schema', db.raw('current_schema()'))
-    .whereIn('table_name', inventorySources.map((source) => source.table))
+    .whereIn(
+      'table_name',
+      inventorySources.map((source) => source.table),
+    )
     .pluck('table_name')
     .then((names: string[]) => new Set(names))
     .catch((error) => {
@@ -58,6 +66,14 @@ export async function inventoryOf(db: Knex, organizationId: string): Promise<Inv
     (source) => `SELECT '${source.type}' AS type, ${source.state} AS state, ${source.project} AS project_id, count(*)::bigint AS count
        FROM ${source.table} r WHERE r.organization_id = :organizationId GROUP BY 2, 3`,
   );
-  const { rows } = await db.raw(`SELECT type, state, project_id, count FROM (${parts.join(' UNION ALL ')}) inventory ORDER BY type, state, project_id NULLS FIRST`, { organizationId });
-  return (rows as { type: string; state: string; project_id: string | null; count: string }[]).map((row) => ({ type: row.type, state: row.state, project_id: row.project_id ?? null, count: Number(row.count) }));
+  const { rows } = await db.raw(
+    `SELECT type, state, project_id, count FROM (${parts.join(' UNION ALL ')}) inventory ORDER BY type, state, project_id NULLS FIRST`,
+    { organizationId },
+  );
+  return (rows as { type: string; state: string; project_id: string | null; count: string }[]).map((row) => ({
+    type: row.type,
+    state: row.state,
+    project_id: row.project_id ?? null,
+    count: Number(row.count),
+  }));
 }

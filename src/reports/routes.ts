@@ -23,8 +23,14 @@ export const reportRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The usage rows', schema: usageReportSchema },
     errors: [403],
     authorize: within('body', reportReaders),
-    handler: async ({ body, actor, deps }) => {
-      const rows = await usageReport(deps.db, { organizationId: body.organization_id, from: body.fromDate, to: body.toDate, groupBy: body.group_by, kinds: body.kinds });
+    handler: async ({ body, deps }) => {
+      const rows = await usageReport(deps.db, {
+        organizationId: body.organization_id,
+        from: body.fromDate,
+        to: body.toDate,
+        groupBy: body.group_by,
+        kinds: body.kinds,
+      });
       return {
         report: {
           organization_id: body.organization_id,
@@ -49,7 +55,7 @@ export const reportRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The inventory', schema: inventorySchema },
     errors: [403],
     authorize: within('body', reportReaders),
-    handler: async ({ body, actor, deps }) => {
+    handler: async ({ body, deps }) => {
       const items = await inventoryOf(deps.db, body.organization_id);
       const totals: Record<string, number> = {};
       for (const item of items) totals[item.type] = (totals[item.type] ?? 0) + item.count;
@@ -67,7 +73,7 @@ export const reportRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The balance report', schema: balanceReportSchema },
     errors: [403, 404],
     authorize: member(reportReaders),
-    handler: async ({ params, actor, deps }) => {
+    handler: async ({ params, deps }) => {
       return { report: await balanceReport(deps.db, params.organization_id) };
     },
   }),

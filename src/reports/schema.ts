@@ -7,7 +7,10 @@ const DAY = 86_400_000;
 const dateOnly = /^\d{4}-\d{2}-\d{2}$/;
 const instant = z
   .string()
-  .refine((value) => (dateOnly.test(value) || z.iso.datetime({ offset: true }).safeParse(value).success) && !Number.isNaN(Date.parse(value)), 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time')
+  .refine(
+    (value) => (dateOnly.test(value) || z.iso.datetime({ offset: true }).safeParse(value).success) && !Number.isNaN(Date.parse(value)),
+    'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
+  )
   .openapi({ example: '2026-01-31' });
 
 export const usageQueryBody = z
@@ -16,14 +19,20 @@ export const usageQueryBody = z
     from: instant.openapi({ description: 'Start (inclusive). A date means 00:00 UTC of that day.' }),
     to: instant.openapi({ description: 'End. A date includes that whole day (UTC); a date-time is exclusive.' }),
     group_by: z.enum(['day', 'member', 'kind', 'model']),
-    kinds: z.array(z.string().min(1).max(64)).min(1).max(20).optional().openapi({ description: 'Only usage of these kinds (what the credits paid for: `chat_run`, `social_read`, `generation`…).' }),
+    kinds: z
+      .array(z.string().min(1).max(64))
+      .min(1)
+      .max(20)
+      .optional()
+      .openapi({ description: 'Only usage of these kinds (what the credits paid for: `chat_run`, `social_read`, `generation`…).' }),
   })
   .strict()
   .transform((body, ctx) => {
     const from = new Date(body.from);
     const to = dateOnly.test(body.to) ? new Date(Date.parse(body.to) + DAY) : new Date(body.to);
     if (to <= from) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after from' });
-    else if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY) ctx.addIssue({ code: 'custom', path: ['to'], message: `the range from → to may span at most ${MAX_RANGE_DAYS} days` });
+    else if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY)
+      ctx.addIssue({ code: 'custom', path: ['to'], message: `the range from → to may span at most ${MAX_RANGE_DAYS} days` });
     return { ...body, fromDate: from, toDate: to };
   });
 

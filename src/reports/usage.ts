@@ -21,7 +21,10 @@ const groupKey: Record<UsageGrouping, string> = {
  * Credits spent (ledger `capture` entries, held → spent) in [from, to), summed per group.
  * Releases and refunds are not usage; a capture is counted when it was recorded.
  */
-export async function usageReport(db: Knex, input: { organizationId: string; from: Date; to: Date; groupBy: UsageGrouping; kinds?: string[] | undefined }): Promise<UsageRow[]> {
+export async function usageReport(
+  db: Knex,
+  input: { organizationId: string; from: Date; to: Date; groupBy: UsageGrouping; kinds?: string[] | undefined },
+): Promise<UsageRow[]> {
   const key = groupKey[input.groupBy];
   const rows = await db('credit_ledger_entries as e')
     .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
@@ -41,5 +44,10 @@ export async function usageReport(db: Knex, input: { organizationId: string; fro
       db.raw('count(DISTINCT e.capture_id)::bigint AS captures'),
       db.raw(input.groupBy === 'member' ? 'max(coalesce(u.name, u.email)) AS label' : 'NULL AS label'),
     );
-  return (rows as { key: string; label: string | null; credits: string; captures: string }[]).map((row) => ({ key: row.key, label: row.label ?? null, credits: Number(row.credits), captures: Number(row.captures) }));
+  return (rows as { key: string; label: string | null; credits: string; captures: string }[]).map((row) => ({
+    key: row.key,
+    label: row.label ?? null,
+    credits: Number(row.credits),
+    captures: Number(row.captures),
+  }));
 }

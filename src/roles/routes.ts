@@ -20,8 +20,8 @@ export const roleRoutes: AnyRoute[] = [
     response: { status: 200, description: 'A page of roles', schema: rolePage },
     errors: [404],
     authorize: member(),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await listRoles(deps, actor, params.organization_id, query);
+    handler: async ({ params, query, deps }) => {
+      const page = await listRoles(deps, params.organization_id, query);
       return { items: page.items.map(({ role, memberCount }) => presentRole(role, memberCount)), next_cursor: page.next_cursor };
     },
   }),
@@ -49,7 +49,8 @@ export const roleRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/roles',
     operationId: 'deleteOrganizationRole',
     summary: 'Delete a custom role that no member holds',
-    description: 'Needs `roles.manage` and, as for changing it, every permission the role carries (403 otherwise). Built-in roles cannot be deleted (409); nor can a role members still hold (409). An unknown key is 404.',
+    description:
+      'Needs `roles.manage` and, as for changing it, every permission the role carries (403 otherwise). Built-in roles cannot be deleted (409); nor can a role members still hold (409). An unknown key is 404.',
     tag,
     params: organizationIdParams,
     query: deleteRoleQuery,

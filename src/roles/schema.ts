@@ -1,15 +1,8 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { singleLine, timestamp, z } from '../core/zod.ts';
-import { organizationPermissions } from '../members/permissions.ts';
+import { organizationPermissions, roleKey } from '../members/index.ts';
 
 export const MAX_CUSTOM_ROLES = 50;
-
-export const roleKey = z
-  .string()
-  .min(1)
-  .max(40)
-  .regex(/^[a-z][a-z0-9_-]*$/, 'must start with a lowercase letter and contain only lowercase letters, digits, "_" and "-"')
-  .openapi({ example: 'editor-in-chief' });
 
 export const permissionSchema = z
   .enum(organizationPermissions, { error: `unknown permission; known permissions: ${organizationPermissions.join(', ')}` })

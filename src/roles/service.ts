@@ -1,12 +1,19 @@
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
-import type { Actor } from '../access/actor.ts';
-import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../members/permissions.ts';
+import type { Actor } from '../access/index.ts';
+import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { requireAuthorityOver, requireHeldPermissions } from './authority.ts';
-import { memberCounts, roleColumns, roleFromRow, rolesOf } from './catalog.ts';
-import { orderedPermissions, type Role } from './presenter.ts';
+import {
+  memberCounts,
+  orderedPermissions,
+  requireAuthorityOver,
+  requireHeldPermissions,
+  roleColumns,
+  roleFromRow,
+  rolesOf,
+  type Role,
+} from '../members/index.ts';
 import { MAX_CUSTOM_ROLES } from './schema.ts';
 
 export interface CountedRole {
@@ -18,7 +25,7 @@ export interface CountedRole {
  * Roles in a fixed order (built-in, then custom by key). An organization has at most
  * MAX_CUSTOM_ROLES + 3 roles, so the page is cut in memory; the cursor is the last key seen.
  */
-export async function listRoles(deps: Deps, actor: Actor, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
+export async function listRoles(deps: Deps, organizationId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<CountedRole>> {
   const [roles, counts] = await Promise.all([rolesOf(deps.db, organizationId), memberCounts(deps.db, organizationId)]);
   // Position = (rank, key): built-ins by their fixed rank 0–2, custom roles share rank 3 and sort by key.
   const position = (role: Role): [number, string] => [role.builtIn ? builtInRoles.indexOf(role.key as BuiltInRole) : builtInRoles.length, role.key];
@@ -41,7 +48,12 @@ export interface SaveRoleInput {
 }
 
 /** Creates the custom role `key`, or replaces its name, description and permissions. */
-export async function saveRole(deps: Deps, actor: Actor, organizationId: string, input: SaveRoleInput): Promise<{ role: Role; memberCount: number; created: boolean }> {
+export async function saveRole(
+  deps: Deps,
+  actor: Actor,
+  organizationId: string,
+  input: SaveRoleInput,
+): Promise<{ role: Role; memberCount: number; created: boolean }> {
   return deps.db.transaction(async (trx) => {
     const membership = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(input.key)) throw conflict(`key: "${input.key}" is a built-in role and cannot be changed`, ['key']);
@@ -63,8 +75,13 @@ export async function saveRole(deps: Deps, actor: Actor, organizationId: string,
       permissions,
     };
     const [row] = existing
-      ? await trx('organization_roles').where({ organization_id: organizationId, key: input.key }).update({ ...values, updated_at: trx.fn.now() }).returning(roleColumns)
-      : await trx('organization_roles').insert({ organization_id: organizationId, key: input.key, ...values }).returning(roleColumns);
+      ? await trx('organization_roles')
+          .where({ organization_id: organizationId, key: input.key })
+          .update({ ...values, updated_at: trx.fn.now() })
+          .returning(roleColumns)
+      : await trx('organization_roles')
+          .insert({ organization_id: organizationId, key: input.key, ...values })
+          .returning(roleColumns);
     const role = roleFromRow(row);
     await recordActivity(trx, {
       organizationId,
@@ -96,6 +113,13 @@ export async function deleteRole(deps: Deps, actor: Actor, organizationId: strin
     if (holders > 0) throw conflict(`key: role "${key}" is still held by ${holders} member${holders === 1 ? '' : 's'}; give them another role first`, ['key']);
     await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
     // Alert policies naming the role forget it in this transaction (trigger, migration 20261123030000).
-    await recordActivity(trx, { organizationId, actorId: actor.userId, action: 'role.deleted', subjectType: 'role', subjectId: key, data: { name: row.name, permissions: row.permissions } });
+    await recordActivity(trx, {
+      organizationId,
+      actorId: actor.userId,
+      action: 'role.deleted',
+      subjectType: 'role',
+      subjectId: key,
+      data: { name: row.name, permissions: row.permissions },
+    });
   });
 }

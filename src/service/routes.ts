@@ -29,7 +29,10 @@ export const serviceRoutes: AnyRoute[] = [
     response: { status: 200, description: 'Ready', schema: readiness },
     errors: [503],
     handler: async ({ deps }) => {
-      const database = await deps.db.raw('select 1').then(() => true, () => false);
+      const database = await deps.db.raw('select 1').then(
+        () => true,
+        () => false,
+      );
       const queue = database && (await deps.jobs.isReady().catch(() => false));
       if (!database || !queue) {
         throw new AppError('unavailable', !database ? 'database unreachable' : 'job queue unreachable');

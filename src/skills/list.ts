@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { whereReadable } from '../access/index.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import { likePattern } from '../core/search.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { SkillRow } from './presenter.ts';

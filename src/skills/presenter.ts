@@ -43,8 +43,27 @@ export interface SkillVersionRow {
 
 /** The columns of spec 2.5, in order: what presentSkill needs (current_version and project_id stay inside). */
 export const skillColumns = [
-  'id', 'codename', 'organization_id', 'source', 'name', 'description', 'body', 'files', 'author', 'project_scoped', 'visibility', 'workspace_role',
-  'created_by_id', 'mod_shortcut_id', 'listing_id', 'listing_version', 'listing_edited_at', 'deleted_at', 'deleted_by_id', 'created_at', 'updated_at',
+  'id',
+  'codename',
+  'organization_id',
+  'source',
+  'name',
+  'description',
+  'body',
+  'files',
+  'author',
+  'project_scoped',
+  'visibility',
+  'workspace_role',
+  'created_by_id',
+  'mod_shortcut_id',
+  'listing_id',
+  'listing_version',
+  'listing_edited_at',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export function presentSkill(row: SkillRow): z.input<typeof skillSchema> {

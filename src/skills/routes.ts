@@ -1,7 +1,6 @@
 import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { itemProjectsRoute } from '../projects/item-projects-route.ts';
 import { listSkills } from './list.ts';
 import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
 import {
@@ -26,17 +25,31 @@ import { member, resource } from '../http/authorize.ts';
 const tag = 'Skills';
 const path = '/skills';
 // Spec 2.5: a skill is answered wrapped as `{skill}`.
-const skill = resourceRoutes({ type: 'skill', tag, path, idParams: skillIdParams, noun: 'skill', schema: skillEnvelope, present: (row: SkillRow) => ({ skill: presentSkill(row) }) });
+const skill = resourceRoutes({
+  type: 'skill',
+  tag,
+  path,
+  idParams: skillIdParams,
+  noun: 'skill',
+  schema: skillEnvelope,
+  present: (row: SkillRow) => ({ skill: presentSkill(row) }),
+});
 
 export const skillRoutes: AnyRoute[] = [
-  skill.create({ path: '/skills', operationId: 'createSkill', summary: 'Create a custom skill (version 1)',
+  skill.create({
+    path: '/skills',
+    operationId: 'createSkill',
+    summary: 'Create a custom skill (version 1)',
     description:
       'Needs the organization permission `resources.create`; the caller owns the skill. With `project_id` the skill is filed in that project and `project_scoped` is true. A live skill’s name is unique in its organization (case-insensitive): 409.',
     body: createSkillBody,
     errors: [409],
     run: createSkill,
   }),
-  skill.list({ path: '/skills', operationId: 'listSkills', summary: 'List the custom skills of an organization that the caller can read',
+  skill.list({
+    path: '/skills',
+    operationId: 'listSkills',
+    summary: 'List the custom skills of an organization that the caller can read',
     description: 'Newest first, keyset paged. A caller who is not a member gets an empty page.',
     query: listSkillsQuery,
     page: skillPage,
@@ -44,21 +57,29 @@ export const skillRoutes: AnyRoute[] = [
     presentItem: presentSkill,
   }),
   skill.get({ path: '/skills/{skill_id}', operationId: 'getSkill', summary: 'Get a skill (also a deleted one, showing `deleted_at`)', run: getSkill }),
-  skill.update({ path: '/skills/{skill_id}', operationId: 'updateSkill', summary: 'Change a skill; every change makes a new version',
+  skill.update({
+    path: '/skills/{skill_id}',
+    operationId: 'updateSkill',
+    summary: 'Change a skill; every change makes a new version',
     description: 'Needs the editor role. 409 when the skill is deleted or the new name is taken in the organization.',
     body: updateSkillBody,
     run: updateSkill,
   }),
-  skill.remove({ path: '/skills/{skill_id}', operationId: 'deleteSkill', summary: 'Delete a skill (soft delete; restorable)',
+  skill.remove({
+    path: '/skills/{skill_id}',
+    operationId: 'deleteSkill',
+    summary: 'Delete a skill (soft delete; restorable)',
     description: 'Needs the owner role (creator, or organization owner/admin). Deleting a deleted skill is a no-op 204.',
     run: deleteSkill,
   }),
-  skill.restore({ path: '/skills/{skill_id}/restore', operationId: 'restoreSkill', summary: 'Restore a deleted skill',
+  skill.restore({
+    path: '/skills/{skill_id}/restore',
+    operationId: 'restoreSkill',
+    summary: 'Restore a deleted skill',
     description: 'Needs the owner role. 409 when a live skill took its name meanwhile. Restoring a live skill returns it unchanged.',
     errors: [403, 404, 409],
     run: restoreSkill,
   }),
-  itemProjectsRoute({ type: 'skill', path: '/skills/{skill_id}/projects', idParams: skillIdParams, noun: 'skill', operationId: 'listSkillProjects', tag }),
   defineRoute({
     method: 'get',
     path: '/skills/{skill_id}/versions',
@@ -98,7 +119,8 @@ export const skillRoutes: AnyRoute[] = [
     path: '/skills/{skill_id}/versions/{version_id}/restore',
     operationId: 'restoreSkillVersion',
     summary: 'Make an earlier version current again (as a new version copying it)',
-    description: 'Needs the editor role. History is kept: the copy gets the next version number and `restored_from_version`. 409 when the skill is deleted or the version’s name is now taken.',
+    description:
+      'Needs the editor role. History is kept: the copy gets the next version number and `restored_from_version`. 409 when the skill is deleted or the version’s name is now taken.',
     tag,
     params: skillVersionParams,
     response: { status: 200, description: 'The skill as the new version shows it', schema: skillEnvelope },

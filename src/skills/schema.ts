@@ -1,7 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema } from '../access/schema.ts';
-
+import { visibilitySchema, workspaceRoleSchema } from '../access/index.ts';
 
 export const skillIdParams = z.object({ skill_id: uuid.openapi({ description: 'Skill id (UUID).' }) });
 export const skillVersionParams = skillIdParams.extend({ version_id: uuid.openapi({ description: 'Skill version id (UUID).' }) });
@@ -78,15 +77,16 @@ export const createSkillBody = z
     description,
     body,
     files: files.optional(),
-    project_id: uuid.optional().openapi({ description: 'Create the skill inside this project (the caller must be able to edit it); makes it `project_scoped`.' }),
+    project_id: uuid
+      .optional()
+      .openapi({ description: 'Create the skill inside this project (the caller must be able to edit it); makes it `project_scoped`.' }),
   })
   .strict()
   .openapi('CreateSkill');
 
-export const createOrganizationSkillBody = z
-  .object({ name, description, body, files: files.optional() })
-  .strict()
-  .openapi('CreateOrganizationSkill', { description: '`name` (1–120 characters, unique among the organization’s live skills), `description` and `body` are required; `files` is optional.' });
+export const createOrganizationSkillBody = z.object({ name, description, body, files: files.optional() }).strict().openapi('CreateOrganizationSkill', {
+  description: '`name` (1–120 characters, unique among the organization’s live skills), `description` and `body` are required; `files` is optional.',
+});
 
 export const updateSkillBody = z
   .object({ name: name.optional(), description: description.optional(), body: body.optional(), files: files.optional() })

@@ -1,7 +1,7 @@
 import { changeLive, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/record.ts';
+import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import type { Actor } from '../access/actor.ts';
+import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Knex } from 'knex';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
@@ -34,7 +34,14 @@ export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Pr
       .returning('*')) as SkillRow[];
     await recordFirstVersion(trx, skill!, actor.userId);
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type, id: skill!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, { organizationId: input.organization_id, actorId: actor.userId, action: 'skill.created', subjectType: type, subjectId: skill!.id, data: { name: skill!.name, version: 1 } });
+    await recordActivity(trx, {
+      organizationId: input.organization_id,
+      actorId: actor.userId,
+      action: 'skill.created',
+      subjectType: type,
+      subjectId: skill!.id,
+      data: { name: skill!.name, version: 1 },
+    });
     return skill!;
   });
 }
@@ -46,10 +53,18 @@ export async function getSkill(deps: Deps, actor: Actor, id: string): Promise<Sk
 /** Every accepted change is a new version (even one that repeats the current content: it was asked for). */
 export function updateSkill(deps: Deps, actor: Actor, id: string, changes: Partial<SkillContent>): Promise<SkillRow> {
   return changeLive<SkillRow>(deps, actor, type, id, async (trx, before) => {
-    if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase()) await requireNameFree(trx, before.organization_id!, changes.name);
+    if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase())
+      await requireNameFree(trx, before.organization_id!, changes.name);
     const content: SkillContent = { name: before.name, description: before.description, body: before.body, files: before.files, ...changes };
     const { skill, version } = await appendVersion(trx, before, content, actor.userId);
-    await recordActivity(trx, { organizationId: before.organization_id!, actorId: actor.userId, action: 'skill.updated', subjectType: type, subjectId: id, data: { version: version.version, fields: Object.keys(changes) } });
+    await recordActivity(trx, {
+      organizationId: before.organization_id!,
+      actorId: actor.userId,
+      action: 'skill.updated',
+      subjectType: type,
+      subjectId: id,
+      data: { version: version.version, fields: Object.keys(changes) },
+    });
     return skill;
   });
 }
@@ -60,7 +75,11 @@ export const deleteSkill = (deps: Deps, actor: Actor, id: string) => softDelete<
 
 /** 409 when a live skill took the name meanwhile; restoring a live skill returns it unchanged. */
 export const restoreSkill = (deps: Deps, actor: Actor, id: string) =>
-  restore<SkillRow>(deps, actor, type, id, { returning: ['*'], activityData: named, check: (trx, row) => requireNameFree(trx, row.organization_id!, row.name) });
+  restore<SkillRow>(deps, actor, type, id, {
+    returning: ['*'],
+    activityData: named,
+    check: (trx, row) => requireNameFree(trx, row.organization_id!, row.name),
+  });
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
 export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
@@ -71,7 +90,14 @@ export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, 
     requireLive(before, type);
     if (source.name.toLowerCase() !== before.name.toLowerCase()) await requireNameFree(trx, before.organization_id!, source.name);
     const result = await appendVersion(trx, before, source, actor.userId, source.version);
-    await recordActivity(trx, { organizationId: before.organization_id!, actorId: actor.userId, action: 'skill.version_restored', subjectType: type, subjectId: id, data: { version: result.version.version, restored_from_version: source.version } });
+    await recordActivity(trx, {
+      organizationId: before.organization_id!,
+      actorId: actor.userId,
+      action: 'skill.version_restored',
+      subjectType: type,
+      subjectId: id,
+      data: { version: result.version.version, restored_from_version: source.version },
+    });
     return result;
   });
 }

@@ -2,7 +2,18 @@ import type { Knex } from 'knex';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
 
-const versionColumns = ['v.id', 'v.skill_id', 'v.version', 'v.name', 'v.description', 'v.body', 'v.files', 'v.restored_from_version', 'v.created_by_id', 'v.created_at'];
+const versionColumns = [
+  'v.id',
+  'v.skill_id',
+  'v.version',
+  'v.name',
+  'v.description',
+  'v.body',
+  'v.files',
+  'v.restored_from_version',
+  'v.created_by_id',
+  'v.created_at',
+];
 
 export interface SkillContent {
   name: string;
@@ -40,11 +51,20 @@ export async function recordFirstVersion(trx: Knex.Transaction, skill: SkillRow,
 
 /** jsonb needs JSON text: a JS array would otherwise be sent as a Postgres array. */
 export function jsonFiles(content: SkillContent): SkillContent {
-  return { name: content.name, description: content.description, body: content.body, files: content.files === undefined || content.files === null ? null : JSON.stringify(content.files) };
+  return {
+    name: content.name,
+    description: content.description,
+    body: content.body,
+    files: content.files === undefined || content.files === null ? null : JSON.stringify(content.files),
+  };
 }
 
 /** Newest version first. */
-export function listVersions(db: Knex, skillId: string, page: { limit: number; cursor?: string | undefined }): Promise<Page<SkillVersionRow & Record<string, unknown>>> {
+export function listVersions(
+  db: Knex,
+  skillId: string,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<SkillVersionRow & Record<string, unknown>>> {
   const query = db('skill_versions as v').where('v.skill_id', skillId).select(versionColumns);
   return paginate(query, [{ column: 'v.version', direction: 'desc', type: 'number' }], page);
 }

@@ -71,13 +71,18 @@ describe('access routes', () => {
       expect(res.status).to.equal(200);
       expect(res.body.role).to.equal('viewer');
       expect(res.body.shared).to.equal(false);
-      expect(res.body.inherited).to.deep.equal([{ kind: 'project', id: project.body.id, title: 'Launch', emoji: '🚀', via: 'origin', role: 'viewer', audience: true }]);
+      expect(res.body.inherited).to.deep.equal([
+        { kind: 'project', id: project.body.id, title: 'Launch', emoji: '🚀', via: 'origin', role: 'viewer', audience: true },
+      ]);
       // Carol is not in the project's audience: the entry says so and shows what its workspace audience would get.
       expect((await ctx.server.request('get', `/access/canvas/${canvas}`, { token: carol.token })).status).to.equal(404);
       const asOwner = await ctx.server.request('get', `/access/canvas/${canvas}`, { token: alice.token });
       expect(asOwner.body.inherited[0]).to.include({ audience: true, role: 'editor' });
 
-      const [asset] = await ctx.db('assets').insert({ organization_id: org, created_by_id: alice.id, type: 'text', title: 'Note', origin_canvas_id: canvas }).returning('id');
+      const [asset] = await ctx
+        .db('assets')
+        .insert({ organization_id: org, created_by_id: alice.id, type: 'text', title: 'Note', origin_canvas_id: canvas })
+        .returning('id');
       const record = await ctx.server.request('get', `/access/asset/${asset.id}`, { token: bob.token });
       expect(record.status).to.equal(200);
       expect(record.body.role).to.equal('viewer');
@@ -93,7 +98,9 @@ describe('access routes', () => {
       await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'editor' } });
       const res = await ctx.server.request('get', `/access/canvas/${canvas}`, { token: bob.token });
       expect(res.body.role).to.equal('editor');
-      expect(res.body.inherited).to.deep.equal([{ kind: 'project', id: project.body.id, title: 'Hidden', emoji: null, via: 'origin', role: 'viewer', audience: false }]);
+      expect(res.body.inherited).to.deep.equal([
+        { kind: 'project', id: project.body.id, title: 'Hidden', emoji: null, via: 'origin', role: 'viewer', audience: false },
+      ]);
     });
 
     it('answers 404 alike for unreadable, nonexistent and unregistered resources; 400 for a bad id or type', async () => {
@@ -127,7 +134,10 @@ describe('access routes', () => {
   describe('PATCH /access/{resource_type}/{resource_id}', () => {
     it('lets the owner change each field, records the activity and returns the record', async () => {
       const canvas = await newCanvas(bob);
-      const res = await ctx.server.request('patch', `/access/canvas/${canvas}`, { token: bob.token, body: { visibility: 'workspace', workspace_role: 'editor' } });
+      const res = await ctx.server.request('patch', `/access/canvas/${canvas}`, {
+        token: bob.token,
+        body: { visibility: 'workspace', workspace_role: 'editor' },
+      });
       expect(res.status).to.equal(200);
       expect(res.body.general_access).to.deep.equal({ visibility: 'workspace', workspace_role: 'editor' });
       expect(res.body.shared).to.equal(true);
@@ -135,7 +145,10 @@ describe('access routes', () => {
       expect(row).to.include({ visibility: 'workspace', workspace_role: 'editor' });
       const activity = await ctx.db('activity_events').where({ subject_id: canvas, action: 'access.general_access_updated' });
       expect(activity).to.have.length(1);
-      expect(activity[0].data).to.deep.equal({ before: { visibility: 'private', workspace_role: 'viewer' }, after: { visibility: 'workspace', workspace_role: 'editor' } });
+      expect(activity[0].data).to.deep.equal({
+        before: { visibility: 'private', workspace_role: 'viewer' },
+        after: { visibility: 'workspace', workspace_role: 'editor' },
+      });
       const only = await ctx.server.request('patch', `/access/canvas/${canvas}`, { token: bob.token, body: { workspace_role: 'viewer' } });
       expect(only.body.general_access).to.deep.equal({ visibility: 'workspace', workspace_role: 'viewer' });
     });
@@ -189,11 +202,16 @@ describe('access routes', () => {
 
     it('rejects a duplicate (409), a non-member or the owner (400), and bad roles (400)', async () => {
       const canvas = await newCanvas(bob);
-      expect((await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: carol.id, role: 'viewer' } })).status).to.equal(201);
+      expect(
+        (await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: carol.id, role: 'viewer' } })).status,
+      ).to.equal(201);
       const dup = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: carol.id, role: 'editor' } });
       expect(dup.status).to.equal(409);
       expect(dup.body.data.issues[0].path).to.deep.equal(['user_id']);
-      const stranger = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: outsider.id, role: 'viewer' } });
+      const stranger = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, {
+        token: bob.token,
+        body: { user_id: outsider.id, role: 'viewer' },
+      });
       expect(stranger.status).to.equal(400);
       expect(stranger.body.message).to.match(/^user_id: .*not a member/);
       const self = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: bob.id, role: 'viewer' } });
@@ -210,10 +228,18 @@ describe('access routes', () => {
       const carolGrant = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: bob.token, body: { user_id: carol.id, role: 'editor' } });
       const asEditor = await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: carol.token, body: { user_id: alice.id, role: 'viewer' } });
       expect(asEditor.status).to.equal(403);
-      expect((await ctx.server.request('patch', `/access/canvas/${canvas}/grants/${carolGrant.body.id}`, { token: carol.token, body: { role: 'viewer' } })).status).to.equal(403);
-      expect((await ctx.server.request('post', `/access/canvas/${other}/grants`, { token: carol.token, body: { user_id: alice.id, role: 'viewer' } })).status).to.equal(404);
-      expect((await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: outsider.token, body: { user_id: alice.id, role: 'viewer' } })).status).to.equal(404);
-      expect((await ctx.server.request('patch', `/access/canvas/${other}/grants/${carolGrant.body.id}`, { token: bob.token, body: { role: 'viewer' } })).status).to.equal(404);
+      expect(
+        (await ctx.server.request('patch', `/access/canvas/${canvas}/grants/${carolGrant.body.id}`, { token: carol.token, body: { role: 'viewer' } })).status,
+      ).to.equal(403);
+      expect(
+        (await ctx.server.request('post', `/access/canvas/${other}/grants`, { token: carol.token, body: { user_id: alice.id, role: 'viewer' } })).status,
+      ).to.equal(404);
+      expect(
+        (await ctx.server.request('post', `/access/canvas/${canvas}/grants`, { token: outsider.token, body: { user_id: alice.id, role: 'viewer' } })).status,
+      ).to.equal(404);
+      expect(
+        (await ctx.server.request('patch', `/access/canvas/${other}/grants/${carolGrant.body.id}`, { token: bob.token, body: { role: 'viewer' } })).status,
+      ).to.equal(404);
       const leave = await ctx.server.request('delete', `/access/canvas/${canvas}/grants/${carolGrant.body.id}`, { token: carol.token });
       expect(leave.status).to.equal(204);
       const left = await ctx.db('activity_events').where({ subject_id: canvas, action: 'access.left' });

@@ -24,14 +24,26 @@ describe('activity feed', () => {
     await ctx.server.request('patch', `/organizations/${org}`, { token: owner.token, body: { name: 'Renamed feed' } });
     await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}`, { token: owner.token, body: { role: 'admin' } });
     await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { enabled: false } });
-    const rows = await ctx.db('activity_events').where({ organization_id: org }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    const rows = await ctx
+      .db('activity_events')
+      .where({ organization_id: org })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ]);
     const expected = rows.map(asJson);
     expect(expected.map((e) => e.action)).to.deep.equal(['alert_policy.updated', 'member.role_changed', 'organization.updated', 'organization.created']);
 
     const all = await ctx.server.request('get', feed(org), { token: ada.token });
     expect(all.status).to.equal(200);
     expect(all.body).to.deep.equal({ items: expected, next_cursor: null });
-    expect(all.body.items[1]).to.deep.equal({ ...expected[1], actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { from: 'member', to: 'admin' } });
+    expect(all.body.items[1]).to.deep.equal({
+      ...expected[1],
+      actor_id: owner.id,
+      subject_type: 'member',
+      subject_id: ada.id,
+      data: { from: 'member', to: 'admin' },
+    });
 
     const seen = [];
     let cursor: string | undefined;
@@ -52,7 +64,8 @@ describe('activity feed', () => {
     await addMember(ctx.db, org, ada, 'admin');
     await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { timezone: 'UTC' } });
     await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: ada.token, body: { enabled: false } });
-    const actions = async (query: Record<string, string>) => (await ctx.server.request('get', feed(org), { token: owner.token, query })).body.items.map((e: { action: string }) => e.action);
+    const actions = async (query: Record<string, string>) =>
+      (await ctx.server.request('get', feed(org), { token: owner.token, query })).body.items.map((e: { action: string }) => e.action);
 
     expect(await actions({ action: 'alert_policy.updated' })).to.deep.equal(['alert_policy.updated']);
     expect(await actions({ actor_id: ada.id })).to.deep.equal(['alert_policy.updated', 'member.personalization_updated']);

@@ -3,7 +3,14 @@ import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
-const defaults = { enabled: true, low_balance_thresholds: [100], notify_roles: ['owner', 'admin'], extra_recipients: [], updated_at: null, updated_by_id: null };
+const defaults = {
+  enabled: true,
+  low_balance_thresholds: [100],
+  notify_roles: ['owner', 'admin'],
+  extra_recipients: [],
+  updated_at: null,
+  updated_by_id: null,
+};
 
 describe('alert policy', () => {
   const ctx = useServer();
@@ -43,10 +50,19 @@ describe('alert policy', () => {
     });
     const second = await ctx.server.request('patch', policyPath(org), { token: owner.token, body: { enabled: false, extra_recipients: [] } });
     row = await ctx.db('organization_alert_policies').where({ organization_id: org }).first();
-    expect(second.body.alert_policy).to.deep.equal({ ...first.body.alert_policy, enabled: false, extra_recipients: [], updated_at: row.updated_at.toISOString() });
+    expect(second.body.alert_policy).to.deep.equal({
+      ...first.body.alert_policy,
+      enabled: false,
+      extra_recipients: [],
+      updated_at: row.updated_at.toISOString(),
+    });
     expect((await ctx.server.request('get', policyPath(org), { token: owner.token })).body).to.deep.equal(second.body);
 
-    const events = await ctx.db('activity_events').where({ organization_id: org, action: 'alert_policy.updated' }).orderBy('created_at').select('actor_id', 'subject_type', 'subject_id', 'data');
+    const events = await ctx
+      .db('activity_events')
+      .where({ organization_id: org, action: 'alert_policy.updated' })
+      .orderBy('created_at')
+      .select('actor_id', 'subject_type', 'subject_id', 'data');
     expect(events).to.deep.equal([
       {
         actor_id: owner.id,

@@ -15,19 +15,44 @@ describe('assets', () => {
     org = await createOrganization(ctx.server, alice);
   });
 
-  const create = (body: Record<string, unknown>, user = alice) => ctx.server.request('post', '/assets', { token: user.token, body: { organization_id: org, ...body } });
+  const create = (body: Record<string, unknown>, user = alice) =>
+    ctx.server.request('post', '/assets', { token: user.token, body: { organization_id: org, ...body } });
   const jobsFor = (queue: string, assetId: string) => ctx.db('pgboss.job').where({ name: queue }).whereRaw(`data->>'asset_id' = ?`, [assetId]).select('state');
 
   describe('POST /assets', () => {
     it('creates a text asset with every field of spec 2.2, records activity and enqueues enrichment in the same transaction', async () => {
-      const res = await create({ type: 'text', title: 'Notes', content: 'héllo world', mime_type: 'text/plain', metadata: { tags: ['a'] }, visibility: 'workspace' });
+      const res = await create({
+        type: 'text',
+        title: 'Notes',
+        content: 'héllo world',
+        mime_type: 'text/plain',
+        metadata: { tags: ['a'] },
+        visibility: 'workspace',
+      });
       expect(res.status).to.equal(201);
       expectAssetShape(res.body);
       expect(res.body).to.deep.include({
-        organization_id: org, created_by_id: alice.id, type: 'text', title: 'Notes', mime_type: 'text/plain', url: null, content: 'héllo world',
-        upload_file_state: null, enrichment_state: 'pending', visibility: 'workspace', workspace_role: 'viewer', metadata: { tags: ['a'] },
-        generation_id: null, origin_conversation_id: null, origin_canvas_id: null, mod_transcript_id: null, mod_asset_id: null, mod_source_id: null,
-        dual_media_id: null, deleted_at: null, deleted_by_id: null,
+        organization_id: org,
+        created_by_id: alice.id,
+        type: 'text',
+        title: 'Notes',
+        mime_type: 'text/plain',
+        url: null,
+        content: 'héllo world',
+        upload_file_state: null,
+        enrichment_state: 'pending',
+        visibility: 'workspace',
+        workspace_role: 'viewer',
+        metadata: { tags: ['a'] },
+        generation_id: null,
+        origin_conversation_id: null,
+        origin_canvas_id: null,
+        mod_transcript_id: null,
+        mod_asset_id: null,
+        mod_source_id: null,
+        dual_media_id: null,
+        deleted_at: null,
+        deleted_by_id: null,
       });
       expect(await ctx.db('activity_events').where({ subject_id: res.body.id }).pluck('action')).to.deep.equal(['asset.created']);
       expect(await jobsFor(assetEnrichmentJob.name, res.body.id)).to.have.length(1);
@@ -36,7 +61,16 @@ describe('assets', () => {
     it('a pointer asset (url, no content) has nothing to enrich: ignored, no job; defaults are private/viewer', async () => {
       const res = await create({ type: 'image', url: 'https://cdn.example.com/cat.png' });
       expect(res.status).to.equal(201);
-      expect(res.body).to.deep.include({ url: 'https://cdn.example.com/cat.png', title: null, content: null, mime_type: null, metadata: null, enrichment_state: 'ignored', visibility: 'private', workspace_role: 'viewer' });
+      expect(res.body).to.deep.include({
+        url: 'https://cdn.example.com/cat.png',
+        title: null,
+        content: null,
+        mime_type: null,
+        metadata: null,
+        enrichment_state: 'ignored',
+        visibility: 'private',
+        workspace_role: 'viewer',
+      });
       expect(await jobsFor(assetEnrichmentJob.name, res.body.id)).to.have.length(0);
     });
 
@@ -113,7 +147,11 @@ describe('assets', () => {
       expect(again.body).to.deep.equal(restored.body);
 
       expect(await ctx.db('activity_events').where({ subject_id: created.id }).orderBy('created_at').pluck('action')).to.deep.equal([
-        'asset.created', 'asset.updated', 'asset.updated', 'asset.deleted', 'asset.restored',
+        'asset.created',
+        'asset.updated',
+        'asset.updated',
+        'asset.deleted',
+        'asset.restored',
       ]);
     });
 
@@ -144,8 +182,21 @@ describe('assets', () => {
       const mallory = newUser();
       const missing = await ctx.server.request('get', '/assets/00000000-0000-4000-8000-000000000000', { token: alice.token });
       expect(missing.status).to.equal(404);
-      for (const [method, path] of [['get', ''], ['patch', ''], ['delete', ''], ['post', '/restore'], ['get', '/projects'], ['get', '/imported-parameters'], ['get', '/voices'], ['post', '/prompt'], ['get', '/file']] as const) {
-        const res = await ctx.server.request(method, `/assets/${created.id}${path}`, { token: mallory.token, ...(method === 'patch' && { body: { title: 'x' } }) });
+      for (const [method, path] of [
+        ['get', ''],
+        ['patch', ''],
+        ['delete', ''],
+        ['post', '/restore'],
+        ['get', '/projects'],
+        ['get', '/imported-parameters'],
+        ['get', '/voices'],
+        ['post', '/prompt'],
+        ['get', '/file'],
+      ] as const) {
+        const res = await ctx.server.request(method, `/assets/${created.id}${path}`, {
+          token: mallory.token,
+          ...(method === 'patch' && { body: { title: 'x' } }),
+        });
         expect(res.status, `${method} ${path}`).to.equal(404);
         expect(res.body, `${method} ${path}`).to.deep.equal(missing.body);
       }
@@ -159,11 +210,18 @@ describe('assets', () => {
       await addMember(ctx.db, orgId, bob);
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        const res = await ctx.server.request('post', '/assets', { token: alice.token, body: { organization_id: orgId, type: i % 2 ? 'image' : 'text', title: `Item ${i}${i === 3 ? ' sunrise' : ''}` } });
+        const res = await ctx.server.request('post', '/assets', {
+          token: alice.token,
+          body: { organization_id: orgId, type: i % 2 ? 'image' : 'text', title: `Item ${i}${i === 3 ? ' sunrise' : ''}` },
+        });
         ids.push(res.body.id);
       }
-      const bobs = await ctx.server.request('post', '/assets', { token: bob.token, body: { organization_id: orgId, type: 'audio', content: 'Sunrise over the bay', visibility: 'workspace' } });
-      const list = (query: Record<string, string | number>) => ctx.server.request('get', '/assets', { token: alice.token, query: { organization_id: orgId, ...query } });
+      const bobs = await ctx.server.request('post', '/assets', {
+        token: bob.token,
+        body: { organization_id: orgId, type: 'audio', content: 'Sunrise over the bay', visibility: 'workspace' },
+      });
+      const list = (query: Record<string, string | number>) =>
+        ctx.server.request('get', '/assets', { token: alice.token, query: { organization_id: orgId, ...query } });
 
       const first = await list({ limit: 4 });
       expect(first.status).to.equal(200);
@@ -194,15 +252,37 @@ describe('assets', () => {
 
   describe('POST /assets/imports/link (request side)', () => {
     it('creates the asset in_progress with a job in the same transaction, and records the import parameters', async () => {
-      const res = await ctx.server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url: 'https://media.example.test/photos/cat.png' } });
+      const res = await ctx.server.request('post', '/assets/imports/link', {
+        token: alice.token,
+        body: { organization_id: org, url: 'https://media.example.test/photos/cat.png' },
+      });
       expect(res.status).to.equal(201);
       expectAssetShape(res.body);
-      expect(res.body).to.deep.include({ type: 'image', title: null, url: null, mime_type: null, upload_file_state: 'in_progress', enrichment_state: null, created_by_id: alice.id, visibility: 'private' });
+      expect(res.body).to.deep.include({
+        type: 'image',
+        title: null,
+        url: null,
+        mime_type: null,
+        upload_file_state: 'in_progress',
+        enrichment_state: null,
+        created_by_id: alice.id,
+        visibility: 'private',
+      });
       expect(await jobsFor(assetImportJob.name, res.body.id)).to.have.length(1);
       expect(await ctx.db('activity_events').where({ subject_id: res.body.id }).pluck('action')).to.deep.equal(['asset.import_started']);
       const params = await ctx.server.request('get', `/assets/${res.body.id}/imported-parameters`, { token: alice.token });
       expect(params.status).to.equal(200);
-      expect(params.body).to.deep.equal({ asset_id: res.body.id, source_url: 'https://media.example.test/photos/cat.png', final_url: null, redirects: [], content_type: null, size: null, imported_at: null, state: 'in_progress', error: null });
+      expect(params.body).to.deep.equal({
+        asset_id: res.body.id,
+        source_url: 'https://media.example.test/photos/cat.png',
+        final_url: null,
+        redirects: [],
+        content_type: null,
+        size: null,
+        imported_at: null,
+        state: 'in_progress',
+        error: null,
+      });
     });
 
     it('refuses non-http URLs and unknown fields up front; 403 for non-members', async () => {
@@ -211,8 +291,17 @@ describe('assets', () => {
         expect(res.status, url).to.equal(400);
         expect(res.body.data.issues[0].path).to.deep.equal(['url']);
       }
-      expect((await ctx.server.request('post', '/assets/imports/link', { token: alice.token, body: { organization_id: org, url: 'https://x.test/', type: 'image' } })).status).to.equal(400);
-      expect((await ctx.server.request('post', '/assets/imports/link', { token: newUser().token, body: { organization_id: org, url: 'https://x.test/' } })).status).to.equal(403);
+      expect(
+        (
+          await ctx.server.request('post', '/assets/imports/link', {
+            token: alice.token,
+            body: { organization_id: org, url: 'https://x.test/', type: 'image' },
+          })
+        ).status,
+      ).to.equal(400);
+      expect(
+        (await ctx.server.request('post', '/assets/imports/link', { token: newUser().token, body: { organization_id: org, url: 'https://x.test/' } })).status,
+      ).to.equal(403);
     });
 
     it('imported-parameters is 404 for an asset that was not imported', async () => {

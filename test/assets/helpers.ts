@@ -3,9 +3,33 @@ import { deflateSync, crc32 } from 'node:zlib';
 
 /** Every field of the Asset (spec 2.2, plus what the jobs learned: enrichment, enrichment_error, import_error), sorted. */
 export const assetFields = [
-  'content', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'dual_media_id', 'enrichment', 'enrichment_error', 'enrichment_state', 'generation_id', 'id',
-  'import_error', 'metadata', 'mime_type', 'mod_asset_id', 'mod_source_id', 'mod_transcript_id', 'organization_id', 'origin_canvas_id',
-  'origin_conversation_id', 'title', 'type', 'updated_at', 'upload_file_state', 'url', 'visibility', 'workspace_role',
+  'content',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'dual_media_id',
+  'enrichment',
+  'enrichment_error',
+  'enrichment_state',
+  'generation_id',
+  'id',
+  'import_error',
+  'metadata',
+  'mime_type',
+  'mod_asset_id',
+  'mod_source_id',
+  'mod_transcript_id',
+  'organization_id',
+  'origin_canvas_id',
+  'origin_conversation_id',
+  'title',
+  'type',
+  'updated_at',
+  'upload_file_state',
+  'url',
+  'visibility',
+  'workspace_role',
 ];
 
 export function expectAssetShape(asset: Record<string, unknown>): void {
@@ -31,5 +55,10 @@ export function png(width: number, height: number): Buffer {
   header.writeUInt8(8, 8); // bit depth
   header.writeUInt8(2, 9); // colour type: RGB
   const rows = Buffer.concat(Array.from({ length: height }, () => Buffer.concat([Buffer.from([0]), Buffer.alloc(width * 3, 0x7f)])));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }

@@ -63,7 +63,10 @@ describe('assets: HTTP model provider', () => {
   it('lists the upstream models with the API key, not marked sandbox', async () => {
     const res = await server.request('get', '/assets/models', { token: alice.token });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ items: [{ id: 'vision-pro', name: 'Vision Pro', capabilities: ['prompt_extraction'], asset_types: ['image'] }], sandbox: false });
+    expect(res.body).to.deep.equal({
+      items: [{ id: 'vision-pro', name: 'Vision Pro', capabilities: ['prompt_extraction'], asset_types: ['image'] }],
+      sandbox: false,
+    });
     expect(seen.at(-1)).to.deep.include({ path: '/v1/models', authorization: 'Bearer models-key-123' });
   });
 

@@ -36,8 +36,7 @@ describe('authentication', () => {
     });
     after(async () => server.stop());
 
-    const sign = (payload: object, options: jwt.SignOptions = {}, secret = TEST_JWT_SECRET) =>
-      jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
+    const sign = (payload: object, options: jwt.SignOptions = {}, secret = TEST_JWT_SECRET) => jwt.sign(payload, secret, { algorithm: 'HS256', ...options });
 
     it('accepts a valid token', async () => {
       const res = await probe(server, sign({ sub: `u_${randomUUID()}` }, { expiresIn: 60 }));
@@ -154,7 +153,7 @@ describe('authentication', () => {
         { ...rsa.publicKey.export({ format: 'jwk' }), kid: 'rsa-1', alg: 'RS256', use: 'sig' },
         { ...ec.publicKey.export({ format: 'jwk' }), kid: 'ec-1', alg: 'ES256', use: 'sig' },
       ];
-      jwks = createServer((req, res) => {
+      jwks = createServer((_req, res) => {
         fetches++;
         res.setHeader('content-type', 'application/json');
         res.end(JSON.stringify({ keys }));
@@ -162,7 +161,12 @@ describe('authentication', () => {
       await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
       const address = jwks.address();
       const port = typeof address === 'object' && address ? address.port : 0;
-      server = await startTestServer({ JWT_SECRET: '', JWKS_URI: `http://127.0.0.1:${port}/.well-known/jwks.json`, JWT_ISSUER: issuer, JWT_AUDIENCE: audience });
+      server = await startTestServer({
+        JWT_SECRET: '',
+        JWKS_URI: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+        JWT_ISSUER: issuer,
+        JWT_AUDIENCE: audience,
+      });
     });
     after(async () => {
       await server.stop();
@@ -213,9 +217,19 @@ describe('authentication', () => {
 
     it('refuses a wrong issuer or audience, an expired token and a token without exp', async () => {
       const base = { sub: 'alice' };
-      expectUnauthorized(await probe(server, jwt.sign(base, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', expiresIn: 60, issuer: 'https://evil.example.test/', audience })));
+      expectUnauthorized(
+        await probe(
+          server,
+          jwt.sign(base, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', expiresIn: 60, issuer: 'https://evil.example.test/', audience }),
+        ),
+      );
       expectUnauthorized(await probe(server, jwt.sign(base, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', expiresIn: 60, issuer, audience: 'other' })));
-      expectUnauthorized(await probe(server, jwt.sign({ ...base, exp: Math.floor(Date.now() / 1000) - 5 }, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', issuer, audience })));
+      expectUnauthorized(
+        await probe(
+          server,
+          jwt.sign({ ...base, exp: Math.floor(Date.now() / 1000) - 5 }, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', issuer, audience }),
+        ),
+      );
       expectUnauthorized(await probe(server, jwt.sign(base, rsa.privateKey, { algorithm: 'RS256', keyid: 'rsa-1', issuer, audience })));
     });
   });

@@ -34,7 +34,9 @@ describe('low-balance alerts (billing.balance-alert-check handler)', () => {
     owner = newUser();
     org = await createOrganization(server, owner);
     await addMember(deps.db, org, newUser(), 'member'); // not in notify_roles
-    await deps.db('organization_alert_policies').insert({ organization_id: org, enabled: true, low_balance_thresholds: [500, 100], notify_roles: ['owner'], extra_recipients: ['ops@acme.test'] });
+    await deps
+      .db('organization_alert_policies')
+      .insert({ organization_id: org, enabled: true, low_balance_thresholds: [500, 100], notify_roles: ['owner'], extra_recipients: ['ops@acme.test'] });
   });
 
   const spend = (amount: number) =>

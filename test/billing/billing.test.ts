@@ -3,7 +3,12 @@ import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type ApiResponse, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
-const contact = { name: 'Acme GmbH', email: 'billing@acme.test', address: { line1: 'Main St 1', city: 'Berlin', postal_code: '10115', country: 'DE' }, tax_id: 'DE123456789' };
+const contact = {
+  name: 'Acme GmbH',
+  email: 'billing@acme.test',
+  address: { line1: 'Main St 1', city: 'Berlin', postal_code: '10115', country: 'DE' },
+  tax_id: 'DE123456789',
+};
 
 function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.status, JSON.stringify(res.body)).to.equal(status);
@@ -36,7 +41,17 @@ describe('billing (sandbox provider)', () => {
       const res = await ctx.server.request('get', `/organizations/${org}/subscription`, { token: admin.token });
       expect(res.status).to.equal(200);
       const sub = res.body.subscription;
-      expect(Object.keys(sub).sort()).to.deep.equal(['created_at', 'current_period_end', 'current_period_start', 'organization_id', 'plan', 'provider', 'scheduled_change', 'status', 'updated_at']);
+      expect(Object.keys(sub).sort()).to.deep.equal([
+        'created_at',
+        'current_period_end',
+        'current_period_start',
+        'organization_id',
+        'plan',
+        'provider',
+        'scheduled_change',
+        'status',
+        'updated_at',
+      ]);
       expect(sub).to.include({ organization_id: org, status: 'active', provider: 'sandbox', scheduled_change: null });
       expect(sub.plan).to.deep.equal({ key: 'free', name: 'Free', amount: 0, currency: 'usd', interval: 'month', monthly_credits: 0 });
       expect(new Date(sub.current_period_start).getTime()).to.be.at.most(Date.now());
@@ -60,7 +75,10 @@ describe('billing (sandbox provider)', () => {
       expect(customer.address).to.deep.equal(contact.address);
       expectError(await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: contact }), 409, 'conflict');
 
-      const patched = await ctx.server.request('patch', `/organizations/${org}/billing/customer`, { token: owner.token, body: { email: 'ap@acme.test', tax_id: null } });
+      const patched = await ctx.server.request('patch', `/organizations/${org}/billing/customer`, {
+        token: owner.token,
+        body: { email: 'ap@acme.test', tax_id: null },
+      });
       expect(patched.status).to.equal(200);
       expect(patched.body.customer).to.include({ email: 'ap@acme.test', name: 'Acme GmbH', tax_id: null });
       expect(patched.body.customer.address).to.deep.equal(contact.address);
@@ -74,8 +92,19 @@ describe('billing (sandbox provider)', () => {
       const bad = await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { ...contact, email: 'nope' } });
       expectError(bad, 400, 'validation_failed');
       expect(bad.body.message).to.match(/^email/);
-      expectError(await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { ...contact, extra: 1 } }), 400, 'validation_failed');
-      expectError(await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { ...contact, address: { ...contact.address, country: 'Germany' } } }), 400, 'validation_failed');
+      expectError(
+        await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { ...contact, extra: 1 } }),
+        400,
+        'validation_failed',
+      );
+      expectError(
+        await ctx.server.request('post', `/organizations/${org}/billing/customer`, {
+          token: owner.token,
+          body: { ...contact, address: { ...contact.address, country: 'Germany' } },
+        }),
+        400,
+        'validation_failed',
+      );
       // Admins may view billing but not manage money.
       expectError(await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: admin.token, body: contact }), 403, 'forbidden');
       expectError(await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: stranger.token, body: contact }), 404, 'not_found');
@@ -114,7 +143,9 @@ describe('billing (sandbox provider)', () => {
       expect(event.title).to.equal('Plan changed to Pro');
       expect(Number(event.amount)).to.be.above(0);
       expect(event.currency).to.equal('usd');
-      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'subscription.plan_changed' }).count('* as n').first()).to.deep.equal({ n: 1 });
+      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'subscription.plan_changed' }).count('* as n').first()).to.deep.equal({
+        n: 1,
+      });
     });
 
     it('schedules a downgrade for the period end; DELETE scheduled-change cancels it once', async () => {
@@ -141,12 +172,24 @@ describe('billing (sandbox provider)', () => {
 
     it('rejects the current plan (409), unknown plans (400), unknown fields (400), missing permission (403), strangers (404)', async () => {
       expectError(await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'free' } }), 409, 'conflict');
-      expectError(await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'gold' } }), 400, 'validation_failed');
-      expectError(await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'pro', when: 'now' } }), 400, 'validation_failed');
+      expectError(
+        await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'gold' } }),
+        400,
+        'validation_failed',
+      );
+      expectError(
+        await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: owner.token, body: { plan: 'pro', when: 'now' } }),
+        400,
+        'validation_failed',
+      );
       expectError(await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: admin.token, body: { plan: 'pro' } }), 403, 'forbidden');
       expectError(await ctx.server.request('patch', `/organizations/${org}/subscription`, { token: stranger.token, body: { plan: 'pro' } }), 404, 'not_found');
       expectError(await ctx.server.request('get', `/organizations/${org}/subscription/preview`, { token: owner.token }), 400, 'validation_failed');
-      expectError(await ctx.server.request('get', `/organizations/${org}/subscription/preview`, { token: member.token, query: { plan: 'pro' } }), 403, 'forbidden');
+      expectError(
+        await ctx.server.request('get', `/organizations/${org}/subscription/preview`, { token: member.token, query: { plan: 'pro' } }),
+        403,
+        'forbidden',
+      );
       expectError(await ctx.server.request('delete', `/organizations/${org}/subscription/scheduled-change`, { token: admin.token }), 403, 'forbidden');
     });
   });
@@ -163,7 +206,11 @@ describe('billing (sandbox provider)', () => {
       expect(url.searchParams.get('customer')).to.equal(customer.provider_customer_id);
       expect(new Date(res.body.expires_at).getTime()).to.be.above(Date.now());
       expectError(await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: admin.token, body: {} }), 403, 'forbidden');
-      expectError(await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: owner.token, body: { return_url: 'not a url' } }), 400, 'validation_failed');
+      expectError(
+        await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: owner.token, body: { return_url: 'not a url' } }),
+        400,
+        'validation_failed',
+      );
     });
 
     it('summarises provider, customer, subscription and plan', async () => {

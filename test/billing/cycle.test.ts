@@ -46,7 +46,9 @@ describe('plan-cycle refills (billing.cycle-refills handler)', () => {
     const subscription = await deps.db('billing_subscriptions').where({ organization_id: org }).first();
     expect(grants[0].expires_at.toISOString()).to.equal(subscription.current_period_end.toISOString());
     const refills = await deps.db('plan_cycle_refills').where({ organization_id: org });
-    expect(refills.map((r) => [r.period_start.toISOString(), r.plan, r.credits])).to.deep.equal([[subscription.current_period_start.toISOString(), 'pro', 5000]]);
+    expect(refills.map((r) => [r.period_start.toISOString(), r.plan, r.credits])).to.deep.equal([
+      [subscription.current_period_start.toISOString(), 'pro', 5000],
+    ]);
     expect(await balance(org)).to.equal(before + 5000);
     const ledger = await deps.db('credit_ledger_entries').where({ organization_id: org, kind: 'plan_refill' });
     expect(ledger.map((e) => e.amount)).to.deep.equal([5000]);
@@ -64,7 +66,10 @@ describe('plan-cycle refills (billing.cycle-refills handler)', () => {
     const anchor = new Date(Date.now() - 40 * 86_400_000);
     const end = new Date(anchor);
     end.setUTCMonth(end.getUTCMonth() + 1);
-    await deps.db('billing_subscriptions').where({ organization_id: org }).update({ plan: 'team', cycle_anchor: anchor, current_period_start: anchor, current_period_end: end, scheduled_plan: 'pro', scheduled_change_at: end });
+    await deps
+      .db('billing_subscriptions')
+      .where({ organization_id: org })
+      .update({ plan: 'team', cycle_anchor: anchor, current_period_start: anchor, current_period_end: end, scheduled_plan: 'pro', scheduled_change_at: end });
 
     await cycleRefillsHandler.run({ organization_id: org }, context);
     await cycleRefillsHandler.run({ organization_id: org }, context);

@@ -26,7 +26,18 @@ async function startFakeStripe(seen: Seen[]): Promise<FakeUpstream> {
     object: 'subscription',
     status: 'active',
     customer: 'cus_test_1',
-    items: { object: 'list', data: [{ id: 'si_test_1', object: 'subscription_item', price: { id: price, object: 'price', lookup_key: price === 'price_pro' ? 'workspace_pro_monthly' : 'workspace_team_monthly' }, current_period_start: periodStart, current_period_end: periodEnd }] },
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: 'si_test_1',
+          object: 'subscription_item',
+          price: { id: price, object: 'price', lookup_key: price === 'price_pro' ? 'workspace_pro_monthly' : 'workspace_team_monthly' },
+          current_period_start: periodStart,
+          current_period_end: periodEnd,
+        },
+      ],
+    },
   });
   const reply = (handler: (seen: Seen) => unknown) => (req: http.IncomingMessage, res: http.ServerResponse) => {
     let body = '';
@@ -50,7 +61,12 @@ async function startFakeStripe(seen: Seen[]): Promise<FakeUpstream> {
     '/v1/customers/cus_test_1': reply(() => ({ id: 'cus_test_1', object: 'customer' })),
     '/v1/prices': reply((r) => {
       const key = r.form.get('lookup_keys[0]');
-      return { object: 'list', has_more: false, url: '/v1/prices', data: [{ id: key === 'workspace_pro_monthly' ? 'price_pro' : 'price_team', object: 'price', lookup_key: key }] };
+      return {
+        object: 'list',
+        has_more: false,
+        url: '/v1/prices',
+        data: [{ id: key === 'workspace_pro_monthly' ? 'price_pro' : 'price_team', object: 'price', lookup_key: key }],
+      };
     }),
     '/v1/invoices/create_preview': reply(() => ({ object: 'invoice', amount_due: 1234, currency: 'usd' })),
     '/v1/subscriptions': reply(() => subscription()),
@@ -58,7 +74,12 @@ async function startFakeStripe(seen: Seen[]): Promise<FakeUpstream> {
       if (r.method === 'POST' && r.form.get('items[0][price]')) price = r.form.get('items[0][price]')!;
       return subscription();
     }),
-    '/v1/billing_portal/sessions': reply(() => ({ id: 'bps_1', object: 'billing_portal.session', url: 'https://billing.stripe.test/session/bps_1', created: Math.floor(Date.now() / 1000) })),
+    '/v1/billing_portal/sessions': reply(() => ({
+      id: 'bps_1',
+      object: 'billing_portal.session',
+      url: 'https://billing.stripe.test/session/bps_1',
+      created: Math.floor(Date.now() / 1000),
+    })),
   });
 }
 
@@ -97,7 +118,10 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   });
 
   it('creates and updates the Stripe customer', async () => {
-    const res = await ctx.server.request('post', `/organizations/${org}/billing/customer`, { token: owner.token, body: { name: 'Acme', email: 'billing@acme.test', tax_id: 'DE1' } });
+    const res = await ctx.server.request('post', `/organizations/${org}/billing/customer`, {
+      token: owner.token,
+      body: { name: 'Acme', email: 'billing@acme.test', tax_id: 'DE1' },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.customer).to.include({ provider: 'stripe', provider_customer_id: 'cus_test_1' });
     const create = seen.find((r) => r.path === '/v1/customers')!;
@@ -139,7 +163,10 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
   });
 
   it('opens a Stripe billing portal session', async () => {
-    const res = await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, { token: owner.token, body: { return_url: 'https://app.example.test/billing' } });
+    const res = await ctx.server.request('post', `/organizations/${org}/billing/portal-sessions`, {
+      token: owner.token,
+      body: { return_url: 'https://app.example.test/billing' },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.url).to.equal('https://billing.stripe.test/session/bps_1');
     expect(new Date(res.body.expires_at).getTime()).to.be.above(Date.now());
@@ -154,7 +181,18 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
       object: 'event',
       type: 'checkout.session.completed',
       created: Math.floor(Date.now() / 1000),
-      data: { object: { id: `cs_${id}`, object: 'checkout.session', mode: 'payment', payment_status: 'paid', amount_total: 999, currency: 'usd', customer: 'cus_test_1', metadata: { organization_id: org, credits: '500' } } },
+      data: {
+        object: {
+          id: `cs_${id}`,
+          object: 'checkout.session',
+          mode: 'payment',
+          payment_status: 'paid',
+          amount_total: 999,
+          currency: 'usd',
+          customer: 'cus_test_1',
+          metadata: { organization_id: org, credits: '500' },
+        },
+      },
     });
     const purchases = () => ctx.db('credit_grants').where({ organization_id: org, source: 'purchase' });
 
@@ -206,7 +244,25 @@ describe('billing with the Stripe adapter (fake Stripe on loopback)', () => {
         object: 'event',
         type: 'customer.subscription.updated',
         created: now,
-        data: { object: { id: 'sub_test_1', object: 'subscription', status: 'past_due', customer: 'cus_test_1', metadata: {}, items: { data: [{ id: 'si_test_1', price: { id: 'price_pro', lookup_key: 'workspace_pro_monthly' }, current_period_start: now, current_period_end: now + 30 * 86_400 }] } } },
+        data: {
+          object: {
+            id: 'sub_test_1',
+            object: 'subscription',
+            status: 'past_due',
+            customer: 'cus_test_1',
+            metadata: {},
+            items: {
+              data: [
+                {
+                  id: 'si_test_1',
+                  price: { id: 'price_pro', lookup_key: 'workspace_pro_monthly' },
+                  current_period_start: now,
+                  current_period_end: now + 30 * 86_400,
+                },
+              ],
+            },
+          },
+        },
       });
       const res = await postWebhook(body, signature);
       expect(res.body.outcome).to.equal('applied');

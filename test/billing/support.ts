@@ -19,7 +19,15 @@ export async function workerDeps(overrides: Record<string, string> = {}): Promis
   const boss = createBoss(url, 'web');
   await boss.start();
   const log = createLogger(config, 'test-worker');
-  const deps: Deps = { config, creditPeriods: createCreditPeriods(), db, jobs: new JobQueue(boss), log, metered: createMeteredOperations(), providers: createProviders(config, db) };
+  const deps: Deps = {
+    config,
+    creditPeriods: createCreditPeriods(),
+    db,
+    jobs: new JobQueue(boss),
+    log,
+    metered: createMeteredOperations(),
+    providers: createProviders(config, db),
+  };
   const context: JobContext = { deps, job: {} as JobContext['job'], log, signal: new AbortController().signal, lastAttempt: false };
   return {
     deps,

@@ -3,7 +3,19 @@ import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, knownUser, createOrganization } from '../access/fixtures.ts';
 
-const canvasKeys = ['created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'id', 'organization_id', 'project_id', 'title', 'updated_at', 'visibility', 'workspace_role'];
+const canvasKeys = [
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'id',
+  'organization_id',
+  'project_id',
+  'title',
+  'updated_at',
+  'visibility',
+  'workspace_role',
+];
 
 describe('canvases', () => {
   const ctx = useServer();
@@ -22,16 +34,30 @@ describe('canvases', () => {
     const res = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org } });
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body).sort()).to.deep.equal(canvasKeys);
-    expect(res.body).to.include({ organization_id: org, created_by_id: bob.id, title: null, visibility: 'private', workspace_role: 'viewer', project_id: null, deleted_at: null, deleted_by_id: null });
+    expect(res.body).to.include({
+      organization_id: org,
+      created_by_id: bob.id,
+      title: null,
+      visibility: 'private',
+      workspace_role: 'viewer',
+      project_id: null,
+      deleted_at: null,
+      deleted_by_id: null,
+    });
     expect(await ctx.db('activity_events').where({ subject_id: res.body.id }).pluck('action')).to.deep.equal(['canvas.created']);
   });
 
   it('POST /canvases with project_id files it into the project (via origin); refuses unusable projects with 400 and writes nothing', async () => {
     const project = await ctx.server.request('post', '/projects', { token: alice.token, body: { organization_id: org, title: 'Home' } });
-    const res = await ctx.server.request('post', '/canvases', { token: alice.token, body: { organization_id: org, title: 'In project', project_id: project.body.id } });
+    const res = await ctx.server.request('post', '/canvases', {
+      token: alice.token,
+      body: { organization_id: org, title: 'In project', project_id: project.body.id },
+    });
     expect(res.status).to.equal(201);
     expect(res.body.project_id).to.equal(project.body.id);
-    expect(await ctx.db('project_items').where({ item_id: res.body.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project.body.id, item_type: 'canvas', via: 'origin' }]);
+    expect(await ctx.db('project_items').where({ item_id: res.body.id }).select('project_id', 'item_type', 'via')).to.deep.equal([
+      { project_id: project.body.id, item_type: 'canvas', via: 'origin' },
+    ]);
     const before = await ctx.db('canvases').count<{ count: number }[]>('* as count');
     const unreadable = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org, project_id: project.body.id } });
     expect(unreadable.status).to.equal(400);
@@ -75,7 +101,8 @@ describe('canvases', () => {
     const fresh = await knownUser(ctx.db);
     const org2 = await createOrganization(ctx.server, fresh);
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await ctx.server.request('post', '/canvases', { token: fresh.token, body: { organization_id: org2, title: `Item ${i}` } })).body.id);
+    for (let i = 0; i < 5; i++)
+      ids.push((await ctx.server.request('post', '/canvases', { token: fresh.token, body: { organization_id: org2, title: `Item ${i}` } })).body.id);
     const seen: string[] = [];
     let cursor: string | undefined;
     do {

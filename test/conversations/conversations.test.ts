@@ -6,9 +6,26 @@ import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
 const conversationKeys = [
-  'active_leaf_id', 'active_run_at', 'active_run_id', 'active_workflow_run_id', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id',
-  'forked_from_conversation_id', 'id', 'last_message_at', 'message_count', 'mod_conversation_id', 'organization_id', 'project_id', 'schedule_id',
-  'title', 'updated_at', 'visibility', 'workspace_role',
+  'active_leaf_id',
+  'active_run_at',
+  'active_run_id',
+  'active_workflow_run_id',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'forked_from_conversation_id',
+  'id',
+  'last_message_at',
+  'message_count',
+  'mod_conversation_id',
+  'organization_id',
+  'project_id',
+  'schedule_id',
+  'title',
+  'updated_at',
+  'visibility',
+  'workspace_role',
 ];
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -33,9 +50,23 @@ describe('conversations', () => {
       expect(created_at).to.match(iso);
       expect(updated_at).to.equal(created_at);
       expect(rest).to.deep.equal({
-        organization_id: org, created_by_id: alice.id, title: 'Launch plan', visibility: 'private', workspace_role: 'viewer', project_id: null,
-        active_leaf_id: null, schedule_id: null, forked_from_conversation_id: null, message_count: 0, last_message_at: null, active_run_id: null,
-        active_run_at: null, active_workflow_run_id: null, mod_conversation_id: null, deleted_at: null, deleted_by_id: null,
+        organization_id: org,
+        created_by_id: alice.id,
+        title: 'Launch plan',
+        visibility: 'private',
+        workspace_role: 'viewer',
+        project_id: null,
+        active_leaf_id: null,
+        schedule_id: null,
+        forked_from_conversation_id: null,
+        message_count: 0,
+        last_message_at: null,
+        active_run_id: null,
+        active_run_at: null,
+        active_workflow_run_id: null,
+        mod_conversation_id: null,
+        deleted_at: null,
+        deleted_by_id: null,
       });
       const activity = await ctx.db('activity_events').where({ organization_id: org, subject_id: id }).select('action', 'actor_id', 'subject_type');
       expect(activity).to.deep.equal([{ action: 'conversation.created', actor_id: alice.id, subject_type: 'chat_conversation' }]);
@@ -50,7 +81,9 @@ describe('conversations', () => {
       const project = await insertProject(ctx.db, org, alice);
       const conversation = await create(alice, { organization_id: org, project_id: project, visibility: 'workspace' });
       expect(conversation).to.include({ project_id: project, visibility: 'workspace', title: null });
-      expect(await ctx.db('project_items').where({ item_id: conversation.id }).select('project_id', 'item_type', 'via')).to.deep.equal([{ project_id: project, item_type: 'chat_conversation', via: 'origin' }]);
+      expect(await ctx.db('project_items').where({ item_id: conversation.id }).select('project_id', 'item_type', 'via')).to.deep.equal([
+        { project_id: project, item_type: 'chat_conversation', via: 'origin' },
+      ]);
       const projects = await ctx.server.request('get', `/conversations/${conversation.id}/projects`, { token: alice.token });
       expect(projects.status).to.equal(200);
       expect(projects.body.items.map((p: any) => p.id)).to.deep.equal([project]);
@@ -140,8 +173,18 @@ describe('conversations', () => {
       const extra = await ctx.server.request('patch', `/conversations/${id}`, { token: alice.token, body: { visibility: 'workspace' } });
       expect(extra.status).to.equal(400);
       expect(extra.body.message).to.match(/visibility/);
-      for (const [method, suffix] of [['get', ''], ['patch', ''], ['delete', ''], ['post', '/restore'], ['get', '/projects'], ['get', '/access']] as const) {
-        const res = await ctx.server.request(method, `/conversations/${randomUUID()}${suffix}`, { token: alice.token, body: method === 'patch' ? { title: 'x' } : undefined });
+      for (const [method, suffix] of [
+        ['get', ''],
+        ['patch', ''],
+        ['delete', ''],
+        ['post', '/restore'],
+        ['get', '/projects'],
+        ['get', '/access'],
+      ] as const) {
+        const res = await ctx.server.request(method, `/conversations/${randomUUID()}${suffix}`, {
+          token: alice.token,
+          body: method === 'patch' ? { title: 'x' } : undefined,
+        });
         expect(res.status, `${method} ${suffix}`).to.equal(404);
         expect(res.body).to.deep.equal({ code: 'not_found', message: 'conversation not found', data: { issues: [] } });
       }
@@ -153,13 +196,22 @@ describe('conversations', () => {
       const org = await createOrganization(ctx.server, alice);
       await addMember(ctx.db, org, bob);
       const { id } = await create(alice, { organization_id: org });
-      const grant = await ctx.server.request('post', `/access/chat_conversation/${id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'editor' } });
+      const grant = await ctx.server.request('post', `/access/chat_conversation/${id}/grants`, {
+        token: alice.token,
+        body: { user_id: bob.id, role: 'editor' },
+      });
       const res = await ctx.server.request('get', `/conversations/${id}/access`, { token: bob.token });
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.equal({
-        resource_type: 'chat_conversation', resource_id: id, owner_id: alice.id, role: 'editor', shared: true,
+        resource_type: 'chat_conversation',
+        resource_id: id,
+        owner_id: alice.id,
+        role: 'editor',
+        shared: true,
         capabilities: { can_edit: true, can_manage_people: false, can_change_general_access: false, can_delete: false },
-        can_leave: true, general_access: { visibility: 'private', workspace_role: 'viewer' }, general_access_editable: false,
+        can_leave: true,
+        general_access: { visibility: 'private', workspace_role: 'viewer' },
+        general_access_editable: false,
         grants: [{ id: grant.body.id, user_id: bob.id, role: 'editor', granted_by_id: alice.id, created_at: grant.body.created_at }],
         inherited: [],
       });

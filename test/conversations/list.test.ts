@@ -28,7 +28,8 @@ describe('GET /conversations', () => {
     const inProject = await create(alice, { organization_id: org, title: 'In project', project_id: project });
     await create(alice, { organization_id: org, title: 'Alice private' });
 
-    const list = (query: Record<string, string>) => ctx.server.request('get', '/conversations', { token: bob.token, query: { organization_id: org, ...query } });
+    const list = (query: Record<string, string>) =>
+      ctx.server.request('get', '/conversations', { token: bob.token, query: { organization_id: org, ...query } });
     const all = await list({});
     expect(all.status).to.equal(200);
     expect(ids(all)).to.deep.equal([inProject, workspace, granted, bobsOwn]);
@@ -83,7 +84,9 @@ describe('GET /conversations', () => {
     const shown = await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org, include_scheduled: true } });
     expect(ids(shown)).to.deep.equal([scheduled, plain]);
     expect(shown.body.items[0].schedule_id).to.equal(scheduleId);
-    expect((await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org, include_scheduled: 'yes' } })).status).to.equal(400);
+    expect(
+      (await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org, include_scheduled: 'yes' } })).status,
+    ).to.equal(400);
   });
 
   it('pages with a keyset cursor: every conversation appears exactly once while others are being created', async () => {

@@ -12,7 +12,8 @@ describe('credit adjustments', () => {
 
   const adjust = (user: TestUser, org: string, body: unknown, key?: string) =>
     ctx.server.request('post', `/organizations/${org}/credits/adjustments`, { token: user.token, body, ...(key && { headers: { 'Idempotency-Key': key } }) });
-  const activityOf = (org: string) => ctx.db('activity_events').where({ organization_id: org, action: 'credits.adjusted' }).select('actor_id', 'subject_type', 'subject_id', 'data');
+  const activityOf = (org: string) =>
+    ctx.db('activity_events').where({ organization_id: org, action: 'credits.adjusted' }).select('actor_id', 'subject_type', 'subject_id', 'data');
 
   it('a positive adjustment is a grant of source adjustment with one issued → available row', async () => {
     const owner = newUser();
@@ -39,7 +40,9 @@ describe('credit adjustments', () => {
       metadata: { reason: 'Goodwill after outage', adjusted_by: owner.id },
     });
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1250, captured: 0, held: 0, expired: 0 });
-    expect(await activityOf(org)).to.deep.equal([{ actor_id: owner.id, subject_type: 'organization', subject_id: org, data: { amount: 250, reason: 'Goodwill after outage', user_id: member.id } }]);
+    expect(await activityOf(org)).to.deep.equal([
+      { actor_id: owner.id, subject_type: 'organization', subject_id: org, data: { amount: 250, reason: 'Goodwill after outage', user_id: member.id } },
+    ]);
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
@@ -47,16 +50,26 @@ describe('credit adjustments', () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
     // Created later but expiring sooner: the plan credits are drawn first.
-    const bought = await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 30, expiresAt: new Date(Date.now() + 2 * HOUR), description: 'Bought' }));
-    const plan = await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + HOUR), description: 'Plan' }));
+    const bought = await ctx.db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'purchase', amount: 30, expiresAt: new Date(Date.now() + 2 * HOUR), description: 'Bought' }),
+    );
+    const plan = await ctx.db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + HOUR), description: 'Plan' }),
+    );
     const res = await adjust(owner, org, { amount: -70, reason: 'Duplicate purchase' });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
-    expect(res.body.transactions.map((t: any) => [t.kind, t.amount, t.from_account, t.to_account, t.balance_change, t.available_change, t.grant_id, t.user_id])).to.deep.equal([
+    expect(
+      res.body.transactions.map((t: any) => [t.kind, t.amount, t.from_account, t.to_account, t.balance_change, t.available_change, t.grant_id, t.user_id]),
+    ).to.deep.equal([
       ['adjustment', 50, 'available', 'issued', -50, -50, plan.id, owner.id],
       ['adjustment', 20, 'available', 'issued', -20, -20, bought.id, owner.id],
     ]);
     expect(res.body.credits).to.deep.include({ balance: 1010, held: 0, available: 1010 });
-    expect(res.body.credits.grants.map((g: any) => [g.source, g.remaining])).to.deep.equal([['plan_cycle', 0], ['purchase', 10], ['starter', 1000]]);
+    expect(res.body.credits.grants.map((g: any) => [g.source, g.remaining])).to.deep.equal([
+      ['plan_cycle', 0],
+      ['purchase', 10],
+      ['starter', 1000],
+    ]);
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1010, captured: 0, held: 0, expired: 0 });
     expect(await ctx.db('credit_grants').where({ id: plan.id }).first('remaining')).to.deep.equal({ remaining: 0 });
     expect(await activityOf(org)).to.have.length(1);
@@ -66,7 +79,10 @@ describe('credit adjustments', () => {
   it('never takes more than available: 409 naming amount, nothing written; exactly available succeeds', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const begin = await ctx.server.request('post', `/organizations/${org}/credits/chat-runs/begin`, { token: owner.token, body: { run_id: 'r1', amount: 900 } });
+    const begin = await ctx.server.request('post', `/organizations/${org}/credits/chat-runs/begin`, {
+      token: owner.token,
+      body: { run_id: 'r1', amount: 900 },
+    });
     expect(begin.status).to.equal(201);
     const before = await entriesOf(ctx.db, org);
     const tooMuch = await adjust(owner, org, { amount: -101, reason: 'Too much' });

@@ -56,9 +56,14 @@ describe('credits under concurrency', () => {
     expect(Math.min(...lowest)).to.be.at.least(0);
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 100, expired: 0 });
     expect(await ctx.db('credit_holds').where({ organization_id: org, status: 'held' }).count('* as n').first()).to.deep.equal({ n: 10 });
-    const sum = await ctx.db('credit_ledger_entries')
+    const sum = await ctx
+      .db('credit_ledger_entries')
       .where({ organization_id: org })
-      .select(ctx.db.raw("coalesce(sum(amount) FILTER (WHERE to_account = 'held'), 0)::bigint AS held, coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted"))
+      .select(
+        ctx.db.raw(
+          "coalesce(sum(amount) FILTER (WHERE to_account = 'held'), 0)::bigint AS held, coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted",
+        ),
+      )
       .first();
     expect(sum).to.deep.equal({ held: 100, granted: 100 });
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
@@ -94,12 +99,16 @@ describe('credits under concurrency', () => {
     await ctx.db.transaction((trx) => setSpendingLimit(trx, org, member.id, 30, owner.id));
     const dbs = await separateConnections(10);
     try {
-      const results = await Promise.allSettled(dbs.map((conn) => conn.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 10, reason: 'race' }))));
+      const results = await Promise.allSettled(
+        dbs.map((conn) => conn.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 10, reason: 'race' }))),
+      );
       expect(results.filter((r) => r.status === 'fulfilled').length).to.equal(3);
       for (const r of results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')) {
         expect(r.reason.status).to.equal(402);
         expect(r.reason.issues[0].path).to.deep.equal(['spending_limit']);
-        expect(r.reason.message).to.match(/^spending_limit: the member's spending limit is exhausted \(limit 30 credits this period, 30 used or held, 10 needed\)$/);
+        expect(r.reason.message).to.match(
+          /^spending_limit: the member's spending limit is exhausted \(limit 30 credits this period, 30 used or held, 10 needed\)$/,
+        );
       }
     } finally {
       await Promise.all(dbs.map((conn) => conn.destroy()));

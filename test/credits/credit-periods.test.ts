@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { periodContaining } from '../../src/billing/plans.ts';
+import { periodContaining } from '../../src/providers/billing/plans.ts';
 import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { calendarMonth, type CreditPeriods } from '../../src/credits/cycle.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
@@ -65,8 +65,9 @@ describe('credit periods come from the deps (billing cycles in every process, no
       expect(cycle.body).to.deep.include({ period_start: period.start.toISOString(), used: 0 });
 
       // Calendar months (what a process that never loaded billing used to count) would refuse 50…
-      expect(await failure(ctx.db.transaction((trx) => placeHold(trx, calendarMonths, { organizationId: org, userId: member.id, amount: 50, reason: 'chat_run' }))))
-        .to.include({ code: 'payment_required' });
+      expect(
+        await failure(ctx.db.transaction((trx) => placeHold(trx, calendarMonths, { organizationId: org, userId: member.id, amount: 50, reason: 'chat_run' }))),
+      ).to.include({ code: 'payment_required' });
       // …the deps' billing periods allow it.
       const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 50, reason: 'chat_run' }));
       expect(hold).to.include({ amount: 50, status: 'held' });
@@ -90,7 +91,9 @@ describe('credit periods come from the deps (billing cycles in every process, no
     it('a fresh worker (billing code loaded only through its deps) holds a metered operation under the billing-period limit', async () => {
       const userId = `user_${randomUUID().slice(0, 8)}`;
       await db('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Member' });
-      const [org] = await db('organizations').insert({ name: 'Cycle Co', slug: `cycle-${randomUUID().slice(0, 8)}`, created_by_id: userId }).returning('id');
+      const [org] = await db('organizations')
+        .insert({ name: 'Cycle Co', slug: `cycle-${randomUUID().slice(0, 8)}`, created_by_id: userId })
+        .returning('id');
       await db.transaction((trx) => grantCredits(trx, { organizationId: org.id, source: 'purchase', amount: 100, description: 'Test credits' }));
       await spendThenStartBillingPeriod(db, org.id, userId);
 
@@ -113,7 +116,9 @@ describe('credit periods come from the deps (billing cycles in every process, no
       worker();
       await eventually(async () => (await jobState(db, jobId))?.state === 'completed', 200);
       // 40 spent last period + 30 reserved now is over 50 only if the worker counted calendar months.
-      const hold = await db('credit_holds').where({ organization_id: org.id, run_id: `job:${key}` }).first('status', 'amount', 'captured');
+      const hold = await db('credit_holds')
+        .where({ organization_id: org.id, run_id: `job:${key}` })
+        .first('status', 'amount', 'captured');
       expect(hold).to.deep.equal({ status: 'captured', amount: 30, captured: 7 });
     });
   });

@@ -12,7 +12,11 @@ describe('credits over HTTP', () => {
 
   const credits = (user: TestUser, org: string, sub = '') => ctx.server.request('get', `/organizations/${org}/credits${sub}`, { token: user.token });
   const run = (user: TestUser, org: string, step: 'begin' | 'capture' | 'settle', body: unknown, key?: string) =>
-    ctx.server.request('post', `/organizations/${org}/credits/chat-runs/${step}`, { token: user.token, body, ...(key && { headers: { 'Idempotency-Key': key } }) });
+    ctx.server.request('post', `/organizations/${org}/credits/chat-runs/${step}`, {
+      token: user.token,
+      body,
+      ...(key && { headers: { 'Idempotency-Key': key } }),
+    });
 
   describe('GET /organizations/{id}/credits', () => {
     it('shows the starter grant as an integer balance; 404 for non-members', async () => {
@@ -22,7 +26,14 @@ describe('credits over HTTP', () => {
       expect(res.status).to.equal(200);
       expect(res.body).to.deep.include({ organization_id: org, balance: 1000, held: 0, available: 1000 });
       expect(res.body.grants).to.have.length(1);
-      expect(res.body.grants[0]).to.deep.include({ source: 'starter', amount: 1000, remaining: 1000, priority: 10, description: 'Starter credits', expires_at: null });
+      expect(res.body.grants[0]).to.deep.include({
+        source: 'starter',
+        amount: 1000,
+        remaining: 1000,
+        priority: 10,
+        description: 'Starter credits',
+        expires_at: null,
+      });
       expect(res.body.grants[0].created_at).to.match(iso);
       const outsider = await credits(newUser(), org);
       const missing = await credits(newUser(), 'no-such-org');
@@ -41,7 +52,17 @@ describe('credits over HTTP', () => {
       const now = new Date();
       const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
       const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
-      expect(res.body).to.deep.equal({ organization_id: org, period_start: start, period_end: end, granted: 1000, used: 30, expired: 0, held: 70, balance: 970, available: 900 });
+      expect(res.body).to.deep.equal({
+        organization_id: org,
+        period_start: start,
+        period_end: end,
+        granted: 1000,
+        used: 30,
+        expired: 0,
+        held: 70,
+        balance: 970,
+        available: 900,
+      });
     });
   });
 
@@ -52,8 +73,33 @@ describe('credits over HTTP', () => {
       const begin = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: 'conv-1', message_id: 'msg-1' });
       expect(begin.status).to.equal(201);
       const hold = begin.body.hold;
-      expect(hold).to.deep.include({ run_id: 'run-1', status: 'held', amount: 200, captured: 0, released: 0, remaining: 200, user_id: owner.id, conversation_id: 'conv-1', message_id: 'msg-1', resolved_at: null });
-      expect(Object.keys(hold).sort()).to.deep.equal(['amount', 'captured', 'conversation_id', 'created_at', 'expires_at', 'id', 'message_id', 'released', 'remaining', 'resolved_at', 'run_id', 'status', 'user_id']);
+      expect(hold).to.deep.include({
+        run_id: 'run-1',
+        status: 'held',
+        amount: 200,
+        captured: 0,
+        released: 0,
+        remaining: 200,
+        user_id: owner.id,
+        conversation_id: 'conv-1',
+        message_id: 'msg-1',
+        resolved_at: null,
+      });
+      expect(Object.keys(hold).sort()).to.deep.equal([
+        'amount',
+        'captured',
+        'conversation_id',
+        'created_at',
+        'expires_at',
+        'id',
+        'message_id',
+        'released',
+        'remaining',
+        'resolved_at',
+        'run_id',
+        'status',
+        'user_id',
+      ]);
       expect((await credits(owner, org)).body).to.deep.include({ balance: 1000, held: 200, available: 800 });
 
       const again = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: 'conv-1', message_id: 'msg-1' });
@@ -88,7 +134,11 @@ describe('credits over HTTP', () => {
       expect(settleAgain.body).to.deep.equal(settle.body);
       const late = await run(owner, org, 'capture', { run_id: 'run-1', amount: 1, capture_id: 'late' });
       expect(late.status).to.equal(409);
-      expect(late.body).to.deep.equal({ code: 'conflict', message: 'hold: the hold is already captured; it resolves only once', data: { issues: [{ path: ['hold'], message: 'hold: the hold is already captured; it resolves only once' }] } });
+      expect(late.body).to.deep.equal({
+        code: 'conflict',
+        message: 'hold: the hold is already captured; it resolves only once',
+        data: { issues: [{ path: ['hold'], message: 'hold: the hold is already captured; it resolves only once' }] },
+      });
 
       expect((await credits(owner, org)).body).to.deep.include({ balance: 930, held: 0, available: 930 });
       expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1000, captured: 70, held: 0, expired: 0 });
@@ -197,10 +247,18 @@ describe('credits over HTTP', () => {
         ['hold', 40, 0, -40],
         ['grant', 1000, 1000, 1000],
       ]);
-      expect(all.body.items[1]).to.deep.include({ run_id: 'a', user_id: owner.id, conversation_id: 'conv-a', tool_call_id: 'tool-1', from_account: 'held', to_account: 'spent' });
+      expect(all.body.items[1]).to.deep.include({
+        run_id: 'a',
+        user_id: owner.id,
+        conversation_id: 'conv-a',
+        tool_call_id: 'tool-1',
+        from_account: 'held',
+        to_account: 'spent',
+      });
       expect(all.body.next_cursor).to.equal(null);
 
-      const q = (query: Record<string, string | number>) => ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: owner.token, query });
+      const q = (query: Record<string, string | number>) =>
+        ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: owner.token, query });
       expect((await q({ kind: 'hold' })).body.items.map((t: any) => t.run_id)).to.deep.equal(['b', 'a']);
       expect((await q({ user_id: member.id })).body.items.map((t: any) => t.kind)).to.deep.equal(['release', 'hold']);
       expect((await q({ conversation_id: 'conv-a' })).body.items.map((t: any) => t.kind)).to.deep.equal(['capture', 'hold']);
@@ -236,7 +294,9 @@ describe('credits over HTTP', () => {
       const set = await ctx.server.request('patch', path, { token: owner.token, body: { spending_limit: 50 } });
       expect(set.status).to.equal(200);
       expect(set.body).to.deep.include({ spending_limit: 50, remaining: 50 });
-      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'member.spending_limit_changed' }).pluck('data')).to.deep.equal([{ spending_limit: 50 }]);
+      expect(await ctx.db('activity_events').where({ organization_id: org, action: 'member.spending_limit_changed' }).pluck('data')).to.deep.equal([
+        { spending_limit: 50 },
+      ]);
 
       expect((await run(member, org, 'begin', { run_id: 'm1', amount: 30 })).status).to.equal(201);
       await run(member, org, 'capture', { run_id: 'm1', amount: 20, capture_id: 'c' });
@@ -244,7 +304,9 @@ describe('credits over HTTP', () => {
       const refused = await run(member, org, 'begin', { run_id: 'm2', amount: 31 });
       expect(refused.status).to.equal(402);
       expect(refused.body.data.issues[0].path).to.deep.equal(['spending_limit']);
-      expect(refused.body.message).to.equal("spending_limit: the member's spending limit is exhausted (limit 50 credits this period, 20 used or held, 31 needed)");
+      expect(refused.body.message).to.equal(
+        "spending_limit: the member's spending limit is exhausted (limit 50 credits this period, 20 used or held, 31 needed)",
+      );
       expect((await run(member, org, 'begin', { run_id: 'm3', amount: 30 })).status).to.equal(201);
       const now = await ctx.server.request('get', path, { token: owner.token });
       expect(now.body).to.deep.include({ spending_limit: 50, spent: 20, held: 30, remaining: 0 });

@@ -84,7 +84,16 @@ describe('credits ledger (internal API)', () => {
     const day = 24 * 3600 * 1000;
     const now = Date.now();
     const grant = (amount: number, expiresIn: number | null, priority?: number) =>
-      ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount, expiresAt: expiresIn === null ? null : new Date(now + expiresIn), priority, description: `g${amount}` }));
+      ctx.db.transaction((trx) =>
+        grantCredits(trx, {
+          organizationId: org,
+          source: 'purchase',
+          amount,
+          expiresAt: expiresIn === null ? null : new Date(now + expiresIn),
+          priority,
+          description: `g${amount}`,
+        }),
+      );
     const later = await grant(30, 2 * day);
     const soonLow = await grant(20, day, 100);
     const soonHigh = await grant(10, day, 5);
@@ -100,17 +109,27 @@ describe('credits ledger (internal API)', () => {
     // Capture consumes in the same order; the release returns the rest to the grants it came from.
     await ctx.db.transaction((trx) => captureHold(trx, hold.id, 35));
     const remaining = await ctx.db('credit_grants').whereIn('id', [soonHigh.id, soonLow.id, later.id, forever.id]).select('id', 'remaining');
-    expect(Object.fromEntries(remaining.map((r) => [r.id, r.remaining]))).to.deep.equal({ [soonHigh.id]: 0, [soonLow.id]: 0, [later.id]: 25, [forever.id]: 50 });
+    expect(Object.fromEntries(remaining.map((r) => [r.id, r.remaining]))).to.deep.equal({
+      [soonHigh.id]: 0,
+      [soonLow.id]: 0,
+      [later.id]: 25,
+      [forever.id]: 50,
+    });
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
   it('expires a grant exactly once, and credits a hold returns to an expired grant expire too', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const grant = await ctx.db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }));
+    const grant = await ctx.db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }),
+    );
     const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
     // The grant's time runs out (the grants table is mutable; only ledger rows are not).
-    await ctx.db('credit_grants').where({ id: grant.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
+    await ctx
+      .db('credit_grants')
+      .where({ id: grant.id })
+      .update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
     expect(await ctx.db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(20);
     expect(await ctx.db.transaction((trx) => expireGrant(trx, grant.id))).to.equal(0);
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 0, held: 30, expired: 20 });
@@ -132,10 +151,15 @@ describe('credits ledger (internal API)', () => {
   it('expires an overdue hold once, releasing what it did not capture', async () => {
     const owner = newUser();
     const org = await createOrganization(ctx.server, owner);
-    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }));
+    const hold = await ctx.db.transaction((trx) =>
+      placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'chat_run', runId: 'run-x' }),
+    );
     await ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 12, { captureKey: 'c1' }));
     expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(false); // not due yet
-    await ctx.db('credit_holds').where({ id: hold.id }).update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
+    await ctx
+      .db('credit_holds')
+      .where({ id: hold.id })
+      .update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
     const late = await failure(ctx.db.transaction((trx) => captureFromHold(trx, hold.id, 1, { captureKey: 'c2' })));
     expect(late.status).to.equal(409);
     expect(await ctx.db.transaction((trx) => expireHold(trx, hold.id))).to.equal(true);

@@ -4,7 +4,10 @@ import type { Knex } from 'knex';
 export { addMember, createOrganization } from '../support/organizations.ts';
 
 export async function entriesOf(db: Knex, organizationId: string) {
-  return db('credit_ledger_entries').where({ organization_id: organizationId }).orderBy('seq').select('kind', 'amount', 'from_account', 'to_account', 'grant_id', 'hold_id', 'user_id');
+  return db('credit_ledger_entries')
+    .where({ organization_id: organizationId })
+    .orderBy('seq')
+    .select('kind', 'amount', 'from_account', 'to_account', 'grant_id', 'hold_id', 'user_id');
 }
 
 export async function balanceOf(db: Knex, organizationId: string) {

@@ -27,7 +27,11 @@ describe('usage by model', () => {
     }
     await run(owner, org, 'settle', { run_id: 'r1' });
 
-    const captures = await ctx.db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).orderBy('seq').select('tool_call_id', 'amount', 'metadata');
+    const captures = await ctx
+      .db('credit_ledger_entries')
+      .where({ organization_id: org, kind: 'capture' })
+      .orderBy('seq')
+      .select('tool_call_id', 'amount', 'metadata');
     expect(captures).to.deep.equal([
       { tool_call_id: 't1', amount: 30, metadata: { model: 'model-alpha' } },
       { tool_call_id: 't2', amount: 20, metadata: { model: 'model-beta' } },
@@ -35,7 +39,10 @@ describe('usage by model', () => {
       { tool_call_id: 't4', amount: 10, metadata: { model: 'model-alpha' } },
     ]);
 
-    const report = await ctx.server.request('post', '/reports/query', { token: owner.token, body: { organization_id: org, from: today(), to: today(), group_by: 'model' } });
+    const report = await ctx.server.request('post', '/reports/query', {
+      token: owner.token,
+      body: { organization_id: org, from: today(), to: today(), group_by: 'model' },
+    });
     expect(report.status, JSON.stringify(report.body)).to.equal(200);
     expect(report.body.report).to.include({ group_by: 'model', total_credits: 65 });
     expect(report.body.report.rows).to.deep.equal([

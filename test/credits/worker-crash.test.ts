@@ -34,7 +34,9 @@ describe('credits: worker killed between hold and capture', function () {
       return await db.transaction(async (trx) => {
         const userId = `user_${randomUUID().slice(0, 8)}`;
         await trx('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Crash' });
-        const [org] = await trx('organizations').insert({ name: 'Crash Co', slug: `crash-${randomUUID().slice(0, 8)}`, created_by_id: userId }).returning('id');
+        const [org] = await trx('organizations')
+          .insert({ name: 'Crash Co', slug: `crash-${randomUUID().slice(0, 8)}`, created_by_id: userId })
+          .returning('id');
         await grantCredits(trx, { organizationId: org.id, source: 'purchase', amount: 100, description: 'Test credits' });
         const key = randomUUID();
         const jobId = await new JobQueue(boss).enqueue(trx, meteredOperationJob, {
@@ -53,8 +55,10 @@ describe('credits: worker killed between hold and capture', function () {
     }
   }
 
-  const holdOf = (org: string, runId: string) => db('credit_holds').where({ organization_id: org, run_id: runId }).first('id', 'status', 'resolution', 'amount', 'captured', 'released');
-  const kindsOf = async (org: string) => (await db('credit_ledger_entries').where({ organization_id: org }).orderBy('seq').select('kind', 'amount')).map((e) => `${e.kind}:${e.amount}`);
+  const holdOf = (org: string, runId: string) =>
+    db('credit_holds').where({ organization_id: org, run_id: runId }).first('id', 'status', 'resolution', 'amount', 'captured', 'released');
+  const kindsOf = async (org: string) =>
+    (await db('credit_ledger_entries').where({ organization_id: org }).orderBy('seq').select('kind', 'amount')).map((e) => `${e.kind}:${e.amount}`);
 
   async function killAfterHold(org: string, runId: string, jobId: string) {
     const first = worker();
@@ -83,7 +87,10 @@ describe('credits: worker killed between hold and capture', function () {
   it('a hold abandoned past its expiry is released once, and the late retry captures nothing', async () => {
     const { org, jobId, runId } = await seed(1);
     await killAfterHold(org, runId, jobId);
-    await eventually(async () => (await db('credit_holds').where({ organization_id: org, run_id: runId }).where('expires_at', '<=', db.fn.now()).first()) ?? undefined, 200);
+    await eventually(
+      async () => (await db('credit_holds').where({ organization_id: org, run_id: runId }).where('expires_at', '<=', db.fn.now()).first()) ?? undefined,
+      200,
+    );
     // The scheduled expiry job's work, run directly (its cron fires once a minute).
     expect(await expireDueHolds(db)).to.be.at.least(1);
     expect(await holdOf(org, runId)).to.deep.include({ status: 'expired', resolution: 'expiry', captured: 0, released: 20 });
@@ -91,7 +98,12 @@ describe('credits: worker killed between hold and capture', function () {
     await eventually(async () => (await jobState(db, jobId))?.state === 'completed', 200);
     expect(await holdOf(org, runId)).to.deep.include({ status: 'expired', captured: 0, released: 20 });
     expect(await kindsOf(org)).to.deep.equal(['purchase:100', 'hold:20', 'release:20']);
-    expect(await db('credit_balances').where({ organization_id: org }).first('granted', 'captured', 'held', 'expired')).to.deep.equal({ granted: 100, captured: 0, held: 0, expired: 0 });
+    expect(await db('credit_balances').where({ organization_id: org }).first('granted', 'captured', 'held', 'expired')).to.deep.equal({
+      granted: 100,
+      captured: 0,
+      held: 0,
+      expired: 0,
+    });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });

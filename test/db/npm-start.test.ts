@@ -52,6 +52,11 @@ describe('npm start (smoke)', () => {
     start.child.kill('SIGTERM');
     const exit = await start.exited;
     expect(exit.code, exit.stderr).to.equal(0);
-    expect(await fetch(`${url}/healthz`).then(() => 'up', () => 'down')).to.equal('down');
+    expect(
+      await fetch(`${url}/healthz`).then(
+        () => 'up',
+        () => 'down',
+      ),
+    ).to.equal('down');
   });
 });

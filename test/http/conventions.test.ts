@@ -59,7 +59,11 @@ describe('HTTP conventions', () => {
 
     for (const version of ['2', 'abc', '1a', '0.9']) {
       it(`refuses version ${version} with 400 unsupported_api_version`, async () => {
-        const res = await server.request('get', '/organizations/available-slug', { token: alice.token, query: { slug: 'x' }, headers: { 'Service-Api-Version': version } });
+        const res = await server.request('get', '/organizations/available-slug', {
+          token: alice.token,
+          query: { slug: 'x' },
+          headers: { 'Service-Api-Version': version },
+        });
         expectErrorBody(res, 400, 'unsupported_api_version');
         expect(res.body.message).to.include(JSON.stringify(version));
         expect(res.body.data.issues).to.deep.equal([{ path: ['Service-Api-Version'], message: 'must be 1 or 1.x' }]);
@@ -84,7 +88,10 @@ describe('HTTP conventions', () => {
 
     it('generates a UUID when the incoming id is absent, too long or has odd characters', async () => {
       const seen = new Set<string>();
-      for (const headers of [{}, { 'X-Request-Id': 'x'.repeat(129) }, { 'X-Request-Id': 'has space' }, { 'X-Request-Id': '<script>' }] as Record<string, string>[]) {
+      for (const headers of [{}, { 'X-Request-Id': 'x'.repeat(129) }, { 'X-Request-Id': 'has space' }, { 'X-Request-Id': '<script>' }] as Record<
+        string,
+        string
+      >[]) {
         const res = await server.request('get', '/healthz', { headers });
         const id = res.headers.get('x-request-id')!;
         expect(id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

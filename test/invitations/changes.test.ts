@@ -6,7 +6,8 @@ import { createOrganization, invite, joinedMember } from './helpers.ts';
 describe('invitation changes', () => {
   const ctx = useServer();
   const path = (org: string, id: string, suffix = '') => `/organizations/${org}/invitations/${id}${suffix}`;
-  const actions = async (org: string) => (await ctx.db('activity_events').where({ organization_id: org }).orderBy('created_at').orderBy('action')).map((a) => a.action);
+  const actions = async (org: string) =>
+    (await ctx.db('activity_events').where({ organization_id: org }).orderBy('created_at').orderBy('action')).map((a) => a.action);
 
   describe('accepting (PATCH {"status":"accepted"})', () => {
     it('makes the invitee a member with the invited role in the same change, once', async () => {
@@ -53,7 +54,10 @@ describe('invitation changes', () => {
       const org = await createOrganization(ctx.server, owner);
       const invitee = newUser();
       const id = (await invite(ctx.server, org, owner, invitee.email)).body.invitation.id;
-      await ctx.db('invitations').where({ id }).update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
+      await ctx
+        .db('invitations')
+        .where({ id })
+        .update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
       const read = await ctx.server.request('get', path(org, id), { token: invitee.token });
       expect(read.body.invitation.status).to.equal('expired');
       const res = await ctx.server.request('patch', path(org, id), { token: invitee.token, body: { status: 'accepted' } });

@@ -12,7 +12,10 @@ export async function joinedMember(server: TestServer, organizationId: string, o
   const user = newUser();
   const invited = await invite(server, organizationId, owner, user.email, role);
   if (invited.status !== 201) throw new Error(`invite: ${invited.status} ${JSON.stringify(invited.body)}`);
-  const accepted = await server.request('patch', `/organizations/${organizationId}/invitations/${invited.body.invitation.id}`, { token: user.token, body: { status: 'accepted' } });
+  const accepted = await server.request('patch', `/organizations/${organizationId}/invitations/${invited.body.invitation.id}`, {
+    token: user.token,
+    body: { status: 'accepted' },
+  });
   if (accepted.status !== 200) throw new Error(`accept: ${accepted.status} ${JSON.stringify(accepted.body)}`);
   return user;
 }

@@ -10,7 +10,8 @@ const DAY = 24 * 3600 * 1000;
 describe('invitations', () => {
   const ctx = useServer();
   const path = (org: string, id?: string) => `/organizations/${org}/invitations${id ? `/${id}` : ''}`;
-  const jobsFor = (invitationId: string) => ctx.db('pgboss.job').where({ name: invitationEmailJob.name }).whereRaw(`data->>'invitation_id' = ?`, [invitationId]);
+  const jobsFor = (invitationId: string) =>
+    ctx.db('pgboss.job').where({ name: invitationEmailJob.name }).whereRaw(`data->>'invitation_id' = ?`, [invitationId]);
   const emailJobCount = async () => Number((await ctx.db('pgboss.job').where({ name: invitationEmailJob.name }).count('* as n'))[0]!.n);
 
   describe('POST /organizations/{id}/invitations', () => {
@@ -21,10 +22,19 @@ describe('invitations', () => {
       expect(res.status).to.equal(201);
       const invitation = res.body.invitation;
       expect(Object.keys(invitation).sort()).to.deep.equal(fields);
-      expect(invitation).to.include({ organization_id: org, email: 'new.person@example.test', role: 'admin', status: 'pending', invited_by_id: owner.id, accepted_at: null });
+      expect(invitation).to.include({
+        organization_id: org,
+        email: 'new.person@example.test',
+        role: 'admin',
+        status: 'pending',
+        invited_by_id: owner.id,
+        accepted_at: null,
+      });
       expect(new Date(invitation.expires_at).getTime() - new Date(invitation.created_at).getTime()).to.equal(7 * DAY);
       const activity = await ctx.db('activity_events').where({ organization_id: org, subject_id: invitation.id });
-      expect(activity.map((a) => [a.action, a.actor_id, a.data])).to.deep.equal([['invitation.created', owner.id, { email: 'new.person@example.test', role: 'admin' }]]);
+      expect(activity.map((a) => [a.action, a.actor_id, a.data])).to.deep.equal([
+        ['invitation.created', owner.id, { email: 'new.person@example.test', role: 'admin' }],
+      ]);
       const jobs = await jobsFor(invitation.id);
       expect(jobs).to.have.length(1);
       expect(jobs[0]!.data).to.deep.equal({ invitation_id: invitation.id });
@@ -64,7 +74,11 @@ describe('invitations', () => {
       expect(badEmail.body.message).to.equal('email: must be an e-mail address');
       const badRole = await invite(ctx.server, org, owner, 'x@example.test', 'overlord');
       expect(badRole.status).to.equal(400);
-      expect(badRole.body).to.deep.equal({ code: 'validation_failed', message: 'role: no role "overlord" in this organization', data: { issues: [{ path: ['role'], message: 'role: no role "overlord" in this organization' }] } });
+      expect(badRole.body).to.deep.equal({
+        code: 'validation_failed',
+        message: 'role: no role "overlord" in this organization',
+        data: { issues: [{ path: ['role'], message: 'role: no role "overlord" in this organization' }] },
+      });
       const extra = await ctx.server.request('post', path(org), { token: owner.token, body: { email: 'x@example.test', role: 'member', note: 'hi' } });
       expect(extra.status).to.equal(400);
       expect(extra.body.message).to.match(/note/);
@@ -125,7 +139,10 @@ describe('invitations', () => {
       expect(seen).to.deep.equal([...ids].reverse());
 
       await ctx.server.request('delete', path(org, ids[0]), { token: owner.token });
-      await ctx.db('invitations').where({ id: ids[1] }).update({ expires_at: ctx.db.raw(`now() - interval '1 minute'`) });
+      await ctx
+        .db('invitations')
+        .where({ id: ids[1] })
+        .update({ expires_at: ctx.db.raw(`now() - interval '1 minute'`) });
       const revoked = await ctx.server.request('get', path(org), { token: owner.token, query: { status: 'revoked' } });
       expect(revoked.body.items.map((i: { id: string; status: string }) => [i.id, i.status])).to.deep.equal([[ids[0], 'revoked']]);
       const expired = await ctx.server.request('get', path(org), { token: owner.token, query: { status: 'expired' } });
@@ -149,7 +166,9 @@ describe('invitations', () => {
       const byOwner = await ctx.server.request('get', path(org, created.id), { token: owner.token });
       expect(byOwner.status).to.equal(200);
       expect(byOwner.body).to.deep.equal({ invitation: created });
-      const byInvitee = await ctx.server.request('get', path(org, created.id), { token: newUser({ id: invitee.id, email: invitee.email.toUpperCase() }).token });
+      const byInvitee = await ctx.server.request('get', path(org, created.id), {
+        token: newUser({ id: invitee.id, email: invitee.email.toUpperCase() }).token,
+      });
       expect(byInvitee.status).to.equal(200);
       expect(byInvitee.body).to.deep.equal({ invitation: created });
       const member = await joinedMember(ctx.server, org, owner);

@@ -40,7 +40,13 @@ describe('enqueueing jobs in the caller’s transaction', () => {
     const id = crypto.randomUUID();
     const jobId = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: id }));
     const row = await db('pgboss.job').where({ id: jobId }).first('name', 'state', 'data', 'retry_limit', 'dead_letter');
-    expect(row).to.deep.equal({ name: 'invitations.email.v1', state: 'created', data: { invitation_id: id }, retry_limit: 8, dead_letter: 'invitations.email.v1.dead' });
+    expect(row).to.deep.equal({
+      name: 'invitations.email.v1',
+      state: 'created',
+      data: { invitation_id: id },
+      retry_limit: 8,
+      dead_letter: 'invitations.email.v1.dead',
+    });
     expect(await countFor(id)).to.equal(1);
     const invalid = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' })).catch((error: Error) => error);
     expect(invalid).to.be.instanceOf(Error);
@@ -51,7 +57,9 @@ describe('release tuning of pg-boss job tables', () => {
   it('sets aggressive autovacuum/analyze parameters on every physical job table', async () => {
     const db = createDb(testDatabase().url, { max: 1 });
     try {
-      const { rows } = await db.raw(`SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'pgboss' AND c.relname LIKE 'job%' AND c.relkind = 'r'`);
+      const { rows } = await db.raw(
+        `SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'pgboss' AND c.relname LIKE 'job%' AND c.relkind = 'r'`,
+      );
       const common = rows.find((row: { relname: string }) => row.relname === 'job_common');
       expect(common.reloptions).to.include.members(['autovacuum_analyze_scale_factor=0.01', 'autovacuum_vacuum_scale_factor=0.02']);
     } finally {

@@ -33,7 +33,12 @@ describe('library and documents', () => {
     expect(res.status).to.equal(200);
     expect(res.body.next_cursor).to.equal(null);
     expect(res.body.items.map((i: any) => [i.type, i.id])).to.deep.equal([
-      ['skill', ids.skill], ['conversation', ids.conversation], ['canvas', ids.canvas], ['asset', ids.image], ['asset', ids.doc], ['project', ids.project],
+      ['skill', ids.skill],
+      ['conversation', ids.conversation],
+      ['canvas', ids.canvas],
+      ['asset', ids.image],
+      ['asset', ids.doc],
+      ['project', ids.project],
     ]);
     const doc = res.body.items.find((i: any) => i.id === ids.doc);
     expect(Object.keys(doc).sort()).to.deep.equal(itemKeys);
@@ -59,13 +64,21 @@ describe('library and documents', () => {
     expect(bad.body.message).to.match(/^query\.types: "widget" is not a library type/);
     expect((await ctx.server.request('get', '/library', { token: alice.token })).status).to.equal(400);
     const stranger = newUser();
-    expect((await ctx.server.request('get', '/library', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({ items: [], next_cursor: null });
+    expect((await ctx.server.request('get', '/library', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({
+      items: [],
+      next_cursor: null,
+    });
   });
 
   it('pages by (updated_at, id): every item once across pages', async () => {
     const { carol, org } = await workspace();
-    await ctx.db.raw(`INSERT INTO conversations (organization_id, created_by_id, title, updated_at) SELECT ?, ?, 'bulk', now() - interval '1 hour' FROM generate_series(1, 13)`, [org, carol.id]);
-    const expected = new Set<string>((await ctx.server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 100 } })).body.items.map((i: any) => i.id));
+    await ctx.db.raw(
+      `INSERT INTO conversations (organization_id, created_by_id, title, updated_at) SELECT ?, ?, 'bulk', now() - interval '1 hour' FROM generate_series(1, 13)`,
+      [org, carol.id],
+    );
+    const expected = new Set<string>(
+      (await ctx.server.request('get', '/library', { token: carol.token, query: { organization_id: org, limit: 100 } })).body.items.map((i: any) => i.id),
+    );
     expect(expected.size).to.equal(20);
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -83,7 +96,15 @@ describe('library and documents', () => {
     const { alice, bob, ids } = await workspace();
     const res = await ctx.server.request('get', `/documents/${ids.doc}/access`, { token: alice.token });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.include({ resource_type: 'asset', resource_id: ids.doc, owner_id: alice.id, role: 'owner', shared: false, grants: [], inherited: [] });
+    expect(res.body).to.deep.include({
+      resource_type: 'asset',
+      resource_id: ids.doc,
+      owner_id: alice.id,
+      role: 'owner',
+      shared: false,
+      grants: [],
+      inherited: [],
+    });
     expect(res.body.capabilities).to.deep.equal({ can_edit: true, can_manage_people: true, can_change_general_access: true, can_delete: true });
     const same = await ctx.server.request('get', `/access/asset/${ids.doc}`, { token: alice.token });
     expect(res.body).to.deep.equal(same.body);

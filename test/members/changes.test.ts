@@ -15,8 +15,15 @@ const lastOwner = (doing: string) => ({
 describe('members: changes', () => {
   const ctx = useServer({}, { pool: 4 });
 
-  const roleOf = async (org: string, userId: string) => (await ctx.db('organization_members').where({ organization_id: org, user_id: userId }).first('role'))?.role;
-  const activity = (org: string) => ctx.db('activity_events').where({ organization_id: org }).whereNot({ action: 'organization.created' }).orderBy('created_at').select('action', 'actor_id', 'subject_type', 'subject_id', 'data');
+  const roleOf = async (org: string, userId: string) =>
+    (await ctx.db('organization_members').where({ organization_id: org, user_id: userId }).first('role'))?.role;
+  const activity = (org: string) =>
+    ctx
+      .db('activity_events')
+      .where({ organization_id: org })
+      .whereNot({ action: 'organization.created' })
+      .orderBy('created_at')
+      .select('action', 'actor_id', 'subject_type', 'subject_id', 'data');
 
   describe('PATCH /organizations/{id}/members/{user_id}', () => {
     it('changes the role, returns the member and records member.role_changed in the same change', async () => {
@@ -30,9 +37,18 @@ describe('members: changes', () => {
       expect(row.role).to.equal('admin');
       expect(row.updated_at.getTime()).to.be.greaterThan(row.created_at.getTime());
       expect(res.body).to.deep.equal({
-        member: { user_id: ada.id, email: ada.email, name: ada.name, role: 'admin', joined_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() },
+        member: {
+          user_id: ada.id,
+          email: ada.email,
+          name: ada.name,
+          role: 'admin',
+          joined_at: row.created_at.toISOString(),
+          updated_at: row.updated_at.toISOString(),
+        },
       });
-      expect(await activity(org)).to.deep.equal([{ action: 'member.role_changed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { from: 'member', to: 'admin' } }]);
+      expect(await activity(org)).to.deep.equal([
+        { action: 'member.role_changed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { from: 'member', to: 'admin' } },
+      ]);
     });
 
     it('assigns a custom role; an unknown role is 400 naming the field and writes nothing', async () => {
@@ -155,7 +171,10 @@ describe('members: changes', () => {
       const rounds = await organizationPairs(ctx.server, ctx.db, 'owner');
       const results = await Promise.all(
         rounds.map(({ org, owner: a, other: b }) =>
-          Promise.all([ctx.server.request('post', `/organizations/${org}/leave`, { token: a.token }), ctx.server.request('delete', `/organizations/${org}/members/${b.id}`, { token: a.token })]),
+          Promise.all([
+            ctx.server.request('post', `/organizations/${org}/leave`, { token: a.token }),
+            ctx.server.request('delete', `/organizations/${org}/members/${b.id}`, { token: a.token }),
+          ]),
         ),
       );
       for (const [i, pair] of results.entries()) {
@@ -172,14 +191,23 @@ describe('members: changes', () => {
       const ada = newUser();
       const org = await createOrganization(ctx.server, owner);
       await addMember(ctx.db, org, ada, 'admin');
-      const saved = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, { token: ada.token, body: { job_title: 'Editor' } });
+      const saved = await ctx.server.request('patch', `/organizations/${org}/members/${ada.id}/personalization`, {
+        token: ada.token,
+        body: { job_title: 'Editor' },
+      });
       expect(saved.status).to.equal(200);
       const res = await ctx.server.request('delete', `/organizations/${org}/members/${ada.id}`, { token: owner.token });
       expect(res.status).to.equal(204);
       expect(res.body).to.equal(undefined);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
       expect(await ctx.db('organization_member_personalizations').where({ organization_id: org, user_id: ada.id })).to.deep.equal([]);
-      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'admin', grants_removed: 0 } });
+      expect((await activity(org)).at(-1)).to.deep.equal({
+        action: 'member.removed',
+        actor_id: owner.id,
+        subject_type: 'member',
+        subject_id: ada.id,
+        data: { role: 'admin', grants_removed: 0 },
+      });
       expect((await ctx.server.request('get', `/organizations/${org}`, { token: ada.token })).status).to.equal(404);
     });
 
@@ -229,7 +257,9 @@ describe('members: changes', () => {
       const res = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(res.status).to.equal(204);
       expect(await roleOf(org, ada.id)).to.equal(undefined);
-      expect(await activity(org)).to.deep.equal([{ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 0 } }]);
+      expect(await activity(org)).to.deep.equal([
+        { action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 0 } },
+      ]);
       const again = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(again.status).to.equal(404);
       expect(again.body).to.deep.equal(orgNotFound);
@@ -261,11 +291,15 @@ describe('members: changes', () => {
       expect(res.status).to.equal(201);
       return res.body.id as string;
     };
-    const grantsOf = (org: string, userId: string) => ctx.db('resource_grants').where({ organization_id: org, user_id: userId }).orderBy('resource_type').select('resource_type', 'resource_id', 'role');
+    const grantsOf = (org: string, userId: string) =>
+      ctx.db('resource_grants').where({ organization_id: org, user_id: userId }).orderBy('resource_type').select('resource_type', 'resource_id', 'role');
     const rejoin = async (org: string, owner: TestUser, user: TestUser) => {
       const invited = await invite(ctx.server, org, owner, user.email);
       expect(invited.status).to.equal(201);
-      const accepted = await ctx.server.request('patch', `/organizations/${org}/invitations/${invited.body.invitation.id}`, { token: user.token, body: { status: 'accepted' } });
+      const accepted = await ctx.server.request('patch', `/organizations/${org}/invitations/${invited.body.invitation.id}`, {
+        token: user.token,
+        body: { status: 'accepted' },
+      });
       expect(accepted.status).to.equal(200);
     };
 
@@ -292,7 +326,13 @@ describe('members: changes', () => {
       expect(await grantsOf(org, ada.id)).to.deep.equal([]);
       expect(await grantsOf(org, bob.id)).to.deep.equal([{ resource_type: 'canvas', resource_id: canvas, role: 'editor' }]);
       expect(await grantsOf(elsewhere, ada.id)).to.deep.equal([{ resource_type: 'canvas', resource_id: otherCanvas, role: 'viewer' }]);
-      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.removed', actor_id: owner.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 2 } });
+      expect((await activity(org)).at(-1)).to.deep.equal({
+        action: 'member.removed',
+        actor_id: owner.id,
+        subject_type: 'member',
+        subject_id: ada.id,
+        data: { role: 'member', grants_removed: 2 },
+      });
 
       await rejoin(org, owner, ada);
       expect(await grantsOf(org, ada.id)).to.deep.equal([]);
@@ -312,7 +352,13 @@ describe('members: changes', () => {
       const res = await ctx.server.request('post', `/organizations/${org}/leave`, { token: ada.token });
       expect(res.status).to.equal(204);
       expect(await grantsOf(org, ada.id)).to.deep.equal([]);
-      expect((await activity(org)).at(-1)).to.deep.equal({ action: 'member.left', actor_id: ada.id, subject_type: 'member', subject_id: ada.id, data: { role: 'member', grants_removed: 1 } });
+      expect((await activity(org)).at(-1)).to.deep.equal({
+        action: 'member.left',
+        actor_id: ada.id,
+        subject_type: 'member',
+        subject_id: ada.id,
+        data: { role: 'member', grants_removed: 1 },
+      });
       await rejoin(org, owner, ada);
       expect((await ctx.server.request('get', `/projects/${project}`, { token: ada.token })).status).to.equal(404);
     });

@@ -10,7 +10,14 @@ describe('members: reading', () => {
 
   async function memberJson(orgId: string, user: TestUser) {
     const row = await ctx.db('organization_members').where({ organization_id: orgId, user_id: user.id }).first();
-    return { user_id: user.id, email: user.email, name: user.name, role: row.role, joined_at: row.created_at.toISOString(), updated_at: row.updated_at.toISOString() };
+    return {
+      user_id: user.id,
+      email: user.email,
+      name: user.name,
+      role: row.role,
+      joined_at: row.created_at.toISOString(),
+      updated_at: row.updated_at.toISOString(),
+    };
   }
 
   describe('GET /organizations/{id}/members', () => {

@@ -12,7 +12,9 @@ describe('members: personalization', () => {
     const org = await createOrganization(ctx.server, owner);
     const res = await ctx.server.request('get', path(org, owner.id), { token: owner.token });
     expect(res.status).to.equal(200);
-    expect(res.body).to.deep.equal({ personalization: { user_id: owner.id, display_name: null, job_title: null, timezone: null, preferences: {}, updated_at: null } });
+    expect(res.body).to.deep.equal({
+      personalization: { user_id: owner.id, display_name: null, job_title: null, timezone: null, preferences: {}, updated_at: null },
+    });
   });
 
   it('saves the fields sent, keeps the others, clears with null, and records which fields changed (not their values)', async () => {
@@ -28,7 +30,14 @@ describe('members: personalization', () => {
     expect(row).to.include({ display_name: 'Ada', job_title: 'Editor', timezone: 'Europe/Paris' });
     expect(row.preferences).to.deep.equal(preferences);
     expect(first.body).to.deep.equal({
-      personalization: { user_id: owner.id, display_name: 'Ada', job_title: 'Editor', timezone: 'Europe/Paris', preferences, updated_at: row.updated_at.toISOString() },
+      personalization: {
+        user_id: owner.id,
+        display_name: 'Ada',
+        job_title: 'Editor',
+        timezone: 'Europe/Paris',
+        preferences,
+        updated_at: row.updated_at.toISOString(),
+      },
     });
 
     const second = await ctx.server.request('patch', path(org, owner.id), { token: owner.token, body: { job_title: null, preferences: { theme: 'light' } } });
@@ -38,7 +47,11 @@ describe('members: personalization', () => {
     const read = await ctx.server.request('get', path(org, owner.id), { token: owner.token });
     expect(read.body).to.deep.equal(second.body);
 
-    const events = await ctx.db('activity_events').where({ organization_id: org, action: 'member.personalization_updated' }).orderBy('created_at').select('actor_id', 'subject_type', 'subject_id', 'data');
+    const events = await ctx
+      .db('activity_events')
+      .where({ organization_id: org, action: 'member.personalization_updated' })
+      .orderBy('created_at')
+      .select('actor_id', 'subject_type', 'subject_id', 'data');
     expect(events).to.deep.equal([
       { actor_id: owner.id, subject_type: 'member', subject_id: owner.id, data: { fields: ['display_name', 'job_title', 'preferences', 'timezone'] } },
       { actor_id: owner.id, subject_type: 'member', subject_id: owner.id, data: { fields: ['job_title', 'preferences'] } },

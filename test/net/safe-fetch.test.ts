@@ -83,7 +83,13 @@ describe('safe fetch (SSRF guard)', () => {
 
   it('fetches from an allowlisted host:port and reports what it got', async () => {
     const result = await safeFetch(`${upstream.url}/hello.txt#frag`, options);
-    expect(result).to.deep.include({ status: 200, contentType: 'text/plain', contentTypeHeader: 'text/plain; charset=utf-8', finalUrl: `${upstream.url}/hello.txt`, redirects: [] });
+    expect(result).to.deep.include({
+      status: 200,
+      contentType: 'text/plain',
+      contentTypeHeader: 'text/plain; charset=utf-8',
+      finalUrl: `${upstream.url}/hello.txt`,
+      redirects: [],
+    });
     expect(result.body.toString()).to.equal('hello world');
   });
 
@@ -173,7 +179,18 @@ describe('safe fetch (SSRF guard)', () => {
     it('accepts public unicast only', () => {
       expect(isPublicAddress('93.184.216.34')).to.equal(true);
       expect(isPublicAddress('2606:2800:220:1:248:1893:25c8:1946')).to.equal(true);
-      for (const address of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '100.100.100.200', '::1', '::ffff:10.0.0.1', 'fc00::1', '0.0.0.0', '255.255.255.255', 'not-an-ip']) {
+      for (const address of [
+        '127.0.0.1',
+        '10.0.0.1',
+        '169.254.169.254',
+        '100.100.100.200',
+        '::1',
+        '::ffff:10.0.0.1',
+        'fc00::1',
+        '0.0.0.0',
+        '255.255.255.255',
+        'not-an-ip',
+      ]) {
         expect(isPublicAddress(address), address).to.equal(false);
       }
     });

@@ -29,7 +29,11 @@ describe('organizations', () => {
       const before = await ctx.db('organizations').count<{ count: number }[]>('* as count');
       const res = await ctx.server.request('post', '/organizations', { token: alice.token, body: { name: 'Two', slug } });
       expect(res.status).to.equal(409);
-      expect(res.body).to.deep.equal({ code: 'conflict', message: `slug: "${slug}" is taken`, data: { issues: [{ path: ['slug'], message: `slug: "${slug}" is taken` }] } });
+      expect(res.body).to.deep.equal({
+        code: 'conflict',
+        message: `slug: "${slug}" is taken`,
+        data: { issues: [{ path: ['slug'], message: `slug: "${slug}" is taken` }] },
+      });
       const after = await ctx.db('organizations').count<{ count: number }[]>('* as count');
       expect(after[0]!.count).to.equal(before[0]!.count);
     });

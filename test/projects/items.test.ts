@@ -5,18 +5,91 @@ import { addMember, createOrganization, knownUser } from '../access/fixtures.ts'
 
 // Spec 2.2, the canvas, 2.3 and 2.5 (the skill bare, without its envelope).
 const assetKeys = [
-  'content', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'dual_media_id', 'enrichment', 'enrichment_error', 'enrichment_state', 'generation_id', 'id',
-  'import_error', 'metadata', 'mime_type', 'mod_asset_id', 'mod_source_id', 'mod_transcript_id', 'organization_id', 'origin_canvas_id', 'origin_conversation_id', 'title', 'type', 'updated_at',
-  'upload_file_state', 'url', 'visibility', 'workspace_role',
+  'content',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'dual_media_id',
+  'enrichment',
+  'enrichment_error',
+  'enrichment_state',
+  'generation_id',
+  'id',
+  'import_error',
+  'metadata',
+  'mime_type',
+  'mod_asset_id',
+  'mod_source_id',
+  'mod_transcript_id',
+  'organization_id',
+  'origin_canvas_id',
+  'origin_conversation_id',
+  'title',
+  'type',
+  'updated_at',
+  'upload_file_state',
+  'url',
+  'visibility',
+  'workspace_role',
 ];
-const canvasKeys = ['created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'id', 'organization_id', 'project_id', 'title', 'updated_at', 'visibility', 'workspace_role'];
+const canvasKeys = [
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'id',
+  'organization_id',
+  'project_id',
+  'title',
+  'updated_at',
+  'visibility',
+  'workspace_role',
+];
 const conversationKeys = [
-  'active_leaf_id', 'active_run_at', 'active_run_id', 'active_workflow_run_id', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'forked_from_conversation_id',
-  'id', 'last_message_at', 'message_count', 'mod_conversation_id', 'organization_id', 'project_id', 'schedule_id', 'title', 'updated_at', 'visibility', 'workspace_role',
+  'active_leaf_id',
+  'active_run_at',
+  'active_run_id',
+  'active_workflow_run_id',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'forked_from_conversation_id',
+  'id',
+  'last_message_at',
+  'message_count',
+  'mod_conversation_id',
+  'organization_id',
+  'project_id',
+  'schedule_id',
+  'title',
+  'updated_at',
+  'visibility',
+  'workspace_role',
 ];
 const skillKeys = [
-  'author', 'body', 'codename', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'description', 'files', 'id', 'listing_edited_at', 'listing_id',
-  'listing_version', 'mod_shortcut_id', 'name', 'organization_id', 'project_scoped', 'source', 'updated_at', 'visibility', 'workspace_role',
+  'author',
+  'body',
+  'codename',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'description',
+  'files',
+  'id',
+  'listing_edited_at',
+  'listing_id',
+  'listing_version',
+  'mod_shortcut_id',
+  'name',
+  'organization_id',
+  'project_scoped',
+  'source',
+  'updated_at',
+  'visibility',
+  'workspace_role',
 ];
 
 const ids = (body: { items: { id: string }[] }) => body.items.map((item) => item.id);
@@ -56,7 +129,12 @@ describe('projects: the items in a project', () => {
     await post(alice, `/projects/${project.id}/canvases`, { canvas_id: canvas.id });
     await post(alice, `/projects/${project.id}/skills`, { skill_id: skill.id });
 
-    for (const [segment, id, keys] of [['assets', asset.id, assetKeys], ['canvases', canvas.id, canvasKeys], ['conversations', conversation.id, conversationKeys], ['skills', skill.id, skillKeys]] as const) {
+    for (const [segment, id, keys] of [
+      ['assets', asset.id, assetKeys],
+      ['canvases', canvas.id, canvasKeys],
+      ['conversations', conversation.id, conversationKeys],
+      ['skills', skill.id, skillKeys],
+    ] as const) {
       const res = await list(alice, project.id, segment);
       expect(res.status, segment).to.equal(200);
       const own = await ctx.server.request('get', `/${segment}/${id}`, { token: alice.token });
@@ -66,15 +144,28 @@ describe('projects: the items in a project', () => {
       expect(res.body, segment).to.deep.equal({ items: [{ ...expected, ...extras }], next_cursor: null });
       expect(Object.keys(res.body.items[0]).sort(), segment).to.deep.equal([...keys, ...Object.keys(extras)].sort());
     }
-    const listedConversation = (await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org } })).body.items.find((c: { id: string }) => c.id === conversation.id);
+    const listedConversation = (await ctx.server.request('get', '/conversations', { token: alice.token, query: { organization_id: org } })).body.items.find(
+      (c: { id: string }) => c.id === conversation.id,
+    );
     expect((await list(alice, project.id, 'conversations')).body.items[0]).to.deep.equal(listedConversation);
     // Through the project Dana reads it, but neither edits nor deletes it.
     await post(alice, `/access/project/${project.id}/grants`, { user_id: dana.id, role: 'viewer' });
-    expect((await list(dana, project.id, 'conversations')).body.items[0]).to.include({ id: conversation.id, shared: false, can_edit: false, can_delete: false });
+    expect((await list(dana, project.id, 'conversations')).body.items[0]).to.include({
+      id: conversation.id,
+      shared: false,
+      can_edit: false,
+      can_delete: false,
+    });
     const listed = (await list(alice, project.id, 'skills')).body.items[0];
     expect(listed).to.include({ id: skill.id, name: 'Summarize', source: 'custom', project_scoped: false, organization_id: org });
     expect(listed).not.to.have.property('skill');
-    expect((await list(alice, project.id, 'assets')).body.items[0]).to.include({ id: asset.id, type: 'text', title: 'Notes', content: 'hello', visibility: 'private' });
+    expect((await list(alice, project.id, 'assets')).body.items[0]).to.include({
+      id: asset.id,
+      type: 'text',
+      title: 'Notes',
+      content: 'hello',
+      visibility: 'private',
+    });
   });
 
   it('lists only items the caller can read, in the query: pages are never short and carry no phantom cursor', async () => {

@@ -4,8 +4,24 @@ import { useServer } from '../support/suite.ts';
 import { addMember, knownUser, createOrganization } from '../access/fixtures.ts';
 
 const projectKeys = [
-  'archived_at', 'archived_by_id', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'description', 'emoji', 'id', 'knowledge_skill_id',
-  'metadata', 'mod_source_id', 'organization_id', 'slug', 'title', 'updated_at', 'visibility', 'workspace_role',
+  'archived_at',
+  'archived_by_id',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'description',
+  'emoji',
+  'id',
+  'knowledge_skill_id',
+  'metadata',
+  'mod_source_id',
+  'organization_id',
+  'slug',
+  'title',
+  'updated_at',
+  'visibility',
+  'workspace_role',
 ];
 
 describe('projects', () => {
@@ -21,15 +37,29 @@ describe('projects', () => {
     await addMember(ctx.db, org, bob);
   });
 
-  const create = async (by: TestUser, body: Record<string, unknown>) => ctx.server.request('post', '/projects', { token: by.token, body: { organization_id: org, ...body } });
+  const create = async (by: TestUser, body: Record<string, unknown>) =>
+    ctx.server.request('post', '/projects', { token: by.token, body: { organization_id: org, ...body } });
 
   it('POST /projects creates a project (201) with every field of spec 2.4 and an activity entry', async () => {
     const res = await create(bob, { title: 'Spring Launch!', emoji: '🌱', description: 'Q2', metadata: [1, 'two'] });
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body).sort()).to.deep.equal(projectKeys);
     expect(res.body).to.deep.include({
-      organization_id: org, created_by_id: bob.id, slug: 'spring-launch', title: 'Spring Launch!', emoji: '🌱', description: 'Q2', visibility: 'private', workspace_role: 'viewer',
-      knowledge_skill_id: null, mod_source_id: null, metadata: [1, 'two'], deleted_at: null, deleted_by_id: null, archived_at: null, archived_by_id: null,
+      organization_id: org,
+      created_by_id: bob.id,
+      slug: 'spring-launch',
+      title: 'Spring Launch!',
+      emoji: '🌱',
+      description: 'Q2',
+      visibility: 'private',
+      workspace_role: 'viewer',
+      knowledge_skill_id: null,
+      mod_source_id: null,
+      metadata: [1, 'two'],
+      deleted_at: null,
+      deleted_by_id: null,
+      archived_at: null,
+      archived_by_id: null,
     });
     const second = await create(bob, { title: 'Spring launch' });
     expect(second.body.slug).to.equal('spring-launch-2');
@@ -63,7 +93,10 @@ describe('projects', () => {
     const got = await ctx.server.request('get', `/projects/${project.id}`, { token: alice.token });
     expect(got.status).to.equal(200);
     expect(got.body).to.deep.equal(project);
-    const patched = await ctx.server.request('patch', `/projects/${project.id}`, { token: alice.token, body: { title: 'Edited', emoji: null, description: 'd', slug: 'edited' } });
+    const patched = await ctx.server.request('patch', `/projects/${project.id}`, {
+      token: alice.token,
+      body: { title: 'Edited', emoji: null, description: 'd', slug: 'edited' },
+    });
     expect(patched.status).to.equal(200);
     expect(patched.body).to.include({ title: 'Edited', emoji: null, description: 'd', slug: 'edited' });
     expect(new Date(patched.body.updated_at).getTime()).to.be.at.least(new Date(project.updated_at).getTime());
@@ -114,7 +147,11 @@ describe('projects', () => {
 
   it('GET /projects: search, created_by, keyset pages with every item exactly once, bad cursor 400, non-member empty page', async () => {
     const { body: own } = await create(bob, { title: 'Zebra Findable' });
-    expect((await ctx.server.request('get', '/projects', { token: bob.token, query: { organization_id: org, search: 'zebra find' } })).body.items.map((p: { id: string }) => p.id)).to.deep.equal([own.id]);
+    expect(
+      (await ctx.server.request('get', '/projects', { token: bob.token, query: { organization_id: org, search: 'zebra find' } })).body.items.map(
+        (p: { id: string }) => p.id,
+      ),
+    ).to.deep.equal([own.id]);
     const mine = await ctx.server.request('get', '/projects', { token: bob.token, query: { organization_id: org, created_by: bob.id, limit: 100 } });
     expect(mine.body.items.every((p: { created_by_id: string }) => p.created_by_id === bob.id)).to.equal(true);
     const all = await ctx.server.request('get', '/projects', { token: alice.token, query: { organization_id: org, limit: 100 } });
@@ -130,7 +167,10 @@ describe('projects', () => {
     expect((await ctx.server.request('get', '/projects', { token: alice.token, query: { organization_id: org, cursor: 'garbage' } })).status).to.equal(400);
     expect((await ctx.server.request('get', '/projects', { token: alice.token })).status).to.equal(400);
     const stranger = await newcomer();
-    expect((await ctx.server.request('get', '/projects', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({ items: [], next_cursor: null });
+    expect((await ctx.server.request('get', '/projects', { token: stranger.token, query: { organization_id: org } })).body).to.deep.equal({
+      items: [],
+      next_cursor: null,
+    });
   });
 
   it('GET /projects/accounts lists the caller’s organizations with readable project counts', async () => {
@@ -143,7 +183,15 @@ describe('projects', () => {
     const res = await ctx.server.request('get', '/projects/accounts', { token: carol.token });
     expect(res.status).to.equal(200);
     expect(res.body.next_cursor).to.equal(null);
-    expect(res.body.items[0]).to.deep.equal({ organization_id: own, name: 'Carol Co', slug: res.body.items[0].slug, role: 'owner', can_create_projects: true, project_count: 1, archived_project_count: 1 });
+    expect(res.body.items[0]).to.deep.equal({
+      organization_id: own,
+      name: 'Carol Co',
+      slug: res.body.items[0].slug,
+      role: 'owner',
+      can_create_projects: true,
+      project_count: 1,
+      archived_project_count: 1,
+    });
     expect(res.body.items[1]).to.include({ organization_id: org, role: 'member', can_create_projects: true, project_count: 0 });
   });
 
@@ -155,7 +203,9 @@ describe('projects', () => {
       expect(added.status).to.equal(201);
       expect(Object.keys(added.body).sort()).to.deep.equal(['added_by_id', 'canvas_id', 'created_at', 'project_id', 'via']);
       expect(added.body).to.include({ project_id: project.id, canvas_id: canvas.body.id, via: 'reference', added_by_id: alice.id });
-      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: alice.token, body: { canvas_id: canvas.body.id } })).status).to.equal(409);
+      expect(
+        (await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: alice.token, body: { canvas_id: canvas.body.id } })).status,
+      ).to.equal(409);
       const list = await ctx.server.request('get', `/projects/${project.id}/canvases`, { token: alice.token });
       expect(list.status).to.equal(200);
       // The list answers the canvases themselves (as GET /canvases/{id}), not their memberships.
@@ -170,20 +220,36 @@ describe('projects', () => {
       expect(actions).to.deep.equal(['project.created', 'project.item_added', 'project.item_removed']);
       // Bob (member) owns a canvas but cannot edit Alice's private project: 404; with editor he can file his own canvas.
       const bobs = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org } });
-      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: bobs.body.id } })).status).to.equal(404);
+      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: bobs.body.id } })).status).to.equal(
+        404,
+      );
       await ctx.server.request('post', `/access/project/${project.id}/grants`, { token: alice.token, body: { user_id: bob.id, role: 'editor' } });
-      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: bobs.body.id } })).status).to.equal(201);
+      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: bobs.body.id } })).status).to.equal(
+        201,
+      );
       // …but not someone else's canvas that he can merely edit (filing shares it): 403.
-      const shared = await ctx.server.request('post', '/canvases', { token: alice.token, body: { organization_id: org, visibility: 'workspace', workspace_role: 'editor' } });
-      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: shared.body.id } })).status).to.equal(403);
+      const shared = await ctx.server.request('post', '/canvases', {
+        token: alice.token,
+        body: { organization_id: org, visibility: 'workspace', workspace_role: 'editor' },
+      });
+      expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: shared.body.id } })).status).to.equal(
+        403,
+      );
       expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: { canvas_id: 'x' } })).status).to.equal(400);
       expect((await ctx.server.request('post', `/projects/${project.id}/canvases`, { token: bob.token, body: {} })).status).to.equal(400);
     });
 
     it('the same routes exist for assets, conversations and skills (404 for an unknown item)', async () => {
       const { body: project } = await create(alice, { title: 'Generic' });
-      for (const [segment, field] of [['assets', 'asset_id'], ['conversations', 'conversation_id'], ['skills', 'skill_id']]) {
-        const missing = await ctx.server.request('post', `/projects/${project.id}/${segment}`, { token: alice.token, body: { [field!]: '00000000-0000-4000-8000-000000000000' } });
+      for (const [segment, field] of [
+        ['assets', 'asset_id'],
+        ['conversations', 'conversation_id'],
+        ['skills', 'skill_id'],
+      ]) {
+        const missing = await ctx.server.request('post', `/projects/${project.id}/${segment}`, {
+          token: alice.token,
+          body: { [field!]: '00000000-0000-4000-8000-000000000000' },
+        });
         expect(missing.status, segment).to.equal(404);
         const list = await ctx.server.request('get', `/projects/${project.id}/${segment}`, { token: alice.token });
         expect(list.body, segment).to.deep.equal({ items: [], next_cursor: null });

@@ -13,7 +13,11 @@ describe('S3-compatible storage adapter', () => {
 
   it('puts, gets and deletes objects with SigV4-signed path-style requests', async () => {
     const body = Buffer.from([0, 1, 2, 250, 255]);
-    expect(await storage.put('organizations/org-1/logo/a', body, 'image/png')).to.deep.equal({ key: 'organizations/org-1/logo/a', size: 5, contentType: 'image/png' });
+    expect(await storage.put('organizations/org-1/logo/a', body, 'image/png')).to.deep.equal({
+      key: 'organizations/org-1/logo/a',
+      size: 5,
+      contentType: 'image/png',
+    });
     expect(s3.objects.get('organizations/org-1/logo/a')).to.deep.equal({ body, contentType: 'image/png' });
     expect(await storage.get('organizations/org-1/logo/a')).to.deep.equal({ body, contentType: 'image/png' });
     await storage.delete('organizations/org-1/logo/a');
@@ -31,7 +35,13 @@ describe('S3-compatible storage adapter', () => {
   });
 
   it('fails loudly when the store refuses the signature', async () => {
-    const wrong = new S3Storage({ endpoint: s3.endpoint, bucket: s3.bucket, region: 'us-east-1', accessKeyId: FAKE_S3_CREDENTIALS.accessKeyId, secretAccessKey: 'not-the-secret' });
+    const wrong = new S3Storage({
+      endpoint: s3.endpoint,
+      bucket: s3.bucket,
+      region: 'us-east-1',
+      accessKeyId: FAKE_S3_CREDENTIALS.accessKeyId,
+      secretAccessKey: 'not-the-secret',
+    });
     let error: Error | undefined;
     await wrong.put('k', Buffer.from('x'), 'image/png').catch((e: Error) => (error = e));
     expect(error?.message).to.match(/^object storage PUT k failed with HTTP 403: .*SignatureDoesNotMatch/);

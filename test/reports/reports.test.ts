@@ -46,7 +46,8 @@ describe('reports', () => {
       await spend(member, 'chat_run', 30, 25);
     });
 
-    const query = (user: TestUser, body: Record<string, unknown>) => ctx.server.request('post', '/reports/query', { token: user.token, body: { organization_id: org, from: isoDay(-1), to: isoDay(0), ...body } });
+    const query = (user: TestUser, body: Record<string, unknown>) =>
+      ctx.server.request('post', '/reports/query', { token: user.token, body: { organization_id: org, from: isoDay(-1), to: isoDay(0), ...body } });
 
     it('sums captures per member, matching the ledger', async () => {
       const res = await query(owner, { group_by: 'member' });
@@ -77,7 +78,10 @@ describe('reports', () => {
       const chats = await query(owner, { group_by: 'member', kinds: ['chat_run'] });
       expect(chats.body.report).to.include({ total_credits: 65 });
       expect(chats.body.report.kinds).to.deep.equal(['chat_run']);
-      expect(chats.body.report.rows.map((r: any) => [r.key, r.credits])).to.deep.equal([[owner.id, 40], [member.id, 25]]);
+      expect(chats.body.report.rows.map((r: any) => [r.key, r.credits])).to.deep.equal([
+        [owner.id, 40],
+        [member.id, 25],
+      ]);
     });
 
     it('excludes captures outside the range', async () => {
@@ -132,7 +136,14 @@ describe('reports', () => {
     it('reports balance, held, available, burn rate and runway from the ledger', async () => {
       const idle = await ctx.server.request('get', `/organizations/${org}/reports/balance`, { token: member.token });
       expect(idle.status).to.equal(200);
-      expect(idle.body.report).to.deep.include({ organization_id: org, balance: 1000, held: 0, available: 1000, burn_rate: { last_7_days: 0, last_30_days: 0 }, runway_days: { last_7_days: null, last_30_days: null } });
+      expect(idle.body.report).to.deep.include({
+        organization_id: org,
+        balance: 1000,
+        held: 0,
+        available: 1000,
+        burn_rate: { last_7_days: 0, last_30_days: 0 },
+        runway_days: { last_7_days: null, last_30_days: null },
+      });
 
       await spend(owner, 'chat_run', 300, 210);
       await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: member.id, amount: 90, reason: 'chat_run' }));
@@ -144,7 +155,12 @@ describe('reports', () => {
       expect(report.burn_rate).to.deep.equal({ last_7_days: 30, last_30_days: 7 });
       expect(report.runway_days).to.deep.equal({ last_7_days: 23.3, last_30_days: 100 });
       const credits = await ctx.server.request('get', `/organizations/${org}/credits`, { token: owner.token });
-      if (credits.status === 200) expect({ balance: credits.body.balance, held: credits.body.held, available: credits.body.available }).to.deep.equal({ balance: 790, held: 90, available: 700 });
+      if (credits.status === 200)
+        expect({ balance: credits.body.balance, held: credits.body.held, available: credits.body.available }).to.deep.equal({
+          balance: 790,
+          held: 90,
+          available: 700,
+        });
     });
 
     it('is 404 for non-members', async () => {

@@ -113,7 +113,10 @@ describe('roles', () => {
         },
       });
 
-      const updated = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', permissions: ['activity.view'] } });
+      const updated = await ctx.server.request('patch', rolesPath(org), {
+        token: owner.token,
+        body: { key: 'editor', name: 'Senior editor', permissions: ['activity.view'] },
+      });
       expect(updated.status).to.equal(200);
       row = await ctx.db('organization_roles').where({ organization_id: org, key: 'editor' }).first();
       expect(updated.body.role).to.deep.equal({
@@ -126,11 +129,18 @@ describe('roles', () => {
         created_at: row.created_at.toISOString(),
         updated_at: row.updated_at.toISOString(),
       });
-      const cleared = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'editor', name: 'Senior editor', description: null, permissions: [] } });
+      const cleared = await ctx.server.request('patch', rolesPath(org), {
+        token: owner.token,
+        body: { key: 'editor', name: 'Senior editor', description: null, permissions: [] },
+      });
       expect(cleared.body.role).to.include({ description: null });
       expect(cleared.body.role.permissions).to.deep.equal([]);
 
-      const events = await ctx.db('activity_events').where({ organization_id: org, subject_type: 'role' }).orderBy('created_at').select('action', 'actor_id', 'subject_id', 'data');
+      const events = await ctx
+        .db('activity_events')
+        .where({ organization_id: org, subject_type: 'role' })
+        .orderBy('created_at')
+        .select('action', 'actor_id', 'subject_id', 'data');
       expect(events.map((e) => e.action)).to.deep.equal(['role.created', 'role.updated', 'role.updated']);
       expect(events[0]).to.deep.equal({
         action: 'role.created',
@@ -162,12 +172,20 @@ describe('roles', () => {
       const message = 'key: "admin" is a built-in role and cannot be changed';
       expect(builtInKey.body).to.deep.equal({ code: 'conflict', message, data: { issues: [{ path: ['key'], message }] } });
 
-      const unknown = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'x', name: 'X', permissions: ['members.view', 'launch.missiles'] } });
+      const unknown = await ctx.server.request('patch', rolesPath(org), {
+        token: owner.token,
+        body: { key: 'x', name: 'X', permissions: ['members.view', 'launch.missiles'] },
+      });
       expect(unknown.status).to.equal(400);
       expect(unknown.body.data.issues[0].path).to.deep.equal(['permissions', 1]);
       expect(unknown.body.message).to.match(/^permissions\.1: unknown permission; known permissions: organization\.update, /);
 
-      for (const body of [{ key: 'Bad Key', name: 'X', permissions: [] }, { key: 'x', name: '', permissions: [] }, { key: 'x', name: 'X' }, { key: 'x', name: 'X', permissions: [], extra: 1 }]) {
+      for (const body of [
+        { key: 'Bad Key', name: 'X', permissions: [] },
+        { key: 'x', name: '', permissions: [] },
+        { key: 'x', name: 'X' },
+        { key: 'x', name: 'X', permissions: [], extra: 1 },
+      ]) {
         const res = await ctx.server.request('patch', rolesPath(org), { token: owner.token, body });
         expect(res.status, JSON.stringify(body)).to.equal(400);
       }
@@ -185,7 +203,10 @@ describe('roles', () => {
       const plain = await ctx.server.request('patch', rolesPath(org), { token: ada.token, body: { key: 'x', name: 'X', permissions: [] } });
       expect(plain.status).to.equal(403);
       expect(plain.body.message).to.equal('your role "member" lacks the permission roles.manage');
-      const escalate = await ctx.server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] } });
+      const escalate = await ctx.server.request('patch', rolesPath(org), {
+        token: admin.token,
+        body: { key: 'treasurer', name: 'Treasurer', permissions: ['billing.manage'] },
+      });
       expect(escalate.status).to.equal(403);
       expect(escalate.body.message).to.equal('permissions: you cannot put billing.manage into a role; your role "admin" lacks it');
       // An owner-made role an admin could not have made is out of the admin's reach too.
@@ -194,7 +215,10 @@ describe('roles', () => {
       expect(edit.status).to.equal(403);
       const outside = await ctx.server.request('patch', rolesPath(org), { token: newUser().token, body: { key: 'x', name: 'X', permissions: [] } });
       expect(outside.status).to.equal(404);
-      const allowed = await ctx.server.request('patch', rolesPath(org), { token: admin.token, body: { key: 'helper', name: 'Helper', permissions: ['members.view'] } });
+      const allowed = await ctx.server.request('patch', rolesPath(org), {
+        token: admin.token,
+        body: { key: 'helper', name: 'Helper', permissions: ['members.view'] },
+      });
       expect(allowed.status).to.equal(200);
       expect(await ctx.db('organization_roles').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['helper', 'treasurer']);
     });
@@ -242,14 +266,25 @@ describe('roles', () => {
       const owner = newUser();
       const org = await createOrganization(ctx.server, owner);
       await ctx.server.request('patch', rolesPath(org), { token: owner.token, body: { key: 'finance', name: 'Finance', permissions: ['credits.view'] } });
-      const policy = await ctx.server.request('patch', `/organizations/${org}/alert-policy`, { token: owner.token, body: { notify_roles: ['owner', 'finance'] } });
+      const policy = await ctx.server.request('patch', `/organizations/${org}/alert-policy`, {
+        token: owner.token,
+        body: { notify_roles: ['owner', 'finance'] },
+      });
       expect(policy.status).to.equal(200);
       const res = await ctx.server.request('delete', rolesPath(org), { token: owner.token, query: { key: 'finance' } });
       expect(res.status).to.equal(204);
       expect(await ctx.db('organization_roles').where({ organization_id: org })).to.deep.equal([]);
       expect((await ctx.db('organization_alert_policies').where({ organization_id: org }).first()).notify_roles).to.deep.equal(['owner']);
-      const event = await ctx.db('activity_events').where({ organization_id: org, action: 'role.deleted' }).first('actor_id', 'subject_type', 'subject_id', 'data');
-      expect(event).to.deep.equal({ actor_id: owner.id, subject_type: 'role', subject_id: 'finance', data: { name: 'Finance', permissions: ['credits.view'] } });
+      const event = await ctx
+        .db('activity_events')
+        .where({ organization_id: org, action: 'role.deleted' })
+        .first('actor_id', 'subject_type', 'subject_id', 'data');
+      expect(event).to.deep.equal({
+        actor_id: owner.id,
+        subject_type: 'role',
+        subject_id: 'finance',
+        data: { name: 'Finance', permissions: ['credits.view'] },
+      });
     });
 
     it('refuses built-in roles and roles still held (409), unknown keys (404), missing key (400), members without roles.manage (403)', async () => {

@@ -6,12 +6,44 @@ import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
 const skillKeys = [
-  'author', 'body', 'codename', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'description', 'files', 'id', 'listing_edited_at',
-  'listing_id', 'listing_version', 'mod_shortcut_id', 'name', 'organization_id', 'project_scoped', 'source', 'updated_at', 'visibility', 'workspace_role',
+  'author',
+  'body',
+  'codename',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'description',
+  'files',
+  'id',
+  'listing_edited_at',
+  'listing_id',
+  'listing_version',
+  'mod_shortcut_id',
+  'name',
+  'organization_id',
+  'project_scoped',
+  'source',
+  'updated_at',
+  'visibility',
+  'workspace_role',
 ];
 const orgSkillKeys = [
-  'author', 'body', 'created_at', 'created_by_id', 'deleted_at', 'deleted_by_id', 'description', 'files', 'id', 'mod_shortcut_id', 'name',
-  'organization_id', 'project_scoped', 'source', 'updated_at',
+  'author',
+  'body',
+  'created_at',
+  'created_by_id',
+  'deleted_at',
+  'deleted_by_id',
+  'description',
+  'files',
+  'id',
+  'mod_shortcut_id',
+  'name',
+  'organization_id',
+  'project_scoped',
+  'source',
+  'updated_at',
 ];
 const versionKeys = ['body', 'created_at', 'created_by_id', 'current', 'description', 'files', 'id', 'name', 'restored_from_version', 'skill_id', 'version'];
 
@@ -28,18 +60,38 @@ describe('custom skills', () => {
     const alice = newUser();
     const org = await createOrganization(ctx.server, alice);
     const files = [{ path: 'a.md', content: 'A' }];
-    const res = await ctx.server.request('post', '/skills', { token: alice.token, body: { organization_id: org, name: 'Summarise', description: 'Short summaries', body: 'Summarise the text.', files } });
+    const res = await ctx.server.request('post', '/skills', {
+      token: alice.token,
+      body: { organization_id: org, name: 'Summarise', description: 'Short summaries', body: 'Summarise the text.', files },
+    });
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body)).to.deep.equal(['skill']);
     const { id, created_at, updated_at, ...rest } = res.body.skill;
     expect(Object.keys(res.body.skill).sort()).to.deep.equal(skillKeys);
     expect(updated_at).to.equal(created_at);
     expect(rest).to.deep.equal({
-      codename: null, organization_id: org, source: 'custom', name: 'Summarise', description: 'Short summaries', body: 'Summarise the text.', files,
-      author: null, project_scoped: false, visibility: 'private', workspace_role: 'viewer', created_by_id: alice.id, mod_shortcut_id: null,
-      listing_id: null, listing_version: null, listing_edited_at: null, deleted_at: null, deleted_by_id: null,
+      codename: null,
+      organization_id: org,
+      source: 'custom',
+      name: 'Summarise',
+      description: 'Short summaries',
+      body: 'Summarise the text.',
+      files,
+      author: null,
+      project_scoped: false,
+      visibility: 'private',
+      workspace_role: 'viewer',
+      created_by_id: alice.id,
+      mod_shortcut_id: null,
+      listing_id: null,
+      listing_version: null,
+      listing_edited_at: null,
+      deleted_at: null,
+      deleted_by_id: null,
     });
-    expect(await ctx.db('skill_versions').where({ skill_id: id }).select('version', 'name', 'created_by_id')).to.deep.equal([{ version: 1, name: 'Summarise', created_by_id: alice.id }]);
+    expect(await ctx.db('skill_versions').where({ skill_id: id }).select('version', 'name', 'created_by_id')).to.deep.equal([
+      { version: 1, name: 'Summarise', created_by_id: alice.id },
+    ]);
     expect(await ctx.db('activity_events').where({ subject_id: id }).pluck('action')).to.deep.equal(['skill.created']);
     const got = await ctx.server.request('get', `/skills/${id}`, { token: alice.token });
     expect(got.body).to.deep.equal(res.body);
@@ -60,27 +112,54 @@ describe('custom skills', () => {
   it('POST /organizations/{id}/skills: 201 organization-scoped shape, 400, 403, 404, 409', async () => {
     const alice = newUser();
     const org = await createOrganization(ctx.server, alice);
-    const res = await ctx.server.request('post', `/organizations/${org}/skills`, { token: alice.token, body: { name: 'Tone', description: 'Brand tone', body: 'Be kind.' } });
+    const res = await ctx.server.request('post', `/organizations/${org}/skills`, {
+      token: alice.token,
+      body: { name: 'Tone', description: 'Brand tone', body: 'Be kind.' },
+    });
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body)).to.deep.equal(['skill']);
     expect(Object.keys(res.body.skill).sort()).to.deep.equal(orgSkillKeys);
-    expect(res.body.skill).to.include({ organization_id: org, source: 'custom', name: 'Tone', description: 'Brand tone', body: 'Be kind.', files: null, author: null, project_scoped: false, created_by_id: alice.id, mod_shortcut_id: null, deleted_at: null, deleted_by_id: null });
+    expect(res.body.skill).to.include({
+      organization_id: org,
+      source: 'custom',
+      name: 'Tone',
+      description: 'Brand tone',
+      body: 'Be kind.',
+      files: null,
+      author: null,
+      project_scoped: false,
+      created_by_id: alice.id,
+      mod_shortcut_id: null,
+      deleted_at: null,
+      deleted_by_id: null,
+    });
     expect(res.body.skill.created_at).to.equal(res.body.skill.updated_at);
 
     const missing = await ctx.server.request('post', `/organizations/${org}/skills`, { token: alice.token, body: { name: 'X', body: 'b' } });
     expect(missing.status).to.equal(400);
     expect(missing.body.data.issues[0].path).to.deep.equal(['description']);
-    const extra = await ctx.server.request('post', `/organizations/${org}/skills`, { token: alice.token, body: { name: 'X', description: '', body: '', organization_id: org } });
+    const extra = await ctx.server.request('post', `/organizations/${org}/skills`, {
+      token: alice.token,
+      body: { name: 'X', description: '', body: '', organization_id: org },
+    });
     expect(extra.status).to.equal(400);
     const taken = await ctx.server.request('post', `/organizations/${org}/skills`, { token: alice.token, body: { name: 'TONE', description: '', body: '' } });
     expect(taken.status).to.equal(409);
-    expect(taken.body).to.deep.equal({ code: 'conflict', message: 'name: a skill named "TONE" already exists in this organization', data: { issues: [{ path: ['name'], message: 'name: a skill named "TONE" already exists in this organization' }] } });
+    expect(taken.body).to.deep.equal({
+      code: 'conflict',
+      message: 'name: a skill named "TONE" already exists in this organization',
+      data: { issues: [{ path: ['name'], message: 'name: a skill named "TONE" already exists in this organization' }] },
+    });
     const stranger = newUser();
-    expect((await ctx.server.request('post', `/organizations/${org}/skills`, { token: stranger.token, body: { name: 'Y', description: '', body: '' } })).status).to.equal(404);
+    expect(
+      (await ctx.server.request('post', `/organizations/${org}/skills`, { token: stranger.token, body: { name: 'Y', description: '', body: '' } })).status,
+    ).to.equal(404);
     await ctx.db('organization_roles').insert({ organization_id: org, key: 'reader', name: 'Reader', permissions: ['members.view'] });
     const reader = newUser();
     await addMember(ctx.db, org, reader, 'reader');
-    expect((await ctx.server.request('post', `/organizations/${org}/skills`, { token: reader.token, body: { name: 'Y', description: '', body: '' } })).status).to.equal(403);
+    expect(
+      (await ctx.server.request('post', `/organizations/${org}/skills`, { token: reader.token, body: { name: 'Y', description: '', body: '' } })).status,
+    ).to.equal(403);
     expect(await ctx.db('skills').where({ organization_id: org }).count('* as n').first()).to.deep.equal({ n: 1 });
   });
 
@@ -97,13 +176,24 @@ describe('custom skills', () => {
 
     const page1 = await ctx.server.request('get', `/skills/${skill.id}/versions`, { token: alice.token, query: { limit: 2 } });
     expect(page1.status).to.equal(200);
-    expect(page1.body.items.map((v: any) => [v.version, v.name, v.body, v.current])).to.deep.equal([[3, 'Final', 'b2', true], [2, 'Draft', 'b2', false]]);
+    expect(page1.body.items.map((v: any) => [v.version, v.name, v.body, v.current])).to.deep.equal([
+      [3, 'Final', 'b2', true],
+      [2, 'Draft', 'b2', false],
+    ]);
     expect(Object.keys(page1.body.items[0]).sort()).to.deep.equal(versionKeys);
     const page2 = await ctx.server.request('get', `/skills/${skill.id}/versions`, { token: alice.token, query: { limit: 2, cursor: page1.body.next_cursor } });
     expect(page2.body.items.map((v: any) => v.version)).to.deep.equal([1]);
     expect(page2.body.next_cursor).to.equal(null);
     const first = page2.body.items[0];
-    expect(first).to.deep.include({ skill_id: skill.id, name: 'Draft', description: 'd1', body: 'b1', files: null, restored_from_version: null, created_by_id: alice.id });
+    expect(first).to.deep.include({
+      skill_id: skill.id,
+      name: 'Draft',
+      description: 'd1',
+      body: 'b1',
+      files: null,
+      restored_from_version: null,
+      created_by_id: alice.id,
+    });
 
     const one = await ctx.server.request('get', `/skills/${skill.id}/versions/${first.id}`, { token: alice.token });
     expect(one.status).to.equal(200);
@@ -120,7 +210,12 @@ describe('custom skills', () => {
       { version: 3, name: 'Final', restored_from_version: null },
       { version: 4, name: 'Draft', restored_from_version: 1 },
     ]);
-    expect(await ctx.db('activity_events').where({ subject_id: skill.id }).orderBy('created_at').pluck('action')).to.deep.equal(['skill.created', 'skill.updated', 'skill.updated', 'skill.version_restored']);
+    expect(await ctx.db('activity_events').where({ subject_id: skill.id }).orderBy('created_at').pluck('action')).to.deep.equal([
+      'skill.created',
+      'skill.updated',
+      'skill.updated',
+      'skill.version_restored',
+    ]);
   });
 
   it('renaming onto a taken name is 409; delete/restore; restore is 409 when the name was taken meanwhile', async () => {
@@ -148,8 +243,18 @@ describe('custom skills', () => {
     expect(restored.body.skill).to.include({ deleted_at: null, deleted_by_id: null, name: 'One' });
     const search = await ctx.server.request('get', '/skills', { token: alice.token, query: { organization_id: org, search: 'on' } });
     expect(search.body.items.map((s: any) => s.name)).to.deep.equal(['One']);
-    for (const [method, suffix] of [['get', ''], ['patch', ''], ['delete', ''], ['post', '/restore'], ['get', '/versions'], ['get', '/projects']] as const) {
-      const res = await ctx.server.request(method, `/skills/${randomUUID()}${suffix}`, { token: alice.token, body: method === 'patch' ? { body: 'x' } : undefined });
+    for (const [method, suffix] of [
+      ['get', ''],
+      ['patch', ''],
+      ['delete', ''],
+      ['post', '/restore'],
+      ['get', '/versions'],
+      ['get', '/projects'],
+    ] as const) {
+      const res = await ctx.server.request(method, `/skills/${randomUUID()}${suffix}`, {
+        token: alice.token,
+        body: method === 'patch' ? { body: 'x' } : undefined,
+      });
       expect(res.status, `${method} ${suffix}`).to.equal(404);
       expect(res.body).to.deep.equal({ code: 'not_found', message: 'skill not found', data: { issues: [] } });
     }
@@ -161,7 +266,10 @@ describe('custom skills', () => {
     const org = await createOrganization(ctx.server, alice);
     for (let i = 0; i < 5; i++) await create(alice, { organization_id: org, name: `S${i}`, description: '', body: '' });
     const first = await ctx.server.request('get', '/skills', { token: alice.token, query: { organization_id: org, limit: 3 } });
-    const second = await ctx.server.request('get', '/skills', { token: alice.token, query: { organization_id: org, limit: 3, cursor: first.body.next_cursor } });
+    const second = await ctx.server.request('get', '/skills', {
+      token: alice.token,
+      query: { organization_id: org, limit: 3, cursor: first.body.next_cursor },
+    });
     expect([...first.body.items, ...second.body.items].map((s: any) => s.name)).to.deep.equal(['S4', 'S3', 'S2', 'S1', 'S0']);
     expect(second.body.next_cursor).to.equal(null);
     expect((await ctx.server.request('get', '/skills', { token: alice.token })).status).to.equal(400);

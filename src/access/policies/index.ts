@@ -32,8 +32,7 @@ export const policies: Record<ResourceType, Policy> = {
   skill: defaultPolicy,
 };
 
-export const allows = (type: ResourceType, role: Role | null, capability: Capability): boolean =>
-  role !== null && policies[type][capability].includes(role);
+export const allows = (type: ResourceType, role: Role | null, capability: Capability): boolean => role !== null && policies[type][capability].includes(role);
 
 /** The capabilities object of the access record (spec 2.7). */
 export function capabilitiesOf(type: ResourceType, role: Role | null) {

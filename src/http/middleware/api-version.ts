@@ -9,9 +9,11 @@ export function apiVersion() {
   return async (ctx: Context, next: Next) => {
     const requested = ctx.get('service-api-version').trim();
     if (requested && !servable.test(requested)) {
-      throw new AppError('unsupported_api_version', `Service-Api-Version: ${JSON.stringify(requested)} cannot be served; this deployment serves major ${CURRENT_API_MAJOR}`, [
-        { path: ['Service-Api-Version'], message: `must be ${CURRENT_API_MAJOR} or ${CURRENT_API_MAJOR}.x` },
-      ]);
+      throw new AppError(
+        'unsupported_api_version',
+        `Service-Api-Version: ${JSON.stringify(requested)} cannot be served; this deployment serves major ${CURRENT_API_MAJOR}`,
+        [{ path: ['Service-Api-Version'], message: `must be ${CURRENT_API_MAJOR} or ${CURRENT_API_MAJOR}.x` }],
+      );
     }
     ctx.set('Service-Api-Version', String(CURRENT_API_MAJOR));
     await next();

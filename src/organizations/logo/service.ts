@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { recordActivity } from '../../activity/record.ts';
+import { recordActivity } from '../../activity/index.ts';
 import { notFound } from '../../core/errors.ts';
-import type { Actor } from '../../access/actor.ts';
+import type { Actor } from '../../access/index.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { OrganizationRow } from '../presenter.ts';
 import { columns } from '../service.ts';

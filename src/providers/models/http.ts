@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { type Dispatcher, request } from 'undici';
 import type { AssetForModel, AssetModel, ExtractedPrompt, ModelProvider, Voice } from './types.ts';
 import { ModelProviderError, UnknownModelError } from './types.ts';
 
@@ -12,7 +12,10 @@ const TIMEOUT_MS = 30_000;
 export class HttpModelProvider implements ModelProvider {
   readonly name = 'http' as const;
 
-  constructor(private readonly baseUrl: string, private readonly apiKey: string | undefined) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly apiKey: string | undefined,
+  ) {}
 
   async listModels(): Promise<AssetModel[]> {
     const body = await this.call<{ models: AssetModel[] }>('GET', '/v1/models');
@@ -20,7 +23,12 @@ export class HttpModelProvider implements ModelProvider {
   }
 
   async extractPrompt(asset: AssetForModel, options: { model?: string | undefined; instructions?: string | undefined }): Promise<ExtractedPrompt> {
-    const body = await this.call<{ model: string; prompt: string }>('POST', '/v1/prompts/extract', { asset, model: options.model ?? null, instructions: options.instructions ?? null }, options.model);
+    const body = await this.call<{ model: string; prompt: string }>(
+      'POST',
+      '/v1/prompts/extract',
+      { asset, model: options.model ?? null, instructions: options.instructions ?? null },
+      options.model,
+    );
     return { model: body.model, prompt: body.prompt };
   }
 
@@ -30,11 +38,15 @@ export class HttpModelProvider implements ModelProvider {
   }
 
   private async call<T>(method: 'GET' | 'POST', path: string, payload?: unknown, model?: string): Promise<T> {
-    let response;
+    let response: Dispatcher.ResponseData;
     try {
       response = await request(new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`), {
         method,
-        headers: { accept: 'application/json', ...(payload !== undefined && { 'content-type': 'application/json' }), ...(this.apiKey && { authorization: `Bearer ${this.apiKey}` }) },
+        headers: {
+          accept: 'application/json',
+          ...(payload !== undefined && { 'content-type': 'application/json' }),
+          ...(this.apiKey && { authorization: `Bearer ${this.apiKey}` }),
+        },
         ...(payload !== undefined && { body: JSON.stringify(payload) }),
         signal: AbortSignal.timeout(TIMEOUT_MS),
       });
@@ -43,7 +55,8 @@ export class HttpModelProvider implements ModelProvider {
     }
     const text = await response.body.text();
     if (response.statusCode === 404 && model !== undefined) throw new UnknownModelError(model);
-    if (response.statusCode < 200 || response.statusCode > 299) throw new ModelProviderError(`model service answered ${response.statusCode}`, response.statusCode);
+    if (response.statusCode < 200 || response.statusCode > 299)
+      throw new ModelProviderError(`model service answered ${response.statusCode}`, response.statusCode);
     try {
       return JSON.parse(text) as T;
     } catch {

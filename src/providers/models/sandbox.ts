@@ -21,13 +21,21 @@ export class SandboxModelProvider implements ModelProvider {
     const subject = asset.title ?? asset.content?.slice(0, 80) ?? 'untitled';
     const fingerprint = digest(asset).slice(0, 8);
     const style = options.instructions ? `; following "${options.instructions.slice(0, 120)}"` : '';
-    return { model, prompt: `[sandbox result] A ${asset.type} of "${subject}"${asset.mime_type ? ` (${asset.mime_type})` : ''}${style}; reference ${fingerprint}.` };
+    return {
+      model,
+      prompt: `[sandbox result] A ${asset.type} of "${subject}"${asset.mime_type ? ` (${asset.mime_type})` : ''}${style}; reference ${fingerprint}.`,
+    };
   }
 
   async detectVoices(asset: AssetForModel): Promise<Voice[]> {
     const seed = parseInt(digest(asset).slice(0, 2), 16);
     const count = 1 + (seed % 2);
-    return Array.from({ length: count }, (_, i) => ({ id: `sandbox-voice-${i + 1}`, name: `Sandbox speaker ${i + 1}`, language: 'en', first_heard_at: i * 4.5 }));
+    return Array.from({ length: count }, (_, i) => ({
+      id: `sandbox-voice-${i + 1}`,
+      name: `Sandbox speaker ${i + 1}`,
+      language: 'en',
+      first_heard_at: i * 4.5,
+    }));
   }
 }
 
@@ -39,5 +47,7 @@ function pickModel(assetType: string, capability: string, requested: string | un
 }
 
 function digest(asset: AssetForModel): string {
-  return createHash('sha256').update(JSON.stringify([asset.id, asset.type, asset.title, asset.mime_type, asset.url, asset.content])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([asset.id, asset.type, asset.title, asset.mime_type, asset.url, asset.content]))
+    .digest('hex');
 }

@@ -43,7 +43,10 @@ export interface ModelProvider {
 
 /** The upstream refused or failed; the API answers 503 rather than 500 so callers retry later. */
 export class ModelProviderError extends Error {
-  constructor(message: string, readonly status: number | null = null) {
+  constructor(
+    message: string,
+    readonly status: number | null = null,
+  ) {
     super(message);
     this.name = 'ModelProviderError';
   }

@@ -1,7 +1,6 @@
 import { forbidden } from '../core/errors.ts';
-import type { Membership } from '../members/membership.ts';
-import type { OrganizationPermission } from '../members/permissions.ts';
-import { orderedPermissions } from './presenter.ts';
+import type { Membership } from './membership.ts';
+import { orderedPermissions, type OrganizationPermission } from './permissions.ts';
 
 /**
  * Nobody hands out (or takes away) more power than they hold: the `owner` role is the owners'
@@ -11,7 +10,8 @@ import { orderedPermissions } from './presenter.ts';
 export function requireAuthorityOver(actor: Membership, role: { key: string; permissions: ReadonlySet<OrganizationPermission> }, doing: string): void {
   if (role.key === 'owner' && actor.role !== 'owner') throw forbidden(`only owners may ${doing} the owner role`);
   const missing = orderedPermissions(role.permissions).filter((permission) => !actor.permissions.has(permission));
-  if (missing.length > 0) throw forbidden(`you cannot ${doing} the role "${role.key}": it carries ${missing.join(', ')}, which your role "${actor.role}" lacks`);
+  if (missing.length > 0)
+    throw forbidden(`you cannot ${doing} the role "${role.key}": it carries ${missing.join(', ')}, which your role "${actor.role}" lacks`);
 }
 
 /** For role definitions: every permission put into a role must be one the editor holds. */

@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { planByStripeLookupKey, type Plan } from '../plans.ts';
+import { planByStripeLookupKey, type Plan } from './plans.ts';
 import {
   WebhookSignatureError,
   type BillingContact,
@@ -67,7 +67,11 @@ export class StripeBillingProvider implements BillingProvider {
       ? await this.stripe.invoices.createPreview({
           customer: input.customerId,
           subscription: input.subscriptionId,
-          subscription_details: { items: [{ id: await this.itemId(input.subscriptionId), price }], proration_behavior: 'always_invoice', proration_date: prorationDate },
+          subscription_details: {
+            items: [{ id: await this.itemId(input.subscriptionId), price }],
+            proration_behavior: 'always_invoice',
+            proration_date: prorationDate,
+          },
         })
       : await this.stripe.invoices.createPreview({ customer: input.customerId, subscription_details: { items: [{ price }] } });
     return { amountDueMinor: invoice.amount_due, currency: invoice.currency };
@@ -184,12 +188,22 @@ function readEvent(event: Stripe.Event): BillingWebhookEvent {
   const object = event.data.object as Loose;
   const metadata = (object.metadata ?? {}) as Record<string, string>;
   const customer = typeof object.customer === 'string' ? object.customer : (object.customer?.id ?? null);
-  const base = { id: event.id, type: event.type, createdAt: new Date(event.created * 1000), organizationId: metadata.organization_id || null, customerId: customer };
+  const base = {
+    id: event.id,
+    type: event.type,
+    createdAt: new Date(event.created * 1000),
+    organizationId: metadata.organization_id || null,
+    customerId: customer,
+  };
   switch (event.type) {
     case 'checkout.session.completed': {
       const credits = Number(metadata.credits);
-      if (object.mode !== 'payment' || object.payment_status !== 'paid' || !Number.isInteger(credits) || credits <= 0) return { ...base, action: { kind: 'ignored' } };
-      return { ...base, action: { kind: 'credit_purchase', credits, amountMinor: object.amount_total ?? 0, currency: object.currency ?? 'usd', reference: object.id } };
+      if (object.mode !== 'payment' || object.payment_status !== 'paid' || !Number.isInteger(credits) || credits <= 0)
+        return { ...base, action: { kind: 'ignored' } };
+      return {
+        ...base,
+        action: { kind: 'credit_purchase', credits, amountMinor: object.amount_total ?? 0, currency: object.currency ?? 'usd', reference: object.id },
+      };
     }
     case 'customer.subscription.created':
     case 'customer.subscription.updated':
@@ -198,9 +212,17 @@ function readEvent(event: Stripe.Event): BillingWebhookEvent {
       return { ...base, action: { kind: 'subscription_synced', subscription: null } };
     case 'invoice.paid':
     case 'invoice.payment_failed':
-      return { ...base, action: { kind: 'invoice', paid: event.type === 'invoice.paid', amountMinor: object.amount_due ?? 0, currency: object.currency ?? 'usd', reference: object.id } };
+      return {
+        ...base,
+        action: {
+          kind: 'invoice',
+          paid: event.type === 'invoice.paid',
+          amountMinor: object.amount_due ?? 0,
+          currency: object.currency ?? 'usd',
+          reference: object.id,
+        },
+      };
     default:
       return { ...base, action: { kind: 'ignored' } };
   }
 }
-

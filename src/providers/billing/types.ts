@@ -1,4 +1,4 @@
-import type { Plan } from '../plans.ts';
+import type { Plan } from './plans.ts';
 
 export interface BillingAddress {
   line1: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUpgrade, remainingFraction } from '../plans.ts';
+import { isUpgrade, remainingFraction } from './plans.ts';
 import { WebhookSignatureError, type BillingProvider, type PlanChangeInput, type ProrationQuote, type ProviderSubscription } from './types.ts';
 
 /** Portal sessions of the sandbox are short-lived like Stripe's. */

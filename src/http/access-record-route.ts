@@ -1,12 +1,19 @@
-import { resource } from '../http/authorize.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { resource } from './authorize.ts';
+import { defineRoute, type AnyRoute } from './route.ts';
 import type { ZodObject, ZodString } from 'zod';
-import { accessRecordSchema } from './schema.ts';
-import { getAccessRecord } from './service.ts';
-import type { ResourceType } from './types.ts';
+import { accessRecordSchema } from '../access/schema.ts';
+import { getAccessRecord } from '../access/service.ts';
+import type { ResourceType } from '../access/types.ts';
 
 /** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. */
-export function accessRecordRoute(spec: { type: ResourceType; path: string; idParams: ZodObject<Record<string, ZodString>>; operationId: string; noun: string; tag: string }): AnyRoute {
+export function accessRecordRoute(spec: {
+  type: ResourceType;
+  path: string;
+  idParams: ZodObject<Record<string, ZodString>>;
+  operationId: string;
+  noun: string;
+  tag: string;
+}): AnyRoute {
   const idParam = Object.keys(spec.idParams.shape)[0]!;
   if (!spec.path.endsWith(`/{${idParam}}/access`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/access`);
   return defineRoute({

@@ -1,10 +1,12 @@
 import type { Knex } from 'knex';
-import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission } from '../members/permissions.ts';
-import { memberCountsByRole } from '../members/membership.ts';
-import type { Role } from './presenter.ts';
+import { memberCountsByRole } from './membership.ts';
+import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission, type Role } from './permissions.ts';
 
 const builtInDescriptions = {
-  owner: { name: 'Owner', description: 'Everything, including deleting the organization and managing billing. An organization always keeps at least one owner.' },
+  owner: {
+    name: 'Owner',
+    description: 'Everything, including deleting the organization and managing billing. An organization always keeps at least one owner.',
+  },
   admin: { name: 'Admin', description: 'Runs the organization: members, invitations, roles, settings and credits; cannot delete it or manage billing.' },
   member: { name: 'Member', description: 'Works in the organization: creates resources, sees members, activity and credits.' },
 } as const;

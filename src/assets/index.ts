@@ -1,0 +1,3 @@
+// The assets domain's public module: what other domains may import from it.
+export { type AssetRow, assetColumns, presentAsset } from './presenter.ts';
+export { assetIdParams, assetSchema } from './schema.ts';

@@ -1,0 +1,4 @@
+// The conversations domain's public module: what other domains may import from it.
+export { selectListExtras, withListExtras } from './list.ts';
+export { conversationColumns, presentConversationListItem } from './presenter.ts';
+export { conversationIdParams, conversationListItemSchema } from './schema.ts';

@@ -1,0 +1,33 @@
+// The members domain's public module: memberships (the one reader of organization_members), the
+// permission vocabulary and the role catalog they are assigned from. Other domains import from here.
+export { requireAuthorityOver, requireHeldPermissions } from './authority.ts';
+export {
+  addMembership,
+  findMembership,
+  hasMemberWithEmail,
+  isMember,
+  lockMemberForShare,
+  memberEmails,
+  memberJoinSql,
+  membershipsOfUser,
+  organizationColumns,
+  permissionsOfRole,
+  requirePermission,
+  roleHoldsSql,
+  rolePermissions,
+  type Membership,
+  type OrganizationRow,
+  type PermissionNeed,
+} from './membership.ts';
+export {
+  builtInRolePermissions,
+  builtInRoles,
+  isBuiltInRole,
+  orderedPermissions,
+  organizationPermissions,
+  type BuiltInRole,
+  type OrganizationPermission,
+  type Role,
+} from './permissions.ts';
+export { builtInRoleList, lockAssignableRole, memberCounts, roleColumns, roleFromRow, rolesOf } from './role-catalog.ts';
+export { roleKey } from './schema.ts';

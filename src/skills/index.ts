@@ -1,0 +1,3 @@
+// The skills domain's public module: what other domains may import from it.
+export { type SkillRow, presentSkill, skillColumns } from './presenter.ts';
+export { skillIdParams, skillSchema } from './schema.ts';
