@@ -10,9 +10,10 @@
  *  (c) the bare Koa app doing just the queries of (b) (no auth, no routing), and
  *  (d) our real app: GET /assets/{id}, an authorized read of one resource (row, membership and
  *      role decided in one SQL round trip).
- * Every figure after (a) is also printed as a ratio of (a), measured in the same run.
+ * Every figure after (a) is also a ratio of (a): the median over rounds of the ratio to the (a) run
+ * moments before it (BENCH_ROUNDS, default 5; BENCH_SECONDS per run, default 3).
  * The load generator runs in a worker thread with an undici Pool of 50 connections.
- * Run: npm run bench:http   (embedded PostgreSQL, throw-away database; ~40 s)
+ * Run: npm run bench:http   (embedded PostgreSQL, throw-away database; ~2 min: 5 rounds × 6 scenarios × 3 s)
  */
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
@@ -22,7 +23,7 @@ import { actorFor } from '../src/access/index.ts';
 import { Pool } from 'undici';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 
 interface Load {
   url: string;
@@ -94,16 +95,43 @@ async function startProfile() {
   };
 }
 
-let baseline: number | undefined;
-/** Prints a run; every run after the first is also given as a ratio of the first (the bare baseline of the same run). */
-const report = (label: string, r: Result) => {
-  const rate = r.requests / r.seconds;
-  baseline ??= rate;
-  const ratio = rate === baseline ? '' : `   ${(rate / baseline).toFixed(2)}× baseline`;
-  console.log(
-    `${label.padEnd(46)} ${rate.toFixed(0).padStart(7)} req/s   p50 ${r.p50.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms${ratio}   statuses ${JSON.stringify(r.statuses)}${r.errors ? `   errors ${r.errors}` : ''}`,
-  );
+const median = (values: number[]) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 };
+
+interface Scenario {
+  label: string;
+  load: Load;
+}
+
+/**
+ * The machine's speed swings several-fold from minute to minute, so one long run per scenario
+ * compares a fast minute with a slow one. Instead the scenarios take turns in ROUNDS short runs:
+ * each ratio is taken against the baseline run moments before it, and the medians are printed.
+ */
+async function measure(scenarios: Scenario[], rounds: number): Promise<void> {
+  const rates = scenarios.map(() => [] as number[]);
+  const ratios = scenarios.map(() => [] as number[]);
+  const p99s = scenarios.map(() => [] as number[]);
+  const statuses = scenarios.map(() => ({}) as Record<number, number>);
+  for (let round = 0; round < rounds; round++) {
+    let baseline = 0;
+    for (const [i, scenario] of scenarios.entries()) {
+      const result = await runLoad(scenario.load);
+      const rate = result.requests / result.seconds;
+      if (i === 0) baseline = rate;
+      rates[i]!.push(rate);
+      ratios[i]!.push(rate / baseline);
+      p99s[i]!.push(result.p99);
+      for (const [status, count] of Object.entries(result.statuses)) statuses[i]![Number(status)] = (statuses[i]![Number(status)] ?? 0) + count;
+    }
+  }
+  for (const [i, scenario] of scenarios.entries()) {
+    const ratio = i === 0 ? 'baseline' : `${median(ratios[i]!).toFixed(2)}× baseline (rounds ${Math.min(...ratios[i]!).toFixed(2)}–${Math.max(...ratios[i]!).toFixed(2)})`;
+    console.log(`${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   statuses ${JSON.stringify(statuses[i])}`);
+  }
+}
 
 if (!isMainThread) {
   parentPort!.postMessage(await generateLoad(workerData as Load));
@@ -173,15 +201,21 @@ if (!isMainThread) {
   const webUrl = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
 
   try {
-    console.log(`${CONNECTIONS} connections, ${SECONDS} s each, loopback; our app with NODE_ENV=${config.NODE_ENV}\n`);
-    report('(a) bare Koa 3 + SELECT 1 (pg.Pool)', await runLoad({ url: bareUrl, path: '/', tokens: [] }));
-    report('(c) bare Koa 3 + the queries of (b)', await runLoad({ url: queriesUrl, path: '/', tokens: [] }));
+    const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+    console.log(`${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s per scenario, loopback; our app with NODE_ENV=${config.NODE_ENV}; medians\n`);
     const profile = process.env.BENCH_PROFILE ? await startProfile() : undefined;
-    report(`(b) GET /organizations/{id}, ${CONNECTIONS} callers`, await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens }));
+    await measure(
+      [
+        { label: '(a) bare Koa 3 + SELECT 1 (pg.Pool)', load: { url: bareUrl, path: '/', tokens: [] } },
+        { label: '(c) bare Koa 3 + the queries of (b)', load: { url: queriesUrl, path: '/', tokens: [] } },
+        { label: `(b) GET /organizations/{id}, ${CONNECTIONS} callers`, load: { url: webUrl, path: `/organizations/${org}`, tokens } },
+        { label: `(d) GET /assets/{id}, ${CONNECTIONS} callers`, load: { url: webUrl, path: `/assets/${asset.id}`, tokens } },
+        { label: '(b) GET /organizations/{id}, 1 caller', load: { url: webUrl, path: `/organizations/${org}`, tokens: [tokens[0]!] } },
+        { label: '    GET /healthz (middleware, no auth, no DB)', load: { url: webUrl, path: '/healthz', tokens: [] } },
+      ],
+      rounds,
+    );
     if (profile) await profile.stop(process.env.BENCH_PROFILE!);
-    report(`(d) GET /assets/{id}, ${CONNECTIONS} callers`, await runLoad({ url: webUrl, path: `/assets/${asset.id}`, tokens }));
-    report('(b) GET /organizations/{id}, 1 caller', await runLoad({ url: webUrl, path: `/organizations/${org}`, tokens: [tokens[0]!] }));
-    report('    GET /healthz (middleware, no auth, no DB)', await runLoad({ url: webUrl, path: '/healthz', tokens: [] }));
   } finally {
     await web.stop();
     await new Promise((resolve) => bareServer.close(resolve));
