@@ -128,8 +128,11 @@ async function measure(scenarios: Scenario[], rounds: number): Promise<void> {
     }
   }
   for (const [i, scenario] of scenarios.entries()) {
-    const ratio = i === 0 ? 'baseline' : `${median(ratios[i]!).toFixed(2)}× baseline (rounds ${Math.min(...ratios[i]!).toFixed(2)}–${Math.max(...ratios[i]!).toFixed(2)})`;
-    console.log(`${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   statuses ${JSON.stringify(statuses[i])}`);
+    const ratio =
+      i === 0 ? 'baseline' : `${median(ratios[i]!).toFixed(2)}× baseline (rounds ${Math.min(...ratios[i]!).toFixed(2)}–${Math.max(...ratios[i]!).toFixed(2)})`;
+    console.log(
+      `${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   statuses ${JSON.stringify(statuses[i])}`,
+    );
   }
 }
 

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../activity/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { paginate, type Page, type SortKey } from '../core/pagination.ts';
+import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
 import { whereContains } from '../core/search.ts';
 import type { Deps } from '../platform/deps.ts';
 import { resourceNoun, type Actor } from './actor.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';
 import { whereReadable } from './sql.ts';
-import type { Capability, ResourceType } from './types.ts';
+import type { Capability, ResourceType, Viewer } from './types.ts';
 
 /**
  * The lifecycle every soft-deletable resource shares — update while live, soft delete, restore,
@@ -129,7 +129,7 @@ export interface ReadableListQuery {
  * the organization gets an empty page (spec §4.1). `refine` adds the type's own filters.
  */
 export async function listReadable<Row extends object>(
-  deps: Deps,
+  db: Knex,
   actor: Actor,
   type: ResourceType,
   query: ReadableListQuery,
@@ -137,25 +137,21 @@ export async function listReadable<Row extends object>(
     alias: string;
     columns: readonly string[];
     searchColumns: readonly string[];
-    refine?: (q: Knex.QueryBuilder) => void;
-    order?: readonly SortKey[];
+    /** The type's own filters and selects (e.g. list extras computed for `viewer`). */
+    refine?: (q: Knex.QueryBuilder, viewer: Viewer) => void;
   },
 ): Promise<Page<Row>> {
   const entry = registered(type);
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const a = options.alias;
-  const q = whereReadable(deps.db(`${entry.table} as ${a}`).select(options.columns.map((column) => `${a}.${column}`)), type, a, viewer);
+  const q = whereReadable(db(`${entry.table} as ${a}`).select(options.columns.map((column) => `${a}.${column}`)), type, a, viewer);
   if (query.deleted) q.whereNotNull(`${a}.deleted_at`);
   else q.whereNull(`${a}.deleted_at`);
   if (query.created_by) q.where(`${a}.created_by_id`, query.created_by);
   if (query.project_id) {
     q.whereExists((filed) =>
-      filed
-        .select(deps.db.raw('1'))
-        .from('project_items as pi')
-        .where({ 'pi.item_type': type, 'pi.project_id': query.project_id })
-        .whereRaw(`pi.item_id = ${a}.id`),
+      filed.select(db.raw('1')).from('project_items as pi').where({ 'pi.item_type': type, 'pi.project_id': query.project_id }).whereRaw(`pi.item_id = ${a}.id`),
     );
   }
   if (query.search)
@@ -164,10 +160,16 @@ export async function listReadable<Row extends object>(
       options.searchColumns.map((column) => `${a}.${column}`),
       query.search,
     );
-  options.refine?.(q);
-  const order = options.order ?? [
-    { column: `${a}.created_at`, direction: 'desc', type: 'timestamp' },
-    { column: `${a}.id`, direction: 'desc' },
-  ];
-  return paginate<Row & object>(q, order, query);
+  options.refine?.(q, viewer);
+  // Redundant with the keyset condition, but as a plain bound the (organization, created_at) index
+  // can seek to it, so a deep page costs what the first one does (bench/conversations.ts).
+  if (query.cursor !== undefined) q.whereRaw(`${a}.created_at <= ?::timestamptz`, [decodeCursor(query.cursor, 2)[0]!]);
+  return paginate<Row & object>(
+    q,
+    [
+      { column: `${a}.created_at`, direction: 'desc', type: 'timestamp' },
+      { column: `${a}.id`, direction: 'desc' },
+    ],
+    query,
+  );
 }

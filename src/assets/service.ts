@@ -99,7 +99,7 @@ export type AssetFilters = z.output<typeof listAssetsQuery>;
 
 /** Newest first; the readable-by predicate runs in SQL, so pages never hold a row the caller cannot read. */
 export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow>> {
-  return listReadable<AssetRow>(deps, actor, 'asset', filters, {
+  return listReadable<AssetRow>(deps.db, actor, 'asset', filters, {
     alias: 'a',
     columns: assetColumns,
     searchColumns: ['title', 'content'],

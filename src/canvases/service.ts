@@ -43,7 +43,7 @@ export async function getCanvas(deps: Deps, actor: Actor, canvasId: string): Pro
 }
 
 export function listCanvases(deps: Deps, actor: Actor, query: z.output<typeof listCanvasesQuery>): Promise<Page<CanvasRow>> {
-  return listReadable<CanvasRow>(deps, actor, 'canvas', query, { alias: 'c', columns: canvasColumns, searchColumns: ['title'] });
+  return listReadable<CanvasRow>(deps.db, actor, 'canvas', query, { alias: 'c', columns: canvasColumns, searchColumns: ['title'] });
 }
 
 export function updateCanvas(deps: Deps, actor: Actor, canvasId: string, changes: z.output<typeof updateCanvasBody>): Promise<CanvasRow> {

@@ -25,30 +25,32 @@ export interface ConversationRow {
   updated_at: Date;
 }
 
+/** Columns of a conversation row. */
+export const conversationColumnNames = [
+  'id',
+  'organization_id',
+  'created_by_id',
+  'title',
+  'visibility',
+  'workspace_role',
+  'project_id',
+  'active_leaf_id',
+  'schedule_id',
+  'forked_from_conversation_id',
+  'message_count',
+  'last_message_at',
+  'active_run_id',
+  'active_run_at',
+  'active_workflow_run_id',
+  'mod_conversation_id',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
+] as const;
+
 /** Columns of a conversation row, qualified for joins. */
-export const conversationColumns = (alias = 'c') =>
-  [
-    'id',
-    'organization_id',
-    'created_by_id',
-    'title',
-    'visibility',
-    'workspace_role',
-    'project_id',
-    'active_leaf_id',
-    'schedule_id',
-    'forked_from_conversation_id',
-    'message_count',
-    'last_message_at',
-    'active_run_id',
-    'active_run_at',
-    'active_workflow_run_id',
-    'mod_conversation_id',
-    'deleted_at',
-    'deleted_by_id',
-    'created_at',
-    'updated_at',
-  ].map((column) => `${alias}.${column}`);
+export const conversationColumns = (alias = 'c') => conversationColumnNames.map((column) => `${alias}.${column}`);
 
 export function presentConversation(row: ConversationRow): z.input<typeof conversationSchema> {
   return {

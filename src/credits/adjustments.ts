@@ -1,3 +1,4 @@
+import { isMember } from '../members/index.ts';
 /**
  * Corrections of an organization's balance by an operator: always new ledger rows, never edits.
  * Adding credits is a grant of source `adjustment`; taking credits back draws them from grants in
@@ -79,8 +80,7 @@ export async function createAdjustment(
   key: string | undefined,
 ): Promise<z.input<typeof adjustmentEnvelope>> {
   const userId = body.user_id ?? actor.userId;
-  if (body.user_id !== undefined && !(await deps.db('organization_members').where({ organization_id: organizationId, user_id: body.user_id }).first('user_id')))
-    throw notFound('member');
+  if (body.user_id !== undefined && !(await isMember(deps.db, organizationId, body.user_id))) throw notFound('member');
   return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {
     const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: actor.userId });
     await recordActivity(trx, {

@@ -3,6 +3,7 @@
 export { requireAuthorityOver, requireHeldPermissions } from './authority.ts';
 export {
   addMembership,
+  countMembers,
   findMembership,
   hasMemberWithEmail,
   isMember,

@@ -153,6 +153,12 @@ export async function memberEmails(trx: Knex, organizationId: string, roles: rea
     .pluck('u.email');
 }
 
+/** How many members the organization has. */
+export async function countMembers(db: Knex, organizationId: string): Promise<number> {
+  const [row] = await db('organization_members').where({ organization_id: organizationId }).count<{ count: string }[]>('* as count');
+  return Number(row?.count ?? 0);
+}
+
 /** How many members hold each role. */
 export async function memberCountsByRole(db: Knex, organizationId: string): Promise<Map<string, number>> {
   const rows = (await db('organization_members')

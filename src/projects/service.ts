@@ -53,7 +53,7 @@ export async function getProject(deps: Deps, actor: Actor, projectId: string): P
 }
 
 export function listProjects(deps: Deps, actor: Actor, query: z.output<typeof listProjectsQuery>): Promise<Page<ProjectRow>> {
-  return listReadable<ProjectRow>(deps, actor, 'project', query, {
+  return listReadable<ProjectRow>(deps.db, actor, 'project', query, {
     alias: 'p',
     columns: projectColumns,
     searchColumns: ['title', 'slug'],

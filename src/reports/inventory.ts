@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { countMembers } from '../members/index.ts';
 
 /**
  * Where each kind of resource lives and how its state and project are read. Each domain's table
@@ -17,7 +18,6 @@ const originProject = (itemType: string) =>
   `(SELECT pi.project_id::text FROM project_items pi WHERE pi.item_type = '${itemType}' AND pi.item_id = r.id AND pi.via = 'origin' LIMIT 1)`;
 
 export const inventorySources: InventorySource[] = [
-  { type: 'member', table: 'organization_members', state: `'active'`, project: 'NULL' },
   { type: 'invitation', table: 'invitations', state: 'r.status', project: 'NULL' },
   {
     type: 'project',
@@ -57,11 +57,16 @@ export interface InventoryRow {
   count: number;
 }
 
-/** Counts of the organization's resources by type, state and project (one UNION ALL query). */
+/**
+ * Counts of the organization's resources by type, state and project (one UNION ALL query over the
+ * resource tables; members are counted by the members module, the one reader of memberships).
+ */
 export async function inventoryOf(db: Knex, organizationId: string): Promise<InventoryRow[]> {
   const tables = await existingTables(db);
   const sources = inventorySources.filter((source) => tables.has(source.table));
-  if (sources.length === 0) return [];
+  const members = await countMembers(db, organizationId);
+  const memberRows: InventoryRow[] = members ? [{ type: 'member', state: 'active', project_id: null, count: members }] : [];
+  if (sources.length === 0) return memberRows;
   const parts = sources.map(
     (source) => `SELECT '${source.type}' AS type, ${source.state} AS state, ${source.project} AS project_id, count(*)::bigint AS count
        FROM ${source.table} r WHERE r.organization_id = :organizationId GROUP BY 2, 3`,
@@ -70,10 +75,12 @@ export async function inventoryOf(db: Knex, organizationId: string): Promise<Inv
     `SELECT type, state, project_id, count FROM (${parts.join(' UNION ALL ')}) inventory ORDER BY type, state, project_id NULLS FIRST`,
     { organizationId },
   );
-  return (rows as { type: string; state: string; project_id: string | null; count: string }[]).map((row) => ({
+  const resources = (rows as { type: string; state: string; project_id: string | null; count: string }[]).map((row) => ({
     type: row.type,
     state: row.state,
     project_id: row.project_id ?? null,
     count: Number(row.count),
   }));
+  // Ordered by type as before: `member` sorts between `invitation` and `project`.
+  return [...resources, ...memberRows].sort((a, b) => a.type.localeCompare(b.type));
 }
