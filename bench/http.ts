@@ -10,6 +10,11 @@
  *  (c) the bare Koa app doing just the queries of (b) (no auth, no routing), and
  *  (d) our real app: GET /assets/{id}, an authorized read of one resource (row, membership and
  *      role decided in one SQL round trip).
+ * Each scenario also prints the web server's own CPU time per request (main thread), a cost that
+ * does not swing with the machine's load the way req/s does.
+ * Each scenario also prints the server's own CPU time per request (the main thread, where every
+ * server of this script runs; the load comes from a worker thread): a cost that swings far less
+ * with the machine's load than req/s does.
  * Every figure after (a) is also a ratio of (a): the median over rounds of the ratio to the (a) run
  * moments before it (BENCH_ROUNDS, default 5; BENCH_SECONDS per run, default 3).
  * The load generator runs in a worker thread with an undici Pool of 50 connections.
@@ -110,15 +115,25 @@ interface Scenario {
  * compares a fast minute with a slow one. Instead the scenarios take turns in ROUNDS short runs:
  * each ratio is taken against the baseline run moments before it, and the medians are printed.
  */
-async function measure(scenarios: Scenario[], rounds: number): Promise<void> {
+async function measure(all: Scenario[], rounds: number): Promise<void> {
+  // BENCH_ONLY=a,b keeps the scenarios whose label starts with those letters (e.g. to profile one).
+  const only = process.env.BENCH_ONLY?.split(',');
+  const scenarios = only ? all.filter((scenario) => only.some((letter) => scenario.label.startsWith(`(${letter})`))) : all;
   const rates = scenarios.map(() => [] as number[]);
   const ratios = scenarios.map(() => [] as number[]);
   const p99s = scenarios.map(() => [] as number[]);
   const statuses = scenarios.map(() => ({}) as Record<number, number>);
+  const cpu = scenarios.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
     let baseline = 0;
     for (const [i, scenario] of scenarios.entries()) {
+      // Every server of this script runs on the main thread (the load comes from a worker thread),
+      // so the main thread's CPU time per request is the server's own cost, whatever else the
+      // machine is doing: steadier than req/s on a shared machine.
+      const before = process.threadCpuUsage();
       const result = await runLoad(scenario.load);
+      const used = process.threadCpuUsage(before);
+      cpu[i]!.push((used.user + used.system) / Math.max(1, result.requests));
       const rate = result.requests / result.seconds;
       if (i === 0) baseline = rate;
       rates[i]!.push(rate);
@@ -130,8 +145,9 @@ async function measure(scenarios: Scenario[], rounds: number): Promise<void> {
   for (const [i, scenario] of scenarios.entries()) {
     const ratio =
       i === 0 ? 'baseline' : `${median(ratios[i]!).toFixed(2)}× baseline (rounds ${Math.min(...ratios[i]!).toFixed(2)}–${Math.max(...ratios[i]!).toFixed(2)})`;
+    const cost = `${median(cpu[i]!).toFixed(0).padStart(4)} µs CPU/request${i === 0 ? '' : ` (${(median(cpu[i]!) / median(cpu[0]!)).toFixed(1)}× baseline)`}`;
     console.log(
-      `${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   statuses ${JSON.stringify(statuses[i])}`,
+      `${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   ${cost}   statuses ${JSON.stringify(statuses[i])}`,
     );
   }
 }
