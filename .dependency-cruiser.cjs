@@ -55,7 +55,7 @@ module.exports = {
         'count too (folder-scope rules cannot tell them apart, and a type cycle is a design cycle all the same). The one ' +
         'exception is the route framework, src/http: every domain declares its routes with it and it authorizes through ' +
         'the access module, so a cycle that passes through it is the framework\'s, not the domains\' — and no module is in a ' +
-        'cycle (no-module-cycles). Those three folder cycles (access/members/activity through http) stay a warning.',
+        'cycle (no-module-cycles). The one such folder cycle (access → members → http → access) stays a warning.',
       scope: 'folder',
       from: { path: `^src/(${DOMAINS.join('|')})$` },
       to: { path: `^src/(${DOMAINS.join('|')})$`, circular: true },

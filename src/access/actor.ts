@@ -6,7 +6,7 @@ import { findMembership, memberJoinSql, permissionsOfRole, requirePermission, ro
 import { allows, policies } from './policies/index.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';
 import { memberRankSql } from './sql.ts';
-import { roleOfRank, type Capability, type ResourceType, type Role, type Viewer } from './types.ts';
+import { roleOfRank, type Capability, type ResourceRow, type ResourceType, type Role, type Viewer } from './types.ts';
 
 /** Human names for 404/403 messages. */
 export const resourceNoun: Record<ResourceType, string> = {
@@ -18,7 +18,7 @@ export const resourceNoun: Record<ResourceType, string> = {
   skill: 'skill',
 };
 
-export interface Access<Row = Record<string, any>> {
+export interface Access<Row = ResourceRow> {
   row: Row;
   role: Role;
   viewer: Viewer;
@@ -106,7 +106,7 @@ export class Actor implements Caller {
    * and role together). With `forUpdate` (pass the transaction as `db`) the row is locked, so the
    * decision and the change see the same state. Soft-deleted rows are returned too.
    */
-  async resource<Row = Record<string, any>>(
+  async resource<Row = ResourceRow>(
     db: Knex,
     type: ResourceType,
     id: string,
@@ -157,7 +157,7 @@ export class Actor implements Caller {
       permissions: permissionsOfRole(__member_role, __member_permissions),
     };
     this.memberships.set(membership.organizationId, Promise.resolve(membership));
-    return { row, role, viewer: viewerOf(membership), entry };
+    return { row: row as ResourceRow, role, viewer: viewerOf(membership), entry };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
 import { whereContains } from '../core/search.ts';

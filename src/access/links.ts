@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
 import type { ResourceType } from './types.ts';

@@ -15,6 +15,18 @@ export const roleRank: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 }
 export const roleOfRank = (rank: number): Role | null => (rank >= 3 ? 'owner' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null);
 export const maxRole = (...candidates: (Role | null | undefined)[]): Role | null => roleOfRank(Math.max(0, ...candidates.map((r) => (r ? roleRank[r] : 0))));
 
+/** The columns every resource table has (the registry's contract, see ./resources.ts). */
+export interface ResourceRow {
+  id: string;
+  organization_id: string;
+  created_by_id: string | null;
+  visibility: 'private' | 'workspace' | 'public';
+  workspace_role: 'viewer' | 'editor' | 'owner';
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  [column: string]: unknown;
+}
+
 /** Who is asking, resolved against the organization the resource lives in. */
 export interface Viewer {
   userId: string;

@@ -1,5 +1,5 @@
 /**
- * Activity — the public module (import from here only): `recordActivity` writes an entry of the
- * organization's activity feed in the caller's transaction, with the work it records.
+ * Activity — the feed's public module. Entries are written by `recordActivity` (src/core/activity.ts)
+ * in the transaction of the change they record; this domain reads them back as the feed.
  */
-export { type ActivityEntry, recordActivity } from './record.ts';
+export { activityFeed } from './feed.ts';

@@ -1,4 +1,4 @@
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { Db } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Enrichment } from './enrichment.ts';

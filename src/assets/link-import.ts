@@ -1,5 +1,5 @@
 import { fileIntoProjectOnCreate } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetImportJob } from './jobs.ts';

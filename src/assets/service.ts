@@ -1,26 +1,16 @@
 import { changeLive, fileIntoProjectOnCreate, listReadable, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetColumns, type AssetRow } from './presenter.ts';
-import type { AssetType, listAssetsQuery } from './schema.ts';
+import type { createAssetBody, listAssetsQuery, updateAssetBody } from './schema.ts';
 
 export const returning = [...assetColumns, 'import_parameters'];
 
-export interface NewAsset {
-  organization_id: string;
-  type: AssetType;
-  title?: string | undefined;
-  content?: string | undefined;
-  url?: string | undefined;
-  mime_type?: string | undefined;
-  metadata?: unknown;
-  visibility?: 'private' | 'workspace' | undefined;
-  project_id?: string | undefined;
-}
+export type NewAsset = z.output<typeof createAssetBody>;
 
 /** The caller may create resources in the organization (checked by the route). */
 export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Promise<AssetRow> {
@@ -60,12 +50,7 @@ export async function getAsset(deps: Deps, actor: Actor, id: string): Promise<As
   return (await actor.resource<AssetRow>(deps.db, 'asset', id, 'read')).row;
 }
 
-export interface AssetChanges {
-  title?: string | null | undefined;
-  content?: string | null | undefined;
-  mime_type?: string | null | undefined;
-  metadata?: unknown;
-}
+export type AssetChanges = z.output<typeof updateAssetBody>;
 
 export function updateAsset(deps: Deps, actor: Actor, id: string, changes: AssetChanges): Promise<AssetRow> {
   return changeLive<AssetRow>(deps, actor, 'asset', id, async (trx, before) => {

@@ -1,6 +1,6 @@
 import { changeLive, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';

@@ -1,5 +1,5 @@
 import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { z } from '../core/zod.ts';

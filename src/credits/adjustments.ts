@@ -6,7 +6,7 @@ import { isMember } from '../members/index.ts';
  * way they came in and `reconcileCredits` stays exact.
  */
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { withIdempotency } from '../http/idempotency.ts';
 import type { Actor } from '../access/index.ts';

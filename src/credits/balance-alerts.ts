@@ -2,7 +2,7 @@
 // and whom to tell). Credits own them because credits know when the balance moves.
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { memberEmails } from '../members/index.ts';
 import { alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';

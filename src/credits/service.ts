@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';

@@ -1,4 +1,4 @@
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { conflict, forbidden } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';

@@ -1,5 +1,6 @@
 import { accessRecord, accessRecordSchema } from '../access/index.ts';
 import { notFound } from '../core/errors.ts';
+import type { AssetRow } from '../assets/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
 import { listLibrary } from './service.ts';
@@ -45,7 +46,7 @@ export const libraryRoutes: AnyRoute[] = [
     errors: [404],
     authorize: resource('asset', 'read', 'doc_id', { as: 'document' }),
     handler: async ({ params, actor, deps }) => {
-      const { row, role, viewer } = await actor.resource(deps.db, 'asset', params.doc_id, 'read');
+      const { row, role, viewer } = await actor.resource<AssetRow>(deps.db, 'asset', params.doc_id, 'read');
       if (!documentTypes.includes(row.type)) throw notFound('document');
       return accessRecord(deps.db, 'asset', row, role, viewer);
     },

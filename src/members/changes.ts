@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { badRequest, notFound } from '../core/errors.ts';
 import type { Caller } from '../core/caller.ts';
 import { requireCurrentMembership, rolePermissions } from './membership.ts';

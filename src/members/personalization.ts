@@ -1,4 +1,4 @@
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { forbidden } from '../core/errors.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { grantStarterCredits } from '../credits/index.ts';
 import { conflict } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';

@@ -1,5 +1,5 @@
 import { resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { changeLive, listReadable, requireLive, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { conflict } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';

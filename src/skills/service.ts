@@ -1,22 +1,18 @@
 import { changeLive, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
-import { recordActivity } from '../activity/index.ts';
+import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Knex } from 'knex';
+import type { z } from '../core/zod.ts';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
+import type { createOrganizationSkillBody } from './schema.ts';
 import { appendVersion, findVersion, jsonFiles, recordFirstVersion, type SkillContent } from './versions.ts';
 
 const type = 'skill';
 
-export interface NewSkill {
-  organization_id: string;
-  name: string;
-  description: string;
-  body: string;
-  files?: unknown;
-  project_id?: string | undefined;
-}
+/** Both create operations: `POST /skills` and the organization-scoped one (organization from the path). */
+export type NewSkill = z.output<typeof createOrganizationSkillBody> & { organization_id: string; project_id?: string | undefined };
 
 /** A custom skill and its version 1, in one transaction. A live skill's name is unique in its organization (409). */
 export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Promise<SkillRow> {

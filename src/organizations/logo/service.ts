@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { recordActivity } from '../../activity/index.ts';
+import { recordActivity } from '../../core/activity.ts';
 import { notFound } from '../../core/errors.ts';
 import type { Actor } from '../../access/index.ts';
 import type { Deps } from '../../platform/deps.ts';

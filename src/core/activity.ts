@@ -10,7 +10,11 @@ export interface ActivityEntry {
   data?: Record<string, unknown>;
 }
 
-/** Appends to the activity feed. Call it with the transaction of the change it records. */
+/**
+ * Appends to the activity feed. Call it with the transaction of the change it records. Every
+ * domain records its changes (CONVENTIONS §5), so the writer sits in the shared kernel; the
+ * activity domain (src/activity) reads the feed back.
+ */
 export async function recordActivity(trx: Knex.Transaction, entry: ActivityEntry): Promise<void> {
   await trx('activity_events').insert({
     organization_id: entry.organizationId,
