@@ -1,36 +1,9 @@
 import { expect } from 'chai';
 import { deflateSync, crc32 } from 'node:zlib';
 
-/** Every field of the Asset (spec 2.2, plus what the jobs learned: enrichment, enrichment_error, import_error), sorted. */
-export const assetFields = [
-  'content',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'dual_media_id',
-  'enrichment',
-  'enrichment_error',
-  'enrichment_state',
-  'generation_id',
-  'id',
-  'import_error',
-  'metadata',
-  'mime_type',
-  'mod_asset_id',
-  'mod_source_id',
-  'mod_transcript_id',
-  'organization_id',
-  'origin_canvas_id',
-  'origin_conversation_id',
-  'title',
-  'type',
-  'updated_at',
-  'upload_file_state',
-  'url',
-  'visibility',
-  'workspace_role',
-];
+import { assetFields } from '../support/shapes.ts';
+
+export { assetFields };
 
 export function expectAssetShape(asset: Record<string, unknown>): void {
   expect(Object.keys(asset).sort()).to.deep.equal(assetFields);

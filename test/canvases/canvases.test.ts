@@ -2,20 +2,7 @@ import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, knownUser, createOrganization } from '../access/fixtures.ts';
-
-const canvasKeys = [
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'id',
-  'organization_id',
-  'project_id',
-  'title',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
+import { canvasFields } from '../support/shapes.ts';
 
 describe('canvases', () => {
   const ctx = useServer();
@@ -33,7 +20,7 @@ describe('canvases', () => {
   it('POST /canvases creates (201) with the full shape, defaults and an activity entry', async () => {
     const res = await ctx.server.request('post', '/canvases', { token: bob.token, body: { organization_id: org } });
     expect(res.status).to.equal(201);
-    expect(Object.keys(res.body).sort()).to.deep.equal(canvasKeys);
+    expect(Object.keys(res.body).sort()).to.deep.equal(canvasFields);
     expect(res.body).to.include({
       organization_id: org,
       created_by_id: bob.id,

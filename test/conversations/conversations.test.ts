@@ -4,29 +4,8 @@ import { insertProject } from '../access/fixtures.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
+import { conversationFields } from '../support/shapes.ts';
 
-const conversationKeys = [
-  'active_leaf_id',
-  'active_run_at',
-  'active_run_id',
-  'active_workflow_run_id',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'forked_from_conversation_id',
-  'id',
-  'last_message_at',
-  'message_count',
-  'mod_conversation_id',
-  'organization_id',
-  'project_id',
-  'schedule_id',
-  'title',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('conversations', () => {
@@ -44,7 +23,7 @@ describe('conversations', () => {
       const org = await createOrganization(ctx.server, alice);
       const res = await ctx.server.request('post', '/conversations', { token: alice.token, body: { organization_id: org, title: 'Launch plan' } });
       expect(res.status).to.equal(201);
-      expect(Object.keys(res.body).sort()).to.deep.equal(conversationKeys);
+      expect(Object.keys(res.body).sort()).to.deep.equal(conversationFields);
       const { id, created_at, updated_at, ...rest } = res.body;
       expect(id).to.match(/^[0-9a-f-]{36}$/);
       expect(created_at).to.match(iso);
@@ -152,7 +131,7 @@ describe('conversations', () => {
       expect((await ctx.server.request('delete', `/conversations/${id}`, { token: alice.token })).status).to.equal(204);
       const restored = await ctx.server.request('post', `/conversations/${id}/restore`, { token: alice.token });
       expect(restored.status).to.equal(200);
-      expect(Object.keys(restored.body).sort()).to.deep.equal(conversationKeys);
+      expect(Object.keys(restored.body).sort()).to.deep.equal(conversationFields);
       expect(restored.body).to.include({ id, title: 'Final', deleted_at: null, deleted_by_id: null });
       const again = await ctx.server.request('post', `/conversations/${id}/restore`, { token: alice.token });
       expect(again.status).to.equal(200);

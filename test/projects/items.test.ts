@@ -2,95 +2,9 @@ import { expect } from 'chai';
 import type { TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, createOrganization, knownUser } from '../access/fixtures.ts';
+import { assetFields, canvasFields, conversationFields, skillFields } from '../support/shapes.ts';
 
 // Spec 2.2, the canvas, 2.3 and 2.5 (the skill bare, without its envelope).
-const assetKeys = [
-  'content',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'dual_media_id',
-  'enrichment',
-  'enrichment_error',
-  'enrichment_state',
-  'generation_id',
-  'id',
-  'import_error',
-  'metadata',
-  'mime_type',
-  'mod_asset_id',
-  'mod_source_id',
-  'mod_transcript_id',
-  'organization_id',
-  'origin_canvas_id',
-  'origin_conversation_id',
-  'title',
-  'type',
-  'updated_at',
-  'upload_file_state',
-  'url',
-  'visibility',
-  'workspace_role',
-];
-const canvasKeys = [
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'id',
-  'organization_id',
-  'project_id',
-  'title',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
-const conversationKeys = [
-  'active_leaf_id',
-  'active_run_at',
-  'active_run_id',
-  'active_workflow_run_id',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'forked_from_conversation_id',
-  'id',
-  'last_message_at',
-  'message_count',
-  'mod_conversation_id',
-  'organization_id',
-  'project_id',
-  'schedule_id',
-  'title',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
-const skillKeys = [
-  'author',
-  'body',
-  'codename',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'description',
-  'files',
-  'id',
-  'listing_edited_at',
-  'listing_id',
-  'listing_version',
-  'mod_shortcut_id',
-  'name',
-  'organization_id',
-  'project_scoped',
-  'source',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
 
 const ids = (body: { items: { id: string }[] }) => body.items.map((item) => item.id);
 
@@ -130,10 +44,10 @@ describe('projects: the items in a project', () => {
     await post(alice, `/projects/${project.id}/skills`, { skill_id: skill.id });
 
     for (const [segment, id, keys] of [
-      ['assets', asset.id, assetKeys],
-      ['canvases', canvas.id, canvasKeys],
-      ['conversations', conversation.id, conversationKeys],
-      ['skills', skill.id, skillKeys],
+      ['assets', asset.id, assetFields],
+      ['canvases', canvas.id, canvasFields],
+      ['conversations', conversation.id, conversationFields],
+      ['skills', skill.id, skillFields],
     ] as const) {
       const res = await list(alice, project.id, segment);
       expect(res.status, segment).to.equal(200);

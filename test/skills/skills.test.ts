@@ -4,30 +4,8 @@ import { insertProject } from '../access/fixtures.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
+import { skillFields } from '../support/shapes.ts';
 
-const skillKeys = [
-  'author',
-  'body',
-  'codename',
-  'created_at',
-  'created_by_id',
-  'deleted_at',
-  'deleted_by_id',
-  'description',
-  'files',
-  'id',
-  'listing_edited_at',
-  'listing_id',
-  'listing_version',
-  'mod_shortcut_id',
-  'name',
-  'organization_id',
-  'project_scoped',
-  'source',
-  'updated_at',
-  'visibility',
-  'workspace_role',
-];
 const orgSkillKeys = [
   'author',
   'body',
@@ -67,7 +45,7 @@ describe('custom skills', () => {
     expect(res.status).to.equal(201);
     expect(Object.keys(res.body)).to.deep.equal(['skill']);
     const { id, created_at, updated_at, ...rest } = res.body.skill;
-    expect(Object.keys(res.body.skill).sort()).to.deep.equal(skillKeys);
+    expect(Object.keys(res.body.skill).sort()).to.deep.equal(skillFields);
     expect(updated_at).to.equal(created_at);
     expect(rest).to.deep.equal({
       codename: null,
