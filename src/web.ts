@@ -8,14 +8,11 @@ import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
 import { answerClientError } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
-import { JobQueue } from './jobs/enqueue.ts';
-import { createCreditPeriods } from './credit-periods.ts';
-import { createMeteredOperations } from './metered-operations.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
-import { createProviders } from './platform/providers.ts';
 import { onShutdown } from './platform/shutdown.ts';
+import { createDeps } from './deps.ts';
 
 export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -31,15 +28,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   const boss = createBoss(databaseUrl, 'web');
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
-  const deps = {
-    config,
-    creditPeriods: createCreditPeriods(),
-    db,
-    jobs: new JobQueue(boss),
-    log,
-    metered: createMeteredOperations(),
-    providers: createProviders(config, db),
-  };
+  const deps = createDeps(config, db, boss, log);
   const app = createApp({ deps, routes: routeTable, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
 
   const server = app.listen(config.PORT, config.HOST);

@@ -7,15 +7,12 @@ import { createDb } from '../src/db/knex.ts';
 import { allJobs } from '../src/jobs.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { runJob, type JobDefinition } from '../src/jobs/define.ts';
-import { JobQueue } from '../src/jobs/enqueue.ts';
-import { createCreditPeriods } from '../src/credit-periods.ts';
-import { createMeteredOperations } from '../src/metered-operations.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
 import { createLogger, type Logger } from '../src/platform/logger.ts';
-import { createProviders } from '../src/platform/providers.ts';
 import { onShutdown } from '../src/platform/shutdown.ts';
 import { DatabaseWatch } from './database-watch.ts';
+import { createDeps } from '../src/deps.ts';
 
 export interface WorkerProcess {
   stop(): Promise<void>;
@@ -32,15 +29,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
   });
-  const deps: Deps = {
-    config,
-    creditPeriods: createCreditPeriods(),
-    db,
-    jobs: new JobQueue(boss),
-    log,
-    metered: createMeteredOperations(),
-    providers: createProviders(config, db),
-  };
+  const deps: Deps = createDeps(config, db, boss, log);
   const subscribe = () => subscribeAll(boss, jobs, deps, config, log);
   const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
   const watch = new DatabaseWatch({

@@ -8,11 +8,8 @@ import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createStorage } from '../../src/providers/storage/index.ts';
-import { createProviders } from '../../src/platform/providers.ts';
 import type { Job } from 'pg-boss';
 import { runJob } from '../../src/jobs/define.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
-import { createMeteredOperations } from '../../src/metered-operations.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
@@ -20,6 +17,7 @@ import { createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 import { expectAssetShape, png } from './helpers.ts';
+import { createDeps } from '../../src/deps.ts';
 
 /** Link import end to end: real web process, real pg-boss, a real worker, a fake upstream on loopback. */
 describe('link import and enrichment (worker)', function () {
@@ -316,15 +314,7 @@ describe('link import and enrichment (worker)', function () {
     await boss.start();
     const log = createLogger(config, 'test-handler');
     try {
-      const deps = {
-        config,
-        creditPeriods: createCreditPeriods(),
-        db,
-        jobs: new JobQueue(boss),
-        log,
-        metered: createMeteredOperations(),
-        providers: createProviders(config, db),
-      };
+      const deps = createDeps(config, db, boss, log);
       const job = {
         id: 'last-attempt',
         name: assetImportJob.name,

@@ -1,15 +1,12 @@
 import type { Config } from '../../src/config/schema.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
-import { JobQueue } from '../../src/jobs/enqueue.ts';
 import type { Deps } from '../../src/platform/deps.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import { createProviders } from '../../src/platform/providers.ts';
 import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import type { JobContext } from '../../src/jobs/define.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
-import { createMeteredOperations } from '../../src/metered-operations.ts';
+import { createDeps } from '../../src/deps.ts';
 
 /** The deps a worker gives its handlers (real database, real pg-boss sender), for running handlers in-process. */
 export async function workerDeps(overrides: Record<string, string> = {}): Promise<{ deps: Deps; context: JobContext; close(): Promise<void> }> {
@@ -19,15 +16,7 @@ export async function workerDeps(overrides: Record<string, string> = {}): Promis
   const boss = createBoss(url, 'web');
   await boss.start();
   const log = createLogger(config, 'test-worker');
-  const deps: Deps = {
-    config,
-    creditPeriods: createCreditPeriods(),
-    db,
-    jobs: new JobQueue(boss),
-    log,
-    metered: createMeteredOperations(),
-    providers: createProviders(config, db),
-  };
+  const deps: Deps = createDeps(config, db, boss, log);
   const context: JobContext = { deps, job: {} as JobContext['job'], log, signal: new AbortController().signal, lastAttempt: false };
   return {
     deps,

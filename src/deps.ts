@@ -1,0 +1,23 @@
+// Composition root of a process's dependencies: what web.ts and workers/main.ts (and tests standing
+// in for them) hand to routes, services and job handlers. Nothing here is installed by an import.
+import type { PgBoss } from 'pg-boss';
+import type { Config } from './config/schema.ts';
+import { createCreditPeriods } from './credit-periods.ts';
+import type { Db } from './db/knex.ts';
+import { JobQueue } from './jobs/enqueue.ts';
+import { createMeteredOperations } from './metered-operations.ts';
+import type { Deps } from './platform/deps.ts';
+import type { Logger } from './platform/logger.ts';
+import { createProviders } from './platform/providers.ts';
+
+export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
+  return {
+    config,
+    creditPeriods: createCreditPeriods(),
+    db,
+    jobs: new JobQueue(boss),
+    log,
+    metered: createMeteredOperations(),
+    providers: createProviders(config, db),
+  };
+}
