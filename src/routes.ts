@@ -55,7 +55,6 @@ export const apiRoutes: readonly AnyRoute[] = [
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes };
-export type RouteTable = typeof routeTable;
 
 /** The document served at /openapi.json; `npm run lint:openapi` lints this same document. */
 export const openApiDocument = (version: string) => buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });

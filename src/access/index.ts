@@ -19,6 +19,8 @@
  *   selectRoleRank / roleOfRank / allows / capabilitiesOf / sharedSql: roles in lists.
  *   getAccessRecord(deps, actor, type, id) → spec 2.7 record.
  *   fileIntoProjectOnCreate(trx, actor, { type, id, organizationId }, projectId), addReference(...).
+ *   The lifecycle (./lifecycle.ts): changeLive, softDelete, restore, listReadable — one transaction
+ *   each, the row locked and authorized first, driven by the registry below.
  *
  * REGISTERING A RESOURCE TYPE: add one entry to `resourceEntries` in ./resources.ts; authorization
  * per type is declared in ./policies/index.ts (defaults: editors edit; owners manage people, general
@@ -31,13 +33,13 @@
  * Non-members of the organization never reach anything.
  */
 export { Actor, actorFor, resourceNoun, type Access, type PermissionNeed } from './actor.ts';
-export { whereReadable, selectRoleRank, sharedSql, readableSql, roleRankSql } from './sql.ts';
+export { whereReadable, selectRoleRank, sharedSql, readableSql } from './sql.ts';
 export { allows, capabilitiesOf, policies } from './policies/index.ts';
-export { roleOfRank, roleRank, maxRole, resourceTypes, type ResourceType, type Role, type GrantRole, type Capability, type Viewer } from './types.ts';
+export { roleOfRank, type ResourceRow, type ResourceType, type Role, type Capability, type Viewer } from './types.ts';
 export { getAccessRecord } from './service.ts';
-export { changeLive, listReadable, requireLive, restore, softDelete, type ReadableListQuery } from './lifecycle.ts';
-export { accessRecordSchema, grantSchema, resourceTypeSchema } from './schema.ts';
-export { fileIntoProjectOnCreate, requireProjectToFileInto, addReference, projectIdsOf, type ProjectItemType } from './links.ts';
-export { accessRecord, type AccessRecord } from './record.ts';
+export { changeLive, listReadable, requireLive, restore, softDelete } from './lifecycle.ts';
+export { accessRecordSchema, grantSchema } from './schema.ts';
+export { addReference, fileIntoProjectOnCreate, requireProjectToFileInto, type ProjectItemType } from './links.ts';
+export { accessRecord } from './record.ts';
 export { entryOf, resourceEntries, type ResourceEntry } from './resources.ts';
 export { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from './schema.ts';

@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
-import type { ResourceType } from './types.ts';
 
 export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill';
 
@@ -54,12 +53,4 @@ export async function addReference(trx: Knex | Knex.Transaction, from: { type: '
     .insert({ from_type: from.type, from_id: from.id, asset_id: assetId })
     .onConflict(['from_type', 'from_id', 'asset_id'])
     .ignore();
-}
-
-/** Projects an item is filed in (ids, oldest membership first). */
-export async function projectIdsOf(db: Knex, type: ResourceType, itemId: string): Promise<string[]> {
-  return db('project_items')
-    .where({ item_type: type, item_id: itemId })
-    .orderBy([{ column: 'created_at' }, { column: 'project_id' }])
-    .pluck('project_id');
 }

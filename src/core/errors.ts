@@ -72,7 +72,6 @@ export const isAppError = (error: unknown, code?: ErrorCode): error is AppError 
 const issuesAt = (message: string, path: (string | number)[]) => (path.length ? [{ path, message }] : []);
 
 export const badRequest = (message: string, path: (string | number)[] = []) => new AppError('validation_failed', message, issuesAt(message, path));
-export const paymentRequired = (message: string, path: (string | number)[] = []) => new AppError('payment_required', message, issuesAt(message, path));
 export const forbidden = (message: string) => new AppError('forbidden', message);
 /** The same answer for "does not exist" and "you cannot read it", so ids cannot be probed. */
 export const notFound = (what: string) => new AppError('not_found', `${what} not found`);
