@@ -113,8 +113,12 @@ export class Actor implements Caller {
     capability: Capability = 'read',
     options: { forUpdate?: boolean } = {},
   ): Promise<Access<Row>> {
-    if (db.isTransaction || options.forUpdate) return this.decide<Row>(await this.load(db, type, id, options.forUpdate ?? false), capability);
     const key = `${type}:${id}`;
+    if (db.isTransaction || options.forUpdate) {
+      // A transaction is about to change it: a later read outside must see the change, not the memo.
+      this.reads.delete(key);
+      return this.decide<Row>(await this.load(db, type, id, options.forUpdate ?? false), capability);
+    }
     let read = this.reads.get(key);
     if (!read) {
       read = this.load(db, type, id, false);

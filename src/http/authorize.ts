@@ -19,9 +19,9 @@ import { isAppError, notFound } from '../core/errors.ts';
  *                              page outside the organization); nothing to refuse up front
  *   resource(type, capability, param)
  *                              one resource by id: 404 when unreadable (like a missing id), 403 when
- *                              readable without `capability`. Reads are decided here in one round
- *                              trip; a change is decided by its service inside its transaction,
- *                              on the locked row (src/access/lifecycle.ts), with this capability.
+ *                              readable without `capability`. Readability is decided here for every
+ *                              operation, in one round trip; a change's capability is decided by its
+ *                              service inside its transaction, on the locked row (src/access/lifecycle.ts).
  */
 export type Authorization =
   | { kind: 'signedIn'; why: string }
@@ -89,8 +89,9 @@ export async function enforce(authorization: Authorization, input: Input): Promi
       await actor.within(field(authorization.from === 'body' ? input.body : input.query, 'organization_id')!, authorization.need);
       return;
     case 'resource':
-      // Changes are decided under the row lock inside their transaction; reads are decided here.
-      if (authorization.capability !== 'read') return;
+      // Whoever cannot read the resource is answered here (404), whatever the operation: a service
+      // that forgot its own check still could not be reached from outside. The capability itself is
+      // decided here for reads, and for changes by their service, on the row it locks in its transaction.
       {
         const type = typeof authorization.type === 'string' ? authorization.type : (field(input.params, authorization.type.param) as ResourceType);
         const renamed = authorization.as;
