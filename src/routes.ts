@@ -8,6 +8,7 @@ import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
 import { billingWebhookRoutes } from './billing/webhook-route.ts';
+import { connectorRoutes } from './connectors/routes.ts';
 import { conversationRoutes } from './conversations/routes.ts';
 import { creditRoutes } from './credits/routes.ts';
 import { invitationRoutes } from './invitations/routes.ts';
@@ -51,6 +52,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...conversationRoutes,
   ...skillRoutes,
   ...libraryRoutes,
+  ...connectorRoutes,
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */

@@ -11,6 +11,39 @@ const csv = z
   );
 
 const optionalUrl = z.string().url().optional();
+
+/** One key of `CONNECTOR_SECRET_KEYS`: an id stored beside each ciphertext, and 32 bytes of AES-256 key. */
+export interface ConnectorSecretKey {
+  id: string;
+  key: Buffer;
+}
+
+/**
+ * `keyId:base64key,…` (the first encrypts, every one decrypts). Parsed and checked at boot, so a
+ * malformed or short key stops the process instead of failing the first credential write.
+ */
+export const connectorSecretKeys = z
+  .string()
+  .optional()
+  .transform((value, ctx): ConnectorSecretKey[] | undefined => {
+    if (value === undefined) return undefined;
+    const keys: ConnectorSecretKey[] = [];
+    const entries = value.split(',').map((entry) => entry.trim());
+    for (const [index, entry] of entries.entries()) {
+      const match = /^([A-Za-z0-9_.-]{1,32}):([A-Za-z0-9+/_-]+={0,2})$/.exec(entry);
+      const key = match ? Buffer.from(match[2]!, 'base64') : undefined;
+      if (!match || key!.length !== 32) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1} must be keyId:base64key with a 32-byte key (keyId: 1-32 of A-Z a-z 0-9 _ . -)` });
+        return z.NEVER;
+      }
+      if (keys.some((k) => k.id === match[1])) {
+        ctx.addIssue({ code: 'custom', message: `entry ${index + 1} repeats the key id "${match[1]}"` });
+        return z.NEVER;
+      }
+      keys.push({ id: match[1]!, key: key! });
+    }
+    return keys;
+  });
 const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
 /**
@@ -82,6 +115,8 @@ export const configSchema = z
     WORKER_DB_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(30),
     /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+    /** Connector credential encryption keys; unset → development/test generate one into DATA_DIR, production refuses to store credentials (503). */
+    CONNECTOR_SECRET_KEYS: z.preprocess(emptyAsUnset, connectorSecretKeys),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.JWT_SECRET && !env.JWKS_URI) {

@@ -1,4 +1,10 @@
 import { accessRecordRoute } from '../http/access-record-route.ts';
+import { listing, resource } from '../http/authorize.ts';
+import { defineRoute } from '../http/route.ts';
+import { forkConversation } from './fork.ts';
+import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageBody, recallPage, recallQuery } from './message-schema.ts';
+import { listMessages, postMessage, presentMessage } from './messages.ts';
+import { presentRecallHit, recall } from './recall.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { listConversations } from './list.ts';
@@ -25,7 +31,7 @@ const conversation = resourceRoutes({
   present: presentConversation,
 });
 
-/** The resource part of conversations (spec 2.3, 4.10); messages, fork and runs come later. */
+/** Conversations (spec 2.3, 4.10, 4.11): the resource, its messages as a tree, fork and recall; runs come later. */
 export const conversationRoutes: AnyRoute[] = [
   conversation.create({
     path: '/conversations',
@@ -48,6 +54,23 @@ export const conversationRoutes: AnyRoute[] = [
     run: (deps, actor, query) => listConversations(deps.db, actor, query),
     presentItem: presentConversationListItem,
   }),
+  // Before `/conversations/{conversation_id}`: the router runs the first route matching a path.
+  defineRoute({
+    method: 'get',
+    path: '/conversations/recall',
+    operationId: 'recallConversationMessages',
+    tag,
+    summary: 'Search the messages of the conversations the caller can read',
+    description:
+      'Postgres full-text search (`websearch_to_tsquery`, English) over the messages of live conversations of the organization that the caller can read; a message of any other conversation is never returned. Ranked by relevance (`rank`, highest first), then `message_id`; keyset paged. Each hit carries a bounded snippet with the matches marked. A caller outside the organization gets an empty page.',
+    query: recallQuery,
+    response: { status: 200, description: 'A page of hits, most relevant first', schema: recallPage },
+    authorize: listing('query'),
+    handler: async ({ query, actor, deps }) => {
+      const page = await recall(deps, actor, query);
+      return { items: page.items.map(presentRecallHit), next_cursor: page.next_cursor };
+    },
+  }),
   conversation.get({
     path: '/conversations/{conversation_id}',
     operationId: 'getConversation',
@@ -57,8 +80,9 @@ export const conversationRoutes: AnyRoute[] = [
   conversation.update({
     path: '/conversations/{conversation_id}',
     operationId: 'updateConversation',
-    summary: 'Rename a conversation',
-    description: 'Needs the editor role. A deleted conversation answers 409 until restored.',
+    summary: 'Rename a conversation or switch its active branch',
+    description:
+      'Needs the editor role. `active_leaf_id` (a message of this conversation, else 400) selects the branch GET /conversations/{conversation_id}/messages reads by default, kept on the server across reloads. A deleted conversation answers 409 until restored.',
     body: updateConversationBody,
     run: updateConversation,
   }),
@@ -75,6 +99,54 @@ export const conversationRoutes: AnyRoute[] = [
     summary: 'Restore a deleted conversation',
     description: 'Needs the owner role. Restoring a live conversation returns it unchanged.',
     run: restoreConversation,
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/messages',
+    operationId: 'postConversationMessage',
+    tag,
+    summary: 'Append a message',
+    description:
+      'Appends under `parent_id` (a message of this conversation, else 400; an older one starts a new branch) or under the active leaf, and makes the new message the active leaf; `message_count`, `last_message_at` and `active_leaf_id` change in the same transaction. Needs the editor role; a deleted conversation answers 409.',
+    params: conversationIdParams,
+    body: postMessageBody,
+    response: { status: 201, description: 'The new message', schema: messageEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({ message: presentMessage(await postMessage(deps, actor, params.conversation_id, body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/conversations/{conversation_id}/messages',
+    operationId: 'listConversationMessages',
+    tag,
+    summary: 'Read a branch of the conversation, oldest first',
+    description:
+      'The messages from the root to `leaf_id` (default the active leaf; an empty page when the conversation has none), oldest first, keyset paged (later pages stay on the branch of the first). Each message has `sibling_count` and `sibling_index`, so a client can offer the other branches. A `leaf_id` that is not a message of this conversation answers 404.',
+    params: conversationIdParams,
+    query: listMessagesQuery,
+    response: { status: 200, description: 'A page of the branch', schema: messagePage },
+    errors: [404],
+    authorize: resource('chat_conversation', 'read', 'conversation_id'),
+    handler: async ({ params, query, actor, deps }) => {
+      const page = await listMessages(deps, actor, params.conversation_id, query);
+      return { items: page.items.map(presentMessage), next_cursor: page.next_cursor };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/fork',
+    operationId: 'forkConversation',
+    tag,
+    summary: 'Fork a conversation at a message',
+    description:
+      'A new private conversation owned by the caller, in the same organization, with `forked_from_conversation_id` set and the title suffixed " (fork)". It holds copies (new ids, parents remapped) of the branch root → `message_id` (`mode: branch`, default) or of every message created at or before it (`mode: all`); the copy of `message_id` is its active leaf. Read access to the source is enough, plus `resources.create` in the organization (403). A `message_id` of another conversation is 400; a deleted source is 409.',
+    params: conversationIdParams,
+    body: forkBody,
+    response: { status: 201, description: 'The new conversation', schema: conversationSchema },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'read', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => presentConversation(await forkConversation(deps, actor, params.conversation_id, body)),
   }),
   accessRecordRoute({
     type: 'chat_conversation',

@@ -52,9 +52,12 @@ export const createConversationBody = z
   .openapi('CreateConversation');
 
 export const updateConversationBody = z
-  .object({ title: singleLine(300).nullable().optional() })
+  .object({
+    title: singleLine(300).nullable().optional(),
+    active_leaf_id: uuid.optional().openapi({ description: 'Switch the active branch: a message of this conversation (400 otherwise).' }),
+  })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id')
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
 
 const uuidList = z

@@ -1,5 +1,7 @@
 import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
+import { badRequest } from '../core/errors.ts';
+import { isMessageOf } from './messages.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { z } from '../core/zod.ts';
@@ -40,20 +42,27 @@ export async function getConversation(deps: Deps, actor: Actor, id: string): Pro
   return (await actor.resource<ConversationRow>(deps.db, type, id, 'read')).row;
 }
 
+/** Renames and/or switches the active branch; only a rename is an activity entry (switching branches is reading, not a setting). */
 export function updateConversation(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateConversationBody>): Promise<ConversationRow> {
   return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
+    const { active_leaf_id, ...settings } = changes;
+    if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
+      throw badRequest('active_leaf_id: is not a message of this conversation', ['active_leaf_id']);
+    const renamed = Object.keys(settings).length > 0;
     const [row] = (await trx('conversations')
       .where({ id })
-      .update({ ...changes, updated_at: trx.fn.now() })
+      .update({ ...settings, ...(active_leaf_id !== undefined && { active_leaf_id }), ...(renamed && { updated_at: trx.fn.now() }) })
       .returning('*')) as ConversationRow[];
-    await recordActivity(trx, {
-      organizationId: before.organization_id,
-      actorId: actor.userId,
-      action: 'conversation.updated',
-      subjectType: type,
-      subjectId: id,
-      data: { before: { title: before.title }, after: changes },
-    });
+    if (renamed) {
+      await recordActivity(trx, {
+        organizationId: before.organization_id,
+        actorId: actor.userId,
+        action: 'conversation.updated',
+        subjectType: type,
+        subjectId: id,
+        data: { before: { title: before.title }, after: settings },
+      });
+    }
     return row!;
   });
 }

@@ -50,6 +50,7 @@ const tagDescriptions: Record<string, string> = {
   Library: 'Everything the caller can read in an organization, across resource types',
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
   Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
+  Connectors: 'Organization connectors (type, URL checked by the SSRF policy, auth scheme) and each user’s own encrypted credential for them',
 };
 
 /** The operation's description, closed by who may call it (the route's `authorize` declaration). */

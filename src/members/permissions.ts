@@ -18,6 +18,7 @@ export const organizationPermissions = [
   'credits.manage', // spending limits, adjustments
   'resources.create', // assets, chats, canvases, projects, skills
   'resources.administer', // act as owner on every resource of the organization
+  'connectors.manage', // create, change and delete the organization's connectors
 ] as const;
 
 export type OrganizationPermission = (typeof organizationPermissions)[number];

@@ -90,6 +90,7 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   resource_type: { missing: () => 'canvas', existing: 'canvas', fixedKind: true },
   resource_id: { missing: randomUUID },
   doc_id: { missing: randomUUID },
+  connector_id: { missing: randomUUID },
 };
 
 function fixtureFor(name: string) {
@@ -110,6 +111,7 @@ const queryValues: Record<string, () => string> = {
   slug: () => 'route-contract',
   key: () => 'route_contract',
   plan: () => 'pro',
+  q: () => 'route contract',
 };
 
 /** The query a route cannot do without (its required parameters), plus `extra`. */
@@ -137,6 +139,7 @@ const minimalCreateBodies: Record<string, (organizationId: string) => Record<str
   createSkill: (organization_id) => ({ organization_id, name: 'Contract skill', description: '', body: 'x' }),
   queryUsageReport: (organization_id) => ({ organization_id, from: '2026-01-01', to: '2026-01-31', group_by: 'day' }),
   queryInventoryReport: (organization_id) => ({ organization_id }),
+  createConnector: (organization_id) => ({ organization_id, type: 'http', name: `Contract connector ${randomUUID().slice(0, 8)}` }),
 };
 
 function minimalCreateBody(route: AnyRoute, organizationId: string): Record<string, unknown> {
@@ -180,8 +183,12 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   changeSubscriptionPlan: () => ({ plan: 'pro' }),
   createBillingCustomer: () => ({ name: 'Outsider', email: 'outsider@example.test' }),
   updateConversation: () => ({ title: 'Renamed' }),
+  postConversationMessage: () => ({ content: 'Hello from the route contract' }),
+  forkConversation: () => ({ message_id: randomUUID() }),
   updateSkill: () => ({ name: 'Renamed' }),
   createOrganizationSkill: () => ({ name: 'Outsider skill', description: '', body: 'x' }),
+  updateConnector: () => ({ name: 'Renamed' }),
+  setConnectorCredential: () => ({ secret: 'route-contract-probe-secret' }),
 };
 
 /** A body `route` accepts (ids from `values`; the organization of a create is `values.organization_id`). */
@@ -273,6 +280,11 @@ describe('route contract (every operation of the registry)', () => {
     expect(invitation.status, show(invitation)).to.equal(201);
     const grant = await ctx.server.request('post', `/access/canvas/${canvas.id}/grants`, { token: owner.token, body: { user_id: member.id, role: 'viewer' } });
     expect(grant.status, show(grant)).to.equal(201);
+    const connector = await ctx.server.request('post', '/connectors', {
+      token: owner.token,
+      body: { organization_id: organization, type: 'http', name: 'Fixture connector' },
+    });
+    expect(connector.status, show(connector)).to.equal(201);
 
     const existing: Record<string, string> = {
       organization_id: organization,
@@ -287,6 +299,7 @@ describe('route contract (every operation of the registry)', () => {
       resource_id: canvas.id,
       grant_id: grant.body.id,
       doc_id: asset.id, // an asset of type document
+      connector_id: connector.body.connector.id,
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

@@ -1,0 +1,7 @@
+/**
+ * Connectors — the public module (import from here only): organization-level connectors and each
+ * user's own encrypted credential for one. `connectorSecret` decrypts a user's secret for the code
+ * that calls a connector on their behalf (never for a response or a log line).
+ */
+export { connectorSecret, MANAGE_CONNECTORS } from './service.ts';
+export type { ConnectorRow } from './presenter.ts';

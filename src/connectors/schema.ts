@@ -1,0 +1,92 @@
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
+
+/**
+ * What a connector speaks: `http` a plain HTTP API, `mcp` a Model Context Protocol server,
+ * `openapi` an HTTP API described by an OpenAPI document at `url`.
+ */
+export const connectorTypes = ['http', 'mcp', 'openapi'] as const;
+/** How a user's secret is sent: `none` no secret, `bearer` `Authorization: Bearer`, `header` an API-key header, `basic` HTTP Basic (`user:password`). */
+export const authSchemes = ['none', 'bearer', 'header', 'basic'] as const;
+
+export const CONNECTOR_SECRET_MAX = 8192;
+
+const organizationId = z.string().min(1).max(64);
+const name = singleLine(120);
+const url = z
+  .string()
+  .max(2048)
+  .openapi({ description: 'Base URL, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address.' });
+
+export const connectorIdParams = z.object({ connector_id: uuid.openapi({ description: 'Connector id (UUID).' }) });
+
+export const connectorSchema = z
+  .object({
+    id: uuid,
+    organization_id: z.string(),
+    type: z.enum(connectorTypes),
+    name: z.string(),
+    url: z.string().nullable(),
+    auth_scheme: z.enum(authSchemes),
+    created_by_id: z.string().nullable(),
+    deleted_at: timestamp.nullable(),
+    deleted_by_id: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .strict()
+  .openapi('Connector', {
+    description: 'An organization-level connector: what to reach and how it authenticates. Secrets are per user (connector credentials).',
+  });
+
+export const connectorEnvelope = z.object({ connector: connectorSchema }).strict().openapi('ConnectorEnvelope');
+export const connectorPage = pageOf(connectorSchema).openapi('ConnectorPage');
+
+export const createConnectorBody = z
+  .object({
+    organization_id: organizationId,
+    type: z.enum(connectorTypes).openapi({ description: '`http`, `mcp` or `openapi`.' }),
+    name,
+    url: url.nullable().optional(),
+    auth_scheme: z.enum(authSchemes).optional().openapi({ description: 'Default `none`.' }),
+  })
+  .strict()
+  .openapi('CreateConnector');
+
+export const updateConnectorBody = z
+  .object({
+    type: z.enum(connectorTypes).optional(),
+    name: name.optional(),
+    url: url.nullable().optional(),
+    auth_scheme: z.enum(authSchemes).optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme')
+  .openapi('UpdateConnector', { description: 'Fields sent replace the current values; fields omitted keep them.' });
+
+export const listConnectorsQuery = z.object({ organization_id: organizationId, ...pageQuery });
+
+/** A user's credential for a connector, as the API shows it: never the secret, only whether one is set, when, and its last four characters. */
+export const connectorCredentialSchema = z
+  .object({
+    connector_id: uuid,
+    set: z.boolean(),
+    last4: z.string().nullable().openapi({ description: 'The last four characters of the secret; null when none is set or it is shorter than 12 characters.' }),
+    updated_at: timestamp.nullable().openapi({ description: 'When the secret was last set; null when none is set.' }),
+  })
+  .strict()
+  .openapi('ConnectorCredential');
+
+export const connectorCredentialEnvelope = z.object({ credential: connectorCredentialSchema }).strict().openapi('ConnectorCredentialEnvelope');
+export const connectorCredentialPage = pageOf(connectorCredentialSchema).openapi('ConnectorCredentialPage');
+
+export const setConnectorCredentialBody = z
+  .object({
+    secret: z
+      .string()
+      .min(1)
+      .max(CONNECTOR_SECRET_MAX)
+      .openapi({ description: 'The secret (token, API key, or `user:password` for basic). Stored encrypted; never shown again.', writeOnly: true }),
+  })
+  .strict()
+  .openapi('SetConnectorCredential');
