@@ -3,6 +3,7 @@
 import { accessRoutes } from './access/routes.ts';
 import { activityRoutes } from './activity/routes.ts';
 import { canvasRoutes } from './canvases/routes.ts';
+import { chatModelRoutes } from './chat-models/routes.ts';
 import { itemProjectsRoutes, projectRoutes } from './projects/routes.ts';
 import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
@@ -53,6 +54,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...skillRoutes,
   ...libraryRoutes,
   ...connectorRoutes,
+  ...chatModelRoutes,
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */

@@ -99,6 +99,9 @@ export const configSchema = z
     /** Model service reading assets (prompt extraction, voices); unset → sandbox models. */
     MODELS_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     MODELS_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** OpenAI-compatible chat completions (`…/v1/chat/completions`); unset → the sandbox chat model. */
+    CHAT_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Link import limits: whole download (redirects and body included) and body size. */
     ASSET_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
     ASSET_IMPORT_MAX_BYTES: z.coerce

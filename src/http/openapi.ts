@@ -50,6 +50,8 @@ const tagDescriptions: Record<string, string> = {
   Library: 'Everything the caller can read in an organization, across resource types',
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
   Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
+  'Chat models':
+    'The chat-model catalog (provider, context window, credit prices) and each organization’s copy of a model: enabled, display name, default parameters, bounded price overrides',
   Connectors: 'Organization connectors (type, URL checked by the SSRF policy, auth scheme) and each user’s own encrypted credential for them',
 };
 

@@ -19,6 +19,7 @@ export const organizationPermissions = [
   'resources.create', // assets, chats, canvases, projects, skills
   'resources.administer', // act as owner on every resource of the organization
   'connectors.manage', // create, change and delete the organization's connectors
+  'chat_models.manage', // the organization's copy of a chat model: enable, name, parameters, prices
 ] as const;
 
 export type OrganizationPermission = (typeof organizationPermissions)[number];

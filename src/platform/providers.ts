@@ -1,5 +1,6 @@
 import { createBillingProvider, type BillingProvider } from '../providers/billing/index.ts';
 import type { Config } from '../config/schema.ts';
+import { createChatProvider, type ChatProvider } from '../providers/chat/index.ts';
 import type { Db } from '../db/knex.ts';
 import { createEmailProvider, type EmailProvider } from '../providers/email/index.ts';
 import { createModelProvider, type ModelProvider } from '../providers/models/index.ts';
@@ -11,6 +12,7 @@ import { createStorage, type ObjectStorage } from '../providers/storage/index.ts
  */
 export interface Providers {
   billing: BillingProvider;
+  chat: ChatProvider;
   email: EmailProvider;
   models: ModelProvider;
   storage: ObjectStorage;
@@ -19,6 +21,7 @@ export interface Providers {
 export function createProviders(config: Config, db: Db): Providers {
   return {
     billing: createBillingProvider(config),
+    chat: createChatProvider(config),
     email: createEmailProvider(config, db),
     models: createModelProvider(config),
     storage: createStorage(config),

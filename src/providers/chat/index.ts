@@ -1,0 +1,12 @@
+import type { Config } from '../../config/schema.ts';
+import { HttpChatProvider } from './http.ts';
+import { SandboxChatProvider } from './sandbox.ts';
+import type { ChatProvider } from './types.ts';
+
+export type { ChatChunk, ChatMessage, ChatParameters, ChatProvider, ChatRequest, ChatUsage } from './types.ts';
+export { ChatProviderError } from './types.ts';
+export { sandboxAnswer } from './sandbox.ts';
+
+export function createChatProvider(config: Config): ChatProvider {
+  return config.CHAT_API_URL ? new HttpChatProvider({ baseUrl: config.CHAT_API_URL, apiKey: config.CHAT_API_KEY }) : new SandboxChatProvider();
+}
