@@ -4,6 +4,7 @@
 import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
 import { cycleRefillsJob } from './billing/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from './credits/jobs.ts';
+import { chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
@@ -18,6 +19,7 @@ export const allJobs: readonly JobDefinition[] = [
   expireCreditHoldsJob,
   expireCreditGrantsJob,
   meteredOperationJob,
+  chatRunJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,
 ];

@@ -102,6 +102,10 @@ export const configSchema = z
     /** OpenAI-compatible chat completions (`…/v1/chat/completions`); unset → the sandbox chat model. */
     CHAT_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Pause between the sandbox chat model's words (tests slow it down to stop a run mid-stream). */
+    CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
+    /** A run lock whose run shows no heartbeat for this long is taken over by the next acquire. */
+    CHAT_RUN_STALE_SECONDS: z.coerce.number().int().min(1).default(60),
     /** Link import limits: whole download (redirects and body included) and body size. */
     ASSET_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
     ASSET_IMPORT_MAX_BYTES: z.coerce

@@ -5,6 +5,8 @@ import { forkConversation } from './fork.ts';
 import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageBody, recallPage, recallQuery } from './message-schema.ts';
 import { listMessages, postMessage, presentMessage } from './messages.ts';
 import { presentRecallHit, recall } from './recall.ts';
+import { runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
+import { getRun, presentRun, saveRunSnapshot, startRun, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { listConversations } from './list.ts';
@@ -31,7 +33,7 @@ const conversation = resourceRoutes({
   present: presentConversation,
 });
 
-/** Conversations (spec 2.3, 4.10, 4.11): the resource, its messages as a tree, fork and recall; runs come later. */
+/** Conversations (spec 2.3, 4.10, 4.11): the resource, its messages as a tree, fork, recall, and the run lock with its chat runs. */
 export const conversationRoutes: AnyRoute[] = [
   conversation.create({
     path: '/conversations',
@@ -147,6 +149,66 @@ export const conversationRoutes: AnyRoute[] = [
     errors: [403, 404, 409],
     authorize: resource('chat_conversation', 'read', 'conversation_id'),
     handler: async ({ params, body, actor, deps }) => presentConversation(await forkConversation(deps, actor, params.conversation_id, body)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/run',
+    operationId: 'startConversationRun',
+    tag,
+    summary: 'Start a chat run (acquire the run lock)',
+    description:
+      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`) and enqueues the chat run on a worker in the same transaction. The worker holds credits for the turn’s ceiling (`max_credits`, else computed from the model’s prices and `max_tokens`), streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. Without credits the run ends `failed` with `error.code` `payment_required`. A live run holding the lock answers 409; a run whose worker shows no heartbeat for `CHAT_RUN_STALE_SECONDS` (default 60) is marked `failed` and the lock taken over. `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
+    params: conversationIdParams,
+    body: startRunBody,
+    response: { status: 201, description: 'The queued run', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startRun(deps, actor, params.conversation_id, body)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/conversations/{conversation_id}/run',
+    operationId: 'getConversationRun',
+    tag,
+    summary: 'The current (else the latest) run, with its snapshot',
+    description:
+      'The run holding the lock, else the conversation’s latest run, with `status` and `snapshot` (the partial output while it runs, the answer once finished). 404 when the conversation never had a run. Read access is enough.',
+    params: conversationIdParams,
+    response: { status: 200, description: 'The run', schema: runEnvelope },
+    errors: [404],
+    authorize: resource('chat_conversation', 'read', 'conversation_id'),
+    handler: async ({ params, actor, deps }) => ({ run: presentRun(await getRun(deps, actor, params.conversation_id)) }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/conversations/{conversation_id}/run',
+    operationId: 'stopConversationRun',
+    tag,
+    summary: 'Stop the running turn (release the run lock)',
+    description:
+      'Marks the run `stopped` and frees the lock in one transaction. Its worker notices within a second, aborts the provider call, keeps the partial answer as the assistant message and charges only the partial usage (estimated from the partial text when the provider reported none); the rest of the hold is released. Without a live run this is a no-op 204 (idempotent). Needs the editor role; a deleted conversation answers 409.',
+    params: conversationIdParams,
+    response: { status: 204, description: 'Stopped; the lock is free' },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, actor, deps }) => {
+      await stopRun(deps, actor, params.conversation_id);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/run/snapshot',
+    operationId: 'saveConversationRunSnapshot',
+    tag,
+    summary: 'Store the partial output of the running turn',
+    description:
+      'Replaces the live run’s `snapshot` (read it with GET /conversations/{conversation_id}/run). 409 when no live run holds the lock. Needs the editor role.',
+    params: conversationIdParams,
+    body: runSnapshotBody,
+    response: { status: 200, description: 'The run with its new snapshot', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await saveRunSnapshot(deps, actor, params.conversation_id, body.content)) }),
   }),
   accessRecordRoute({
     type: 'chat_conversation',

@@ -8,5 +8,7 @@ export { ChatProviderError } from './types.ts';
 export { sandboxAnswer } from './sandbox.ts';
 
 export function createChatProvider(config: Config): ChatProvider {
-  return config.CHAT_API_URL ? new HttpChatProvider({ baseUrl: config.CHAT_API_URL, apiKey: config.CHAT_API_KEY }) : new SandboxChatProvider();
+  return config.CHAT_API_URL
+    ? new HttpChatProvider({ baseUrl: config.CHAT_API_URL, apiKey: config.CHAT_API_KEY })
+    : new SandboxChatProvider(config.CHAT_SANDBOX_DELAY_MS);
 }

@@ -1,0 +1,164 @@
+/**
+ * The run lock and chat runs. A run holds the conversation's lock (`active_run_id`) from its
+ * acquisition until the worker finishes it or a user stops it; a lock whose run shows no heartbeat
+ * for CHAT_RUN_STALE_SECONDS is taken over (its run is marked failed), so it is never stuck.
+ * Lock order: conversation row → run row → credit rows (the worker keeps the same order).
+ */
+import type { Knex } from 'knex';
+import { changeLive } from '../access/index.ts';
+import type { Actor } from '../access/index.ts';
+import { effectiveChatModel, listAvailableChatModels } from '../chat-models/index.ts';
+import { badRequest, conflict, isAppError, notFound } from '../core/errors.ts';
+import type { z } from '../core/zod.ts';
+import type { Deps } from '../platform/deps.ts';
+import { chatRunJob } from './jobs.ts';
+import { isMessageOf } from './messages.ts';
+import type { ConversationRow } from './presenter.ts';
+import type { runSchema, startRunBody } from './run-schema.ts';
+
+const type = 'chat_conversation';
+export const SANDBOX_CHAT_MODEL = 'sandbox-chat';
+export const LIVE_RUN_STATUSES = ['queued', 'running'] as const;
+
+export interface RunRow {
+  id: string;
+  conversation_id: string;
+  organization_id: string;
+  user_id: string;
+  model: string;
+  message_id: string | null;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'stopped';
+  max_credits: number | null;
+  hold_id: string | null;
+  snapshot: string;
+  heartbeat_at: Date | null;
+  answer_message_id: string | null;
+  credits_charged: number | null;
+  error: { code: string; message: string } | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function presentRun(row: RunRow): z.input<typeof runSchema> {
+  return {
+    id: row.id,
+    status: row.status,
+    conversation_id: row.conversation_id,
+    organization_id: row.organization_id,
+    user_id: row.user_id,
+    model: row.model,
+    message_id: row.message_id,
+    max_credits: row.max_credits,
+    snapshot: row.snapshot,
+    answer_message_id: row.answer_message_id,
+    credits_charged: row.credits_charged,
+    error: row.error,
+    heartbeat_at: row.heartbeat_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+const isLive = (run: RunRow | undefined) => run !== undefined && (LIVE_RUN_STATUSES as readonly string[]).includes(run.status);
+
+/** The run holding the lock, if it is alive: live status and a heartbeat (or, queued, its creation) within the staleness window. */
+async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow, staleSeconds: number): Promise<{ run: RunRow | undefined; stale: boolean }> {
+  if (conversation.active_run_id === null) return { run: undefined, stale: false };
+  const run = (await trx('chat_runs')
+    .where({ id: conversation.active_run_id })
+    .forUpdate()
+    .first('*', trx.raw(`COALESCE(heartbeat_at, created_at) < now() - make_interval(secs => ?) AS stale`, [staleSeconds]))) as
+    | (RunRow & { stale: boolean })
+    | undefined;
+  if (!isLive(run)) return { run: undefined, stale: false };
+  const { stale, ...row } = run!;
+  return { run: row, stale };
+}
+
+/** The model the run uses: the one asked for if the organization has it enabled (else 400), or its first available one. */
+async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
+  if (asked === undefined) {
+    const page = await listAvailableChatModels(deps, actor, { organization_id: organizationId, limit: 1 });
+    return page.items[0]?.model.id ?? SANDBOX_CHAT_MODEL;
+  }
+  const refused = badRequest(`model: "${asked}" is not a chat model available to the organization`, ['model']);
+  const effective = await effectiveChatModel(deps, asked, organizationId).catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (!(effective.copy?.enabled ?? effective.model.enabled_by_default)) throw refused;
+  return effective.model.id;
+}
+
+/** Acquires the lock and enqueues the chat-run job in one transaction; 409 while a live run holds it. */
+export function startRun(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof startRunBody>): Promise<RunRow> {
+  return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
+    const { run: holder, stale } = await liveRunOf(trx, conversation, deps.config.CHAT_RUN_STALE_SECONDS);
+    if (holder && !stale) throw conflict(`run: run ${holder.id} is running in this conversation; stop it first`, ['run']);
+    if (holder) {
+      // Its worker died: the run fails, its job (if ever retried) resolves its credits and leaves the lock alone.
+      await trx('chat_runs')
+        .where({ id: holder.id })
+        .update({ status: 'failed', error: { code: 'stale', message: 'no heartbeat; the lock was taken over' }, updated_at: trx.fn.now() });
+    }
+    if (input.message_id !== undefined && !(await isMessageOf(trx, conversationId, input.message_id)))
+      throw badRequest('message_id: is not a message of this conversation', ['message_id']);
+    const messageId = input.message_id ?? conversation.active_leaf_id;
+    if (messageId === null) throw badRequest('message_id: the conversation has no message to answer', ['message_id']);
+    const model = await chooseModel(deps, actor, conversation.organization_id, input.model);
+    const [run] = (await trx('chat_runs')
+      .insert({
+        conversation_id: conversationId,
+        organization_id: conversation.organization_id,
+        user_id: actor.userId,
+        model,
+        message_id: messageId,
+        max_credits: input.max_credits ?? null,
+      })
+      .returning('*')) as RunRow[];
+    await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
+    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id });
+    return run!;
+  });
+}
+
+/** The conversation's current run, else its latest one; 404 when it never had one. */
+export async function getRun(deps: Deps, actor: Actor, conversationId: string): Promise<RunRow> {
+  const { row: conversation } = await actor.resource<ConversationRow>(deps.db, type, conversationId, 'read');
+  const query = deps.db('chat_runs').where({ conversation_id: conversationId });
+  const run = (await (conversation.active_run_id === null
+    ? query
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .first()
+    : query.where({ id: conversation.active_run_id }).first())) as RunRow | undefined;
+  if (!run) throw notFound('run');
+  return run;
+}
+
+/** Stores a client's partial output of the running turn; 409 when no live run holds the lock. */
+export function saveRunSnapshot(deps: Deps, actor: Actor, conversationId: string, content: string): Promise<RunRow> {
+  return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
+    const { run } = await liveRunOf(trx, conversation, deps.config.CHAT_RUN_STALE_SECONDS);
+    if (!run) throw conflict('run: no run is running in this conversation', ['run']);
+    const [updated] = (await trx('chat_runs').where({ id: run.id }).update({ snapshot: content, updated_at: trx.fn.now() }).returning('*')) as RunRow[];
+    return updated!;
+  });
+}
+
+/**
+ * Stops the turn: the run is `stopped` and the lock free, in one transaction. The worker sees the
+ * status on its next tick (≤ 250 ms), aborts the provider call, keeps the partial answer and
+ * charges only what it used. No live run: nothing to do (idempotent).
+ */
+export function stopRun(deps: Deps, actor: Actor, conversationId: string): Promise<void> {
+  return changeLive<ConversationRow, void>(deps, actor, type, conversationId, async (trx, conversation) => {
+    if (conversation.active_run_id === null) return;
+    await trx('chat_runs')
+      .where({ id: conversation.active_run_id })
+      .whereIn('status', LIVE_RUN_STATUSES)
+      .update({ status: 'stopped', updated_at: trx.fn.now() });
+    await trx('conversations').where({ id: conversationId }).update({ active_run_id: null, active_run_at: null });
+  });
+}
