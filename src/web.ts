@@ -12,6 +12,7 @@ import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
+import { closeRunEvents } from './conversations/index.ts';
 import { createDeps } from './deps.ts';
 
 export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -43,6 +44,8 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
     server,
     url,
     async stop() {
+      // Ends the open SSE streams (they would hold the server open) and the LISTEN connection.
+      await closeRunEvents(db);
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
         server.close(() => {

@@ -7,6 +7,7 @@ import type { JobContext } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ChatMessage, ChatUsage } from '../providers/chat/index.ts';
 import type { ChatRunPayload } from './jobs.ts';
+import { notifyRunEvent } from './run-events.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './runs.ts';
 
 /** How often a streaming run writes its snapshot and heartbeat, and looks whether it was stopped. */
@@ -63,6 +64,7 @@ async function abandon(deps: Deps, run: RunRow, error: { code: string; message: 
       .where({ id: run.id })
       .update({ status: current.status === 'stopped' ? 'stopped' : 'failed', error: error ?? current.error, credits_charged: 0, updated_at: trx.fn.now() });
     await releaseLock(trx, run);
+    await notifyRunEvent(trx, run, current.snapshot.length);
   });
 }
 
@@ -121,6 +123,7 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
     signal.addEventListener('abort', onAbort);
     let stopped = false;
     let ticking = false;
+    let notified = -1;
     const tick = async () => {
       if (ticking) return;
       ticking = true;
@@ -134,6 +137,10 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
         if (rows.length === 0) {
           stopped = true;
           controller.abort(new Error('the chat run was stopped'));
+        } else if (answer.length !== notified) {
+          // SSE followers (./run-events.ts) re-read the snapshot; only when it grew.
+          notified = answer.length;
+          await notifyRunEvent(deps.db, run, notified);
         }
       } catch (error) {
         log.warn({ err: error, run_id }, 'chat run snapshot failed');
@@ -174,6 +181,7 @@ async function finish(deps: Deps, run: RunRow, holdId: string, answer: string, u
       const hold = await getHold(trx, holdId);
       if (hold?.status === 'held') await releaseHold(trx, holdId, { description: 'Released: the chat run was taken over' });
       await trx('chat_runs').where({ id: run.id }).update({ credits_charged: 0, updated_at: trx.fn.now() });
+      await notifyRunEvent(trx, run, current.snapshot.length);
       return;
     }
     let answerId = current.answer_message_id;
@@ -214,5 +222,7 @@ async function finish(deps: Deps, run: RunRow, holdId: string, answer: string, u
         updated_at: trx.fn.now(),
       });
     await releaseLock(trx, run);
+    // Delivered at commit: SSE followers read the final snapshot and send `done`.
+    await notifyRunEvent(trx, run, answer.length);
   });
 }

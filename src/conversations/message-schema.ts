@@ -60,6 +60,11 @@ export const forkBody = z
   .strict()
   .openapi('ForkConversation');
 
+export const stampCreditsBody = z
+  .object({ message_id: uuid.openapi({ description: 'The message of the conversation to stamp with its turn’s cost.' }) })
+  .strict()
+  .openapi('StampConversationMessageCredits');
+
 export const recallQuery = z.object({
   organization_id: z.string().min(1).max(64).openapi({ description: 'Organization whose conversations to search (the caller must be a member).' }),
   q: z.string().trim().min(1).max(500).openapi({ description: 'Web-search syntax: words, "quoted phrases", `or`, `-excluded` (English stemming).' }),

@@ -23,11 +23,11 @@ export interface MessageRow {
   sibling_index: number | string;
 }
 
-const messageColumns = (a: string) =>
+export const messageColumns = (a: string) =>
   ['id', 'conversation_id', 'parent_id', 'role', 'content', 'created_by_id', 'credits', 'created_at'].map((c) => `${a}.${c}`).join(', ');
 
 /** sibling_count and sibling_index of the message aliased `a`: siblings share its parent, ordered by (created_at, id). */
-const siblingColumns = (a: string) => {
+export const siblingColumns = (a: string) => {
   const sameParent = `s.conversation_id = ${a}.conversation_id AND (s.parent_id = ${a}.parent_id OR (s.parent_id IS NULL AND ${a}.parent_id IS NULL))`;
   return `(SELECT count(*) FROM conversation_messages s WHERE ${sameParent})::int AS sibling_count,
     (SELECT count(*) FROM conversation_messages s WHERE ${sameParent} AND (s.created_at, s.id) <= (${a}.created_at, ${a}.id))::int AS sibling_index`;

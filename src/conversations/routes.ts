@@ -2,9 +2,11 @@ import { accessRecordRoute } from '../http/access-record-route.ts';
 import { listing, resource } from '../http/authorize.ts';
 import { defineRoute } from '../http/route.ts';
 import { forkConversation } from './fork.ts';
-import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageBody, recallPage, recallQuery } from './message-schema.ts';
+import { stampMessageCredits } from './message-credits.ts';
+import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageBody, recallPage, recallQuery, stampCreditsBody } from './message-schema.ts';
 import { listMessages, postMessage, presentMessage } from './messages.ts';
 import { presentRecallHit, recall } from './recall.ts';
+import { streamRunEvents } from './run-events.ts';
 import { runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
 import { getRun, presentRun, saveRunSnapshot, startRun, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
@@ -137,6 +139,23 @@ export const conversationRoutes: AnyRoute[] = [
   }),
   defineRoute({
     method: 'post',
+    path: '/conversations/{conversation_id}/messages/credits',
+    operationId: 'stampConversationMessageCredits',
+    tag,
+    summary: 'Stamp a turn’s cost on its message',
+    description:
+      'Sets the message’s `credits` to the sum of the credits-ledger captures attributed to it: for the answer of a chat run, the captures of that run’s credit hold (its `credits_charged`); for any other message, the captures whose ledger rows name it (`message_id`). Recomputed from the ledger, so repeating it gives the same result. A `message_id` of another conversation is 400. Needs the editor role; a deleted conversation answers 409.',
+    params: conversationIdParams,
+    body: stampCreditsBody,
+    response: { status: 200, description: 'The message with its `credits`', schema: messageEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({
+      message: presentMessage(await stampMessageCredits(deps, actor, params.conversation_id, body.message_id)),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
     path: '/conversations/{conversation_id}/fork',
     operationId: 'forkConversation',
     tag,
@@ -178,6 +197,20 @@ export const conversationRoutes: AnyRoute[] = [
     errors: [404],
     authorize: resource('chat_conversation', 'read', 'conversation_id'),
     handler: async ({ params, actor, deps }) => ({ run: presentRun(await getRun(deps, actor, params.conversation_id)) }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/conversations/{conversation_id}/run/events',
+    operationId: 'streamConversationRunEvents',
+    tag,
+    summary: 'Follow the running turn live (Server-Sent Events)',
+    description:
+      'A `text/event-stream` (not JSON) of the current run (else the latest one; 404 when the conversation never had a run). Events, each `data` a JSON object: `snapshot` `{run_id, status, content}` first (the text so far; sent again if the snapshot was replaced rather than extended), then `delta` `{run_id, text}` with the text appended since the previous event as the worker writes snapshots (every 250 ms), and finally `done` `{run_id, status, answer_message_id}` when the run ends (`succeeded`, `stopped` or `failed`), after which the server closes the stream. A run already over gets a single `done`. A `: ping` comment every 15 s keeps proxies from closing an idle stream. Fed by Postgres NOTIFY, so it works whichever web process serves it and whichever worker runs the turn. Read access is enough.',
+    params: conversationIdParams,
+    response: { status: 200, description: 'A `text/event-stream` of `snapshot`, `delta` and `done` events (see the operation description)' },
+    errors: [404],
+    authorize: resource('chat_conversation', 'read', 'conversation_id'),
+    handler: async ({ params, actor, deps, ctx }) => streamRunEvents(deps, actor, params.conversation_id, ctx),
   }),
   defineRoute({
     method: 'delete',
