@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../../db/knex.ts';
 import { prepareMessage } from './format.ts';
+import { recordInOutbox } from './outbox.ts';
 import type { EmailMessage, EmailProvider } from './types.ts';
 
 /** Offline e-mail: messages land in the `email_outbox` table, where operators and tests read them. */
@@ -15,19 +16,7 @@ export class SandboxEmailProvider implements EmailProvider {
 
   async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
     const message = prepareMessage(unprepared);
-    const [row] = await this.db('email_outbox')
-      .insert({
-        idempotency_key: message.idempotencyKey,
-        to_address: message.to,
-        subject: message.subject,
-        text_body: message.text,
-        html_body: message.html,
-        provider: 'sandbox',
-        sent_at: this.db.fn.now(),
-      })
-      .onConflict('idempotency_key')
-      .merge(['idempotency_key']) // no-op update so RETURNING yields the existing row on a retry
-      .returning('id');
+    const row = await recordInOutbox(this.db, message, { provider: 'sandbox', sent: true });
     if (this.delayMs > 0) await sleep(this.delayMs);
     return { messageId: String(row.id) };
   }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Db } from '../../db/knex.ts';
 import { prepareMessage } from './format.ts';
+import { recordInOutbox } from './outbox.ts';
 import type { EmailMessage, EmailProvider } from './types.ts';
 
 /**
@@ -25,20 +26,8 @@ export class SmtpEmailProvider implements EmailProvider {
   async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
     const message = prepareMessage(unprepared);
     const messageId = `<${createHash('sha256').update(message.idempotencyKey).digest('hex').slice(0, 32)}@${domainOf(this.from)}>`;
-    const [delivery] = await this.db('email_outbox')
-      .insert({
-        idempotency_key: message.idempotencyKey,
-        to_address: message.to,
-        subject: message.subject,
-        text_body: message.text,
-        html_body: message.html,
-        provider: 'smtp',
-        message_id: messageId,
-      })
-      .onConflict('idempotency_key')
-      .merge(['idempotency_key']) // no-op update so RETURNING yields the existing record on a retry
-      .returning(['message_id', 'sent_at']);
-    if (delivery.sent_at) return { messageId: delivery.message_id };
+    const delivery = await recordInOutbox(this.db, message, { provider: 'smtp', messageId });
+    if (delivery.sent_at) return { messageId: delivery.message_id ?? messageId };
     await this.transport.sendMail({
       from: this.from,
       to: message.to,
