@@ -12,7 +12,7 @@ import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
-import { closeRunEvents } from './conversations/index.ts';
+import { closeRunEvents, openRunEventStreams } from './conversations/index.ts';
 import { createDeps } from './deps.ts';
 
 export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -20,6 +20,8 @@ export const packageVersion: string = JSON.parse(readFileSync(new URL('../packag
 export interface WebProcess {
   server: Server;
   url: string;
+  /** Run-event (SSE) streams open now. */
+  runEventStreams(): number;
   stop(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   return {
     server,
     url,
+    runEventStreams: () => openRunEventStreams(db),
     async stop() {
       // Ends the open SSE streams (they would hold the server open) and the LISTEN connection.
       await closeRunEvents(db);

@@ -7,7 +7,7 @@ import type { JobContext } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ChatMessage, ChatUsage } from '../providers/chat/index.ts';
 import type { ChatRunPayload } from './jobs.ts';
-import { notifyRunEvent } from './run-events.ts';
+import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './runs.ts';
 
 /** How often a streaming run writes its snapshot and heartbeat, and looks whether it was stopped. */

@@ -7,21 +7,16 @@
  * stream re-reads the run's snapshot and sends what was appended since its last event.
  */
 import { PassThrough } from 'node:stream';
-import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import type { Actor } from '../access/index.ts';
 import type { Db } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
+import { RUN_EVENTS_CHANNEL } from './run-notify.ts';
 import { getRun, type RunRow } from './runs.ts';
 
-export const RUN_EVENTS_CHANNEL = 'chat_run_events';
 const PING_MS = 15_000;
 const RECONNECT_MS = 1_000;
-
-/** The worker's notification: small and bounded (ids and the snapshot length), never the content. */
-export const notifyRunEvent = (db: Knex | Knex.Transaction, run: Pick<RunRow, 'id' | 'conversation_id'>, length: number) =>
-  db.raw('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify({ run_id: run.id, conversation_id: run.conversation_id, length })]);
 
 interface Subscriber {
   /** A notification for the conversation (or, after a reconnect, a nudge to re-read). */
@@ -132,6 +127,13 @@ class RunEventHub {
     for (const s of this.subscribers.get(conversationId) ?? []) s.changed();
   }
 
+  /** Streams subscribed now (a disconnected client's is gone at once). */
+  get followers(): number {
+    let n = 0;
+    for (const set of this.subscribers.values()) n += set.size;
+    return n;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     if (this.reconnect) clearTimeout(this.reconnect);
@@ -159,6 +161,9 @@ export async function closeRunEvents(db: Db): Promise<void> {
   await hubs.get(db)?.close();
   hubs.delete(db);
 }
+
+/** How many run-event streams this process serves now. */
+export const openRunEventStreams = (db: Db): number => hubs.get(db)?.followers ?? 0;
 
 /** A run is over for its followers once the worker has settled it (or it was marked failed). */
 const isOver = (run: RunRow) => run.credits_charged !== null || run.status === 'failed';

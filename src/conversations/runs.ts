@@ -14,6 +14,7 @@ import type { Deps } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
+import { notifyRunEvent } from './run-notify.ts';
 import type { runSchema, startRunBody } from './run-schema.ts';
 
 const type = 'chat_conversation';
@@ -99,6 +100,8 @@ export function startRun(deps: Deps, actor: Actor, conversationId: string, input
       await trx('chat_runs')
         .where({ id: holder.id })
         .update({ status: 'failed', error: { code: 'stale', message: 'no heartbeat; the lock was taken over' }, updated_at: trx.fn.now() });
+      // Its followers hear it at commit (no worker will): their streams end with `done`.
+      await notifyRunEvent(trx, holder, holder.snapshot.length);
     }
     if (input.message_id !== undefined && !(await isMessageOf(trx, conversationId, input.message_id)))
       throw badRequest('message_id: is not a message of this conversation', ['message_id']);

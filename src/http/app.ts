@@ -50,6 +50,11 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [] }
   });
   const api = mount(new Router(), [...routes.api, ...extraRoutes], deps);
 
+  // Errors after the response started (a streamed body): a client that hung up is routine; anything else is logged, never printed raw.
+  app.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE') return;
+    deps.log.error({ err: error }, 'response failed after it started');
+  });
   app.use(requestId(deps.log));
   app.use(accessLog());
   app.use(errorMapper(deps.log));

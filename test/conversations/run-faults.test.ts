@@ -1,0 +1,253 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { chatRunJob } from '../../src/conversations/jobs.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { createDb, eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
+import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import { useChildProcesses } from '../support/processes.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import type { Db } from '../../src/db/knex.ts';
+
+interface SseEvent {
+  event: string;
+  data: any;
+}
+
+/** An SSE client that can hang up: collects events until the server ends the stream or `hangUp()`. */
+async function follow(base: string, path: string, token: string) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
+  const events: SseEvent[] = [];
+  const ended = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data) });
+        }
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    }
+  })();
+  return { res, events, ended, hangUp: () => controller.abort() };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const delta = (text: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
+/** What the handler charges for a turn the provider did not report: about four characters a token, sandbox-chat prices (1 and 2 credits per 1k). */
+const estimatedCredits = (prompt: string, answer: string) => Math.ceil((Math.ceil(prompt.length / 4) * 1 + Math.ceil(answer.length / 4) * 2) / 1000);
+const QUICK_ANSWER = 'The answer is 42.';
+/** Reported by the quick upstream: 2000 × 1 + 3000 × 2 per 1k → 8 credits. */
+const QUICK_CREDITS = 8;
+
+/**
+ * Chat runs under faults, with real worker processes and the OpenAI-compatible HTTP adapter
+ * against a fake chat service on loopback: a stop closes the upstream connection; a worker
+ * SIGKILLed mid-stream leaves a lock and a hold that are resolved exactly once, by the retried job
+ * or by a later acquire taking the lock over; SSE followers that hang up are forgotten at once.
+ */
+describe('conversation runs under faults (worker processes, HTTP chat adapter)', function () {
+  this.timeout(120_000);
+  const HEARTBEAT_SECONDS = 10; // pg-boss's minimum
+  let url: string;
+  let db: Db;
+  let server: TestServer;
+  let upstream: FakeUpstream;
+  let alice: TestUser;
+  let org: string;
+  /** How the next requests are answered, in order; then `quick`. */
+  let plans: ('slow' | 'quick')[] = [];
+  const calls: { plan: string; closedEarly: boolean; closedAt?: number }[] = [];
+  const open: ServerResponse[] = [];
+  const worker = useChildProcesses(() => spawnWorker(url, { CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-fault', WORKER_POLL_INTERVAL_SECONDS: '0.5' }));
+
+  const answer = async (_req: IncomingMessage, res: ServerResponse) => {
+    const call: (typeof calls)[number] = { plan: plans.shift() ?? 'quick', closedEarly: false };
+    calls.push(call);
+    let finished = false;
+    res.on('close', () => {
+      call.closedEarly = !finished;
+      call.closedAt = Date.now();
+    });
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    if (call.plan === 'quick') {
+      for (const word of QUICK_ANSWER.split(/(?<= )/)) res.write(delta(word));
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 2000, completion_tokens: 3000 } })}\n\n`);
+      finished = true;
+      return void res.end('data: [DONE]\n\n');
+    }
+    // Slow: a word every 100 ms for a minute (stopped, killed or hung up long before).
+    open.push(res);
+    for (let i = 0; i < 600 && !res.destroyed; i++) {
+      res.write(delta(`word${i} `));
+      await sleep(100);
+    }
+    finished = true;
+    res.end('data: [DONE]\n\n');
+  };
+
+  before(async () => {
+    upstream = await startUpstream({ '/v1/chat/completions': (req, res) => void answer(req, res) });
+    url = await isolatedDatabase();
+    db = createDb(url, { max: 3 });
+    const boss = createBoss(url, 'release');
+    await boss.start();
+    try {
+      // A dead attempt is retried once its heartbeat is 10 s stale, with no retry delay.
+      await boss.updateQueue(chatRunJob.name, { heartbeatSeconds: HEARTBEAT_SECONDS, retryDelay: 0, retryBackoff: false });
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+    server = await startTestServer({ CHAT_RUN_STALE_SECONDS: '3' }, { databaseUrl: url });
+    alice = newUser();
+    org = await createOrganization(server, alice);
+  });
+  after(async () => {
+    for (const res of open) res.destroy();
+    await server?.stop();
+    await db?.destroy();
+    await upstream?.close();
+  });
+
+  async function startRun(question: string, maxCredits = 50) {
+    const conversation = await createConversation(server, alice, org, { title: 'Faults' });
+    const posted = await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content: question } });
+    expect(posted.status).to.equal(201);
+    const res = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: maxCredits },
+    });
+    expect(res.status).to.equal(201);
+    return { conversationId: conversation.id as string, runId: res.body.run.id as string };
+  }
+  const runRow = (id: string) => db('chat_runs').where({ id }).first();
+  const settled = (id: string) =>
+    eventually(`run ${id} settled`, async () => {
+      const row = await runRow(id);
+      return row.credits_charged !== null ? row : null;
+    });
+  const streaming = (id: string) => eventually(`run ${id} streamed`, async () => (await runRow(id)).snapshot.length > 0);
+  const lockOf = async (conversationId: string) => (await db('conversations').where({ id: conversationId }).first('active_run_id')).active_run_id;
+  const holdOf = (id: string) => db('credit_holds').where({ id }).first('status', 'amount', 'captured', 'released');
+  const ledgerKinds = async (holdId: string) =>
+    (await db('credit_ledger_entries').where({ hold_id: holdId }).orderBy('seq').select('kind', 'amount')).map((e) => `${e.kind}:${e.amount}`);
+  const assistantMessages = (conversationId: string) =>
+    db('conversation_messages').where({ conversation_id: conversationId, role: 'assistant' }).select('id', 'content');
+  const jobOf = (runId: string) => db('pgboss.job').where({ name: chatRunJob.name }).whereRaw(`data->>'run_id' = ?`, [runId]).first('state', 'retry_count');
+
+  it('stop mid-stream closes the upstream connection within a second; the partial answer is kept and only its estimate charged; a follower that hangs up is forgotten', async () => {
+    plans = ['slow'];
+    const question = 'Describe every lighthouse on the Portuguese coast.';
+    const { conversationId, runId } = await startRun(question, 30);
+    worker();
+    await streaming(runId);
+    const path = `/conversations/${conversationId}/run/events`;
+    const [leaving, staying] = await Promise.all([follow(server.url, path, alice.token), follow(server.url, path, alice.token)]);
+    await eventually('both followers had an event', async () => leaving.events.length > 0 && staying.events.length > 0);
+    expect(server.web.runEventStreams()).to.equal(2);
+    leaving.hangUp();
+    await leaving.ended;
+    await eventually('the hung-up stream is unsubscribed', async () => server.web.runEventStreams() === 1);
+
+    const stop = await server.request('delete', `/conversations/${conversationId}/run`, { token: alice.token });
+    expect(stop.status).to.equal(204);
+    const stoppedAt = Date.now();
+    const call = calls.at(-1)!;
+    await eventually('the upstream saw the connection close', async () => call.closedAt !== undefined);
+    expect(call).to.include({ plan: 'slow', closedEarly: true });
+    expect(call.closedAt! - stoppedAt).to.be.below(1000);
+
+    const done = await settled(runId);
+    expect(done.status).to.equal('stopped');
+    expect(done.snapshot).to.match(/^word0 word1 /);
+    const answers = await assistantMessages(conversationId);
+    expect(answers).to.deep.equal([{ id: done.answer_message_id, content: done.snapshot }]);
+    expect(done.credits_charged).to.equal(estimatedCredits(question, done.snapshot));
+    expect(await holdOf(done.hold_id)).to.deep.equal({ status: 'captured', amount: 30, captured: done.credits_charged, released: 30 - done.credits_charged });
+    expect(await ledgerKinds(done.hold_id)).to.deep.equal(['hold:30', `capture:${done.credits_charged}`, `release:${30 - done.credits_charged}`]);
+    await staying.ended;
+    expect(staying.events.at(-1)).to.deep.equal({ event: 'done', data: { run_id: runId, status: 'stopped', answer_message_id: done.answer_message_id } });
+    expect(server.web.runEventStreams()).to.equal(0);
+    expect(await lockOf(conversationId)).to.equal(null);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('a worker SIGKILLed mid-stream: the lock holds, the retried job on a survivor answers once and captures once', async () => {
+    plans = ['slow', 'quick'];
+    const { conversationId, runId } = await startRun('What is six times seven?');
+    const first = worker();
+    await streaming(runId);
+    process.kill(-first.child.pid!, 'SIGKILL');
+    expect((await first.exited).signal).to.equal('SIGKILL');
+    const dead = await runRow(runId);
+    expect(dead).to.include({ status: 'running', credits_charged: null });
+    expect(await holdOf(dead.hold_id)).to.include({ status: 'held', amount: 50 });
+    // Not stale yet: the lock still refuses a second turn.
+    const second = await server.request('post', `/conversations/${conversationId}/run`, { token: alice.token, body: {} });
+    expect(second.status).to.equal(409);
+
+    worker();
+    const done = await settled(runId);
+    expect(done).to.include({ status: 'succeeded', snapshot: QUICK_ANSWER, credits_charged: QUICK_CREDITS });
+    expect(await jobOf(runId)).to.deep.equal({ state: 'completed', retry_count: 1 });
+    expect(await assistantMessages(conversationId)).to.deep.equal([{ id: done.answer_message_id, content: QUICK_ANSWER }]);
+    expect(await holdOf(done.hold_id)).to.deep.equal({ status: 'captured', amount: 50, captured: QUICK_CREDITS, released: 50 - QUICK_CREDITS });
+    expect(await ledgerKinds(done.hold_id)).to.deep.equal(['hold:50', `capture:${QUICK_CREDITS}`, `release:${50 - QUICK_CREDITS}`]);
+    expect(await lockOf(conversationId)).to.equal(null);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('a worker SIGKILLed mid-stream: a later acquire takes the stale lock over, followers hear it, the dead run’s hold is released once', async () => {
+    plans = ['slow', 'quick', 'quick'];
+    const { conversationId, runId } = await startRun('Name three rivers of Spain.');
+    const first = worker();
+    await streaming(runId);
+    const follower = await follow(server.url, `/conversations/${conversationId}/run/events`, alice.token);
+    await eventually('the follower had the snapshot', async () => follower.events.length > 0);
+    process.kill(-first.child.pid!, 'SIGKILL');
+    await first.exited;
+    const deadHold = (await runRow(runId)).hold_id;
+
+    // Stale after 3 s without a heartbeat: the next acquire takes the lock over.
+    const takeover = await eventually(
+      'the lock was taken over',
+      async () => {
+        const res = await server.request('post', `/conversations/${conversationId}/run`, {
+          token: alice.token,
+          body: { model: 'sandbox-chat', max_credits: 20 },
+        });
+        if (res.status === 409) return null;
+        expect(res.status).to.equal(201);
+        return res.body.run as { id: string };
+      },
+      { everyMs: 250 },
+    );
+    expect(await lockOf(conversationId)).to.equal(takeover.id);
+    expect(await runRow(runId)).to.deep.include({ status: 'failed', error: { code: 'stale', message: 'no heartbeat; the lock was taken over' } });
+    // The follower of the dead run is told at the takeover's commit (not at its next 15 s ping).
+    await eventually('the follower heard the takeover', async () => follower.events.at(-1)?.event === 'done', { timeoutMs: 5_000 });
+    expect(follower.events.at(-1)!.data).to.deep.equal({ run_id: runId, status: 'failed', answer_message_id: null });
+    await follower.ended;
+
+    worker();
+    const next = await settled(takeover.id);
+    expect(next).to.include({ status: 'succeeded', snapshot: QUICK_ANSWER, credits_charged: QUICK_CREDITS });
+    // The dead run's job is retried once its heartbeat is stale: it releases the hold and leaves the new lock alone.
+    const dead = await settled(runId);
+    expect(dead).to.include({ status: 'failed', credits_charged: 0, answer_message_id: null });
+    expect(await holdOf(deadHold)).to.deep.equal({ status: 'released', amount: 50, captured: 0, released: 50 });
+    expect(await ledgerKinds(deadHold)).to.deep.equal(['hold:50', 'release:50']);
+    expect(await assistantMessages(conversationId)).to.deep.equal([{ id: next.answer_message_id, content: QUICK_ANSWER }]);
+    expect(await lockOf(conversationId)).to.equal(null);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+});
