@@ -89,20 +89,6 @@ export async function moveBalance(
 }
 
 /**
- * The conditional update behind every hold: reserves `amount` only if that many credits are
- * available at the moment the row lock is taken; null when they are not.
- */
-export async function reserveAvailable(trx: Knex.Transaction, organizationId: string, amount: number): Promise<BalanceRow | null> {
-  const { rows } = await trx.raw(
-    `UPDATE credit_balances SET held = held + ?, updated_at = now()
-      WHERE organization_id = ? AND granted - captured - held - expired >= ?
-      RETURNING organization_id, granted, captured, held, expired`,
-    [amount, organizationId, amount],
-  );
-  return (rows[0] as BalanceRow | undefined) ?? null;
-}
-
-/**
  * The conditional update behind a negative adjustment: takes `amount` back out of `granted` only if
  * that many credits are available at the moment the row lock is taken; null when they are not.
  */

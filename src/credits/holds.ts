@@ -3,14 +3,18 @@
  * resolves exactly once (final capture, settle, release or expiry); a replay of the same
  * resolution returns the stored result and writes nothing, any other second resolution is a 409.
  * Lock order everywhere: member limit row → hold row → balance row → grants.
+ *
+ * The part that holds the organization's balance row locked is one call each: `credit_reserve` and
+ * `credit_resolve_hold` (migrations/20261123060000_credit_hold_functions.ts). Everything that can
+ * happen before the lock (replay checks, the spending limit, the hold row's own lock, the capture
+ * row) happens here first, so the hot row is held for one server-side call and the commit.
  */
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { moveBalance, readBalance, reserveAvailable, availableOf, writeEntries, type EntryInput } from './entries.ts';
+import { readBalance, availableOf } from './entries.ts';
 import { expireDueGrantsOf } from './ledger.ts';
 import type { CreditPeriods } from './cycle.ts';
 import { balanceExhausted, checkSpendingLimit } from './limits.ts';
-import { allocateFromGrants, capturePieces, releasePieces } from './allocations.ts';
 import { holdColumns, toHold, type CreditCapture, type CreditHold, type HoldRow, toCapture, type CaptureRow } from './hold-model.ts';
 
 export type { CreditHold, CreditCapture } from './hold-model.ts';
@@ -75,53 +79,51 @@ export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriod
   await checkSpendingLimit(trx, periods, input.organizationId, input.userId, input.amount);
   await expireDueGrantsOf(trx, input.organizationId);
   // The gate: reserved only if available at the moment the balance row is locked (until commit).
-  // No hold is written before it, so a caller that catches the 402 inside its transaction keeps no half-made hold.
-  const reserved = await reserveAvailable(trx, input.organizationId, input.amount);
-  if (!reserved) throw balanceExhausted(availableOf(await readBalance(trx, input.organizationId)), input.amount);
-  const [row] = (await trx('credit_holds')
-    .insert({
-      organization_id: input.organizationId,
-      user_id: input.userId,
-      run_id: input.runId ?? null,
-      reason: input.reason,
-      amount: input.amount,
-      conversation_id: input.conversationId ?? null,
-      message_id: input.messageId ?? null,
-      tool_call_id: input.toolCallId ?? null,
-      expires_at: trx.raw(`now() + make_interval(secs => ?)`, [seconds]),
-    })
-    .returning(holdColumns)) as HoldRow[];
-  const pieces = await allocateFromGrants(trx, row!.id, input.organizationId, input.amount);
-  await writeEntries(
-    trx,
-    pieces.map((piece) =>
-      entryOf(row!, 'hold', piece.amount, 'available', 'held', { grantId: piece.grantId, description: input.description ?? `Reserved for ${input.reason}` }),
-    ),
-  );
-  return { hold: toHold(row!), replayed: false };
+  // Nothing is written when it refuses, so a caller that catches the 402 inside its transaction keeps no half-made hold.
+  const { rows } = await trx.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    input.organizationId,
+    input.userId,
+    input.runId ?? null,
+    input.reason,
+    input.amount,
+    input.conversationId ?? null,
+    input.messageId ?? null,
+    input.toolCallId ?? null,
+    seconds,
+    input.description ?? `Reserved for ${input.reason}`,
+  ]);
+  const row = rows[0] as HoldRow | undefined;
+  if (!row) throw balanceExhausted(availableOf(await readBalance(trx, input.organizationId)), input.amount);
+  return { hold: toHold(row), replayed: false };
 }
 
-function entryOf(
-  hold: HoldRow,
-  kind: EntryInput['kind'],
-  amount: number,
-  from: EntryInput['from'],
-  to: EntryInput['to'],
-  extra: Partial<EntryInput> & { description: string },
-): EntryInput {
-  return {
-    organizationId: hold.organization_id,
-    kind,
-    amount,
-    from,
-    to,
-    holdId: hold.id,
-    userId: hold.user_id,
-    conversationId: hold.conversation_id,
-    messageId: hold.message_id,
-    toolCallId: hold.tool_call_id,
-    ...extra,
-  };
+interface ResolveStep {
+  /** Credits spent now (0: none). */
+  capture: number;
+  /** The capture row the ledger entries point at. */
+  captureId?: string | undefined;
+  toolCallId?: string | null | undefined;
+  captureDescription?: string | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  /** Omitted: the hold stays open (a partial capture). Else it resolves and the rest is released. */
+  final?: { status: CreditHold['status']; resolution: NonNullable<CreditHold['resolution']>; description: string; metadata?: Record<string, unknown> };
+}
+
+/** The locked part of a capture or resolution: one call (see the migration). The hold is locked and checked by the caller. */
+async function resolveStep(trx: Knex.Transaction, row: HoldRow, step: ResolveStep): Promise<HoldRow> {
+  const { rows } = await trx.raw('SELECT * FROM credit_resolve_hold(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb)', [
+    row.id,
+    step.capture,
+    step.captureId ?? null,
+    step.toolCallId ?? null,
+    step.captureDescription ?? `Used for ${row.reason}`,
+    JSON.stringify(step.metadata ?? {}),
+    step.final?.status ?? null,
+    step.final?.resolution ?? null,
+    step.final?.description ?? null,
+    JSON.stringify(step.final?.metadata ?? {}),
+  ]);
+  return rows[0] as HoldRow;
 }
 
 async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow> {
@@ -164,12 +166,15 @@ export async function captureFromHold(
     }
   }
   assertOpen(row);
-  const capture = await captureInto(trx, row, amount, options);
-  const [updated] = (await trx('credit_holds').where({ id: holdId }).increment('captured', amount).returning(holdColumns)) as HoldRow[];
-  return { hold: toHold(updated!), capture, replayed: false };
+  const capture = await recordCapture(trx, row, amount, options);
+  const updated = await resolveStep(trx, row, { capture: amount, captureId: capture.id, ...captureText(options) });
+  return { hold: toHold(updated), capture, replayed: false };
 }
 
-async function captureInto(trx: Knex.Transaction, row: HoldRow, amount: number, options: CaptureOptions): Promise<CreditCapture> {
+const captureText = (options: CaptureOptions) => ({ toolCallId: options.toolCallId, captureDescription: options.description, metadata: options.metadata });
+
+/** Validates the amount and writes the capture row (the hold row is locked; the balance is not yet). */
+async function recordCapture(trx: Knex.Transaction, row: HoldRow, amount: number, options: CaptureOptions): Promise<CreditCapture> {
   if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
   const left = row.amount - row.captured - row.released;
   if (amount > left) throw conflict(`amount: ${amount} credits exceed what is left on the hold (${left})`, ['amount']);
@@ -182,23 +187,6 @@ async function captureInto(trx: Knex.Transaction, row: HoldRow, amount: number, 
       description: options.description ?? null,
     })
     .returning('*')) as CaptureRow[];
-  if (amount > 0) {
-    await moveBalance(trx, row.organization_id, { held: -amount, captured: amount });
-    const pieces = await capturePieces(trx, row.id, amount);
-    const description = options.description ?? `Used for ${row.reason}`;
-    await writeEntries(
-      trx,
-      pieces.map((piece) =>
-        entryOf(row, 'capture', piece.amount, 'held', 'spent', {
-          grantId: piece.grantId,
-          captureId: capture!.id,
-          toolCallId: options.toolCallId ?? row.tool_call_id,
-          description,
-          metadata: options.metadata,
-        }),
-      ),
-    );
-  }
   return toCapture(capture!);
 }
 
@@ -212,8 +200,15 @@ export async function captureHold(trx: Knex.Transaction, holdId: string, amount:
     throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
   }
   assertOpen(row);
-  await captureInto(trx, row, amount, { ...options, captureKey: key });
-  return resolve(trx, { ...row, captured: row.captured + amount }, 'captured', 'capture', 'Released: not used');
+  const capture = await recordCapture(trx, row, amount, { ...options, captureKey: key });
+  return toHold(
+    await resolveStep(trx, row, {
+      capture: amount,
+      captureId: capture.id,
+      ...captureText(options),
+      final: { status: 'captured', resolution: 'capture', description: 'Released: not used' },
+    }),
+  );
 }
 
 /** Closes a chat run: captures so far are final, the rest is released. Replays return the same hold. */
@@ -224,7 +219,8 @@ export async function settleHold(trx: Knex.Transaction, holdId: string): Promise
     throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
   }
   assertOpen(row);
-  return { hold: await resolve(trx, row, row.captured > 0 ? 'captured' : 'released', 'settle', 'Released at settle: not used'), replayed: false };
+  const status = row.captured > 0 ? 'captured' : 'released';
+  return { hold: toHold(await resolveStep(trx, row, { capture: 0, final: { status, resolution: 'settle', description: 'Released at settle: not used' } })), replayed: false };
 }
 
 /** Gives the whole (uncaptured part of the) hold back. */
@@ -234,43 +230,17 @@ export async function releaseHold(trx: Knex.Transaction, holdId: string, options
     if (row.resolution === 'release') return { hold: toHold(row), replayed: true };
     throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
   }
-  return { hold: await resolve(trx, row, 'released', 'release', options.description ?? 'Released'), replayed: false };
+  const final = { status: 'released', resolution: 'release', description: options.description ?? 'Released' } as const;
+  return { hold: toHold(await resolveStep(trx, row, { capture: 0, final })), replayed: false };
 }
 
 /** The expiry job's step: an overdue open hold releases what it did not capture. False if nothing to do. */
 export async function expireHold(trx: Knex.Transaction, holdId: string): Promise<boolean> {
   const row = await lockHold(trx, holdId).catch(() => null);
   if (row?.status !== 'held' || !(row as HoldRow & { overdue: boolean }).overdue) return false;
-  await resolve(trx, row, 'expired', 'expiry', 'Released: hold expired unused', { reason: 'hold_expired' });
+  const final = { status: 'expired', resolution: 'expiry', description: 'Released: hold expired unused', metadata: { reason: 'hold_expired' } } as const;
+  await resolveStep(trx, row, { capture: 0, final });
   return true;
-}
-
-async function resolve(
-  trx: Knex.Transaction,
-  row: HoldRow,
-  status: CreditHold['status'],
-  resolution: NonNullable<CreditHold['resolution']>,
-  description: string,
-  metadata?: Record<string, unknown>,
-): Promise<CreditHold> {
-  const rest = row.amount - row.captured - row.released;
-  if (rest > 0) {
-    const pieces = await releasePieces(trx, row.organization_id, row.id, rest);
-    await writeEntries(trx, [
-      ...pieces.map((piece) => entryOf(row, 'release', piece.amount, 'held', 'available', { grantId: piece.grantId, description, metadata })),
-      // Credits coming back to a grant that has meanwhile expired expire at once.
-      ...pieces
-        .filter((piece) => piece.grantExpired)
-        .map((piece) =>
-          entryOf(row, 'expiry', piece.amount, 'available', 'expired', { grantId: piece.grantId, description: 'Expired: returned to an expired grant' }),
-        ),
-    ]);
-  }
-  const [updated] = (await trx('credit_holds')
-    .where({ id: row.id })
-    .update({ status, resolution, captured: row.captured, released: row.amount - row.captured, resolved_at: trx.fn.now() })
-    .returning(holdColumns)) as HoldRow[];
-  return toHold(updated!);
 }
 
 export async function getHold(db: Knex, holdId: string): Promise<CreditHold | null> {
