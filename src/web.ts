@@ -12,7 +12,8 @@ import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
-import { closeRunEvents, openRunEventStreams } from './conversations/index.ts';
+import { openRunEventStreams } from './conversations/index.ts';
+import { closeNotifications } from './db/notifications.ts';
 import { createDeps } from './deps.ts';
 
 export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -47,8 +48,8 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
     url,
     runEventStreams: () => openRunEventStreams(db),
     async stop() {
-      // Ends the open SSE streams (they would hold the server open) and the LISTEN connection.
-      await closeRunEvents(db);
+      // Ends the open SSE streams and waits (they would hold the server open) and the LISTEN connection.
+      await closeNotifications(db);
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), config.SHUTDOWN_GRACE_MS);
         server.close(() => {

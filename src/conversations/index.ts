@@ -2,4 +2,4 @@
 export { selectListExtras, withListExtras } from './list.ts';
 export { conversationColumns, presentConversationListItem } from './presenter.ts';
 export { conversationIdParams, conversationListItemSchema } from './schema.ts';
-export { closeRunEvents, openRunEventStreams } from './run-events.ts';
+export { openRunEventStreams } from './run-events.ts';
