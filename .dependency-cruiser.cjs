@@ -4,8 +4,9 @@
 
 /** Domain folders of src/: business areas, each with its routes, schemas, services and SQL. */
 const DOMAINS = [
-  'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'conversations', 'credits', 'invitations',
-  'library', 'members', 'organizations', 'projects', 'reports', 'roles', 'skills', 'users',
+  'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'chat-models', 'connectors', 'conversations',
+  'credits', 'invitations', 'library', 'members', 'metering', 'organizations', 'projects', 'reading', 'reports', 'roles',
+  'search', 'skills', 'social', 'users',
 ];
 const domain = `^src/(${DOMAINS.join('|')})/`;
 

@@ -9,6 +9,7 @@ import { createMeteredOperations } from './metered-operations.ts';
 import type { Deps } from './platform/deps.ts';
 import type { Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
+import { createReadOperations } from './read-operations.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
   return {
@@ -19,5 +20,6 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     log,
     metered: createMeteredOperations(),
     providers: createProviders(config, db),
+    reads: createReadOperations(),
   };
 }

@@ -7,6 +7,7 @@ import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expi
 import { chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
+import { meteredCallJob } from './metering/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
 
 export const allJobs: readonly JobDefinition[] = [
@@ -20,6 +21,7 @@ export const allJobs: readonly JobDefinition[] = [
   expireCreditGrantsJob,
   meteredOperationJob,
   chatRunJob,
+  meteredCallJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,
 ];

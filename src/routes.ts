@@ -21,6 +21,7 @@ import { reportRoutes } from './reports/routes.ts';
 import { roleRoutes } from './roles/routes.ts';
 import { serviceRoutes } from './service/routes.ts';
 import { skillRoutes } from './skills/routes.ts';
+import { searchRoutes, socialRoutes } from './read-routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 
@@ -55,6 +56,8 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...libraryRoutes,
   ...connectorRoutes,
   ...chatModelRoutes,
+  ...socialRoutes,
+  ...searchRoutes,
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */

@@ -106,6 +106,14 @@ export const configSchema = z
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
     /** A run lock whose run shows no heartbeat for this long is taken over by the next acquire. */
     CHAT_RUN_STALE_SECONDS: z.coerce.number().int().min(1).default(60),
+    /** Social data service (`POST {url}/v1/social/{operation}`); unset → deterministic sandbox data. */
+    SOCIAL_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    SOCIAL_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Web search service; unset → deterministic sandbox results. */
+    SEARCH_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    SEARCH_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** How long a metered read (social, search, read-url) may take before it answers 504 and is charged nothing. */
+    READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
     /** Link import limits: whole download (redirects and body included) and body size. */
     ASSET_IMPORT_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
     ASSET_IMPORT_MAX_BYTES: z.coerce

@@ -3,3 +3,5 @@ export { selectListExtras, withListExtras } from './list.ts';
 export { conversationColumns, presentConversationListItem } from './presenter.ts';
 export { conversationIdParams, conversationListItemSchema } from './schema.ts';
 export { openRunEventStreams } from './run-events.ts';
+export { runHoldingLock } from './runs.ts';
+export { isMessageOf } from './messages.ts';

@@ -165,3 +165,18 @@ export function stopRun(deps: Deps, actor: Actor, conversationId: string): Promi
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: null, active_run_at: null });
   });
 }
+
+/**
+ * The run holding the conversation's lock (a live run), else null: what a tool call made "under the
+ * run lock" checks. With `share`, the conversation row is share-locked until the caller commits, so
+ * a stop (which updates that row) cannot slip between the check and what the caller does next.
+ */
+export async function runHoldingLock(db: Knex | Knex.Transaction, conversationId: string, options: { share?: boolean } = {}): Promise<string | null> {
+  const { rows } = await db.raw(
+    `SELECT c.active_run_id FROM conversations c
+       JOIN chat_runs r ON r.id = c.active_run_id AND r.status IN ('queued', 'running')
+      WHERE c.id = ? AND c.deleted_at IS NULL${options.share ? ' FOR SHARE OF c' : ''}`,
+    [conversationId],
+  );
+  return (rows[0]?.active_run_id as string | undefined) ?? null;
+}

@@ -12,6 +12,9 @@ export type ErrorCode =
   | 'conflict'
   | 'rate_limited'
   | 'unavailable'
+  | 'upstream_refused'
+  | 'upstream_failed'
+  | 'upstream_timeout'
   | 'internal';
 
 export const errorCodes: readonly ErrorCode[] = [
@@ -25,6 +28,9 @@ export const errorCodes: readonly ErrorCode[] = [
   'conflict',
   'rate_limited',
   'unavailable',
+  'upstream_refused',
+  'upstream_failed',
+  'upstream_timeout',
   'internal',
 ];
 
@@ -40,6 +46,10 @@ const statusOfCode: Record<ErrorCode, number> = {
   conflict: 409,
   rate_limited: 429,
   unavailable: 503,
+  // A provider (social data, search, a fetched page) refused the input, failed or was too slow; nothing was charged.
+  upstream_refused: 422,
+  upstream_failed: 502,
+  upstream_timeout: 504,
   internal: 500,
 };
 

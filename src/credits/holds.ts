@@ -31,6 +31,8 @@ export interface HoldInput {
   reason: string;
   /** Caller's id for the work; placing a hold again with the same run id returns the first hold. */
   runId?: string | undefined;
+  /** The run id was made just now (a fresh UUID), so no earlier hold can have it: skip the replay check. */
+  runIsNew?: boolean | undefined;
   conversationId?: string | null | undefined;
   messageId?: string | null | undefined;
   toolCallId?: string | null | undefined;
@@ -64,7 +66,7 @@ export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriod
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
     throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
-  if (input.runId !== undefined) {
+  if (input.runId !== undefined && !input.runIsNew) {
     // Same run id placed concurrently: the second waits here and then finds the first hold.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`credit-run:${input.organizationId}:${input.runId}`]);
     const existing = (await trx('credit_holds').where({ organization_id: input.organizationId, run_id: input.runId }).first(holdColumns)) as
@@ -220,7 +222,10 @@ export async function settleHold(trx: Knex.Transaction, holdId: string): Promise
   }
   assertOpen(row);
   const status = row.captured > 0 ? 'captured' : 'released';
-  return { hold: toHold(await resolveStep(trx, row, { capture: 0, final: { status, resolution: 'settle', description: 'Released at settle: not used' } })), replayed: false };
+  return {
+    hold: toHold(await resolveStep(trx, row, { capture: 0, final: { status, resolution: 'settle', description: 'Released at settle: not used' } })),
+    replayed: false,
+  };
 }
 
 /** Gives the whole (uncaptured part of the) hold back. */

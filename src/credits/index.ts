@@ -4,11 +4,11 @@
  *   grantCredits / grantStarterCredits   add credits to an organization's ledger, inside the caller's transaction
  *   readBalance / availableOf            the organization's balance row and what of it is available
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
- *   placeHoldOnce / captureHold / releaseHold / getHold   a worker's credit hold for its work (reserve → capture, rest released)
+ *   placeHold(Once) / captureHold / releaseHold / getHold / findHoldByRun   a credit hold for work (reserve → capture, rest released)
  *   enqueueBalanceAlertCheck             after moving credits: check the low-balance alerts now, not at the next sweep
  */
 export { availableOf, type BalanceRow, readBalance } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
-export { captureHold, getHold, placeHoldOnce, releaseHold } from './holds.ts';
+export { captureHold, findHoldByRun, getHold, placeHold, placeHoldOnce, releaseHold } from './holds.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';

@@ -25,10 +25,12 @@ const errorDescriptions: Record<number, string> = {
   409: "The resource's current state forbids the request",
   413: 'Request body too large',
   415: 'Request body is not JSON',
-  422: 'Idempotency-Key reused with another request body',
+  422: 'Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`)',
   429: 'Rate limit used up; see Retry-After',
   500: 'Failure on the service side',
+  502: 'The provider failed or answered something malformed (`upstream_failed`); nothing was charged',
   503: 'A dependency (database, queue) is unreachable',
+  504: 'The provider did not answer in time (`upstream_timeout`); nothing was charged',
 };
 
 const tagDescriptions: Record<string, string> = {
@@ -48,6 +50,8 @@ const tagDescriptions: Record<string, string> = {
   Conversations: 'Chat threads: create, rename, soft delete and restore, list with filters, projects and access',
   Skills: 'Custom skills with their version history',
   Library: 'Everything the caller can read in an organization, across resource types',
+  Social: 'Social data reads (networks net1–net7): one billed operation per lookup, each with its own input and result schema, a quote route and the catalog',
+  Search: 'Web search and page reading (readable text and metadata of a URL), billed like social reads',
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
   Reports: 'Usage reports from the credits ledger, workspace inventory, balance and runway',
   'Chat models':

@@ -44,7 +44,7 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   headers?: ZodType;
   response: { status: 200 | 201 | 202 | 204; description: string; schema?: R };
   /** Error statuses this operation can answer besides 400, 401, 429 and 500. */
-  errors?: (402 | 403 | 404 | 409 | 413 | 415 | 422 | 503)[];
+  errors?: (402 | 403 | 404 | 409 | 413 | 415 | 422 | 502 | 503 | 504)[];
   /** Service plumbing only (health, OpenAPI): no token required. */
   public?: boolean;
   /** Who may call it (./authorize.ts): enforced before the handler, stated in /openapi.json. Required unless `public`. */

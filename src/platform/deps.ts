@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.ts';
 import type { JobQueue } from '../jobs/enqueue.ts';
+import type { ReadOperation } from './read-operation.ts';
 import type { Logger } from './logger.ts';
 import type { Providers } from './providers.ts';
 
@@ -35,6 +36,9 @@ export type MeteredOperation = (input: unknown, context: MeteredContext) => Prom
  */
 export type MeteredOperations = ReadonlyMap<string, MeteredOperation>;
 
+/** Every metered read (social operations, search, read-url) by name (built by src/read-operations.ts). */
+export type ReadOperations = ReadonlyMap<string, ReadOperation>;
+
 /** What route handlers, services and job handlers are given: nothing global, all explicit. */
 export interface Deps {
   config: Config;
@@ -46,4 +50,6 @@ export interface Deps {
   /** The work billed through `meteredOperationJob`, by name (built by src/metered-operations.ts). */
   metered: MeteredOperations;
   providers: Providers;
+  /** Every metered read by name, for the metered-call job (built by src/read-operations.ts). */
+  reads: ReadOperations;
 }

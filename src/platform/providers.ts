@@ -4,6 +4,8 @@ import { createChatProvider, type ChatProvider } from '../providers/chat/index.t
 import type { Db } from '../db/knex.ts';
 import { createEmailProvider, type EmailProvider } from '../providers/email/index.ts';
 import { createModelProvider, type ModelProvider } from '../providers/models/index.ts';
+import { createSearchProvider, type SearchProvider } from '../providers/search/index.ts';
+import { createSocialProvider, type SocialProvider } from '../providers/social/index.ts';
 import { createStorage, type ObjectStorage } from '../providers/storage/index.ts';
 
 /**
@@ -15,6 +17,8 @@ export interface Providers {
   chat: ChatProvider;
   email: EmailProvider;
   models: ModelProvider;
+  search: SearchProvider;
+  social: SocialProvider;
   storage: ObjectStorage;
 }
 
@@ -24,6 +28,8 @@ export function createProviders(config: Config, db: Db): Providers {
     chat: createChatProvider(config),
     email: createEmailProvider(config, db),
     models: createModelProvider(config),
+    search: createSearchProvider({ apiUrl: config.SEARCH_API_URL, apiKey: config.SEARCH_API_KEY }),
+    social: createSocialProvider({ apiUrl: config.SOCIAL_API_URL, apiKey: config.SOCIAL_API_KEY }),
     storage: createStorage(config),
   };
 }

@@ -1,0 +1,288 @@
+/**
+ * One chat turn end to end, as a client sees it: POST /conversations/{id}/run, then at once
+ * GET /conversations/{id}/run/events (the events endpoint answers 404 until a run exists), on a
+ * web process and an in-process worker (all jobs, NOTIFY pick-up) sharing one embedded PostgreSQL,
+ * with the sandbox chat model streaming without pause (CHAT_SANDBOX_DELAY_MS=0). Per turn:
+ *  (a) POST /run sent → first `delta` or non-empty `snapshot` event received,
+ *  (b) POST /run sent → `done` event received,
+ *  (c) POST /run response time.
+ * The conversation and its user message are made over HTTP before each turn, untimed.
+ * Baselines, measured in the same run and interleaved with the turns in BENCH_ROUNDS rounds (the
+ * machine's speed swings from minute to minute, see README "Benchmarks"):
+ *  - bare Koa 3 + pg.Pool answering one single-row SELECT (one request at a time, fetch client),
+ *  - raw pg-boss send → handler start on a bare PgBoss (createBoss 'worker' role, LISTEN/NOTIFY)
+ *    with the polling settings workers/main.ts uses.
+ * Ratios are the median over rounds of (turn p50 / baseline p50 of the same round).
+ * Then a second phase: BENCH_CONCURRENCY conversations take turns in parallel.
+ * Goal (issue): POST /run → first streamed delta, p50 ≤ 30 ms on an idle machine.
+ * Env: BENCH_TURNS (100), BENCH_CONCURRENCY (8; 0 skips the phase), BENCH_ROUNDS (5), BENCH_LOG_LEVEL,
+ * BENCH_SANDBOX_DELAY_MS (0; e.g. 40 for a model that streams a word every 40 ms).
+ * Run: npm run bench:chat   (embedded PostgreSQL, throw-away database; ~1 min)
+ */
+import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Koa from 'koa';
+import pg from 'pg';
+import { signToken } from '../src/auth/sign.ts';
+import { chatRunJob } from '../src/conversations/jobs.ts';
+import { createDb } from '../src/db/knex.ts';
+import { createBoss } from '../src/jobs/boss.ts';
+import { createLogger } from '../src/platform/logger.ts';
+import { startWeb } from '../src/web.ts';
+import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
+import { createTestDatabase } from '../test/support/database.ts';
+import { startWorker } from '../workers/main.ts';
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 100);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
+const BARE_PER_ROUND = 50;
+const GOAL_MS = 30;
+
+interface Turn {
+  /** POST /run response time. */
+  post: number;
+  /** POST /run → first `delta` or non-empty `snapshot`; the `done` time when the stream carried no text. */
+  first: number;
+  /** POST /run → `done`. */
+  done: number;
+  /** The stream opened after the run had ended: `done` only, no text. */
+  doneOnly: boolean;
+  runId: string;
+}
+
+const pct = (values: number[], p: number) => {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+};
+const median = (values: number[]) => pct(values, 50);
+const ms = (value: number) => `${value.toFixed(1).padStart(6)} ms`;
+const summary = (values: number[]) => `p50 ${ms(pct(values, 50))}  p95 ${ms(pct(values, 95))}  p99 ${ms(pct(values, 99))}  (n=${values.length})`;
+
+const config = testConfig({
+  NODE_ENV: 'production',
+  CHAT_SANDBOX_DELAY_MS: process.env.BENCH_SANDBOX_DELAY_MS ?? '0',
+  WORKER_POLL_INTERVAL_SECONDS: '0.5',
+  RATE_LIMIT_PER_MINUTE: '100000000',
+  RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000000',
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+});
+const log = createLogger(config, 'bench');
+const loadBefore = loadavg()[0]!;
+
+const database = await createTestDatabase();
+const db = createDb(database.url, { max: 2 });
+const web = await startWeb(config, database.url, log);
+const worker = await startWorker(config, database.url, log);
+const base = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
+
+// Baseline 1: bare Koa + pg, the same pool size as our web process.
+const pool = new pg.Pool({ connectionString: database.url, max: 20 });
+const bare = new Koa();
+bare.use(async (ctx) => {
+  const { rows } = await pool.query('SELECT 1 AS one');
+  ctx.body = rows[0];
+});
+const bareServer = bare.listen(0, '127.0.0.1');
+await new Promise((resolve) => bareServer.once('listening', resolve));
+const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/`;
+
+// Baseline 2: raw pg-boss, a sender as the web process has and a bare worker instance.
+const QUEUE = 'bench.chat-baseline';
+const sender = createBoss(database.url, 'web');
+const bossWorker = createBoss(database.url, 'worker', { supervise: false, schedule: false });
+await sender.start();
+await bossWorker.start();
+await sender.createQueue(QUEUE, { notify: true });
+let picked: ((at: number) => void) | undefined;
+await bossWorker.work<{ n: number }>(
+  QUEUE,
+  {
+    batchSize: 1,
+    localConcurrency: config.WORKER_CONCURRENCY,
+    pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
+    notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
+    burstWhenReadyExceeds: 1,
+  },
+  async () => {
+    picked?.(performance.now());
+  },
+);
+
+const owner = { id: 'bench-owner', email: 'owner@bench.test', name: 'Bench Owner' };
+const token = signToken(TEST_JWT_SECRET, { sub: owner.id, email: owner.email, name: owner.name, ttlSeconds: 3600 });
+const auth = { authorization: `Bearer ${token}` };
+
+async function api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...auth, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+function expectStatus(what: string, res: { status: number; body: unknown }, status: number) {
+  if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+}
+
+let sequence = 0;
+/** A conversation with one user message (untimed). */
+async function conversationWithQuestion(organizationId: string): Promise<string> {
+  const n = sequence++;
+  const conversation = await api('POST', '/conversations', { organization_id: organizationId, title: `Bench turn ${n}` });
+  expectStatus('create conversation', conversation, 201);
+  const id = conversation.body.conversation?.id ?? conversation.body.id;
+  const message = await api('POST', `/conversations/${id}/messages`, { content: `Question ${n}: how do the tides of the Atlantic work?` });
+  expectStatus('post message', message, 201);
+  return id;
+}
+
+/** POST /run, then at once GET /run/events; the SSE stream is read until the server ends it. */
+async function turn(conversationId: string): Promise<Turn> {
+  const started = performance.now();
+  const run = await api('POST', `/conversations/${conversationId}/run`, {});
+  const post = performance.now() - started;
+  expectStatus('POST /run', run, 201);
+  const res = await fetch(`${base}/conversations/${conversationId}/run/events`, { headers: { ...auth, accept: 'text/event-stream' } });
+  if (res.status !== 200) throw new Error(`GET /run/events: ${res.status} ${await res.text()}`);
+  let first: number | undefined;
+  let done: number | undefined;
+  let status: string | undefined;
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const at = performance.now() - started;
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const event = /^event: (.*)$/m.exec(block)?.[1];
+      const data = /^data: (.*)$/m.exec(block)?.[1];
+      if (!event || !data) continue;
+      const payload = JSON.parse(data) as { content?: string; text?: string; status?: string };
+      if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) first = at;
+      if (event === 'done') {
+        done ??= at;
+        status = payload.status;
+      }
+    }
+  }
+  if (done === undefined || status !== 'succeeded') throw new Error(`run ${run.body.run.id}: stream ended without a succeeded done (${status})`);
+  return { post, first: first ?? done, done, doneOnly: first === undefined, runId: run.body.run.id };
+}
+
+async function bareRequest(): Promise<number> {
+  const started = performance.now();
+  const res = await fetch(bareUrl);
+  await res.arrayBuffer();
+  return performance.now() - started;
+}
+
+async function bossPickup(n: number): Promise<number> {
+  const got = new Promise<number>((resolve) => (picked = resolve));
+  const started = performance.now();
+  await sender.send(QUEUE, { n });
+  return (await got) - started;
+}
+
+/** Server-side split of turns, from the job and run rows: enqueue → job start, job start → job end. */
+async function breakdown(runIds: string[]): Promise<string> {
+  const { rows } = await db.raw(
+    `SELECT extract(epoch FROM j.started_on - j.created_on) * 1000 AS pickup,
+            extract(epoch FROM j.completed_on - j.started_on) * 1000 AS handler
+       FROM pgboss.job j WHERE j.name = ? AND j.data->>'run_id' = ANY(?)`,
+    [chatRunJob.name, runIds],
+  );
+  const pickup = (rows as { pickup: string }[]).map((r) => Number(r.pickup));
+  const handler = (rows as { handler: string }[]).map((r) => Number(r.handler));
+  return `job enqueued (POST's transaction start) → handler start p50 ${pct(pickup, 50).toFixed(1)} ms; handler (hold, stream, answer, capture) p50 ${pct(handler, 50).toFixed(1)} ms`;
+}
+
+try {
+  const org = await api('POST', '/organizations', { name: 'Bench Chat' });
+  expectStatus('create organization', org, 201);
+  const organizationId: string = org.body.organization.id;
+
+  // Warm-up: the LISTEN connection, pools, JIT.
+  for (let i = 0; i < 5; i++) {
+    await turn(await conversationWithQuestion(organizationId));
+    await bareRequest();
+    await bossPickup(-1);
+  }
+
+  const turns: Turn[] = [];
+  const bareMs: number[] = [];
+  const bossMs: number[] = [];
+  const ratios = { bare: [] as number[], boss: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    const roundBare: number[] = [];
+    const roundBoss: number[] = [];
+    const roundTurns: Turn[] = [];
+    for (let i = 0; i < BARE_PER_ROUND; i++) roundBare.push(await bareRequest());
+    const count = Math.floor(TURNS / ROUNDS) + (round < TURNS % ROUNDS ? 1 : 0);
+    for (let i = 0; i < count; i++) {
+      roundBoss.push(await bossPickup(i));
+      await sleep(5);
+      const conversation = await conversationWithQuestion(organizationId);
+      roundTurns.push(await turn(conversation));
+    }
+    const firstP50 = median(roundTurns.map((t) => t.first));
+    ratios.bare.push(firstP50 / median(roundBare));
+    ratios.boss.push(firstP50 / median(roundBoss));
+    bareMs.push(...roundBare);
+    bossMs.push(...roundBoss);
+    turns.push(...roundTurns);
+  }
+
+  const firstP50 = median(turns.map((t) => t.first));
+  const range = (values: number[]) => `rounds ${Math.min(...values).toFixed(1)}–${Math.max(...values).toFixed(1)}`;
+  console.log(
+    `\n== ${turns.length} sequential turns in ${ROUNDS} rounds, interleaved with the baselines; sandbox delay ${config.CHAT_SANDBOX_DELAY_MS} ms/word (load average ${loadBefore.toFixed(2)} at start)`,
+  );
+  console.log(`(a) POST /run → first text event   ${summary(turns.map((t) => t.first))}`);
+  console.log(`(b) POST /run → done               ${summary(turns.map((t) => t.done))}`);
+  console.log(`(c) POST /run response             ${summary(turns.map((t) => t.post))}`);
+  console.log(`    streams that opened after the run ended (done only, no text; (a) = done): ${turns.filter((t) => t.doneOnly).length}/${turns.length}`);
+  console.log(`    ${await breakdown(turns.map((t) => t.runId))}`);
+  console.log(`baseline: bare Koa + pg SELECT     ${summary(bareMs)}`);
+  console.log(`baseline: pg-boss send → handler   ${summary(bossMs)}`);
+  console.log(`ratio (a) p50 / bare Koa + pg p50: ${median(ratios.bare).toFixed(1)}× (${range(ratios.bare)})`);
+  console.log(`ratio (a) p50 / pg-boss pickup p50: ${median(ratios.boss).toFixed(1)}× (${range(ratios.boss)})`);
+  console.log(`goal: first delta p50 ≤ ${GOAL_MS} ms: ${firstP50 <= GOAL_MS ? 'MET' : 'NOT MET'} (${firstP50.toFixed(1)} ms)`);
+
+  if (CONCURRENCY > 0) {
+    const parallel: Turn[] = [];
+    let left = TURNS;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (left > 0) {
+          left--;
+          const conversation = await conversationWithQuestion(organizationId);
+          parallel.push(await turn(conversation));
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `\n== ${parallel.length} turns, ${CONCURRENCY} conversations in parallel (${(parallel.length / seconds).toFixed(1)} turns/s incl. untimed setup)`,
+    );
+    console.log(`(a) POST /run → first text event   ${summary(parallel.map((t) => t.first))}`);
+    console.log(`(b) POST /run → done               ${summary(parallel.map((t) => t.done))}`);
+    console.log(`(c) POST /run response             ${summary(parallel.map((t) => t.post))}`);
+    console.log(`    done only: ${parallel.filter((t) => t.doneOnly).length}/${parallel.length}; ${await breakdown(parallel.map((t) => t.runId))}`);
+  }
+  console.log(`\nload average at end ${loadavg()[0]!.toFixed(2)}`);
+} finally {
+  await worker.stop();
+  await web.stop();
+  await bossWorker.stop({ graceful: false, close: true });
+  await sender.stop({ graceful: false, close: true });
+  await new Promise((resolve) => bareServer.close(resolve));
+  await pool.end();
+  await db.destroy();
+  await database.dispose();
+}

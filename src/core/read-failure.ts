@@ -1,0 +1,19 @@
+/**
+ * How a provider says a read did not produce a result. The machinery answers `timeout` with 504,
+ * `failed` and `malformed` with 502, `refused` (the provider refused the input, e.g. a URL the
+ * SSRF policy blocks or a page that is not readable) with 422; nothing is charged for any of them.
+ */
+export type ReadFailureKind = 'timeout' | 'failed' | 'malformed' | 'refused';
+
+export class ReadFailure extends Error {
+  constructor(
+    readonly kind: ReadFailureKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'ReadFailure';
+  }
+}
+
+export const isReadFailure = (error: unknown): error is ReadFailure => error instanceof ReadFailure;

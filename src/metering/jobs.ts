@@ -1,0 +1,19 @@
+import { z } from '../core/zod.ts';
+import { defineJob } from '../jobs/define.ts';
+
+const meteredCallPayload = z.object({ call_id: z.string().uuid() });
+export type MeteredCallPayload = z.output<typeof meteredCallPayload>;
+
+/**
+ * One metered read on a worker: call the provider, validate what it answered against the
+ * operation's output schema, and settle the call (capture what it cost, release the rest; or
+ * release all on failure). Settling is once per call whatever retries, cancels or timeouts race it.
+ * Retried only when the worker died or hit an unexpected error; provider failures settle at once.
+ */
+export const meteredCallJob = defineJob({
+  name: 'metering.call',
+  version: 1,
+  payload: meteredCallPayload,
+  policy: { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 10 * 60 },
+  handler: () => import('./perform.ts').then((m) => m.performCall),
+});

@@ -1,0 +1,72 @@
+/**
+ * The one settle path of every metered call, whoever drives it: the worker with a result or a
+ * provider failure, the web process when the caller timed out or hung up. One transaction locks the
+ * call, and only an open call settles — so a result arriving after a cancel, or a cancel after the
+ * result, changes nothing, and no call is ever captured twice.
+ *
+ * Lock order: call row → conversation row (share; run-lock calls) → hold row → balance row.
+ */
+import type { Knex } from 'knex';
+import { runHoldingLock } from '../conversations/index.ts';
+import { captureHold, findHoldByRun, releaseHold } from '../credits/index.ts';
+import type { Deps } from '../platform/deps.ts';
+import { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, lockCall } from './calls.ts';
+import { notifyCallSettled } from './notify.ts';
+
+export type CallOutcome =
+  | { status: 'succeeded'; result: unknown; pages: number; credits: number }
+  | { status: 'failed' | 'canceled'; error: { code: CallErrorCode; message: string } };
+
+/** Settles the call once; returns it as it now stands (unchanged when it was already settled). */
+export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: CallOutcome): Promise<CallRow> {
+  return deps.db.transaction(async (trx) => {
+    const call = await lockCall(trx, callId);
+    if (!call) throw new Error(`no metered call ${callId}`);
+    if (!isOpen(call)) return call;
+    const hold = await findHoldByRun(trx, call.organization_id, holdRunIdOf(call.id));
+    if (!hold) throw new Error(`metered call ${callId} has no credit hold`);
+
+    if (outcome.status === 'succeeded') {
+      // A read made under the run lock is billed only if its turn still holds the lock now; the
+      // share lock keeps a stop from committing between this check and the capture.
+      if (call.run_lock && (call.conversation_id === null || (await runHoldingLock(trx, call.conversation_id, { share: true })) !== call.chat_run_id)) {
+        const refused = {
+          code: 'run_lock' as const,
+          message: 'run_lock: the conversation’s turn no longer holds the run lock (it was stopped); nothing was charged',
+        };
+        return release(trx, call, hold.id, 'refused', refused);
+      }
+      const credits = Math.min(outcome.credits, hold.amount);
+      // The call row and the notification first, the capture last: the balance row is locked from the capture to the commit only.
+      const settled = await finish(trx, call, { status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages, credits_charged: credits });
+      await captureHold(trx, hold.id, credits, {
+        toolCallId: call.tool_call_id,
+        description: `Used by ${call.operation}`,
+        metadata: { operation: call.operation, requests: outcome.pages },
+      });
+      return settled;
+    }
+    return release(trx, call, hold.id, outcome.status, outcome.error);
+  });
+}
+
+async function release(
+  trx: Knex.Transaction,
+  call: CallRow,
+  holdId: string,
+  status: 'failed' | 'canceled' | 'refused',
+  error: { code: CallErrorCode; message: string },
+): Promise<CallRow> {
+  const settled = await finish(trx, call, { status, error: JSON.stringify(error), credits_charged: 0 });
+  await releaseHold(trx, holdId, { description: `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}` });
+  return settled;
+}
+
+async function finish(trx: Knex.Transaction, call: CallRow, changes: Record<string, unknown>): Promise<CallRow> {
+  const [row] = (await trx('metered_calls')
+    .where({ id: call.id })
+    .update({ ...changes, finished_at: trx.fn.now() })
+    .returning('*')) as CallRow[];
+  await notifyCallSettled(trx, call.id);
+  return row!;
+}

@@ -1,0 +1,72 @@
+/**
+ * The web side of a metered call: accept it, then wait for its settle notification (Postgres
+ * NOTIFY on one LISTEN connection per process, no polling) and answer with it. A caller who hangs
+ * up, or a read that outlasts READ_TIMEOUT_MS, settles the call from here through the same settle
+ * path as the worker: the hold is released at once, and a result arriving later is not billed.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'koa';
+import type { Actor } from '../access/index.ts';
+import { AppError } from '../core/errors.ts';
+import { notificationHub } from '../db/notifications.ts';
+import type { Deps } from '../platform/deps.ts';
+import { acceptCall, type CallTerms } from './accept.ts';
+import { type CallRow, isOpen, loadCall } from './calls.ts';
+import { METERED_CALLS_CHANNEL } from './notify.ts';
+import type { ReadOperation } from './operation.ts';
+import { settleCall } from './settle.ts';
+
+/** The web process waits this much longer than the read's own budget, so the worker's precise failure usually arrives first. */
+const GRACE_MS = 2_000;
+
+type Wake = 'changed' | 'timeout' | 'hangup' | 'stopping';
+
+export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOperation, terms: CallTerms, input: unknown, ctx: Context): Promise<CallRow> {
+  const id = randomUUID();
+  // What woke the request, in order: notifications, the timer, a hang-up, the process stopping.
+  const woken: Wake[] = [];
+  let signal: (() => void) | null = null;
+  const wake = (why: Wake) => {
+    woken.push(why);
+    signal?.();
+    signal = null;
+  };
+  const next = async (): Promise<Wake> => {
+    while (woken.length === 0) await new Promise<void>((resolve) => (signal = resolve));
+    return woken.shift()!;
+  };
+  // Listen before the call exists, so its settle cannot be missed however fast the worker is.
+  const unsubscribe = await notificationHub(deps.db, deps.log).subscribe(METERED_CALLS_CHANNEL, id, {
+    changed: () => wake('changed'),
+    close: () => wake('stopping'),
+  });
+  const onClose = () => {
+    if (!ctx.res.writableEnded) wake('hangup');
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await acceptCall(deps, actor, operation, terms, input, { id, requestId: ctx.state.requestId as string | undefined });
+    ctx.res.once('close', onClose);
+    timer = setTimeout(() => wake('timeout'), deps.config.READ_TIMEOUT_MS + GRACE_MS);
+    for (;;) {
+      const why = await next();
+      if (why === 'changed') {
+        const row = await loadCall(deps.db, id);
+        if (row && !isOpen(row)) return row;
+        continue;
+      }
+      if (why === 'timeout') return await settleCall(deps, id, { status: 'failed', error: { code: 'timeout', message: 'no answer in time' } });
+      // Nobody will read the answer (hung up) or can wait for it (stopping): give the hold back now.
+      const row = await settleCall(deps, id, {
+        status: 'canceled',
+        error: { code: 'canceled', message: why === 'hangup' ? 'the caller hung up' : 'the web process stopped' },
+      });
+      if (why === 'stopping' && row.status === 'canceled') throw new AppError('unavailable', 'the service is restarting; nothing was charged, retry the call');
+      return row;
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    ctx.res.off('close', onClose);
+    unsubscribe();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Seeded randomness for the sandbox: the same operation and input always give the same data, so
+ * tests and demos can assert on it and a cursor replays the same page.
+ */
+import { createHash } from 'node:crypto';
+
+export type Random = () => number;
+
+/** JSON with sorted keys, so `{a, b}` and `{b, a}` seed the same data. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${stableJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A 32-bit seed from any strings. */
+export const seedOf = (...parts: (string | number)[]): number => createHash('sha256').update(parts.join('\u0000')).digest().readUInt32BE(0);
+
+/** mulberry32: tiny, fast, good enough for plausible fake data (never for secrets). */
+export function random(seed: number): Random {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const int = (rng: Random, min: number, max: number): number => min + Math.floor(rng() * (max - min + 1));
+export const pick = <T>(rng: Random, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
+/** Counts spread over orders of magnitude, as follower and view counts are. */
+export const skewed = (rng: Random, max: number): number => Math.floor(max ** rng());
+export const token = (rng: Random, length = 10): string =>
+  Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(rng() * 36)]).join('');
+
+/** Fixed epoch (not the clock), so dates are deterministic too. */
+const EPOCH = Date.UTC(2026, 0, 15, 12, 0, 0);
+export const dateBefore = (hoursAgo: number): string => new Date(EPOCH - Math.round(hoursAgo * 3_600_000)).toISOString();
+
+export const formatCount = (value: number): string => value.toLocaleString('en-US');

@@ -1,0 +1,159 @@
+/**
+ * Composition root of the metered reads' HTTP face: every route of the social operations, web
+ * search and page reading, generated from each operation's one declaration (src/metering/operation.ts):
+ * the call, its quote and the catalogs, each with the operation's own input and output schemas in
+ * /openapi.json. (Here rather than in a domain: the builders need the HTTP layer and three domains.)
+ */
+import type { ZodObject } from 'zod';
+import { z } from './core/zod.ts';
+import {
+  type CallTerms,
+  callAndWait,
+  callResponseOf,
+  callTermsFields,
+  callTermsKeys,
+  describeOperation,
+  descriptorSchema,
+  presentCall,
+  quoteOf,
+  quoteSchema,
+  type ReadOperation,
+} from './metering/index.ts';
+import { within } from './http/authorize.ts';
+import { type AnyRoute, defineRoute } from './http/route.ts';
+import { read_url, search, searchOperations } from './search/index.ts';
+import { socialOperations } from './social/index.ts';
+
+interface ReadRouteOptions {
+  tag: string;
+  path: string;
+  operationId: string;
+  summary: string;
+  /** `envelope`: `{…terms, input: {…}}` (social, spec §4.5); `flat`: the input's fields beside the terms (search, read-url). */
+  shape: 'envelope' | 'flat';
+}
+
+const pricing = (operation: ReadOperation) =>
+  `Price: ${operation.price.per_request} credit${operation.price.per_request === 1 ? '' : 's'} a call` +
+  (operation.price.per_page > 0 ? ` plus ${operation.price.per_page} a result page` : '') +
+  '; the quote (the ceiling held before the read) counts every page the input allows, the charge only the pages fetched.';
+
+const billing =
+  'The quoted ceiling is held and the read enqueued in one transaction; a worker calls the provider, validates its answer against the output schema and captures exactly `credits_charged` (the rest of the hold is released), and this request answers when it is settled. Refused with 400 (nothing held) when the quote exceeds `max_credits`; 402 when the balance or the caller’s spending limit cannot cover it; 409 with `run_lock` once the turn lost its lock. A provider failure or malformed answer is 502, a timeout 504, input the provider refuses 422: nothing is charged for any of them, nor when the caller hangs up before the answer. Every read that runs is billed, a repeated `tool_call_id` too; `tool_call_id`, `conversation_id` and `message_id` are kept on the ledger rows.';
+
+/** POST <path>: run the read and answer with its result. */
+function readRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRoute {
+  const body =
+    options.shape === 'envelope'
+      ? z.object({ ...callTermsFields, input: operation.input }).strict()
+      : (operation.input as unknown as ZodObject).extend(callTermsFields).strict();
+  return defineRoute({
+    method: 'post',
+    path: options.path,
+    operationId: options.operationId,
+    tag: options.tag,
+    summary: options.summary,
+    description: `${operation.description}\n\n${pricing(operation)}\n\n${billing}`,
+    body,
+    response: { status: 200, description: 'The read’s result and what it cost', schema: callResponseOf(operation) },
+    errors: [402, 403, 409, 422, 502, 503, 504],
+    authorize: within('body'),
+    handler: async ({ body, actor, deps, ctx }) => {
+      const { terms, input } = split(body as Record<string, unknown>, options.shape);
+      return presentCall(await callAndWait(deps, actor, operation, terms, input, ctx)) as never;
+    },
+  });
+}
+
+/** POST <path>/quote: the credit ceiling a call with this input would hold, without holding it. */
+function quoteRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRoute {
+  const body =
+    options.shape === 'envelope'
+      ? z.object({ organization_id: callTermsFields.organization_id, input: operation.input }).strict()
+      : (operation.input as unknown as ZodObject).extend({ organization_id: callTermsFields.organization_id }).strict();
+  return defineRoute({
+    method: 'post',
+    path: `${options.path}/quote`,
+    operationId: options.operationId.replace(/^run/, 'quote'),
+    tag: options.tag,
+    summary: `Quote: ${options.summary.charAt(0).toLowerCase()}${options.summary.slice(1)}`,
+    description: `The credit ceiling a call with this input would hold (what \`max_credits\` is compared with), without holding or billing anything. ${pricing(operation)}`,
+    body,
+    response: { status: 200, description: 'The quote', schema: quoteSchema },
+    errors: [403],
+    authorize: within('body'),
+    handler: async ({ body }) => {
+      const { input } = split(body as Record<string, unknown>, options.shape);
+      return { operation: operation.name, ...quoteOf(operation, input), price: { ...operation.price } };
+    },
+  });
+}
+
+/** GET <path>: the catalog (spec §2.9, §4.3). */
+function catalogRoute(operations: readonly ReadOperation[], options: Omit<ReadRouteOptions, 'shape'>): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: options.path,
+    operationId: options.operationId,
+    tag: options.tag,
+    summary: options.summary,
+    description:
+      'Every operation with its description, the JSON Schemas of its `input` and `result` (generated from the same schemas that validate them) and its price. Needs membership of the organization.',
+    query: z.object({ organization_id: callTermsFields.organization_id }),
+    response: { status: 200, description: 'The operations', schema: z.object({ operations: z.array(descriptorSchema) }) },
+    errors: [403],
+    authorize: within('query'),
+    handler: async () => ({ operations: operations.map(describeOperation) }),
+  });
+}
+
+function split(body: Record<string, unknown>, shape: ReadRouteOptions['shape']): { terms: CallTerms; input: unknown } {
+  if (shape === 'envelope') {
+    const { input, ...terms } = body;
+    return { terms: terms as unknown as CallTerms, input };
+  }
+  const terms: Record<string, unknown> = {};
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(body)) ((callTermsKeys as string[]).includes(key) ? terms : input)[key] = value;
+  return { terms: terms as unknown as CallTerms, input };
+}
+
+/** `net2_profile` → `runSocialNet2Profile`. */
+const operationIdOf = (name: string) => `runSocial${name.replace(/(^|_)([a-z0-9])/g, (_, _sep, c: string) => c.toUpperCase())}`;
+/** The description's first sentence, as the operation's summary. */
+const summaryOf = (operation: ReadOperation) => operation.description.split(/(?<=\.)\s/)[0]!.replace(/\.$/, '');
+
+/**
+ * Social data reads (spec §4.3–§4.5): the catalog, then for each operation `POST /social/{operation}`
+ * and its quote.
+ */
+export const socialRoutes: AnyRoute[] = [
+  catalogRoute(socialOperations, {
+    tag: 'Social',
+    path: '/social/operations',
+    operationId: 'listSocialOperations',
+    summary: 'List the social operations with their input and result schemas and prices',
+  }),
+  ...socialOperations.flatMap((operation) => {
+    const options = {
+      tag: 'Social',
+      path: `/social/${operation.name}`,
+      operationId: operationIdOf(operation.name),
+      summary: summaryOf(operation),
+      shape: 'envelope' as const,
+    };
+    return [readRoute(operation, options), quoteRoute(operation, options)];
+  }),
+];
+
+/** Web search and page reading, billed like social reads (their input fields sit beside the billing fields). */
+export const searchRoutes: AnyRoute[] = [
+  catalogRoute(searchOperations, {
+    tag: 'Search',
+    path: '/search/operations',
+    operationId: 'listSearchOperations',
+    summary: 'List the search operations (web search, page reading) with their schemas and prices',
+  }),
+  readRoute(search, { tag: 'Search', path: '/search', operationId: 'runSearch', summary: 'Search the web', shape: 'flat' }),
+  readRoute(read_url, { tag: 'Search', path: '/read-url', operationId: 'runReadUrl', summary: 'Read a web page: readable text and metadata', shape: 'flat' }),
+];

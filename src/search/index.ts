@@ -1,0 +1,2 @@
+export { read_url, search, searchOperation, searchOperations } from './operations.ts';
+export { readUrlInput, readUrlOutput, searchInput, searchOutput } from './schema.ts';
