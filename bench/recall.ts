@@ -272,10 +272,13 @@ try {
   console.log('\n== plans (EXPLAIN ANALYZE, BUFFERS of the SQL recall() runs)');
   for (const c of cases) {
     const lines = await explain(c);
-    const shown = process.env.BENCH_PLAN
-      ? lines
-      : lines.filter((l) => /Limit|Sort|Scan|Join|Nested|Gather|Rows Removed|Buffers|Execution Time|Disk|SubPlan/.test(l)).slice(0, 14);
-    console.log(`${c.label}:\n    ${shown.map((l) => (process.env.BENCH_PLAN ? l : l.trim())).join('\n    ')}`);
+    const highlights = lines
+      .map((l) => l.trim())
+      .filter((l) => /Limit|Sort|Scan|Join|Nested|Gather|Rows Removed|Buffers|Disk/.test(l))
+      .filter((l, i, all) => l !== all[i - 1])
+      .slice(0, 16);
+    const shown = process.env.BENCH_PLAN ? lines : [...highlights, ...lines.filter((l) => l.startsWith('Execution Time'))];
+    console.log(`${c.label}:\n    ${shown.join('\n    ')}`);
   }
   console.log(`\nload average at end ${loadavg()[0]!.toFixed(2)}`);
 } finally {

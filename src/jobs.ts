@@ -8,6 +8,7 @@ import { chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
+import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
 
 export const allJobs: readonly JobDefinition[] = [
@@ -22,6 +23,7 @@ export const allJobs: readonly JobDefinition[] = [
   meteredOperationJob,
   chatRunJob,
   meteredCallJob,
+  refreshTrendsJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,
 ];

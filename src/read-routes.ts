@@ -19,7 +19,7 @@ import {
   quoteSchema,
   type ReadOperation,
 } from './metering/index.ts';
-import { within } from './http/authorize.ts';
+import { listing, within } from './http/authorize.ts';
 import { type AnyRoute, defineRoute } from './http/route.ts';
 import { read_url, search, searchOperations } from './search/index.ts';
 import { socialOperations } from './social/index.ts';
@@ -98,12 +98,11 @@ function catalogRoute(operations: readonly ReadOperation[], options: Omit<ReadRo
     tag: options.tag,
     summary: options.summary,
     description:
-      'Every operation with its description, the JSON Schemas of its `input` and `result` (generated from the same schemas that validate them) and its price. Needs membership of the organization.',
+      'Every operation with its description, the JSON Schemas of its `input` and `result` (generated from the same schemas that validate them) and its price.',
     query: z.object({ organization_id: callTermsFields.organization_id }),
     response: { status: 200, description: 'The operations', schema: z.object({ operations: z.array(descriptorSchema) }) },
-    errors: [403],
-    authorize: within('query'),
-    handler: async () => ({ operations: operations.map(describeOperation) }),
+    authorize: listing('query'),
+    handler: async ({ query, actor }) => ({ operations: (await actor.membership(query.organization_id)) ? operations.map(describeOperation) : [] }),
   });
 }
 

@@ -22,6 +22,7 @@ import { roleRoutes } from './roles/routes.ts';
 import { serviceRoutes } from './service/routes.ts';
 import { skillRoutes } from './skills/routes.ts';
 import { searchRoutes, socialRoutes } from './read-routes.ts';
+import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
 
@@ -56,6 +57,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...libraryRoutes,
   ...connectorRoutes,
   ...chatModelRoutes,
+  ...socialTrendRoutes,
   ...socialRoutes,
   ...searchRoutes,
 ];

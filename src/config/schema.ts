@@ -112,6 +112,8 @@ export const configSchema = z
     /** Web search service; unset → deterministic sandbox results. */
     SEARCH_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     SEARCH_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Public trends (GET /social/trends…) are refetched by a worker when older than this. */
+    SOCIAL_TRENDS_TTL_SECONDS: z.coerce.number().int().min(10).default(900),
     /** How long a metered read (social, search, read-url) may take before it answers 504 and is charged nothing. */
     READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
     /** Link import limits: whole download (redirects and body included) and body size. */

@@ -174,7 +174,7 @@ export function stopRun(deps: Deps, actor: Actor, conversationId: string): Promi
 export async function runHoldingLock(db: Knex | Knex.Transaction, conversationId: string, options: { share?: boolean } = {}): Promise<string | null> {
   const { rows } = await db.raw(
     `SELECT c.active_run_id FROM conversations c
-       JOIN chat_runs r ON r.id = c.active_run_id AND r.status IN ('queued', 'running')
+       JOIN chat_runs r ON r.id = c.active_run_id::uuid AND r.status IN ('queued', 'running')
       WHERE c.id = ? AND c.deleted_at IS NULL${options.share ? ' FOR SHARE OF c' : ''}`,
     [conversationId],
   );

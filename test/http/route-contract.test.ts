@@ -3,6 +3,8 @@ import { expect } from 'chai';
 import { ZodObject, ZodPipe, type ZodType } from 'zod';
 import type { AnyRoute } from '../../src/http/route.ts';
 import { apiRoutes } from '../../src/routes.ts';
+import { socialOperation } from '../../src/social/index.ts';
+import { sampleInput } from '../support/read-samples.ts';
 import {
   addMember,
   createAsset,
@@ -147,6 +149,17 @@ const minimalCreateBodies: Record<string, (organizationId: string) => Record<str
   queryUsageReport: (organization_id) => ({ organization_id, from: '2026-01-01', to: '2026-01-31', group_by: 'day' }),
   queryInventoryReport: (organization_id) => ({ organization_id }),
   createConnector: (organization_id) => ({ organization_id, type: 'http', name: `Contract connector ${randomUUID().slice(0, 8)}` }),
+  runSearch: (organization_id) => ({ organization_id, query: 'contract' }),
+  runReadUrl: (organization_id) => ({ organization_id, url: 'https://example.com/article' }),
+  // Every social read and its quote: the catalog's own sample input (test/support/read-samples.ts).
+  ...Object.fromEntries(
+    apiRoutes
+      .filter((route) => route.tag === 'Social' && route.method === 'post')
+      .map((route) => {
+        const operation = socialOperation(route.path.split('/')[2]!)!;
+        return [route.operationId, (organization_id: string) => ({ organization_id, input: sampleInput(operation) })];
+      }),
+  ),
 };
 
 function minimalCreateBody(route: AnyRoute, organizationId: string): Record<string, unknown> {
@@ -212,7 +225,7 @@ function validBody(route: AnyRoute, values: Record<string, string>): Record<stri
 }
 
 /** The empty answer of a list outside its organization, for lists whose envelope is not `{items, next_cursor}`. */
-const emptyEnvelopes: Record<string, unknown> = {};
+const emptyEnvelopes: Record<string, unknown> = { listSocialOperations: { operations: [] }, listSearchOperations: { operations: [] } };
 
 function emptyEnvelope(route: AnyRoute): unknown {
   const keys = Object.keys(objectSchema(route.response.schema)?.shape ?? {}).sort();

@@ -212,7 +212,52 @@ describe('social reads (metered calls: hold, worker, settle, NOTIFY)', function 
     const resolve = res.body.operations.at(-1);
     expect(resolve.name).to.equal('resolve_mention');
     expect(resolve).not.to.have.property('network');
-    expect((await server.request('get', '/social/operations', { token: newUser().token, query: { organization_id: org } })).status).to.equal(403);
+    const outsider = await server.request('get', '/social/operations', { token: newUser().token, query: { organization_id: org } });
+    expect([outsider.status, outsider.body]).to.deep.equal([200, { operations: [] }]);
+  });
+
+  it('public trends: fetched once by a worker, served from the cache, refreshed when stale; unbilled', async () => {
+    const before = await available(org);
+    const first = await server.request('get', '/social/trends/public/us', { token: alice.token });
+    expect(first.status).to.equal(200);
+    expect(Object.keys(first.body)).to.deep.equal(['network', 'operation', 'region', 'fetched_at', 'result']);
+    expect(first.body).to.include({ network: 'net2', operation: 'net2_trends', region: 'US' });
+    expect(first.body.result.items.length).to.be.greaterThan(0);
+    expect(first.body.result.summary).to.match(/sandbox/i);
+    const again = await server.request('get', '/social/trends/public/US', { token: alice.token });
+    expect(again.body).to.deep.equal(first.body);
+    expect(await db('pgboss.job').where({ name: 'social.refresh-trends.v1' }).count('* as n').first()).to.deep.equal({ n: 1 });
+
+    const scan = await server.request('get', '/social/tiktok-trends/public/de', { token: alice.token });
+    expect(scan.status).to.equal(200);
+    expect(scan.body).to.include({ network: 'net3', operation: 'net3_trend_scan', region: 'DE' });
+    expect(scan.body.result.hashtags).to.have.length(10);
+
+    const both = await server.request('get', '/social/trends', { token: alice.token, query: { organization_id: org, region: 'US' } });
+    expect(both.status).to.equal(200);
+    expect(both.body.trends.map((t: { operation: string }) => t.operation)).to.deep.equal(['net2_trends', 'net3_trend_scan']);
+    expect(both.body.trends[0]).to.deep.equal(first.body);
+    const outsider = await server.request('get', '/social/trends', { token: newUser().token, query: { organization_id: org } });
+    expect([outsider.status, outsider.body]).to.deep.equal([200, { trends: [] }]);
+
+    // Stale: answered from the cache at once, and refreshed behind it.
+    await db('social_trends')
+      .where({ operation: 'net2_trends', region: 'US' })
+      .update({ fetched_at: db.raw(`now() - interval '1 day'`), refresh_requested_at: db.raw(`now() - interval '1 day 1 second'`) });
+    const stale = await server.request('get', '/social/trends/public/US', { token: alice.token });
+    expect(stale.status).to.equal(200);
+    expect(stale.body.result).to.deep.equal(first.body.result);
+    // Asked again while that refresh runs: no second job.
+    await server.request('get', '/social/trends/public/US', { token: alice.token });
+    await eventually('the stale trends were refreshed', async () => {
+      const row = await db('social_trends').where({ operation: 'net2_trends', region: 'US' }).first('fetched_at');
+      return Date.now() - row.fetched_at.getTime() < 60_000;
+    });
+    expect(await db('pgboss.job').where({ name: 'social.refresh-trends.v1' }).count('* as n').first()).to.deep.equal({ n: 4 });
+    const bad = await server.request('get', '/social/trends/public/USA', { token: alice.token });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.message).to.match(/^params\.region: /);
+    expect(await available(org)).to.equal(before);
   });
 
   it('every call is settled exactly once and its job completed', async () => {

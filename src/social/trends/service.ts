@@ -1,0 +1,50 @@
+/**
+ * Public trends, served from the cache (./store.ts) and unbilled: the same data for everyone.
+ * Fresh: answered at once. Stale: answered at once with what is cached, and a refresh is enqueued
+ * (stale-while-revalidate). Missing: a refresh is enqueued and the request waits for its NOTIFY,
+ * at most READ_TIMEOUT_MS (then 504). One refresh per operation and region at a time.
+ */
+import { AppError } from '../../core/errors.ts';
+import { notificationHub } from '../../db/notifications.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { refreshTrendsJob, type trendOperations } from './jobs.ts';
+import { claimRefresh, readTrends, TRENDS_CHANNEL, type TrendsRow, trendsKey } from './store.ts';
+
+type TrendOperation = (typeof trendOperations)[number];
+
+export async function getTrends(deps: Deps, operation: TrendOperation, region: string): Promise<TrendsRow> {
+  const ttl = deps.config.SOCIAL_TRENDS_TTL_SECONDS;
+  const cached = await readTrends(deps.db, operation, region, ttl);
+  if (cached && !cached.stale) return cached;
+  if (cached) {
+    await requestRefresh(deps, operation, region);
+    return cached;
+  }
+  // Nothing cached yet: listen first, then ask, so the refresh cannot finish unheard.
+  let wake: () => void = () => {};
+  const changed = new Promise<void>((resolve) => (wake = resolve));
+  const unsubscribe = await notificationHub(deps.db, deps.log).subscribe(TRENDS_CHANNEL, trendsKey(operation, region), {
+    changed: () => wake(),
+    close: () => wake(),
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await requestRefresh(deps, operation, region);
+    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, deps.config.READ_TIMEOUT_MS)));
+    await Promise.race([changed, timedOut]);
+  } finally {
+    clearTimeout(timer);
+    unsubscribe();
+  }
+  const fetched = await readTrends(deps.db, operation, region, ttl);
+  if (!fetched) throw new AppError('upstream_timeout', `${operation}: the trends of ${region} could not be fetched in time; retry shortly`);
+  return fetched;
+}
+
+/** Enqueues a refresh unless one is already on its way (./store.ts claimRefresh), in one transaction with the claim. */
+async function requestRefresh(deps: Deps, operation: TrendOperation, region: string): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    if (await claimRefresh(trx, operation, region, deps.config.SOCIAL_TRENDS_TTL_SECONDS))
+      await deps.jobs.enqueue(trx, refreshTrendsJob, { operation, region });
+  });
+}
