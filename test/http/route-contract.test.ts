@@ -40,6 +40,11 @@ type Property =
  * registered operation (checked below), so a stale exception fails instead of hiding a route.
  */
 const exceptions: readonly { property: Property; operationId: string; reason: string }[] = [
+  ...['getPublicSocialTrends', 'getPublicNet3Trends'].map((operationId) => ({
+    property: 'outsider-like-missing' as const,
+    operationId,
+    reason: 'public trends are the same for every signed-in caller, and every region exists: there is no outsider and no missing id',
+  })),
   {
     property: 'outsider-like-missing',
     operationId: 'getChatModel',
@@ -100,6 +105,8 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   doc_id: { missing: randomUUID },
   connector_id: { missing: randomUUID },
   chat_model_id: { missing: () => `no-such-model-${randomUUID().slice(0, 8)}`, existing: 'sandbox-chat' },
+  // Any region is valid (public trends exist for every country); only the probes that stop before the handler use it.
+  region: { missing: () => 'ZZ', existing: 'US' },
 };
 
 function fixtureFor(name: string) {
@@ -225,7 +232,11 @@ function validBody(route: AnyRoute, values: Record<string, string>): Record<stri
 }
 
 /** The empty answer of a list outside its organization, for lists whose envelope is not `{items, next_cursor}`. */
-const emptyEnvelopes: Record<string, unknown> = { listSocialOperations: { operations: [] }, listSearchOperations: { operations: [] } };
+const emptyEnvelopes: Record<string, unknown> = {
+  listSocialOperations: { operations: [] },
+  listSearchOperations: { operations: [] },
+  listSocialTrends: { trends: [] },
+};
 
 function emptyEnvelope(route: AnyRoute): unknown {
   const keys = Object.keys(objectSchema(route.response.schema)?.shape ?? {}).sort();
