@@ -103,3 +103,19 @@ export const toCapture = (row: CaptureRow): CreditCapture => ({
   description: row.description,
   createdAt: row.created_at,
 });
+
+/** A hold as `to_jsonb(credit_holds)` gives it (the credit functions answer so): timestamps as strings. */
+export type HoldJson = Omit<HoldRow, 'expires_at' | 'resolved_at' | 'created_at'> & { expires_at: string; resolved_at: string | null; created_at: string };
+
+export const holdFromJson = (json: HoldJson): CreditHold =>
+  toHold({
+    ...json,
+    expires_at: new Date(json.expires_at),
+    resolved_at: json.resolved_at === null ? null : new Date(json.resolved_at),
+    created_at: new Date(json.created_at),
+  });
+
+export const captureFromJson = (json: Omit<CaptureRow, 'created_at'> & { created_at: string | Date }): CaptureRow => ({
+  ...json,
+  created_at: new Date(json.created_at),
+});

@@ -4,18 +4,28 @@
  * resolution returns the stored result and writes nothing, any other second resolution is a 409.
  * Lock order everywhere: member limit row → hold row → balance row → grants.
  *
- * The part that holds the organization's balance row locked is one call each: `credit_reserve` and
- * `credit_resolve_hold` (migrations/20261123060000_credit_hold_functions.ts). Everything that can
- * happen before the lock (replay checks, the spending limit, the hold row's own lock, the capture
- * row) happens here first, so the hot row is held for one server-side call and the commit.
+ * A hold and a capture are one statement each, `credit_reserve` and `credit_capture`
+ * (migrations/20261123060000_credit_hold_functions.ts): the organization's balance row, its lock,
+ * is held from inside that one call to the commit, never across round trips. Either runs inside the
+ * caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
  */
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { readBalance, availableOf } from './entries.ts';
+import type { CreditPeriod, CreditPeriods } from './cycle.ts';
 import { expireDueGrantsOf } from './ledger.ts';
-import type { CreditPeriods } from './cycle.ts';
-import { balanceExhausted, checkSpendingLimit } from './limits.ts';
-import { holdColumns, toHold, type CreditCapture, type CreditHold, type HoldRow, toCapture, type CaptureRow } from './hold-model.ts';
+import { balanceExhausted, spendingLimitExhausted } from './limits.ts';
+import {
+  type CaptureRow,
+  type CreditCapture,
+  type CreditHold,
+  captureFromJson,
+  type HoldJson,
+  type HoldRow,
+  holdColumns,
+  holdFromJson,
+  toCapture,
+  toHold,
+} from './hold-model.ts';
 
 export type { CreditHold, CreditCapture } from './hold-model.ts';
 
@@ -27,7 +37,7 @@ export interface HoldInput {
   organizationId: string;
   userId: string;
   amount: number;
-  /** What the credits pay for, e.g. `chat_run`, `social_read`, `generation`. */
+  /** What the credits pay for, e.g. `chat_run`, `net2_profile`, `generation`. */
   reason: string;
   /** Caller's id for the work; placing a hold again with the same run id returns the first hold. */
   runId?: string | undefined;
@@ -46,58 +56,134 @@ export interface Resolution {
   replayed: boolean;
 }
 
-const sameRequest = (row: HoldRow, input: HoldInput) =>
-  row.amount === input.amount &&
-  row.user_id === input.userId &&
-  row.reason === input.reason &&
-  row.conversation_id === (input.conversationId ?? null) &&
-  row.message_id === (input.messageId ?? null);
-
 /**
  * Reserves credits or throws 402 naming the member's spending limit or the workspace balance.
  * `periods` (`deps.creditPeriods`) says which credit period the member's limit counts in.
  */
-export async function placeHold(trx: Knex.Transaction, periods: CreditPeriods, input: HoldInput): Promise<CreditHold> {
-  return (await placeHoldOnce(trx, periods, input)).hold;
+export async function placeHold(db: Knex, periods: CreditPeriods, input: HoldInput): Promise<CreditHold> {
+  return (await placeHoldOnce(db, periods, input)).hold;
 }
 
-export async function placeHoldOnce(trx: Knex.Transaction, periods: CreditPeriods, input: HoldInput): Promise<Resolution> {
+/** `db` may be a transaction (the hold commits with the caller's work) or not (the hold is one autocommitted statement). */
+export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput): Promise<Resolution> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
     throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
-  if (input.runId !== undefined && !input.runIsNew) {
-    // Same run id placed concurrently: the second waits here and then finds the first hold.
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`credit-run:${input.organizationId}:${input.runId}`]);
-    const existing = (await trx('credit_holds').where({ organization_id: input.organizationId, run_id: input.runId }).first(holdColumns)) as
-      | HoldRow
-      | undefined;
-    if (existing) {
-      if (!sameRequest(existing, input))
+  let period: CreditPeriod | null = null;
+  for (;;) {
+    const { rows } = await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      input.organizationId,
+      input.userId,
+      input.runId ?? null,
+      input.runIsNew ?? false,
+      input.reason,
+      input.amount,
+      input.conversationId ?? null,
+      input.messageId ?? null,
+      input.toolCallId ?? null,
+      seconds,
+      input.description ?? `Reserved for ${input.reason}`,
+      period?.start ?? null,
+      period?.end ?? null,
+    ]);
+    const { outcome, hold, detail } = rows[0] as { outcome: string; hold: HoldJson | null; detail: Record<string, number> | null };
+    switch (outcome) {
+      case 'reserved':
+        return { hold: holdFromJson(hold!), replayed: false };
+      case 'replayed':
+        return { hold: holdFromJson(hold!), replayed: true };
+      case 'run_conflict':
         throw conflict(`run_id: "${input.runId}" already reserved credits with another amount, member or conversation`, ['run_id']);
-      return { hold: toHold(existing), replayed: true };
+      case 'limit':
+        throw spendingLimitExhausted(Number(detail!.limit), Number(detail!.used), input.amount);
+      case 'balance':
+        throw balanceExhausted(Number(detail!.available), input.amount);
+      // Neither wrote anything: do what the server asked for, then ask again.
+      case 'needs_period':
+        period = await periods.current(db, input.organizationId);
+        continue;
+      case 'needs_expiry':
+        await (db.isTransaction
+          ? expireDueGrantsOf(db as Knex.Transaction, input.organizationId)
+          : db.transaction((trx) => expireDueGrantsOf(trx, input.organizationId)));
+        continue;
+      default:
+        throw new Error(`credit_reserve answered ${outcome}`);
     }
   }
-  await checkSpendingLimit(trx, periods, input.organizationId, input.userId, input.amount);
-  await expireDueGrantsOf(trx, input.organizationId);
-  // The gate: reserved only if available at the moment the balance row is locked (until commit).
-  // Nothing is written when it refuses, so a caller that catches the 402 inside its transaction keeps no half-made hold.
-  const { rows } = await trx.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-    input.organizationId,
-    input.userId,
-    input.runId ?? null,
-    input.reason,
-    input.amount,
-    input.conversationId ?? null,
-    input.messageId ?? null,
-    input.toolCallId ?? null,
-    seconds,
-    input.description ?? `Reserved for ${input.reason}`,
-  ]);
-  const row = rows[0] as HoldRow | undefined;
-  if (!row) throw balanceExhausted(availableOf(await readBalance(trx, input.organizationId)), input.amount);
-  return { hold: toHold(row), replayed: false };
 }
+
+export interface CaptureOptions {
+  /** Replay key: a capture repeated with the same key returns the first result. */
+  captureKey?: string | undefined;
+  toolCallId?: string | null | undefined;
+  description?: string | undefined;
+  /** Kept on the capture's ledger rows, e.g. `{ model }` for usage reports by model. */
+  metadata?: Record<string, unknown> | undefined;
+}
+
+/** Records part of a hold as spent; the hold stays open for more captures until settled. */
+export async function captureFromHold(
+  db: Knex,
+  holdId: string,
+  amount: number,
+  options: CaptureOptions = {},
+): Promise<Resolution & { capture: CreditCapture }> {
+  return capture(db, holdId, amount, options.captureKey ?? null, options, false);
+}
+
+/** Final capture: `amount` is spent, the rest of the hold is released, the hold is resolved. A replay returns the same hold. */
+export async function captureHold(db: Knex, holdId: string, amount: number, options: CaptureOptions = {}): Promise<CreditHold> {
+  return (await capture(db, holdId, amount, options.captureKey ?? 'final', options, true)).hold;
+}
+
+/** One statement (`credit_capture`), in the caller's transaction or alone. */
+async function capture(
+  db: Knex,
+  holdId: string,
+  amount: number,
+  key: string | null,
+  options: CaptureOptions,
+  final: boolean,
+): Promise<Resolution & { capture: CreditCapture }> {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
+  const { rows } = await db.raw('SELECT * FROM credit_capture(?, ?, ?, ?, ?, ?::jsonb, ?)', [
+    holdId,
+    amount,
+    key,
+    options.toolCallId ?? null,
+    options.description ?? null,
+    JSON.stringify(options.metadata ?? {}),
+    final,
+  ]);
+  const row = rows[0] as { outcome: string; hold: HoldJson | null; capture: (CaptureRow & { created_at: string }) | null };
+  const hold = row.hold && holdFromJson(row.hold);
+  switch (row.outcome) {
+    case 'captured':
+      return { hold: hold!, capture: toCapture(captureFromJson(row.capture!)), replayed: false };
+    case 'replayed':
+      // A final capture replays only onto the hold it resolved itself.
+      if (final && hold!.status !== 'held' && hold!.resolution !== 'capture') throw alreadyResolved(hold!);
+      return { hold: hold!, capture: toCapture(captureFromJson(row.capture!)), replayed: true };
+    case 'capture_conflict':
+      // A second, different final capture: the hold already resolved (the usual way to say it).
+      if (final && hold!.status !== 'held') throw alreadyResolved(hold!);
+      throw conflict(`capture_id: "${key}" already captured ${row.capture!.amount} credits`, ['capture_id']);
+    case 'not_found':
+      throw notFound('credit hold');
+    case 'resolved':
+      throw alreadyResolved(hold!);
+    case 'expired':
+      throw conflict(`hold: the hold expired at ${hold!.expiresAt.toISOString()}`, ['hold']);
+    case 'exceeds':
+      throw conflict(`amount: ${amount} credits exceed what is left on the hold (${hold!.amount - hold!.captured - hold!.released})`, ['amount']);
+    default:
+      throw new Error(`credit_capture answered ${row.outcome}`);
+  }
+}
+
+const alreadyResolved = (hold: Pick<CreditHold, 'status'>) => conflict(`hold: the hold is already ${hold.status}; it resolves only once`, ['hold']);
 
 interface ResolveStep {
   /** Credits spent now (0: none). */
@@ -111,7 +197,7 @@ interface ResolveStep {
   final?: { status: CreditHold['status']; resolution: NonNullable<CreditHold['resolution']>; description: string; metadata?: Record<string, unknown> };
 }
 
-/** The locked part of a capture or resolution: one call (see the migration). The hold is locked and checked by the caller. */
+/** The locked part of a capture or resolution: one call (see the migration). The hold is locked and checked by the caller (settle, release, expiry). */
 async function resolveStep(trx: Knex.Transaction, row: HoldRow, step: ResolveStep): Promise<HoldRow> {
   const { rows } = await trx.raw('SELECT * FROM credit_resolve_hold(?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb)', [
     row.id,
@@ -128,7 +214,7 @@ async function resolveStep(trx: Knex.Transaction, row: HoldRow, step: ResolveSte
   return rows[0] as HoldRow;
 }
 
-async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow> {
+async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow & { overdue: boolean }> {
   const row = (await trx('credit_holds')
     .where({ id: holdId })
     .forUpdate()
@@ -137,90 +223,14 @@ async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow>
   return row;
 }
 
-function assertOpen(row: HoldRow & { overdue?: boolean }): void {
-  if (row.status !== 'held') throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
-  if (row.overdue) throw conflict(`hold: the hold expired at ${row.expires_at.toISOString()}`, ['hold']);
-}
-
-export interface CaptureOptions {
-  /** Replay key: a capture repeated with the same key returns the first result. */
-  captureKey?: string | undefined;
-  toolCallId?: string | null | undefined;
-  description?: string | undefined;
-  /** Kept on the capture's ledger rows, e.g. `{ model }` for usage reports by model. */
-  metadata?: Record<string, unknown> | undefined;
-}
-
-/** Records part of a hold as spent; the hold stays open for more captures until settled. */
-export async function captureFromHold(
-  trx: Knex.Transaction,
-  holdId: string,
-  amount: number,
-  options: CaptureOptions = {},
-): Promise<Resolution & { capture: CreditCapture }> {
-  const row = await lockHold(trx, holdId);
-  if (options.captureKey !== undefined) {
-    const previous = (await trx('credit_captures').where({ hold_id: holdId, capture_key: options.captureKey }).first()) as CaptureRow | undefined;
-    if (previous) {
-      if (previous.amount !== amount || (options.toolCallId ?? null) !== previous.tool_call_id)
-        throw conflict(`capture_id: "${options.captureKey}" already captured ${previous.amount} credits`, ['capture_id']);
-      return { hold: toHold(row), capture: toCapture(previous), replayed: true };
-    }
-  }
-  assertOpen(row);
-  const capture = await recordCapture(trx, row, amount, options);
-  const updated = await resolveStep(trx, row, { capture: amount, captureId: capture.id, ...captureText(options) });
-  return { hold: toHold(updated), capture, replayed: false };
-}
-
-const captureText = (options: CaptureOptions) => ({ toolCallId: options.toolCallId, captureDescription: options.description, metadata: options.metadata });
-
-/** Validates the amount and writes the capture row (the hold row is locked; the balance is not yet). */
-async function recordCapture(trx: Knex.Transaction, row: HoldRow, amount: number, options: CaptureOptions): Promise<CreditCapture> {
-  if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
-  const left = row.amount - row.captured - row.released;
-  if (amount > left) throw conflict(`amount: ${amount} credits exceed what is left on the hold (${left})`, ['amount']);
-  const [capture] = (await trx('credit_captures')
-    .insert({
-      hold_id: row.id,
-      capture_key: options.captureKey ?? null,
-      amount,
-      tool_call_id: options.toolCallId ?? null,
-      description: options.description ?? null,
-    })
-    .returning('*')) as CaptureRow[];
-  return toCapture(capture!);
-}
-
-/** Final capture: `amount` is spent, the rest of the hold is released, the hold is resolved. */
-export async function captureHold(trx: Knex.Transaction, holdId: string, amount: number, options: CaptureOptions = {}): Promise<CreditHold> {
-  const key = options.captureKey ?? 'final';
-  const row = await lockHold(trx, holdId);
-  if (row.status !== 'held') {
-    const previous = (await trx('credit_captures').where({ hold_id: holdId, capture_key: key }).first('amount')) as { amount: number } | undefined;
-    if (row.resolution === 'capture' && previous?.amount === amount) return toHold(row);
-    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
-  }
-  assertOpen(row);
-  const capture = await recordCapture(trx, row, amount, { ...options, captureKey: key });
-  return toHold(
-    await resolveStep(trx, row, {
-      capture: amount,
-      captureId: capture.id,
-      ...captureText(options),
-      final: { status: 'captured', resolution: 'capture', description: 'Released: not used' },
-    }),
-  );
-}
-
 /** Closes a chat run: captures so far are final, the rest is released. Replays return the same hold. */
 export async function settleHold(trx: Knex.Transaction, holdId: string): Promise<Resolution> {
   const row = await lockHold(trx, holdId);
   if (row.status !== 'held') {
     if (row.resolution === 'settle' || row.resolution === 'capture') return { hold: toHold(row), replayed: true };
-    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+    throw alreadyResolved(row);
   }
-  assertOpen(row);
+  if (row.overdue) throw conflict(`hold: the hold expired at ${row.expires_at.toISOString()}`, ['hold']);
   const status = row.captured > 0 ? 'captured' : 'released';
   return {
     hold: toHold(await resolveStep(trx, row, { capture: 0, final: { status, resolution: 'settle', description: 'Released at settle: not used' } })),
@@ -233,7 +243,7 @@ export async function releaseHold(trx: Knex.Transaction, holdId: string, options
   const row = await lockHold(trx, holdId);
   if (row.status !== 'held') {
     if (row.resolution === 'release') return { hold: toHold(row), replayed: true };
-    throw conflict(`hold: the hold is already ${row.status}; it resolves only once`, ['hold']);
+    throw alreadyResolved(row);
   }
   const final = { status: 'released', resolution: 'release', description: options.description ?? 'Released' } as const;
   return { hold: toHold(await resolveStep(trx, row, { capture: 0, final })), replayed: false };
@@ -242,7 +252,7 @@ export async function releaseHold(trx: Knex.Transaction, holdId: string, options
 /** The expiry job's step: an overdue open hold releases what it did not capture. False if nothing to do. */
 export async function expireHold(trx: Knex.Transaction, holdId: string): Promise<boolean> {
   const row = await lockHold(trx, holdId).catch(() => null);
-  if (row?.status !== 'held' || !(row as HoldRow & { overdue: boolean }).overdue) return false;
+  if (row?.status !== 'held' || !row.overdue) return false;
   const final = { status: 'expired', resolution: 'expiry', description: 'Released: hold expired unused', metadata: { reason: 'hold_expired' } } as const;
   await resolveStep(trx, row, { capture: 0, final });
   return true;

@@ -51,22 +51,10 @@ export async function setSpendingLimit(
   );
 }
 
-/**
- * 402 when a hold would take the member past their limit. The limit row is locked first, so two
- * holds of the same member are checked one after the other and cannot both slip under it.
- */
-export async function checkSpendingLimit(trx: Knex.Transaction, periods: CreditPeriods, organizationId: string, userId: string, amount: number): Promise<void> {
-  const limit = (await trx('credit_member_limits').where({ organization_id: organizationId, user_id: userId }).forUpdate().first('spending_limit')) as
-    | { spending_limit: number | null }
-    | undefined;
-  if (limit?.spending_limit === null || limit?.spending_limit === undefined) return;
-  const period = await periods.current(trx, organizationId);
-  const { spent, held } = await memberUsage(trx, organizationId, userId, period);
-  const left = Math.max(0, limit.spending_limit - spent - held);
-  if (amount > left) {
-    const message = `spending_limit: the member's spending limit is exhausted (limit ${limit.spending_limit} credits this period, ${spent + held} used or held, ${amount} needed)`;
-    throw new AppError('payment_required', message, [{ path: ['spending_limit'], message }]);
-  }
+/** 402 when a hold would take the member past their limit (checked inside `credit_reserve`, under the limit row's lock). */
+export function spendingLimitExhausted(limit: number, used: number, amount: number): AppError {
+  const message = `spending_limit: the member's spending limit is exhausted (limit ${limit} credits this period, ${used} used or held, ${amount} needed)`;
+  return new AppError('payment_required', message, [{ path: ['spending_limit'], message }]);
 }
 
 export function balanceExhausted(available: number, amount: number): AppError {
