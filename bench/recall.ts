@@ -190,11 +190,11 @@ interface Case {
   hits: number;
 }
 
-/** EXPLAIN (ANALYZE, BUFFERS) of the exact SQL recall() runs (captured from knex). */
+/** EXPLAIN (ANALYZE, BUFFERS) of the ranking query recall() runs (captured from knex; the snippet query after it is by primary key). */
 async function explain(c: Case): Promise<string[]> {
   let captured: { sql: string; bindings: unknown[] } | undefined;
   const listener = (q: { sql: string; bindings: unknown[] }) => {
-    if (q.sql.includes('websearch_to_tsquery')) captured = q;
+    if (q.sql.includes('ts_rank')) captured = q;
   };
   db.on('query', listener);
   await recall({ db } as unknown as Deps, actorFor(db, { userId: c.userId }), { organization_id: org, q: c.q, limit: 50 });

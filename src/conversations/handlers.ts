@@ -75,18 +75,24 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
   // Taken over after its worker died, or stopped before it started: nothing to answer.
   if (run.status === 'failed' || (run.status === 'stopped' && run.hold_id === null)) return abandon(deps, run, null);
 
-  const effective = await effectiveChatModel(deps, run.model, run.organization_id);
+  const [effective, prompt] = await Promise.all([effectiveChatModel(deps, run.model, run.organization_id), promptOf(deps.db, run)]);
   const prices = effectivePrices(effective);
   const parameters = { ...(effective.copy?.default_parameters ?? {}) };
-  const prompt = await promptOf(deps.db, run);
   const promptTokens = prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0);
 
+  // Running from here: with the hold in the same transaction (first attempt), else on its own (a retry).
+  const markRunning = (db: Knex, changes: Record<string, unknown> = {}) =>
+    db('chat_runs')
+      .where({ id: run.id })
+      .update({ ...changes, status: db.raw(`CASE WHEN status = 'queued' THEN 'running' ELSE status END`), heartbeat_at: db.fn.now(), updated_at: db.fn.now() })
+      .returning('*') as Promise<RunRow[]>;
   let holdId = run.hold_id;
+  let before: RunRow;
   if (holdId === null) {
     const ceiling =
       run.max_credits ?? Math.max(1, creditsFor({ input_tokens: promptTokens, output_tokens: parameters.max_tokens ?? DEFAULT_MAX_TOKENS }, prices));
     try {
-      holdId = await deps.db.transaction(async (trx) => {
+      [holdId, before] = await deps.db.transaction(async (trx) => {
         const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
           organizationId: run.organization_id,
           userId: run.user_id,
@@ -97,8 +103,8 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
           messageId: run.message_id,
           description: 'Reserved for a chat run',
         });
-        await trx('chat_runs').where({ id: run.id }).update({ hold_id: hold.id });
-        return hold.id;
+        const [updated] = await markRunning(trx, { hold_id: hold.id });
+        return [hold.id, updated!] as const;
       });
     } catch (error) {
       if (isAppError(error, 'payment_required')) {
@@ -107,14 +113,11 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
       }
       throw error;
     }
+  } else {
+    [before] = (await markRunning(deps.db)) as [RunRow];
   }
-  await deps
-    .db('chat_runs')
-    .where({ id: run.id, status: 'queued' })
-    .update({ status: 'running', heartbeat_at: deps.db.fn.now(), updated_at: deps.db.fn.now() });
 
   // Stream unless the answer is already appended (a retry after that step) or the run was stopped meanwhile.
-  const before = (await loadRun(deps.db, run.id))!;
   let answer = before.answer_message_id === null ? '' : before.snapshot;
   let usage: ChatUsage | undefined;
   if (before.answer_message_id === null && (LIVE_RUN_STATUSES as readonly string[]).includes(before.status)) {
@@ -149,10 +152,17 @@ export async function runChat({ run_id }: ChatRunPayload, { deps, log, signal, l
       }
     };
     const timer = setInterval(() => void tick(), TICK_MS);
+    let published = false;
     try {
       for await (const chunk of deps.providers.chat.stream({ model: run.model, messages: prompt, parameters, signal: controller.signal })) {
-        if ('delta' in chunk) answer += chunk.delta;
-        else usage = chunk.usage;
+        if ('delta' in chunk) {
+          answer += chunk.delta;
+          // The first words go out at once (followers see the turn start); later ones with the next tick.
+          if (!published && answer.length > 0) {
+            published = true;
+            void tick();
+          }
+        } else usage = chunk.usage;
       }
     } catch (error) {
       if (!stopped) {

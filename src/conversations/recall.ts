@@ -22,42 +22,63 @@ export interface RecallRow {
 }
 
 /**
+ * How many of the newest matching messages are ranked. Ranking every match of a common word would
+ * read hundreds of thousands of rows (ts_rank needs each one's vector); the newest few thousand
+ * are what a person recalling a conversation means, and they come off an index.
+ */
+export const RECALL_CANDIDATES = 2_000;
+
+/**
  * Full-text search over the messages of the live conversations the caller can read: the
  * readable-by predicate runs in the query, so a page never holds a message of another's private
- * conversation. Ranked by ts_rank (as float8, so the cursor compares exactly), then message id.
+ * conversation. The newest RECALL_CANDIDATES matches are ranked by ts_rank (as float8, so the
+ * cursor compares exactly), then message id; only the page's rows get a snippet.
  */
 export async function recall(deps: Deps, actor: Actor, query: z.output<typeof recallQuery>): Promise<Page<RecallRow>> {
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const { db } = deps;
   const readable = readableSql(type, 'c', viewer);
-  const matches = db
-    .select(
-      'm.id as message_id',
-      'm.conversation_id',
-      'm.role',
-      'm.content',
-      'm.created_at',
-      'c.title as conversation_title',
-      db.raw(`ts_rank(m.search, websearch_to_tsquery('english', ?))::float8 AS rank`, [query.q]),
-    )
+  const candidates = db
+    .select('m.id', 'm.conversation_id', 'm.role', 'm.created_at', 'm.search', 'c.title as conversation_title')
     .from('conversation_messages as m')
     .join('conversations as c', 'c.id', 'm.conversation_id')
     .where('m.organization_id', query.organization_id)
     .whereRaw(`m.search @@ websearch_to_tsquery('english', ?)`, [query.q])
     .whereNull('c.deleted_at')
-    .whereRaw(readable.sql, readable.bindings as never[]);
-  const page = await paginate<Omit<RecallRow, 'snippet'> & { content?: string; snippet: string }>(
-    db
-      .select('r.conversation_id', 'r.message_id', 'r.role', 'r.rank', 'r.created_at', 'r.conversation_title', db.raw(`${headline} AS snippet`, [query.q]))
-      .from(matches.as('r')),
+    .whereRaw(readable.sql, readable.bindings as never[])
+    .orderBy('m.created_at', 'desc')
+    .limit(RECALL_CANDIDATES);
+  const ranked = db
+    .select(
+      'r.id as message_id',
+      'r.conversation_id',
+      'r.role',
+      'r.created_at',
+      'r.conversation_title',
+      db.raw(`ts_rank(r.search, websearch_to_tsquery('english', ?))::float8 AS rank`, [query.q]),
+    )
+    .from(candidates.as('r'));
+  const page = await paginate<Omit<RecallRow, 'snippet'>>(
+    db.select('k.conversation_id', 'k.message_id', 'k.role', 'k.rank', 'k.created_at', 'k.conversation_title').from(ranked.as('k')),
     [
-      { column: 'r.rank', direction: 'desc', type: 'number' },
-      { column: 'r.message_id', direction: 'asc' },
+      { column: 'k.rank', direction: 'desc', type: 'number' },
+      { column: 'k.message_id', direction: 'asc' },
     ],
     query,
   );
-  return page as Page<RecallRow>;
+  // Snippets for the page only: ts_headline re-parses the whole message, so never for every candidate.
+  const snippets = new Map<string, string>();
+  if (page.items.length > 0) {
+    const rows = await db('conversation_messages as r')
+      .whereIn(
+        'r.id',
+        page.items.map((item) => item.message_id),
+      )
+      .select('r.id', db.raw(`${headline} AS snippet`, [query.q]));
+    for (const row of rows as { id: string; snippet: string }[]) snippets.set(row.id, row.snippet);
+  }
+  return { items: page.items.map((item) => ({ ...item, snippet: snippets.get(item.message_id) ?? '' })), next_cursor: page.next_cursor };
 }
 
 export function presentRecallHit(row: RecallRow): z.input<typeof recallItemSchema> {

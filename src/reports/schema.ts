@@ -1,4 +1,5 @@
 import { timestamp, z } from '../core/zod.ts';
+import { usageGroupings } from './usage.ts';
 
 const MAX_RANGE_DAYS = 366;
 const DAY = 86_400_000;
@@ -18,13 +19,11 @@ export const usageQueryBody = z
     organization_id: z.string().min(1).max(255),
     from: instant.openapi({ description: 'Start (inclusive). A date means 00:00 UTC of that day.' }),
     to: instant.openapi({ description: 'End. A date includes that whole day (UTC); a date-time is exclusive.' }),
-    group_by: z.enum(['day', 'member', 'kind', 'model']),
-    kinds: z
-      .array(z.string().min(1).max(64))
-      .min(1)
-      .max(20)
-      .optional()
-      .openapi({ description: 'Only usage of these kinds (what the credits paid for: `chat_run`, `social_read`, `generation`…).' }),
+    group_by: z.enum(usageGroupings),
+    kinds: z.array(z.string().min(1).max(64)).min(1).max(20).optional().openapi({
+      description:
+        'Only usage of these kinds (what the credits paid for: `chat_run`, a metered read’s operation such as `net2_profile` or `search`, `generation`…).',
+    }),
   })
   .strict()
   .transform((body, ctx) => {
@@ -42,12 +41,15 @@ export const usageReportSchema = z
       organization_id: z.string(),
       from: timestamp,
       to: timestamp.openapi({ description: 'Exclusive end of the range.' }),
-      group_by: z.enum(['day', 'member', 'kind', 'model']),
+      group_by: z.enum(usageGroupings),
       kinds: z.array(z.string()).nullable(),
       total_credits: z.number().int(),
       rows: z.array(
         z.object({
-          key: z.string().openapi({ description: 'The day (YYYY-MM-DD, UTC), user id, kind or model.' }),
+          key: z.string().openapi({
+            description:
+              'The day (YYYY-MM-DD, UTC), user id, kind (what the credits paid for: a metered read’s operation, `chat_run`…), model, conversation id or tool call id (`unattributed` when the usage names none).',
+          }),
           label: z.string().nullable().openapi({ description: "The member's name or e-mail for `member`; null otherwise." }),
           credits: z.number().int().openapi({ description: 'Credits spent (captured).' }),
           captures: z.number().int().openapi({ description: 'Number of captures summed.' }),

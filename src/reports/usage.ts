@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 
-export type UsageGrouping = 'day' | 'member' | 'kind' | 'model';
+export const usageGroupings = ['day', 'member', 'kind', 'model', 'conversation', 'tool_call'] as const;
+export type UsageGrouping = (typeof usageGroupings)[number];
 
 export interface UsageRow {
   key: string;
@@ -9,12 +10,15 @@ export interface UsageRow {
   captures: number;
 }
 
-// What each grouping groups captures by: the UTC day, the member, the hold's reason, the model stamped on the entry.
+// What each grouping groups captures by: the UTC day, the member, the hold's reason (a metered read's
+// operation name, `chat_run`…), the model stamped on the entry, the conversation and the tool call it is attributed to.
 const groupKey: Record<UsageGrouping, string> = {
   day: `to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
   member: `coalesce(e.user_id, 'unattributed')`,
   kind: `coalesce(h.reason, 'other')`,
   model: `coalesce(nullif(e.metadata->>'model', ''), 'unspecified')`,
+  conversation: `coalesce(e.conversation_id, 'unattributed')`,
+  tool_call: `coalesce(e.tool_call_id, 'unattributed')`,
 };
 
 /**

@@ -38,6 +38,29 @@ const present = (row: TrendsRow, network: 'net2' | 'net3') => ({
 const caching =
   'Public data, the same for every caller and not billed: served from a cache that a worker refreshes through the social provider when it is older than SOCIAL_TRENDS_TTL_SECONDS (a stale answer is served while the refresh runs). The first request for a region waits for the first fetch (504 if it does not come in time).';
 
+function publicTrendsRoute(route: {
+  path: string;
+  operationId: string;
+  summary: string;
+  operation: 'net2_trends' | 'net3_trend_scan';
+  schema: z.ZodType;
+}): AnyRoute {
+  const network = route.operation === 'net2_trends' ? 'net2' : 'net3';
+  return defineRoute({
+    method: 'get',
+    path: route.path,
+    operationId: route.operationId,
+    tag,
+    summary: route.summary,
+    description: `The result of \`${route.operation}\` for the region. ${caching}`,
+    params: z.object({ region: regionParam }),
+    response: { status: 200, description: 'The snapshot', schema: route.schema },
+    errors: [504],
+    authorize: signedIn('public trends are the same for every signed-in caller'),
+    handler: async ({ params, deps }) => present(await getTrends(deps, route.operation, params.region), network) as never,
+  });
+}
+
 /** Public trends (spec §4.11 Social): cached, unbilled reads of the trend operations. */
 export const socialTrendRoutes: AnyRoute[] = [
   defineRoute({
@@ -58,31 +81,19 @@ export const socialTrendRoutes: AnyRoute[] = [
       return { trends: [present(net2, 'net2'), present(net3, 'net3')] };
     },
   }),
-  defineRoute({
-    method: 'get',
+  publicTrendsRoute({
     path: '/social/trends/public/{region}',
     operationId: 'getPublicSocialTrends',
-    tag,
     summary: 'Trending topics of a region (net2)',
-    description: `The result of \`net2_trends\` for the region. ${caching}`,
-    params: z.object({ region: regionParam }),
-    response: { status: 200, description: 'The snapshot', schema: topicsSnapshot },
-    errors: [504],
-    authorize: signedIn('public trends are the same for every signed-in caller'),
-    handler: async ({ params, deps }) => present(await getTrends(deps, 'net2_trends', params.region), 'net2') as never,
+    operation: 'net2_trends',
+    schema: topicsSnapshot,
   }),
-  defineRoute({
-    method: 'get',
-    // The path keeps the network's public name (spec §4.11); the data is net3's.
+  // The path keeps the network's public name (spec §4.11); the data is net3's.
+  publicTrendsRoute({
     path: '/social/tiktok-trends/public/{region}',
     operationId: 'getPublicNet3Trends',
-    tag,
     summary: 'Rising hashtags, sounds and creators of a region (net3)',
-    description: `The result of \`net3_trend_scan\` for the region. ${caching}`,
-    params: z.object({ region: regionParam }),
-    response: { status: 200, description: 'The snapshot', schema: scanSnapshot },
-    errors: [504],
-    authorize: signedIn('public trends are the same for every signed-in caller'),
-    handler: async ({ params, deps }) => present(await getTrends(deps, 'net3_trend_scan', params.region), 'net3') as never,
+    operation: 'net3_trend_scan',
+    schema: scanSnapshot,
   }),
 ];

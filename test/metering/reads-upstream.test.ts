@@ -2,13 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { eventually, isolatedDatabase } from '../jobs/support.ts';
-import { testConfig } from '../support/config.ts';
+import type { Db } from '../../src/db/knex.ts';
+import { eventually } from '../jobs/support.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 
 interface Held {
@@ -26,8 +24,8 @@ interface Held {
  */
 describe('metered reads against a fake upstream: run-lock race, hang-up, provider failures', function () {
   this.timeout(60_000);
+  let stack: Stack;
   let server: TestServer;
-  let worker: WorkerProcess;
   let upstream: FakeUpstream;
   let db: Db;
   let alice: TestUser;
@@ -62,20 +60,15 @@ describe('metered reads against a fake upstream: run-lock race, hang-up, provide
   before(async () => {
     upstream = await startUpstream({ '/v1/social/net2_profile': fakeSocialService });
     const overrides = { WORKER_POLL_INTERVAL_SECONDS: '0.5', READ_TIMEOUT_MS: '20000', CHAT_SANDBOX_DELAY_MS: '400', CHAT_RUN_STALE_SECONDS: '30' };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 4 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    const config = testConfig({ ...overrides, SOCIAL_API_URL: upstream.url, SOCIAL_API_KEY: 'sk-social-test' });
-    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+    stack = await startStack(overrides, { SOCIAL_API_URL: upstream.url, SOCIAL_API_KEY: 'sk-social-test' });
+    ({ server, db } = stack);
     alice = newUser();
     org = await createOrganization(server, alice);
     await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 1000, description: 'Test credits' }));
   });
   after(async () => {
     for (const h of held) h.res.destroy();
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
+    await stack?.stop();
     await upstream?.close();
   });
 

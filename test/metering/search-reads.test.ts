@@ -1,13 +1,10 @@
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { isolatedDatabase } from '../jobs/support.ts';
-import { testConfig } from '../support/config.ts';
+import type { Db } from '../../src/db/knex.ts';
 import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 
 const ARTICLE = `<!doctype html><html lang="en"><head><title>Winter foxes | Field Notes</title>
@@ -22,8 +19,8 @@ const ARTICLE = `<!doctype html><html lang="en"><head><title>Winter foxes | Fiel
 /** POST /search and POST /read-url end to end: billed like social reads, page reading through the SSRF-safe fetcher. */
 describe('web search and page reading (metered calls)', function () {
   this.timeout(60_000);
+  let stack: Stack;
   let server: TestServer;
-  let worker: WorkerProcess;
   let upstream: FakeUpstream;
   let db: Db;
   let alice: TestUser;
@@ -40,20 +37,14 @@ describe('web search and page reading (metered calls)', function () {
         res.end(Buffer.alloc(64));
       },
     });
-    const overrides = { WORKER_POLL_INTERVAL_SECONDS: '0.5', OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}` };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 4 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    const config = testConfig(overrides);
-    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+    stack = await startStack({ WORKER_POLL_INTERVAL_SECONDS: '0.5', OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}` });
+    ({ server, db } = stack);
     alice = newUser();
     org = await createOrganization(server, alice);
     await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 100, description: 'Test credits' }));
   });
   after(async () => {
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
+    await stack?.stop();
     await upstream?.close();
   });
 

@@ -2,14 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
 import { socialOperations } from '../../src/social/index.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { eventually, isolatedDatabase } from '../jobs/support.ts';
-import { testConfig } from '../support/config.ts';
+import type { Db } from '../../src/db/knex.ts';
+import { eventually } from '../jobs/support.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
 
 const profileFields = [
   'created_at',
@@ -37,28 +35,20 @@ const profileFields = [
  */
 describe('social reads (metered calls: hold, worker, settle, NOTIFY)', function () {
   this.timeout(60_000);
+  let stack: Stack;
   let server: TestServer;
-  let worker: WorkerProcess;
   let db: Db;
   let alice: TestUser;
   let org: string;
 
   before(async () => {
-    const overrides = { STARTER_CREDITS: '10', WORKER_POLL_INTERVAL_SECONDS: '0.5', WORKER_CONCURRENCY: '8', READ_TIMEOUT_MS: '3000' };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 4 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    const config = testConfig(overrides);
-    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+    stack = await startStack({ STARTER_CREDITS: '10', WORKER_POLL_INTERVAL_SECONDS: '0.5', WORKER_CONCURRENCY: '8', READ_TIMEOUT_MS: '3000' });
+    ({ server, db } = stack);
     alice = newUser();
     org = await createOrganization(server, alice);
     await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 1000, description: 'Test credits' }));
   });
-  after(async () => {
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
-  });
+  after(() => stack?.stop());
 
   const available = async (organizationId: string) => {
     const b = await db('credit_balances').where({ organization_id: organizationId }).first();
@@ -106,6 +96,23 @@ describe('social reads (metered calls: hold, worker, settle, NOTIFY)', function 
     expect(await available(org)).to.equal(before - 2);
     expect(await callsOf(org).where({ tool_call_id: 'call_1', status: 'succeeded' })).to.have.length(2);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
+
+    // Reports sum the usage by tool call, conversation and operation (kind).
+    const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+    const report = (group_by: string) =>
+      server.request('post', '/reports/query', { token: alice.token, body: { organization_id: org, from: day(-1), to: day(1), group_by } });
+    for (const [groupBy, key] of [
+      ['tool_call', 'call_1'],
+      ['conversation', conversation.id],
+      ['kind', 'net2_profile'],
+    ] as const) {
+      const res = await report(groupBy);
+      expect(res.status, groupBy).to.equal(200);
+      expect(
+        res.body.report.rows.find((r: { key: string }) => r.key === key),
+        groupBy,
+      ).to.deep.include({ credits: 2, captures: 2 });
+    }
   });
 
   it('a paged list holds its quote and captures only the pages fetched; the quote route holds nothing', async () => {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
-import { HttpChatProvider, retryAfterMs } from '../../src/providers/chat/http.ts';
+import { HttpChatProvider } from '../../src/providers/chat/http.ts';
+import { retryAfterMs } from '../../src/providers/http-retry.ts';
 import { type ChatChunk, ChatProviderError, type ChatRequest } from '../../src/providers/chat/index.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 

@@ -1,4 +1,5 @@
 import { type Dispatcher, request } from 'undici';
+import { backoffMs, pause, retryableStatus } from '../http-retry.ts';
 import { estimateTokens } from './sandbox.ts';
 import { type ChatChunk, type ChatProvider, ChatProviderError, type ChatRequest } from './types.ts';
 
@@ -16,8 +17,6 @@ export interface HttpChatOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
 }
-
-const retryable = (status: number) => status === 429 || status >= 500;
 
 /**
  * OpenAI-compatible `POST /v1/chat/completions` with `stream: true` and
@@ -108,7 +107,7 @@ export class HttpChatProvider implements ChatProvider {
       }
       if (response.statusCode >= 200 && response.statusCode <= 299) return response;
       const detail = (await response.body.text().catch(() => '')).slice(0, 200);
-      if (retryable(response.statusCode) && attempt < this.options.maxRetries) {
+      if (retryableStatus(response.statusCode) && attempt < this.options.maxRetries) {
         await this.pause(attempt, response.headers['retry-after'], chat.signal);
         continue;
       }
@@ -120,30 +119,9 @@ export class HttpChatProvider implements ChatProvider {
     }
   }
 
-  private async pause(attempt: number, retryAfter: string | string[] | undefined | null, signal: AbortSignal | undefined): Promise<void> {
-    const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? undefined));
-    const ms = Math.min(asked ?? this.options.retryBaseMs * 2 ** attempt, this.options.retryMaxMs);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        signal?.removeEventListener('abort', aborted);
-        resolve();
-      }
-      function aborted() {
-        clearTimeout(timer);
-        reject(signal!.reason);
-      }
-      signal?.addEventListener('abort', aborted, { once: true });
-    });
+  private pause(attempt: number, retryAfter: string | string[] | undefined | null, signal: AbortSignal | undefined): Promise<void> {
+    return pause(backoffMs(attempt, retryAfter, this.options), signal);
   }
-}
-
-/** `Retry-After` as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | null {
-  if (value === undefined || value.trim() === '') return null;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 interface CompletionEvent {

@@ -1,6 +1,6 @@
-import { errors, Pool, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
+import { backoffMs, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 import { ReadFailure } from '../../core/read-failure.ts';
-import { retryAfterMs } from '../chat/http.ts';
 import { mapUpstreamHits, readEnvelope } from './envelope.ts';
 import { SEARCH_PAGE_SIZE, type SearchProvider, type SearchQuery, type SearchResult, searchSummary } from './types.ts';
 
@@ -19,9 +19,6 @@ export interface HttpSearchOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
 }
-
-const retryable = (status: number) => status === 429 || status >= 500;
-const isTimeout = (error: unknown) => error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError;
 
 /**
  * `POST {base}/v1/search` with `{query, limit, site?, recency?}` and a Bearer key; expects
@@ -97,7 +94,7 @@ export class HttpSearchProvider implements SearchProvider {
       const status = response.statusCode;
       if (status >= 200 && status <= 299) return this.readBody(response, signal);
       const detail = (await response.body.text().catch(() => '')).slice(0, 200);
-      if (retryable(status) && attempt < this.options.maxRetries) {
+      if (retryableStatus(status) && attempt < this.options.maxRetries) {
         await pause(this.backoff(attempt, response.headers['retry-after']), signal);
         continue;
       }
@@ -129,22 +126,6 @@ export class HttpSearchProvider implements SearchProvider {
   }
 
   private backoff(attempt: number, retryAfter: string | string[] | undefined): number {
-    const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
-    return Math.min(asked ?? this.options.retryBaseMs * 2 ** attempt, this.options.retryMaxMs);
+    return backoffMs(attempt, retryAfter, this.options);
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal.removeEventListener('abort', aborted);
-      resolve();
-    }
-    function aborted() {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }
-    signal.addEventListener('abort', aborted, { once: true });
-  });
 }

@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher, errors, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
+import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 import { ReadFailure } from '../../core/read-failure.ts';
 import type { SocialProvider } from './types.ts';
 
@@ -21,7 +22,6 @@ export interface HttpSocialOptions {
   connections?: number;
 }
 
-const retryable = (status: number) => status === 429 || status >= 500;
 /** Statuses that mean the input itself was refused (bad id, no such account): the caller's 422, not a service fault. */
 const refusedStatuses = new Set([400, 404, 422]);
 
@@ -91,7 +91,7 @@ export class HttpSocialProvider implements SocialProvider {
       // Small cap for error bodies: only a message is wanted from them.
       const detail = upstreamMessage(await this.text(response, signal, operation, 64 * 1024).catch(() => ''));
       signal.throwIfAborted();
-      if (retryable(status) && attempt < this.options.maxRetries) {
+      if (retryableStatus(status) && attempt < this.options.maxRetries) {
         await pause(this.delay(attempt, response.headers['retry-after']), signal);
         continue;
       }
@@ -107,8 +107,7 @@ export class HttpSocialProvider implements SocialProvider {
   }
 
   private delay(attempt: number, retryAfter: string | string[] | undefined): number {
-    const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
-    return Math.min(asked ?? this.options.retryBaseMs * 2 ** attempt, this.options.retryMaxMs);
+    return backoffMs(attempt, retryAfter, this.options);
   }
 
   /** The body as text, refusing (and closing the connection) once it passes the size cap. */
@@ -161,39 +160,4 @@ function upstreamMessage(text: string): string {
     message = (typeof parsed.error === 'object' ? parsed.error?.message : parsed.error) ?? parsed.message ?? text;
   } catch {}
   return String(message).replace(/\s+/g, ' ').trim().slice(0, 200);
-}
-
-const isTimeout = (error: unknown) =>
-  error instanceof errors.HeadersTimeoutError || error instanceof errors.BodyTimeoutError || error instanceof errors.ConnectTimeoutError;
-
-function isRefusedConnection(error: unknown): boolean {
-  for (let cause: unknown = error; cause; cause = (cause as { cause?: unknown }).cause) {
-    if ((cause as { code?: unknown }).code === 'ECONNREFUSED') return true;
-    // Several addresses tried at once (happy eyeballs): refused when each was.
-    if (cause instanceof AggregateError && cause.errors.every(isRefusedConnection)) return true;
-  }
-  return false;
-}
-
-/** `Retry-After` as seconds or an HTTP date, in milliseconds; null when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, now = Date.now()): number | null {
-  if (value === undefined || value.trim() === '') return null;
-  if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.max(0, at - now);
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      signal.removeEventListener('abort', aborted);
-      resolve();
-    }
-    function aborted() {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }
-    signal.addEventListener('abort', aborted, { once: true });
-  });
 }
