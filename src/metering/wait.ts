@@ -44,9 +44,10 @@ export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOpera
     if (!ctx.res.writableEnded) wake('hangup');
   };
   let timer: NodeJS.Timeout | undefined;
+  // Before accepting: a caller who hangs up while the call is being accepted is heard too.
+  ctx.res.once('close', onClose);
   try {
     await acceptCall(deps, actor, operation, terms, input, { id, requestId: ctx.state.requestId as string | undefined });
-    ctx.res.once('close', onClose);
     timer = setTimeout(() => wake('timeout'), deps.config.READ_TIMEOUT_MS + GRACE_MS);
     for (;;) {
       const why = await next();
