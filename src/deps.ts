@@ -5,7 +5,6 @@ import type { Config } from './config/schema.ts';
 import { createCreditPeriods } from './credit-periods.ts';
 import type { Db } from './db/knex.ts';
 import { JobQueue } from './jobs/enqueue.ts';
-import { createMeteredOperations } from './metered-operations.ts';
 import type { Deps } from './platform/deps.ts';
 import type { Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
@@ -18,7 +17,6 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     db,
     jobs: new JobQueue(boss),
     log,
-    metered: createMeteredOperations(),
     providers: createProviders(config, db),
     reads: createReadOperations(),
   };

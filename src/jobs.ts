@@ -3,7 +3,7 @@
 // cron schedules. A new job is a `defineJob` next to its domain, added here — nothing else.
 import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
 import { cycleRefillsJob } from './billing/jobs.ts';
-import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob, meteredOperationJob } from './credits/jobs.ts';
+import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from './credits/jobs.ts';
 import { chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
@@ -20,7 +20,6 @@ export const allJobs: readonly JobDefinition[] = [
   balanceAlertEmailJob,
   expireCreditHoldsJob,
   expireCreditGrantsJob,
-  meteredOperationJob,
   chatRunJob,
   meteredCallJob,
   refreshTrendsJob,

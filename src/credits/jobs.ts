@@ -1,5 +1,5 @@
 import { defineJob } from '../jobs/define.ts';
-import { jsonValue, z } from '../core/zod.ts';
+import { z } from '../core/zod.ts';
 
 const nothing = z.object({}).strict();
 
@@ -22,41 +22,6 @@ export const expireCreditGrantsJob = defineJob({
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
   handler: () => import('./handlers.ts').then((m) => m.expireCreditGrants),
-});
-
-const meteredOperationPayload = z.object({
-  organization_id: z.string().min(1),
-  user_id: z.string().min(1),
-  /** Unique per organization: the hold's run id is `job:<operation_key>`. */
-  operation_key: z.string().min(1).max(200),
-  /** A metered operation of `Deps.metered` (src/metered-operations.ts). */
-  operation: z.string().min(1),
-  /** Credits reserved up front: the most the operation may cost. */
-  estimate: z.number().int().min(1),
-  hold_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(24 * 3600)
-    .default(900),
-  conversation_id: z.string().optional(),
-  tool_call_id: z.string().optional(),
-  input: jsonValue.optional(),
-});
-export type MeteredOperationPayload = z.output<typeof meteredOperationPayload>;
-
-/**
- * Work paid in credits, done by a worker in three crash-safe steps: reserve (a hold keyed by
- * `operation_key`, so a retried attempt finds the same hold), perform, capture what was used.
- * A worker dying between the steps leaves a hold that the retry captures, or the expiry job
- * releases if the retry never comes or comes too late: either way it resolves exactly once.
- */
-export const meteredOperationJob = defineJob({
-  name: 'credits.metered-operation',
-  version: 1,
-  payload: meteredOperationPayload,
-  policy: { retryLimit: 5, retryDelaySeconds: 2, expireInSeconds: 15 * 60 },
-  handler: () => import('./handlers.ts').then((m) => m.runMeteredOperation),
 });
 
 const organizationScope = z.object({ organization_id: z.string().optional() });

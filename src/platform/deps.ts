@@ -22,20 +22,6 @@ export interface CreditPeriods {
   current(db: Knex, organizationId: string, now?: Date): Promise<CreditPeriod>;
 }
 
-/** What a metered operation gets to do its work; it returns the credits it used. */
-export interface MeteredContext {
-  deps: Deps;
-  signal: AbortSignal;
-}
-
-export type MeteredOperation = (input: unknown, context: MeteredContext) => Promise<number>;
-
-/**
- * The work billed through `meteredOperationJob` (social reads, generations…), by name. Built once
- * per process by its composition root (`src/metered-operations.ts`) and handed over in `Deps`.
- */
-export type MeteredOperations = ReadonlyMap<string, MeteredOperation>;
-
 /** Every metered read (social operations, search, read-url) by name (built by src/read-operations.ts). */
 export type ReadOperations = ReadonlyMap<string, ReadOperation>;
 
@@ -47,8 +33,6 @@ export interface Deps {
   db: Db;
   jobs: JobQueue;
   log: Logger;
-  /** The work billed through `meteredOperationJob`, by name (built by src/metered-operations.ts). */
-  metered: MeteredOperations;
   providers: Providers;
   /** Every metered read by name, for the metered-call job (built by src/read-operations.ts). */
   reads: ReadOperations;

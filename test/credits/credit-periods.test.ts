@@ -6,7 +6,7 @@ import { periodContaining } from '../../src/providers/billing/plans.ts';
 import { createCreditPeriods } from '../../src/credit-periods.ts';
 import { calendarMonth, type CreditPeriods } from '../../src/credits/cycle.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
-import { meteredOperationJob } from '../../src/credits/jobs.ts';
+import { chatRunJob } from '../../src/conversations/jobs.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
@@ -88,7 +88,7 @@ describe('credit periods come from the deps (billing cycles in every process, no
       await db.destroy();
     });
 
-    it('a fresh worker (billing code loaded only through its deps) holds a metered operation under the billing-period limit', async () => {
+    it('a fresh worker (billing code loaded only through its deps) holds a chat run’s credits under the billing-period limit', async () => {
       const userId = `user_${randomUUID().slice(0, 8)}`;
       await db('users').insert({ id: userId, email: `${userId}@example.test`, name: 'Member' });
       const [org] = await db('organizations')
@@ -97,29 +97,27 @@ describe('credit periods come from the deps (billing cycles in every process, no
       await db.transaction((trx) => grantCredits(trx, { organizationId: org.id, source: 'purchase', amount: 100, description: 'Test credits' }));
       await spendThenStartBillingPeriod(db, org.id, userId);
 
+      // A chat run of 30 credits, as POST /conversations/{id}/run leaves it: the worker places its hold.
+      const [conversation] = await db('conversations').insert({ organization_id: org.id, created_by_id: userId, title: 'Cycle' }).returning('id');
+      const [question] = await db('conversation_messages')
+        .insert({ conversation_id: conversation.id, organization_id: org.id, role: 'user', content: 'Hello?', created_by_id: userId })
+        .returning('id');
+      const [run] = await db('chat_runs')
+        .insert({ conversation_id: conversation.id, organization_id: org.id, user_id: userId, model: 'sandbox-chat', message_id: question.id, max_credits: 30 })
+        .returning('id');
+      await db('conversations').where({ id: conversation.id }).update({ active_run_id: run.id, active_run_at: db.fn.now() });
       const boss = createBoss(url, 'web');
       await boss.start();
-      const key = randomUUID();
       const jobId = await db
-        .transaction((trx) =>
-          new JobQueue(boss).enqueue(trx, meteredOperationJob, {
-            organization_id: org.id,
-            user_id: userId,
-            operation_key: key,
-            operation: 'sandbox.wait',
-            estimate: 30,
-            input: { duration_ms: 0, used: 7 },
-          }),
-        )
+        .transaction((trx) => new JobQueue(boss).enqueue(trx, chatRunJob, { run_id: run.id }))
         .finally(() => boss.stop({ graceful: false, close: true }));
 
       worker();
       await eventually(async () => (await jobState(db, jobId))?.state === 'completed', 200);
       // 40 spent last period + 30 reserved now is over 50 only if the worker counted calendar months.
-      const hold = await db('credit_holds')
-        .where({ organization_id: org.id, run_id: `job:${key}` })
-        .first('status', 'amount', 'captured');
-      expect(hold).to.deep.equal({ status: 'captured', amount: 30, captured: 7 });
+      expect(await db('chat_runs').where({ id: run.id }).first('status', 'error')).to.deep.equal({ status: 'succeeded', error: null });
+      const hold = await db('credit_holds').where({ organization_id: org.id, run_id: run.id }).first('status', 'amount');
+      expect(hold).to.deep.equal({ status: 'captured', amount: 30 });
     });
   });
 });

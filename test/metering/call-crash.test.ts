@@ -1,0 +1,133 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import { grantCredits } from '../../src/credits/ledger.ts';
+import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { createDb, type Db } from '../../src/db/knex.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { meteredCallJob } from '../../src/metering/index.ts';
+import { eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
+import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import { useChildProcesses } from '../support/processes.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+
+/**
+ * A worker process SIGKILLed while its metered call waits on the provider: the hold is held, the
+ * call open, the job active. Whatever happens next — the retried job on a survivor finishes it, or
+ * the waiting request gives up first — the call settles exactly once and the ledger reconciles.
+ */
+describe('metered calls: worker killed between accept and settle', function () {
+  this.timeout(90_000);
+  /**
+   * A fake social service whose first request per username hangs (its worker is about to die), a web
+   * process (READ_TIMEOUT_MS as given) and a database whose call queue retries a dead attempt 10 s
+   * after its last heartbeat.
+   */
+  function useStack(readTimeoutMs: number) {
+    const stack = {} as { url: string; db: Db; server: TestServer; upstream: FakeUpstream; alice: TestUser; org: string };
+    const hits: Record<string, number> = {};
+    const hanging: ServerResponse[] = [];
+    const worker = useChildProcesses(() =>
+      spawnWorker(stack.url, { SOCIAL_API_URL: stack.upstream.url, READ_TIMEOUT_MS: String(readTimeoutMs), WORKER_POLL_INTERVAL_SECONDS: '1' }),
+    );
+    before(async () => {
+      stack.upstream = await startUpstream({
+        '/v1/social/net2_profile': (req: IncomingMessage, res: ServerResponse) => {
+          let text = '';
+          req.on('data', (chunk) => (text += chunk));
+          req.on('end', () => {
+            const { username } = JSON.parse(text).input as { username: string };
+            hits[username] = (hits[username] ?? 0) + 1;
+            if (hits[username] === 1) return void hanging.push(res);
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ result: { username, summary: `@${username}, second time lucky` }, pages: 1 }));
+          });
+        },
+      });
+      stack.url = await isolatedDatabase();
+      stack.db = createDb(stack.url, { max: 3 });
+      const boss = createBoss(stack.url, 'release');
+      await boss.start();
+      await boss
+        .updateQueue(meteredCallJob.name, { heartbeatSeconds: 10, retryDelay: 0, retryBackoff: false })
+        .finally(() => boss.stop({ graceful: false, close: true }));
+      stack.server = await startTestServer({ READ_TIMEOUT_MS: String(readTimeoutMs) }, { databaseUrl: stack.url });
+      stack.alice = newUser();
+      stack.org = await createOrganization(stack.server, stack.alice);
+      await stack.db.transaction((trx) => grantCredits(trx, { organizationId: stack.org, source: 'purchase', amount: 100, description: 'Test credits' }));
+    });
+    after(async () => {
+      for (const res of hanging) res.destroy();
+      await stack.server?.stop();
+      await stack.db?.destroy();
+      await stack.upstream?.close();
+    });
+    const read = (username: string) =>
+      stack.server.request('post', '/social/net2_profile', { token: stack.alice.token, body: { organization_id: stack.org, input: { username } } });
+    const callOf = (username: string) => stack.db('metered_calls').whereRaw(`input->>'username' = ?`, [username]).first();
+    const ledgerOf = async (callId: string) =>
+      (
+        await stack
+          .db('credit_ledger_entries as e')
+          .join('credit_holds as h', 'h.id', 'e.hold_id')
+          .where('h.run_id', `metered-call:${callId}`)
+          .orderBy('e.seq')
+          .select('e.kind', 'e.amount')
+      ).map((e) => `${e.kind}:${e.amount}`);
+    const jobOf = (callId: string) =>
+      stack.db('pgboss.job').where({ name: meteredCallJob.name }).whereRaw(`data->>'call_id' = ?`, [callId]).first('state', 'retry_count');
+    /** Starts a read, waits until the worker is inside the provider call, SIGKILLs it. */
+    async function killMidCall(username: string) {
+      const first = worker();
+      const pending = read(username);
+      await eventually(`the upstream got the request for ${username}`, async () => hits[username] === 1);
+      const call = await callOf(username);
+      expect(call).to.include({ status: 'running' });
+      process.kill(-first.child.pid!, 'SIGKILL');
+      expect((await first.exited).signal).to.equal('SIGKILL');
+      return { pending, call };
+    }
+    return { stack, hits, worker, read, callOf, ledgerOf, jobOf, killMidCall };
+  }
+
+  describe('the retried job on a survivor finishes the call', () => {
+    const t = useStack(60_000);
+
+    it('captures exactly once and answers the waiting request', async () => {
+      const { pending, call } = await t.killMidCall('ada');
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1']);
+      t.worker();
+      const res = await pending;
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({
+        operation: 'net2_profile',
+        result: { username: 'ada', summary: '@ada, second time lucky' },
+        requests: 1,
+        credits_charged: 1,
+      });
+      expect(t.hits.ada).to.equal(2);
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1', 'capture:1']);
+      await eventually('the job completed', async () => (await t.jobOf(call.id))?.state === 'completed');
+      expect(await t.jobOf(call.id)).to.deep.equal({ state: 'completed', retry_count: 1 });
+      expect(await reconcileCredits(t.stack.db, t.stack.org)).to.deep.equal([]);
+    });
+  });
+
+  describe('the waiting request gives up first', () => {
+    const t = useStack(3_000);
+
+    it('504 releases the hold; the late retry finds the call settled and charges nothing', async () => {
+      const { pending, call } = await t.killMidCall('grace');
+      const res = await pending;
+      expect(res.status).to.equal(504);
+      expect(res.body.code).to.equal('upstream_timeout');
+      expect(await t.callOf('grace')).to.deep.include({ status: 'failed', credits_charged: 0, error: { code: 'timeout', message: 'no answer in time' } });
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1', 'release:1']);
+      t.worker();
+      await eventually('the retried job completed', async () => (await t.jobOf(call.id))?.state === 'completed');
+      expect(t.hits.grace).to.equal(1); // the retry never called the provider
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1', 'release:1']);
+      expect(await reconcileCredits(t.stack.db, t.stack.org)).to.deep.equal([]);
+    });
+  });
+});
