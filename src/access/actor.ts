@@ -53,6 +53,10 @@ export class Actor implements Caller {
   get userId(): string {
     return this.caller.userId;
   }
+  /** An operator of the service (src/auth/operator.ts). */
+  get operator(): boolean {
+    return this.caller.operator === true;
+  }
   get email(): string | null {
     return this.caller.email;
   }

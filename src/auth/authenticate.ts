@@ -7,6 +7,7 @@ import type { Db } from '../db/knex.ts';
 import { AppError } from '../core/errors.ts';
 import { USER_ID_MAX, userId } from '../core/zod.ts';
 import type { Caller } from '../core/caller.ts';
+import { isOperator } from './operator.ts';
 import { UserDirectory } from '../users/directory.ts';
 
 export const HMAC_ALGORITHMS = ['HS256'];
@@ -65,6 +66,7 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
         userId: claims.sub as string,
         email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
         name: typeof claims.name === 'string' ? claims.name : null,
+        operator: isOperator(config, claims as unknown as Record<string, unknown>),
       };
       await users.seen(caller);
       ctx.state.caller = caller;

@@ -7,11 +7,13 @@ export interface TokenClaims {
   issuer?: string | undefined;
   audience?: string | undefined;
   ttlSeconds?: number;
+  /** Other claims (e.g. the operator claim). */
+  extra?: Record<string, unknown> | undefined;
 }
 
 /** HS256 tokens for development and tests (production tokens come from the identity provider). */
 export function signToken(secret: string, claims: TokenClaims): string {
-  const payload: Record<string, string> = {};
+  const payload: Record<string, unknown> = { ...claims.extra };
   if (claims.email) payload.email = claims.email;
   if (claims.name) payload.name = claims.name;
   return jwt.sign(payload, secret, {

@@ -106,6 +106,24 @@ export const configSchema = z
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
     /** A run lock whose run shows no heartbeat for this long is taken over by the next acquire. */
     CHAT_RUN_STALE_SECONDS: z.coerce.number().int().min(1).default(60),
+    /**
+     * Who is an operator (catalog moderation; the job console): a token whose OPERATOR_CLAIM claim
+     * equals, or (an array) contains, OPERATOR_CLAIM_VALUE — or a user id listed in OPERATOR_USER_IDS.
+     */
+    OPERATOR_CLAIM: z
+      .string()
+      .regex(/^[A-Za-z0-9_.:/-]{1,100}$/)
+      .default('roles'),
+    OPERATOR_CLAIM_VALUE: z.string().min(1).max(100).default('operator'),
+    OPERATOR_USER_IDS: z
+      .string()
+      .default('')
+      .transform((value) =>
+        value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      ),
     /** Social data service (`POST {url}/v1/social/{operation}`); unset → deterministic sandbox data. */
     SOCIAL_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     SOCIAL_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),

@@ -3,4 +3,6 @@ export interface Caller {
   userId: string;
   email: string | null;
   name: string | null;
+  /** An operator of the service (token claim or configured id, src/auth/operator.ts); never true for a job's caller. */
+  operator?: boolean;
 }

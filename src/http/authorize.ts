@@ -1,6 +1,6 @@
 import type { Actor, PermissionNeed } from '../access/actor.ts';
 import type { Capability, ResourceType } from '../access/types.ts';
-import { isAppError, notFound } from '../core/errors.ts';
+import { forbidden, isAppError, notFound } from '../core/errors.ts';
 
 /**
  * Who may call an operation, declared on the route itself (`authorize:`) so a reader sees it on
@@ -22,6 +22,8 @@ import { isAppError, notFound } from '../core/errors.ts';
  *                              readable without `capability`. Readability is decided here for every
  *                              operation, in one round trip; a change's capability is decided by its
  *                              service inside its transaction, on the locked row (src/access/lifecycle.ts).
+ *   operator(what)             operators of the service only (a token claim or a configured id,
+ *                              src/auth/operator.ts): 403 to everyone else
  */
 export type Authorization =
   | { kind: 'signedIn'; why: string }
@@ -29,13 +31,16 @@ export type Authorization =
   | { kind: 'member'; need?: PermissionNeed | undefined; self?: string | undefined }
   | { kind: 'within'; from: 'body' | 'query'; need?: PermissionNeed | undefined }
   | { kind: 'listing'; from: 'query' | 'body' }
-  | { kind: 'resource'; type: ResourceType | { param: string }; capability: Capability; param: string; as?: string | undefined };
+  | { kind: 'resource'; type: ResourceType | { param: string }; capability: Capability; param: string; as?: string | undefined }
+  | { kind: 'operator'; what: string };
 
 export const signedIn = (why: string): Authorization => ({ kind: 'signedIn', why });
 /** A rule of the domain that needs the resource itself to decide (an invitation's invitee): the service enforces it. */
 export const rule = (who: string): Authorization => ({ kind: 'rule', who });
 export const member = (need?: PermissionNeed, options: { self?: string } = {}): Authorization => ({ kind: 'member', need, self: options.self });
 export const within = (from: 'body' | 'query', need?: PermissionNeed): Authorization => ({ kind: 'within', from, need });
+/** Operators of the service only (moderating the skill catalog, the job console). */
+export const operator = (what: string): Authorization => ({ kind: 'operator', what });
 export const listing = (from: 'query' | 'body' = 'query'): Authorization => ({ kind: 'listing', from });
 /** `type` may name the path parameter holding it (`/access/{resource_type}/…`); `as` renames the resource in the 404. */
 export const resource = (type: ResourceType | { param: string }, capability: Capability, param: string, options: { as?: string } = {}): Authorization => ({
@@ -62,6 +67,8 @@ export function describeAuthorization(authorization: Authorization): string {
       return `Members of the organization named in the ${authorization.from}${needText(authorization.need)}; 403 otherwise (also for an organization that does not exist).`;
     case 'listing':
       return 'Lists only what the caller can read; a caller outside the organization gets an empty page.';
+    case 'operator':
+      return `Operators of the service only (${authorization.what}): a token whose operator claim (\`OPERATOR_CLAIM\`) names the operator role, or a configured operator id; 403 for everyone else.`;
     case 'resource':
       return `The caller's role on the ${authorization.as ?? (typeof authorization.type === 'string' ? authorization.type.replace('_', ' ') : 'resource')} must allow \`${authorization.capability}\`; 404 when the caller cannot read it (the same answer as for a missing id), 403 when they can read it but their role does not allow this.`;
   }
@@ -85,6 +92,9 @@ export async function enforce(authorization: Authorization, input: Input): Promi
       await actor.member(organizationId, self ? undefined : authorization.need);
       return;
     }
+    case 'operator':
+      if (!actor.operator) throw forbidden(`only operators of the service may do this (${authorization.what})`);
+      return;
     case 'within':
       await actor.within(field(authorization.from === 'body' ? input.body : input.query, 'organization_id')!, authorization.need);
       return;
