@@ -1,0 +1,152 @@
+import { Agent, type Dispatcher, request } from 'undici';
+import { ReadFailure } from '../../core/read-failure.ts';
+import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+
+export interface GenerationHttpOptions {
+  apiKey?: string | undefined;
+  /** Connecting and receiving the response headers (a synchronous image can take a minute). */
+  headersTimeoutMs?: number;
+  /** Silence between two pieces of the body. */
+  bodyTimeoutMs?: number;
+  /** Attempts after the first, for 429, 5xx and a refused connection. Safe for POSTs: they carry the idempotency key. */
+  maxRetries?: number;
+  /** Pause before a retry without `Retry-After` (doubling), and the most any pause may last (a longer `Retry-After` is capped). */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /** A larger answer is refused as malformed rather than buffered (a runaway upstream must not exhaust the worker). */
+  maxResponseBytes?: number;
+  /** Pooled keep-alive connections to the service. */
+  connections?: number;
+}
+
+export interface Answer {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Buffer;
+}
+
+/** Statuses that mean the input itself was refused (content policy, bad size): the caller's 422, not a service fault. */
+const refusedStatuses = new Set([400, 422]);
+
+/** What both generation adapters share: a pooled agent, bearer auth, retries, timeouts and a size cap, all mapped to ReadFailure. */
+export class GenerationHttp {
+  private readonly agent: Agent;
+  private readonly options: Required<Omit<GenerationHttpOptions, 'apiKey' | 'connections'>> & Pick<GenerationHttpOptions, 'apiKey'>;
+
+  constructor(
+    private readonly service: string,
+    options: GenerationHttpOptions,
+  ) {
+    this.options = {
+      apiKey: options.apiKey,
+      headersTimeoutMs: options.headersTimeoutMs ?? 120_000,
+      bodyTimeoutMs: options.bodyTimeoutMs ?? 60_000,
+      maxRetries: options.maxRetries ?? 2,
+      retryBaseMs: options.retryBaseMs ?? 500,
+      retryMaxMs: options.retryMaxMs ?? 10_000,
+      maxResponseBytes: options.maxResponseBytes ?? 20 * 1024 * 1024,
+    };
+    this.agent = new Agent({
+      connections: options.connections ?? 16,
+      headersTimeout: this.options.headersTimeoutMs,
+      bodyTimeout: this.options.bodyTimeoutMs,
+    });
+  }
+
+  /** A 2xx answer with its whole body; anything else throws ReadFailure once the retries are spent (an abort rethrows its reason). */
+  async send(
+    method: 'GET' | 'POST',
+    url: string,
+    what: string,
+    signal: AbortSignal,
+    options: { json?: unknown; idempotencyKey?: string | undefined; accept?: string } = {},
+  ): Promise<Answer> {
+    const body = options.json === undefined ? undefined : JSON.stringify(options.json);
+    for (let attempt = 0; ; attempt++) {
+      signal.throwIfAborted();
+      let response: Dispatcher.ResponseData;
+      try {
+        response = await request(url, {
+          method,
+          dispatcher: this.agent,
+          headers: {
+            accept: options.accept ?? 'application/json',
+            ...(body !== undefined && { 'content-type': 'application/json' }),
+            ...(options.idempotencyKey && { 'idempotency-key': options.idempotencyKey }),
+            ...(this.options.apiKey && { authorization: `Bearer ${this.options.apiKey}` }),
+          },
+          ...(body !== undefined && { body }),
+          signal,
+        });
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        if (isTimeout(error)) throw new ReadFailure('timeout', `${this.service} did not answer ${what} in time`, { cause: error });
+        if (isRefusedConnection(error) && attempt < this.options.maxRetries) {
+          await pause(backoffMs(attempt, undefined, this.options), signal);
+          continue;
+        }
+        throw new ReadFailure('failed', `${this.service} unreachable: ${(error as Error).message}`, { cause: error });
+      }
+      const status = response.statusCode;
+      if (status >= 200 && status <= 299) return { status, headers: response.headers, body: await this.read(response, signal, what) };
+      // Small cap for error bodies: only a message is wanted from them.
+      const detail = upstreamMessage(await this.read(response, signal, what, 64 * 1024).catch(() => Buffer.alloc(0)));
+      signal.throwIfAborted();
+      if (retryableStatus(status) && attempt < this.options.maxRetries) {
+        await pause(backoffMs(attempt, response.headers['retry-after'], this.options), signal);
+        continue;
+      }
+      const tries = attempt > 0 ? ` after ${attempt + 1} attempts` : '';
+      const kind = refusedStatuses.has(status) ? 'refused' : 'failed';
+      throw new ReadFailure(kind, `${this.service} answered ${status} to ${what}${tries}${detail ? `: ${detail}` : ''}`);
+    }
+  }
+
+  /** Closes the pooled connections (on shutdown). */
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  /** The body, refusing (and closing the connection) once it passes the size cap. */
+  private async read(response: Dispatcher.ResponseData, signal: AbortSignal, what: string, cap = this.options.maxResponseBytes): Promise<Buffer> {
+    const tooLarge = () => new ReadFailure('malformed', `${this.service} answer to ${what} is larger than ${cap} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      if (Number(response.headers['content-length']) > cap) throw tooLarge();
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > cap) throw tooLarge();
+        chunks.push(chunk);
+      }
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      if (error instanceof ReadFailure) throw error;
+      if (isTimeout(error)) throw new ReadFailure('timeout', `${this.service} answer to ${what} stalled`, { cause: error });
+      throw new ReadFailure('failed', `${this.service} answer to ${what} broke off: ${(error as Error).message}`, { cause: error });
+    } finally {
+      if (!response.body.destroyed) response.body.destroy();
+    }
+    return Buffer.concat(chunks);
+  }
+}
+
+/** The body as JSON, or ReadFailure('malformed'). */
+export function parseJson(body: Buffer, service: string, what: string): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new ReadFailure('malformed', `${service} answered ${what} with something that is not JSON`);
+  }
+}
+
+/** The upstream's own words for a refusal (`{error: {message}}`, `{error}`, `{detail}`, `{message}` or text), one line, trimmed. */
+function upstreamMessage(body: Buffer): string {
+  const text = body.toString('utf8');
+  let message: unknown = text;
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: unknown } | string; detail?: unknown; message?: unknown };
+    message = (typeof parsed.error === 'object' ? parsed.error?.message : parsed.error) ?? parsed.detail ?? parsed.message ?? text;
+  } catch {}
+  return String(message).replace(/\s+/g, ' ').trim().slice(0, 200);
+}
