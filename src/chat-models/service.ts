@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError, notFound } from '../core/errors.ts';
@@ -58,6 +59,11 @@ export async function listAvailableChatModels(deps: Deps, actor: Actor, query: P
 }
 
 /** One catalog entry: every signed-in caller may read the catalog. */
+/** The whole catalog, by id (GET /models/public lists it beside the generation models). */
+export async function chatModelCatalog(db: Knex): Promise<ChatModelRow[]> {
+  return (await db('chat_models').orderBy('id').select('*')) as ChatModelRow[];
+}
+
 export async function getChatModel(deps: Pick<Deps, 'db'>, id: string): Promise<ChatModelRow> {
   const row = (await deps.db('chat_models').where({ id }).first()) as ChatModelRow | undefined;
   if (!row) throw notFound('chat model');

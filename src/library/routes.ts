@@ -1,13 +1,20 @@
 import { accessRecord, accessRecordSchema } from '../access/index.ts';
-import { notFound } from '../core/errors.ts';
+import { isAppError, notFound } from '../core/errors.ts';
 import type { AssetRow } from '../assets/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
 import { listLibrary } from './service.ts';
-import { listing, resource } from '../http/authorize.ts';
+import { listing, rule } from '../http/authorize.ts';
 
 const tag = 'Library';
 const documentTypes = ['document', 'text', 'transcript'];
+
+/** The read, or null when the caller cannot read it (or it does not exist). */
+const readableOrNull = <T>(read: Promise<T>): Promise<T | null> =>
+  read.catch((error: unknown) => {
+    if (isAppError(error, 'not_found')) return null;
+    throw error;
+  });
 
 export const libraryRoutes: AnyRoute[] = [
   defineRoute({
@@ -39,16 +46,21 @@ export const libraryRoutes: AnyRoute[] = [
     operationId: 'getDocumentAccess',
     summary: 'Get the caller’s access record for a document',
     description:
-      'A document is an asset of type `document`, `text` or `transcript`; the record is that asset’s (`resource_type: asset`). Any other id — another asset type, unknown, or unreadable — is 404 with the same body.',
+      'A document is a canvas, or an asset of type `document`, `text` or `transcript`; the record is that canvas’s or asset’s (`resource_type` `canvas` or `asset`), exactly as `GET /access/{resource_type}/{resource_id}` gives it. Any other id — another asset type, unknown, or unreadable — is 404 with the same body.',
     tag,
     params: documentIdParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    authorize: resource('asset', 'read', 'doc_id', { as: 'document' }),
+    authorize: rule('the caller must be able to read the document; 404 otherwise, the same answer as for a missing id'),
     handler: async ({ params, actor, deps }) => {
-      const { row, role, viewer } = await actor.resource<AssetRow>(deps.db, 'asset', params.doc_id, 'read');
-      if (!documentTypes.includes(row.type)) throw notFound('document');
-      return accessRecord(deps.db, 'asset', row, role, viewer);
+      const asset = await readableOrNull(actor.resource<AssetRow>(deps.db, 'asset', params.doc_id, 'read'));
+      if (asset) {
+        if (!documentTypes.includes(asset.row.type)) throw notFound('document');
+        return accessRecord(deps.db, 'asset', asset.row, asset.role, asset.viewer);
+      }
+      const canvas = await readableOrNull(actor.resource(deps.db, 'canvas', params.doc_id, 'read'));
+      if (!canvas) throw notFound('document');
+      return accessRecord(deps.db, 'canvas', canvas.row, canvas.role, canvas.viewer);
     },
   }),
 ];

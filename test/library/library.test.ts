@@ -92,7 +92,7 @@ describe('library and documents', () => {
     expect(new Set(seen)).to.deep.equal(expected);
   });
 
-  it('GET /documents/{doc_id}/access: the asset’s access record for documents, 404 otherwise', async () => {
+  it('GET /documents/{doc_id}/access: the record of a document asset or a canvas, 404 otherwise', async () => {
     const { alice, bob, ids } = await workspace();
     const res = await ctx.server.request('get', `/documents/${ids.doc}/access`, { token: alice.token });
     expect(res.status).to.equal(200);
@@ -118,5 +118,15 @@ describe('library and documents', () => {
     expect(unreadable.status).to.equal(404);
     expect(unreadable.body).to.deep.equal(missing.body);
     expect((await ctx.server.request('get', '/documents/nope/access', { token: alice.token })).status).to.equal(400);
+
+    // A canvas is a document too: its own access record, readable by those who can read the canvas.
+    for (const user of [alice, bob]) {
+      const canvas = await ctx.server.request('get', `/documents/${ids.canvas}/access`, { token: user.token });
+      expect(canvas.status).to.equal(200);
+      expect(canvas.body).to.deep.equal((await ctx.server.request('get', `/access/canvas/${ids.canvas}`, { token: user.token })).body);
+      expect(canvas.body).to.deep.include({ resource_type: 'canvas', resource_id: ids.canvas, owner_id: alice.id });
+    }
+    const outsider = await ctx.server.request('get', `/documents/${ids.canvas}/access`, { token: newUser().token });
+    expect(outsider.body).to.deep.equal(missing.body);
   });
 });
