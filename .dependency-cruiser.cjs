@@ -5,8 +5,8 @@
 /** Domain folders of src/: business areas, each with its routes, schemas, services and SQL. */
 const DOMAINS = [
   'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'chat-models', 'connectors', 'conversations',
-  'credits', 'invitations', 'library', 'members', 'metering', 'organizations', 'projects', 'reading', 'reports', 'roles',
-  'search', 'skills', 'social', 'users',
+  'credits', 'generations', 'invitations', 'library', 'members', 'metering', 'organizations', 'projects', 'reading', 'reports', 'roles',
+  'search', 'skill-listings', 'skills', 'social', 'users',
 ];
 const domain = `^src/(${DOMAINS.join('|')})/`;
 

@@ -4,6 +4,7 @@ import { accessRoutes } from './access/routes.ts';
 import { activityRoutes } from './activity/routes.ts';
 import { canvasRoutes } from './canvases/routes.ts';
 import { chatModelRoutes } from './chat-models/routes.ts';
+import { generationRoutes } from './generations/routes.ts';
 import { itemProjectsRoutes, projectRoutes } from './projects/routes.ts';
 import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
@@ -21,6 +22,7 @@ import { reportRoutes } from './reports/routes.ts';
 import { roleRoutes } from './roles/routes.ts';
 import { serviceRoutes } from './service/routes.ts';
 import { skillRoutes } from './skills/routes.ts';
+import { skillListingRoutes } from './skill-listings/routes.ts';
 import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
@@ -54,9 +56,11 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...reportRoutes,
   ...conversationRoutes,
   ...skillRoutes,
+  ...skillListingRoutes,
   ...libraryRoutes,
   ...connectorRoutes,
   ...chatModelRoutes,
+  ...generationRoutes,
   ...socialTrendRoutes,
   ...socialRoutes,
   ...searchRoutes,

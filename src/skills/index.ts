@@ -1,3 +1,4 @@
 // The skills domain's public module: what other domains may import from it.
 export { type SkillRow, presentSkill, skillColumns } from './presenter.ts';
-export { skillIdParams, skillSchema } from './schema.ts';
+export { skillEnvelope, skillIdParams, skillSchema } from './schema.ts';
+export { createSkillFromListing, type ListingCopy, updateSkillFromListing } from './listing-copy.ts';

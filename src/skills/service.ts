@@ -99,7 +99,7 @@ export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, 
 }
 
 /** A clear 409 naming the field (the partial unique index is the backstop under races). */
-async function requireNameFree(trx: Knex, organizationId: string, name: string): Promise<void> {
+export async function requireNameFree(trx: Knex, organizationId: string, name: string): Promise<void> {
   const taken = await trx('skills').where({ organization_id: organizationId }).whereNull('deleted_at').whereRaw('lower(name) = lower(?)', [name]).first('id');
   if (taken) throw conflict(`name: a skill named "${name}" already exists in this organization`, ['name']);
 }

@@ -107,6 +107,9 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   chat_model_id: { missing: () => `no-such-model-${randomUUID().slice(0, 8)}`, existing: 'sandbox-chat' },
   // Any region is valid (public trends exist for every country); only the probes that stop before the handler use it.
   region: { missing: () => 'ZZ', existing: 'US' },
+  // A draft listing: readable by its author only, so an outsider's answer is a missing one's.
+  listing_id: { missing: randomUUID },
+  slug: { missing: () => `no-such-listing-${randomUUID().slice(0, 8)}` },
 };
 
 function fixtureFor(name: string) {
@@ -219,6 +222,11 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   updateConnector: () => ({ name: 'Renamed' }),
   setConnectorCredential: () => ({ secret: 'route-contract-probe-secret' }),
   putChatModelCopy: (f) => ({ organization_id: f.organization_id, enabled: true }),
+  createSkillListing: (f) => ({ skill_id: f.skill_id }),
+  updateSkillListing: () => ({ title: 'Renamed' }),
+  changeSkillListingStatus: () => ({ status: 'published' }),
+  putSkillListingCover: () => ({ content_type: 'image/png', data: ONE_PIXEL_PNG }),
+  addSkillFromCatalog: (f) => ({ organization_id: f.organization_id }),
 };
 
 /** A body `route` accepts (ids from `values`; the organization of a create is `values.organization_id`). */
@@ -319,6 +327,8 @@ describe('route contract (every operation of the registry)', () => {
       body: { organization_id: organization, type: 'http', name: 'Fixture connector' },
     });
     expect(connector.status, show(connector)).to.equal(201);
+    const listing = await ctx.server.request('post', '/skill-listings', { token: owner.token, body: { skill_id: skill.id } });
+    expect(listing.status, show(listing)).to.equal(201);
 
     const existing: Record<string, string> = {
       organization_id: organization,
@@ -334,6 +344,8 @@ describe('route contract (every operation of the registry)', () => {
       grant_id: grant.body.id,
       doc_id: asset.id, // an asset of type document
       connector_id: connector.body.connector.id,
+      listing_id: listing.body.listing.id,
+      slug: listing.body.listing.slug,
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

@@ -1,10 +1,11 @@
+import { type UploadImageType, uploadImageFormats } from '../../core/image-upload.ts';
 import { z } from '../../core/zod.ts';
 
 export const MAX_LOGO_BYTES = 1024 * 1024;
 
 /** Accepted logo types and the format `image-size` must detect in the bytes. */
-export const logoFormats = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' } as const;
-export type LogoContentType = keyof typeof logoFormats;
+export const logoFormats = uploadImageFormats;
+export type LogoContentType = UploadImageType;
 
 export const putLogoBody = z
   .object({
