@@ -6,6 +6,7 @@ import { cycleRefillsJob } from './billing/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from './credits/jobs.ts';
 import { chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
+import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
@@ -22,6 +23,7 @@ export const allJobs: readonly JobDefinition[] = [
   expireCreditGrantsJob,
   chatRunJob,
   meteredCallJob,
+  generationJob,
   refreshTrendsJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,

@@ -74,7 +74,13 @@ async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], deps: 
         if (!attempt) return;
         const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount });
         const started = Date.now();
-        await runJob(job, attempt.data, { deps, job: attempt, log: jobLog, signal: attempt.signal });
+        try {
+          await runJob(job, attempt.data, { deps, job: attempt, log: jobLog, signal: attempt.signal });
+        } catch (error) {
+          // pg-boss keeps only the last attempt's output: the log keeps each one.
+          jobLog.warn({ err: error, ms: Date.now() - started }, 'job attempt failed');
+          throw error;
+        }
         jobLog.info({ ms: Date.now() - started }, 'job done');
       },
     );

@@ -1,3 +1,4 @@
 // The assets domain's public module: what other domains may import from it.
 export { type AssetRow, assetColumns, presentAsset } from './presenter.ts';
 export { assetIdParams, assetSchema } from './schema.ts';
+export { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from './generated.ts';

@@ -4,7 +4,7 @@ import koaJwt from 'koa-jwt';
 import jwksRsa from 'jwks-rsa';
 import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/knex.ts';
-import { AppError } from '../core/errors.ts';
+import { AppError, isAppError } from '../core/errors.ts';
 import { USER_ID_MAX, userId } from '../core/zod.ts';
 import type { Caller } from '../core/caller.ts';
 import { isOperator } from './operator.ts';
@@ -82,7 +82,7 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
       }
     } catch (error) {
       // Only koa-jwt's own rejections become 401s; failures further down keep their meaning.
-      if (verified || error instanceof AppError) throw error;
+      if (verified || isAppError(error)) throw error;
       throw unauthorized(describeRejection(error as KoaJwtError));
     }
   };

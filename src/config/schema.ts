@@ -132,6 +132,19 @@ export const configSchema = z
     SEARCH_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Public trends (GET /social/trends…) are refetched by a worker when older than this. */
     SOCIAL_TRENDS_TTL_SECONDS: z.coerce.number().int().min(10).default(900),
+    /** Generation services: an OpenAI-compatible API (images, speech, text) and an asynchronous prediction API; unset → models of that service answer 422. */
+    GENERATION_OPENAI_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    GENERATION_OPENAI_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    GENERATION_PREDICTION_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    GENERATION_PREDICTION_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** Pause the sandbox generation spreads over its progress steps (tests slow it down to cancel mid-run). */
+    GENERATION_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
+    /** How long a generation may run before it fails (and its hold is released). */
+    GENERATION_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .default(10 * 60_000),
     /** How long a metered read (social, search, read-url) may take before it answers 504 and is charged nothing. */
     READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
     /** Link import limits: whole download (redirects and body included) and body size. */

@@ -62,7 +62,10 @@ export interface ErrorIssue {
  * An expected failure, named by its code; anything else thrown becomes a 500 `internal`. The
  * HTTP layer answers it with `status` (the code's own status unless a finer one is given).
  */
+const appErrorBrand = Symbol.for('workspace-platform.AppError');
+
 export class AppError extends Error {
+  readonly [appErrorBrand] = true;
   readonly status: number;
   readonly headers: Record<string, string>;
   constructor(
@@ -77,7 +80,12 @@ export class AppError extends Error {
   }
 }
 
-export const isAppError = (error: unknown, code?: ErrorCode): error is AppError => error instanceof AppError && (code === undefined || error.code === code);
+/** By a global-registry brand, not `instanceof`: an AppError from another load of this module counts too (see read-failure.ts). */
+export const isAppError = (error: unknown, code?: ErrorCode): error is AppError =>
+  typeof error === 'object' &&
+  error !== null &&
+  (error as { [appErrorBrand]?: unknown })[appErrorBrand] === true &&
+  (code === undefined || (error as AppError).code === code);
 
 const issuesAt = (message: string, path: (string | number)[]) => (path.length ? [{ path, message }] : []);
 

@@ -5,7 +5,14 @@
  */
 export type ReadFailureKind = 'timeout' | 'failed' | 'malformed' | 'refused';
 
+/**
+ * A brand from the global symbol registry: `instanceof` fails when the class was loaded twice (a
+ * provider built in one module graph, its failure checked in another — tests load src both ways).
+ */
+const brand = Symbol.for('workspace-platform.ReadFailure');
+
 export class ReadFailure extends Error {
+  readonly [brand] = true;
   constructor(
     readonly kind: ReadFailureKind,
     message: string,
@@ -16,4 +23,5 @@ export class ReadFailure extends Error {
   }
 }
 
-export const isReadFailure = (error: unknown): error is ReadFailure => error instanceof ReadFailure;
+export const isReadFailure = (error: unknown): error is ReadFailure =>
+  typeof error === 'object' && error !== null && (error as { [brand]?: unknown })[brand] === true;

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
-import { AppError, fromZodIssues } from '../core/errors.ts';
+import { AppError, fromZodIssues, isAppError } from '../core/errors.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /**
@@ -60,7 +60,7 @@ interface PgError {
 
 /** Maps what libraries and Postgres throw onto the Error contract; anything unknown is a 500. */
 export function toAppError(thrown: unknown): AppError {
-  if (thrown instanceof AppError) return thrown;
+  if (isAppError(thrown)) return thrown;
   if (thrown instanceof ZodError) return fromZodIssues(thrown.issues);
   const error = thrown as { status?: number; expose?: boolean; message?: string } & PgError;
   // koa / koa-jwt / bodyparser / router raise http-errors with a status.

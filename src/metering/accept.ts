@@ -4,6 +4,7 @@
  * organization's balance row is locked only from the reserve to the commit. A refused hold (402)
  * rolls back the call and the job with it: nothing is billed, nothing runs.
  */
+import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isMessageOf, runHoldingLock } from '../conversations/index.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
@@ -26,18 +27,29 @@ export interface CallTerms {
 /** How long past the read timeout a hold may stay open before the expiry job releases it (a backstop: settling releases it first). */
 const HOLD_GRACE_SECONDS = 120;
 
-/** Writes the call (id chosen by the caller, who already listens for its answer), its job and its hold; returns the quote. */
+/** What a call bills for: its operation's name, its quote and its (validated) input. */
+export interface CallSpec {
+  operation: string;
+  quote: { credits: number; pages: number };
+  input: unknown;
+  /** How long the call may take (its hold outlives it by a margin); default READ_TIMEOUT_MS. */
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * Writes the call (id chosen by the caller, who may already listen for its answer), then what
+ * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold.
+ */
 export async function acceptCall(
   deps: Deps,
   actor: Actor,
-  operation: ReadOperation,
+  spec: CallSpec,
   terms: CallTerms,
-  input: unknown,
   call: { id: string; requestId?: string | undefined },
-): Promise<{ credits: number; pages: number }> {
-  const quote = quoteOf(operation, input);
-  if (terms.max_credits !== undefined && quote.credits > terms.max_credits)
-    throw badRequest(`max_credits: the quoted ceiling is ${quote.credits} credits, more than max_credits (${terms.max_credits}); nothing was charged`, [
+  schedule: (trx: Knex.Transaction) => Promise<void>,
+): Promise<void> {
+  if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
+    throw badRequest(`max_credits: the quoted ceiling is ${spec.quote.credits} credits, more than max_credits (${terms.max_credits}); nothing was charged`, [
       'max_credits',
     ]);
   const chatRunId = await checkAttribution(deps, actor, terms);
@@ -47,10 +59,10 @@ export async function acceptCall(
       id: call.id,
       organization_id: terms.organization_id,
       user_id: actor.userId,
-      operation: operation.name,
-      input,
-      quoted_credits: quote.credits,
-      quoted_pages: quote.pages,
+      operation: spec.operation,
+      input: spec.input,
+      quoted_credits: spec.quote.credits,
+      quoted_pages: spec.quote.pages,
       max_credits: terms.max_credits ?? null,
       tool_call_id: terms.tool_call_id ?? null,
       conversation_id: terms.conversation_id ?? null,
@@ -59,22 +71,34 @@ export async function acceptCall(
       chat_run_id: chatRunId,
       request_id: call.requestId ?? null,
     });
-    await deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id });
+    await schedule(trx);
     await placeHold(trx, deps.creditPeriods, {
       organizationId: terms.organization_id,
       userId: actor.userId,
-      amount: quote.credits,
-      reason: operation.name,
+      amount: spec.quote.credits,
+      reason: spec.operation,
       runId: holdRunIdOf(call.id),
       runIsNew: true,
       conversationId: terms.conversation_id,
       messageId: terms.message_id,
       toolCallId: terms.tool_call_id,
-      expiresInSeconds: Math.ceil(deps.config.READ_TIMEOUT_MS / 1000) + HOLD_GRACE_SECONDS,
-      description: `Reserved for ${operation.name}`,
+      expiresInSeconds: Math.ceil((spec.timeoutMs ?? deps.config.READ_TIMEOUT_MS) / 1000) + HOLD_GRACE_SECONDS,
+      description: `Reserved for ${spec.operation}`,
     });
   });
-  return quote;
+}
+
+/** A metered read: its quote from the operation, performed by the metered-call job. */
+export async function acceptRead(
+  deps: Deps,
+  actor: Actor,
+  operation: ReadOperation,
+  terms: CallTerms,
+  input: unknown,
+  call: { id: string; requestId?: string | undefined },
+): Promise<void> {
+  const spec = { operation: operation.name, quote: quoteOf(operation, input), input };
+  await acceptCall(deps, actor, spec, terms, call, (trx) => deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }).then(() => undefined));
 }
 
 /**

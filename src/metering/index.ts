@@ -2,11 +2,11 @@
 export { chargeOf, defineReadOperation, networks, quoteOf } from './operation.ts';
 export type { Network, PerformContext, PriceModel, ReadOperation, ReadOutcome } from './operation.ts';
 // The machinery (web side: accept and wait; worker side: the job; both: the one settle path).
-export { acceptCall, type CallTerms } from './accept.ts';
-export { type CallRow, loadCall } from './calls.ts';
+export { acceptCall, acceptRead, type CallSpec, type CallTerms } from './accept.ts';
+export { type CallRow, holdRunIdOf, isOpen, loadCall, startCall } from './calls.ts';
 export { describeOperation } from './descriptors.ts';
 export { meteredCallJob } from './jobs.ts';
 export { presentCall } from './present.ts';
 export { callResponseOf, callTermsFields, callTermsKeys, type Descriptor, descriptorSchema, priceSchema, quoteSchema } from './schema.ts';
-export { type CallOutcome, settleCall } from './settle.ts';
+export { type CallOutcome, type SettleOptions, settleCall } from './settle.ts';
 export { callAndWait } from './wait.ts';

@@ -17,8 +17,16 @@ export type CallOutcome =
   | { status: 'succeeded'; result: unknown; pages: number; credits: number }
   | { status: 'failed' | 'canceled'; error: { code: CallErrorCode; message: string } };
 
+export interface SettleOptions {
+  /**
+   * The caller's own writes, in the settling transaction (only when this settle is the one that
+   * happens): e.g. a generation's row and its assets, committed with the capture or not at all.
+   */
+  alongside?: (trx: Knex.Transaction, settled: CallRow) => Promise<void>;
+}
+
 /** Settles the call once; returns it as it now stands (unchanged when it was already settled). */
-export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: CallOutcome): Promise<CallRow> {
+export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: CallOutcome, options: SettleOptions = {}): Promise<CallRow> {
   return deps.db.transaction(async (trx) => {
     const call = await lockCall(trx, callId);
     if (!call) throw new Error(`no metered call ${callId}`);
@@ -34,11 +42,12 @@ export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: Call
           code: 'run_lock' as const,
           message: 'run_lock: the conversation’s turn no longer holds the run lock (it was stopped); nothing was charged',
         };
-        return release(trx, call, hold.id, 'refused', refused);
+        return release(trx, call, hold.id, 'refused', refused, options);
       }
       const credits = Math.min(outcome.credits, hold.amount);
       // The call row and the notification first, the capture last: the balance row is locked from the capture to the commit only.
       const settled = await finish(trx, call, { status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages, credits_charged: credits });
+      await options.alongside?.(trx, settled);
       await captureHold(trx, hold.id, credits, {
         toolCallId: call.tool_call_id,
         description: `Used by ${call.operation}`,
@@ -46,7 +55,7 @@ export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: Call
       });
       return settled;
     }
-    return release(trx, call, hold.id, outcome.status, outcome.error);
+    return release(trx, call, hold.id, outcome.status, outcome.error, options);
   });
 }
 
@@ -56,8 +65,10 @@ async function release(
   holdId: string,
   status: 'failed' | 'canceled' | 'refused',
   error: { code: CallErrorCode; message: string },
+  options: SettleOptions,
 ): Promise<CallRow> {
   const settled = await finish(trx, call, { status, error: JSON.stringify(error), credits_charged: 0 });
+  await options.alongside?.(trx, settled);
   await releaseHold(trx, holdId, { description: `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}` });
   return settled;
 }

@@ -10,7 +10,7 @@ import type { Actor } from '../access/index.ts';
 import { AppError } from '../core/errors.ts';
 import { notificationHub } from '../db/notifications.ts';
 import type { Deps } from '../platform/deps.ts';
-import { acceptCall, type CallTerms } from './accept.ts';
+import { acceptRead, type CallTerms } from './accept.ts';
 import { type CallRow, isOpen, loadCall } from './calls.ts';
 import { METERED_CALLS_CHANNEL } from './notify.ts';
 import type { ReadOperation } from './operation.ts';
@@ -47,7 +47,7 @@ export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOpera
   // Before accepting: a caller who hangs up while the call is being accepted is heard too.
   ctx.res.once('close', onClose);
   try {
-    await acceptCall(deps, actor, operation, terms, input, { id, requestId: ctx.state.requestId as string | undefined });
+    await acceptRead(deps, actor, operation, terms, input, { id, requestId: ctx.state.requestId as string | undefined });
     timer = setTimeout(() => wake('timeout'), deps.config.READ_TIMEOUT_MS + GRACE_MS);
     for (;;) {
       const why = await next();

@@ -3,6 +3,7 @@ import type { Config } from '../config/schema.ts';
 import { createChatProvider, type ChatProvider } from '../providers/chat/index.ts';
 import type { Db } from '../db/knex.ts';
 import { createEmailProvider, type EmailProvider } from '../providers/email/index.ts';
+import { createGenerationProviders, type GenerationProviders } from '../providers/generation/index.ts';
 import { createModelProvider, type ModelProvider } from '../providers/models/index.ts';
 import { createSearchProvider, type SearchProvider } from '../providers/search/index.ts';
 import { createSocialProvider, type SocialProvider } from '../providers/social/index.ts';
@@ -16,6 +17,7 @@ export interface Providers {
   billing: BillingProvider;
   chat: ChatProvider;
   email: EmailProvider;
+  generation: GenerationProviders;
   models: ModelProvider;
   search: SearchProvider;
   social: SocialProvider;
@@ -27,6 +29,13 @@ export function createProviders(config: Config, db: Db): Providers {
     billing: createBillingProvider(config),
     chat: createChatProvider(config),
     email: createEmailProvider(config, db),
+    generation: createGenerationProviders({
+      openaiUrl: config.GENERATION_OPENAI_URL,
+      openaiKey: config.GENERATION_OPENAI_KEY,
+      predictionUrl: config.GENERATION_PREDICTION_URL,
+      predictionKey: config.GENERATION_PREDICTION_KEY,
+      sandboxDelayMs: config.GENERATION_SANDBOX_DELAY_MS,
+    }),
     models: createModelProvider(config),
     search: createSearchProvider({ apiUrl: config.SEARCH_API_URL, apiKey: config.SEARCH_API_KEY }),
     social: createSocialProvider({ apiUrl: config.SOCIAL_API_URL, apiKey: config.SOCIAL_API_KEY }),

@@ -109,6 +109,7 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   region: { missing: () => 'ZZ', existing: 'US' },
   // A draft listing: readable by its author only, so an outsider's answer is a missing one's.
   listing_id: { missing: randomUUID },
+  generation_id: { missing: randomUUID },
   slug: { missing: () => `no-such-listing-${randomUUID().slice(0, 8)}` },
 };
 
@@ -160,6 +161,8 @@ const minimalCreateBodies: Record<string, (organizationId: string) => Record<str
   queryInventoryReport: (organization_id) => ({ organization_id }),
   createConnector: (organization_id) => ({ organization_id, type: 'http', name: `Contract connector ${randomUUID().slice(0, 8)}` }),
   runSearch: (organization_id) => ({ organization_id, query: 'contract' }),
+  quoteGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
+  createGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
   runReadUrl: (organization_id) => ({ organization_id, url: 'https://example.com/article' }),
   // Every social read and its quote: the catalog's own sample input (test/support/read-samples.ts).
   ...Object.fromEntries(
@@ -222,6 +225,7 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   updateConnector: () => ({ name: 'Renamed' }),
   setConnectorCredential: () => ({ secret: 'route-contract-probe-secret' }),
   putChatModelCopy: (f) => ({ organization_id: f.organization_id, enabled: true }),
+  updateGeneration: () => ({ title: 'Renamed by an outsider' }),
   createSkillListing: (f) => ({ skill_id: f.skill_id }),
   updateSkillListing: () => ({ title: 'Renamed' }),
   changeSkillListingStatus: () => ({ status: 'published' }),
@@ -329,6 +333,12 @@ describe('route contract (every operation of the registry)', () => {
     expect(connector.status, show(connector)).to.equal(201);
     const listing = await ctx.server.request('post', '/skill-listings', { token: owner.token, body: { skill_id: skill.id } });
     expect(listing.status, show(listing)).to.equal(201);
+    // No worker runs here: the generation stays queued, which is all the probes need.
+    const generation = await ctx.server.request('post', '/generations', {
+      token: owner.token,
+      body: { organization_id: organization, kind: 'text', prompt: 'Fixture generation' },
+    });
+    expect(generation.status, show(generation)).to.equal(201);
 
     const existing: Record<string, string> = {
       organization_id: organization,
@@ -346,6 +356,7 @@ describe('route contract (every operation of the registry)', () => {
       connector_id: connector.body.connector.id,
       listing_id: listing.body.listing.id,
       slug: listing.body.listing.slug,
+      generation_id: generation.body.generation.id,
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

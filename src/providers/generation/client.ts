@@ -1,5 +1,5 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import { ReadFailure } from '../../core/read-failure.ts';
+import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 
 export interface GenerationHttpOptions {
@@ -121,7 +121,7 @@ export class GenerationHttp {
       }
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (error instanceof ReadFailure) throw error;
+      if (isReadFailure(error)) throw error;
       if (isTimeout(error)) throw new ReadFailure('timeout', `${this.service} answer to ${what} stalled`, { cause: error });
       throw new ReadFailure('failed', `${this.service} answer to ${what} broke off: ${(error as Error).message}`, { cause: error });
     } finally {

@@ -34,3 +34,23 @@ export function createGenerationProvider(options: GenerationProviderOptions): Ge
   if (options.openaiUrl) return new OpenAiGenerationProvider({ baseUrl: options.openaiUrl, apiKey: options.openaiKey });
   return new SandboxGenerationProvider({ delayMs: options.sandboxDelayMs });
 }
+
+/** Who serves a generation model (generation_models.provider). */
+export type GenerationService = 'sandbox' | 'openai-compatible' | 'prediction';
+
+/** Every generation service this process can reach, by the name a model gives; null when it is not configured. */
+export interface GenerationProviders {
+  for(service: GenerationService): GenerationProvider | null;
+}
+
+/** The sandbox always; the OpenAI-compatible and prediction services when their URLs are set. */
+export function createGenerationProviders(options: GenerationProviderOptions): GenerationProviders {
+  const services: Record<GenerationService, GenerationProvider | null> = {
+    sandbox: new SandboxGenerationProvider({ delayMs: options.sandboxDelayMs }),
+    'openai-compatible': options.openaiUrl ? new OpenAiGenerationProvider({ baseUrl: options.openaiUrl, apiKey: options.openaiKey }) : null,
+    prediction: options.predictionUrl
+      ? new PredictionGenerationProvider({ baseUrl: options.predictionUrl, apiKey: options.predictionKey, webhookUrl: options.predictionWebhookUrl })
+      : null,
+  };
+  return { for: (service) => services[service] };
+}

@@ -1,4 +1,4 @@
-import { ReadFailure } from '../../core/read-failure.ts';
+import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import { pause } from '../http-retry.ts';
 import { GenerationHttp, type GenerationHttpOptions, parseJson } from './client.ts';
 import { sniffFile } from './sniff.ts';
@@ -84,7 +84,7 @@ export class PredictionGenerationProvider implements GenerationProvider {
       }
     } catch (error) {
       // Stopped by us (abort, our deadline), not by the service: stop the paid job too.
-      if (signal.aborted || (error instanceof ReadFailure && error.kind === 'timeout')) await this.cancel(url);
+      if (signal.aborted || (isReadFailure(error) && error.kind === 'timeout')) await this.cancel(url);
       throw error;
     }
     if (prediction.status !== 'succeeded') {

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import { backoffMs, isTimeout, pause, retryableStatus } from '../http-retry.ts';
-import { ReadFailure } from '../../core/read-failure.ts';
+import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import { mapUpstreamHits, readEnvelope } from './envelope.ts';
 import { SEARCH_PAGE_SIZE, type SearchProvider, type SearchQuery, type SearchResult, searchSummary } from './types.ts';
 
@@ -116,7 +116,7 @@ export class HttpSearchProvider implements SearchProvider {
       }
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (error instanceof ReadFailure) throw error;
+      if (isReadFailure(error)) throw error;
       if (isTimeout(error)) throw new ReadFailure('timeout', 'search service stalled while answering', { cause: error });
       throw new ReadFailure('failed', `search service answer broke off: ${(error as Error).message}`, { cause: error });
     } finally {

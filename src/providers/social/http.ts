@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
-import { ReadFailure } from '../../core/read-failure.ts';
+import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import type { SocialProvider } from './types.ts';
 
 export interface HttpSocialOptions {
@@ -125,7 +125,7 @@ export class HttpSocialProvider implements SocialProvider {
       }
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      if (error instanceof ReadFailure) throw error;
+      if (isReadFailure(error)) throw error;
       if (isTimeout(error)) throw new ReadFailure('timeout', `social service answer to ${operation} stalled`, { cause: error });
       throw new ReadFailure('failed', `social service answer to ${operation} broke off: ${(error as Error).message}`, { cause: error });
     } finally {

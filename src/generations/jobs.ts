@@ -1,0 +1,19 @@
+import { z } from '../core/zod.ts';
+import { defineJob } from '../jobs/define.ts';
+
+const generationPayload = z.object({ generation_id: z.string().uuid() });
+export type GenerationPayload = z.output<typeof generationPayload>;
+
+/**
+ * One generation on a worker: call the model's provider (progress reported, aborted on cancel or
+ * timeout), store the files, then settle its metered call — the assets, the generation's end and
+ * the capture in one transaction, once. A killed worker's attempt is retried after its heartbeat
+ * goes stale and simply runs the generation again (the provider gets the same idempotency key).
+ */
+export const generationJob = defineJob({
+  name: 'generation.run',
+  version: 1,
+  payload: generationPayload,
+  policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
+  handler: () => import('./handlers.ts').then((m) => m.runGeneration),
+});

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { type Actor, requireProjectToFileInto } from '../access/index.ts';
+import { badRequest, conflict, forbidden, isAppError, notFound } from '../core/errors.ts';
+import { type Page, paginate } from '../core/pagination.ts';
+import type { z } from '../core/zod.ts';
+import { acceptCall, settleCall } from '../metering/index.ts';
+import type { Deps } from '../platform/deps.ts';
+import { generationJob } from './jobs.ts';
+import type { GenerationRow } from './presenter.ts';
+import { quoteGeneration } from './quote.ts';
+import { readableGenerationSql } from './readable.ts';
+import type { createGenerationBody, listGenerationsQuery, updateGenerationBody } from './schema.ts';
+import { endGeneration } from './state.ts';
+
+/**
+ * Accepts a generation: quote, then in one transaction its metered call, its row, its job and
+ * the credit hold (402 rolls all back). The worker runs it (./handlers.ts).
+ */
+export async function createGeneration(
+  deps: Deps,
+  actor: Actor,
+  body: z.output<typeof createGenerationBody>,
+  requestId: string | undefined,
+): Promise<GenerationRow> {
+  const quote = await quoteGeneration(deps, body);
+  if (body.canvas_id) await requireReadable(actor, deps, 'canvas', body.canvas_id, body.organization_id, 'canvas_id');
+  const id = randomUUID();
+  const callId = randomUUID();
+  const input = { kind: body.kind, model: quote.model.id, prompt: body.prompt, parameters: body.parameters ?? {} };
+  await acceptCall(
+    deps,
+    actor,
+    { operation: `generation:${quote.model.id}`, quote: { credits: quote.credits, pages: quote.units }, input, timeoutMs: deps.config.GENERATION_TIMEOUT_MS },
+    { organization_id: body.organization_id, max_credits: body.max_credits, conversation_id: body.conversation_id },
+    { id: callId, requestId },
+    async (trx) => {
+      if (body.project_id) await requireProjectToFileInto(trx, actor, body.organization_id, body.project_id);
+      await trx('generations').insert({
+        id,
+        organization_id: body.organization_id,
+        created_by_id: actor.userId,
+        ...input,
+        parameters: JSON.stringify(input.parameters),
+        title: body.title ?? null,
+        conversation_id: body.conversation_id ?? null,
+        canvas_id: body.canvas_id ?? null,
+        project_id: body.project_id ?? null,
+        call_id: callId,
+        quoted_credits: quote.credits,
+        max_credits: body.max_credits ?? null,
+      });
+      await deps.jobs.enqueue(trx, generationJob, { generation_id: id });
+    },
+  );
+  return (await deps.db('generations').where({ id }).first()) as GenerationRow;
+}
+
+async function requireReadable(actor: Actor, deps: Deps, type: 'canvas', id: string, organizationId: string, field: string): Promise<void> {
+  const refused = badRequest(`${field}: no ${type} ${id} that you can read in this organization`, [field]);
+  const { row } = await actor.resource(deps.db, type, id, 'read').catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (row.organization_id !== organizationId || row.deleted_at !== null) throw refused;
+}
+
+/** The generation if the caller may read it; 404 otherwise (the same as a missing id). */
+export async function getGeneration(deps: Pick<Deps, 'db'>, actor: Actor, id: string, db: Knex = deps.db): Promise<GenerationRow> {
+  const found = (await db('generations').where({ id }).first('organization_id')) as { organization_id: string } | undefined;
+  const viewer = found && (await actor.viewer(found.organization_id));
+  if (!viewer) throw notFound('generation');
+  const readable = readableGenerationSql('g', viewer);
+  const row = (await db('generations as g')
+    .where('g.id', id)
+    .whereRaw(readable.sql, readable.bindings as Knex.RawBinding[])
+    .first('g.*')) as GenerationRow | undefined;
+  if (!row) throw notFound('generation');
+  return row;
+}
+
+/** Readable generations of the organization, newest first, keyset paged; an empty page outside it. */
+export async function listGenerations(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listGenerationsQuery>): Promise<Page<GenerationRow>> {
+  const viewer = await actor.viewer(query.organization_id);
+  if (!viewer) return { items: [], next_cursor: null };
+  const readable = readableGenerationSql('g', viewer);
+  const rows = deps
+    .db('generations as g')
+    .whereRaw(readable.sql, readable.bindings as Knex.RawBinding[])
+    .modify((q) => {
+      if (query.kind) q.where('g.kind', query.kind);
+      if (query.status) q.where('g.status', query.status);
+      if (query.conversation_id) q.where('g.conversation_id', query.conversation_id);
+      if (query.project_id) q.where('g.project_id', query.project_id);
+    })
+    .select('g.*');
+  return paginate<GenerationRow>(
+    rows,
+    [
+      { column: 'g.created_at', direction: 'desc', type: 'timestamp' },
+      { column: 'g.id', direction: 'desc' },
+    ],
+    query,
+  );
+}
+
+/**
+ * Renames and/or cancels. Only its creator and the organization's admins (403 for other readers).
+ * Cancel settles its metered call as canceled (the hold released) with the generation in the same
+ * transaction; the worker sees it within half a second and aborts the provider call.
+ */
+export async function updateGeneration(deps: Deps, actor: Actor, id: string, body: z.output<typeof updateGenerationBody>): Promise<GenerationRow> {
+  const row = await getGeneration(deps, actor, id);
+  const viewer = (await actor.viewer(row.organization_id))!;
+  if (row.created_by_id !== actor.userId && !viewer.administers) throw forbidden('only its creator or an organization admin may change a generation');
+  if (body.status === 'canceled') {
+    if (row.status !== 'queued' && row.status !== 'running')
+      throw conflict(`status: the generation is already ${row.status}; only a queued or running one can be canceled`, ['status']);
+    const settled = await settleCall(
+      deps,
+      row.call_id,
+      { status: 'canceled', error: { code: 'canceled', message: 'canceled by the caller' } },
+      { alongside: (trx) => endGeneration(trx, id, { status: 'canceled', error: { code: 'canceled', message: 'canceled by the caller' } }) },
+    );
+    if (settled.status !== 'canceled')
+      throw conflict(`status: the generation already ${settled.status === 'succeeded' ? 'succeeded' : 'ended'}; it cannot be canceled`, ['status']);
+  }
+  if (body.title !== undefined) await deps.db('generations').where({ id }).update({ title: body.title, updated_at: deps.db.fn.now() });
+  return getGeneration(deps, actor, id);
+}
