@@ -1,6 +1,9 @@
 // Worker side of a generation (loaded by the `handler` of generationJob in ./jobs.ts).
 import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { actorFor, fileIntoProjectOnCreate } from '../access/index.ts';
 import { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from '../assets/index.ts';
+import { isAppError } from '../core/errors.ts';
 import { isReadFailure } from '../core/read-failure.ts';
 import type { JobContext } from '../jobs/define.ts';
 import { type CallOutcome, isOpen, loadCall, settleCall, startCall } from '../metering/index.ts';
@@ -46,8 +49,21 @@ export async function runGeneration({ generation_id }: GenerationPayload, { deps
           assets,
         );
         await endGeneration(trx, generation.id, end);
+        if (generation.project_id && assets.length) await fileIntoProject(trx, assets);
       },
     });
+  /** Files the produced assets into the generation's project, if its creator may still edit it (else they stay unfiled). */
+  const fileIntoProject = async (trx: Knex.Transaction, assets: GeneratedAsset[]) => {
+    const creator = actorFor(trx, { userId: generation.created_by_id });
+    for (const asset of assets) {
+      await fileIntoProjectOnCreate(trx, creator, { type: 'asset', id: asset.id, organizationId: generation.organization_id }, generation.project_id!).catch(
+        (error: unknown) => {
+          if (!isAppError(error, 'validation_failed')) throw error;
+          log.warn({ generation_id, project_id: generation.project_id, reason: error.message }, 'generated asset not filed into its project');
+        },
+      );
+    }
+  };
   const fail = (code: string, message: string) =>
     settle({ status: 'failed', error: { code: code as 'failed', message } }, { status: 'failed', error: { code, message } });
 

@@ -85,10 +85,14 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
-  it('image: a real PNG; failures release the hold and make no asset', async () => {
-    const image = await create({ kind: 'image', prompt: 'A red kite over green hills' });
+  it('image: a real PNG, filed into the generation’s project; failures release the hold and make no asset', async () => {
+    const project = await server.request('post', '/projects', { token: alice.token, body: { organization_id: org, title: 'Kites' } });
+    expect(project.status).to.equal(201);
+    const image = await create({ kind: 'image', prompt: 'A red kite over green hills', project_id: project.body.id ?? project.body.project?.id });
     const done = await finished(image.body.generation.id);
     expect(done).to.include({ status: 'succeeded', credits_charged: 4 });
+    const filed = await db('project_items').where({ project_id: done.project_id, item_type: 'asset' }).pluck('item_id');
+    expect(filed).to.deep.equal(done.asset_ids);
     const file = await fetch(`${server.url}/assets/${done.asset_ids[0]}/file`, { headers: { authorization: `Bearer ${alice.token}` } });
     expect(Buffer.from(await file.arrayBuffer()).subarray(0, 8)).to.deep.equal(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 
