@@ -22,10 +22,9 @@
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import Koa from 'koa';
-import pg from 'pg';
 import { signToken } from '../src/auth/sign.ts';
 import { chatRunJob } from '../src/conversations/jobs.ts';
+import { startBareKoa } from './support/bare-koa.ts';
 import { createDb } from '../src/db/knex.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -77,16 +76,9 @@ const web = await startWeb(config, database.url, log);
 const worker = await startWorker(config, database.url, log);
 const base = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
 
-// Baseline 1: bare Koa + pg, the same pool size as our web process.
-const pool = new pg.Pool({ connectionString: database.url, max: 20 });
-const bare = new Koa();
-bare.use(async (ctx) => {
-  const { rows } = await pool.query('SELECT 1 AS one');
-  ctx.body = rows[0];
-});
-const bareServer = bare.listen(0, '127.0.0.1');
-await new Promise((resolve) => bareServer.once('listening', resolve));
-const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/`;
+// Baseline: bare Koa + pg (bench/support/bare-koa.ts).
+const bareKoa = await startBareKoa(database.url);
+const bareUrl = bareKoa.url;
 
 // Baseline 2: raw pg-boss, a sender as the web process has and a bare worker instance.
 const QUEUE = 'bench.chat-baseline';
@@ -281,8 +273,7 @@ try {
   await web.stop();
   await bossWorker.stop({ graceful: false, close: true });
   await sender.stop({ graceful: false, close: true });
-  await new Promise((resolve) => bareServer.close(resolve));
-  await pool.end();
+  await bareKoa.stop();
   await db.destroy();
   await database.dispose();
 }

@@ -16,11 +16,10 @@
  */
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
-import Koa from 'koa';
-import pg from 'pg';
 import { actorFor } from '../src/access/index.ts';
 import { signToken } from '../src/auth/sign.ts';
 import { recall } from '../src/conversations/recall.ts';
+import { startBareKoa } from './support/bare-koa.ts';
 import { createDb } from '../src/db/knex.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { createLogger } from '../src/platform/logger.ts';
@@ -88,15 +87,9 @@ const db = createDb(database.url, { max: 3 });
 const web = await startWeb(config, database.url, createLogger(config, 'bench'));
 const base = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
 
-const pool = new pg.Pool({ connectionString: database.url, max: 20 });
-const bare = new Koa();
-bare.use(async (ctx) => {
-  const { rows } = await pool.query('SELECT 1 AS one');
-  ctx.body = rows[0];
-});
-const bareServer = bare.listen(0, '127.0.0.1');
-await new Promise((resolve) => bareServer.once('listening', resolve));
-const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/`;
+// Baseline: bare Koa + pg (bench/support/bare-koa.ts).
+const bareKoa = await startBareKoa(database.url);
+const bareUrl = bareKoa.url;
 
 async function seed(): Promise<void> {
   const started = performance.now();
@@ -283,8 +276,7 @@ try {
   console.log(`\nload average at end ${loadavg()[0]!.toFixed(2)}`);
 } finally {
   await web.stop();
-  await new Promise((resolve) => bareServer.close(resolve));
-  await pool.end();
+  await bareKoa.stop();
   await db.destroy();
   await database.dispose();
 }

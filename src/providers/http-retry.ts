@@ -23,6 +23,16 @@ export interface Backoff {
   retryMaxMs: number;
 }
 
+/** What every HTTP adapter can be tuned with (each has production defaults; tests shorten them). */
+export interface HttpTuning extends Partial<Backoff> {
+  /** Connecting and receiving the response headers. */
+  headersTimeoutMs?: number;
+  /** Silence between two pieces of the body. */
+  bodyTimeoutMs?: number;
+  /** Attempts after the first, for 429, 5xx and a refused connection (before any byte of an answer). */
+  maxRetries?: number;
+}
+
 /** How long to wait before retry number `attempt` (0-based), honouring the answer's `Retry-After`. */
 export function backoffMs(attempt: number, retryAfter: string | string[] | null | undefined, backoff: Backoff): number {
   const asked = retryAfterMs(Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? undefined));

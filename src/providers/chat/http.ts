@@ -1,21 +1,12 @@
 import { type Dispatcher, request } from 'undici';
-import { backoffMs, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, pause, retryableStatus } from '../http-retry.ts';
 import { estimateTokens } from './sandbox.ts';
 import { type ChatChunk, type ChatProvider, ChatProviderError, type ChatRequest } from './types.ts';
 
-export interface HttpChatOptions {
+export interface HttpChatOptions extends HttpTuning {
   /** CHAT_API_URL: the service's base URL, with or without a trailing `/v1`. */
   baseUrl: string;
   apiKey?: string | undefined;
-  /** Connecting and receiving the response headers. */
-  headersTimeoutMs?: number;
-  /** Silence between two pieces of the streamed body. */
-  bodyTimeoutMs?: number;
-  /** Attempts after the first, made only before the first byte of an answer (429, 5xx, a refused connection). */
-  maxRetries?: number;
-  /** Pause before a retry without `Retry-After` (doubling), and the most any pause may last (a longer `Retry-After` is capped). */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
 }
 
 /**

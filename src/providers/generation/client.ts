@@ -1,18 +1,10 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
-import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 
-export interface GenerationHttpOptions {
+/** Retries are safe for POSTs too: they carry the generation's idempotency key. A synchronous image can take a minute to its headers. */
+export interface GenerationHttpOptions extends HttpTuning {
   apiKey?: string | undefined;
-  /** Connecting and receiving the response headers (a synchronous image can take a minute). */
-  headersTimeoutMs?: number;
-  /** Silence between two pieces of the body. */
-  bodyTimeoutMs?: number;
-  /** Attempts after the first, for 429, 5xx and a refused connection. Safe for POSTs: they carry the idempotency key. */
-  maxRetries?: number;
-  /** Pause before a retry without `Retry-After` (doubling), and the most any pause may last (a longer `Retry-After` is capped). */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
   /** A larger answer is refused as malformed rather than buffered (a runaway upstream must not exhaust the worker). */
   maxResponseBytes?: number;
   /** Pooled keep-alive connections to the service. */

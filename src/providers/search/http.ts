@@ -1,23 +1,15 @@
 import { Pool, type Dispatcher } from 'undici';
-import { backoffMs, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import { mapUpstreamHits, readEnvelope } from './envelope.ts';
 import { SEARCH_PAGE_SIZE, type SearchProvider, type SearchQuery, type SearchResult, searchSummary } from './types.ts';
 
-export interface HttpSearchOptions {
+export interface HttpSearchOptions extends HttpTuning {
   /** SEARCH_API_URL: the service's base URL, with or without a trailing `/v1`. */
   baseUrl: string;
   apiKey?: string | undefined;
-  /** Connecting and receiving the response headers; silence within the body. */
-  headersTimeoutMs?: number;
-  bodyTimeoutMs?: number;
   /** Largest response body read; a larger one is `malformed` (no search answer is that big). */
   maxBodyBytes?: number;
-  /** Attempts after the first, for 429, 5xx and refused connections. */
-  maxRetries?: number;
-  /** Pause before a retry without `Retry-After` (doubling), and the most any pause may last (a longer `Retry-After` is capped). */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
 }
 
 /**

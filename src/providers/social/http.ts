@@ -1,21 +1,12 @@
 import { Agent, type Dispatcher, request } from 'undici';
-import { backoffMs, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import type { SocialProvider } from './types.ts';
 
-export interface HttpSocialOptions {
+export interface HttpSocialOptions extends HttpTuning {
   /** SOCIAL_API_URL: the service's base URL, with or without a trailing `/v1`. */
   apiUrl: string;
   apiKey?: string | undefined;
-  /** Connecting and receiving the response headers. */
-  headersTimeoutMs?: number;
-  /** Silence between two pieces of the body. */
-  bodyTimeoutMs?: number;
-  /** Attempts after the first, for 429, 5xx and a refused connection. */
-  maxRetries?: number;
-  /** Pause before a retry without `Retry-After` (doubling), and the most any pause may last (a longer `Retry-After` is capped). */
-  retryBaseMs?: number;
-  retryMaxMs?: number;
   /** A larger answer is refused as malformed rather than buffered (a runaway upstream must not exhaust the worker). */
   maxResponseBytes?: number;
   /** Pooled keep-alive connections to the service. */
