@@ -6,7 +6,7 @@
 const DOMAINS = [
   'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'chat-models', 'connectors', 'conversations',
   'credits', 'generations', 'invitations', 'library', 'members', 'metering', 'organizations', 'projects', 'reading', 'reports', 'roles',
-  'search', 'skill-listings', 'skills', 'social', 'users',
+  'scheduled-tasks', 'search', 'skill-listings', 'skills', 'social', 'users',
 ];
 const domain = `^src/(${DOMAINS.join('|')})/`;
 

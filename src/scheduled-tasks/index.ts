@@ -1,0 +1,2 @@
+// The scheduled-tasks domain's public module (issue 11, in progress): so far the schedule math.
+export { nextRunAfter, nextRuns, previewRuns, type Schedule, slotsBetween, validateSchedule } from './schedule.ts';
