@@ -24,6 +24,7 @@ import { serviceRoutes } from './service/routes.ts';
 import { skillRoutes } from './skills/routes.ts';
 import { skillListingRoutes } from './skill-listings/routes.ts';
 import { searchRoutes, socialRoutes } from './read-routes.ts';
+import { scheduledTaskRoutes } from './scheduled-tasks/routes.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
@@ -61,6 +62,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...connectorRoutes,
   ...chatModelRoutes,
   ...generationRoutes,
+  ...scheduledTaskRoutes,
   ...socialTrendRoutes,
   ...socialRoutes,
   ...searchRoutes,

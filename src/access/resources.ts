@@ -40,7 +40,14 @@ export const resourceEntries: Partial<Record<ResourceType, ResourceEntry>> = {
       { column: 'origin_canvas_id', from: 'canvas' },
     ],
   },
-  // scheduled_task: not registered until its table exists (its access routes answer 404 meanwhile).
+  // The project a task names passes its audience on (as a chat passes its own to the assets made in it).
+  scheduled_task: {
+    type: 'scheduled_task',
+    table: 'scheduled_tasks',
+    activity: 'scheduled_task',
+    titleColumn: 'title',
+    origins: [{ column: 'project_id', from: 'project' }],
+  },
 };
 
 export function entryOf(type: ResourceType): ResourceEntry | undefined {

@@ -124,6 +124,8 @@ export const configSchema = z
           .map((entry) => entry.trim())
           .filter(Boolean),
       ),
+    /** Scheduled tasks may not fire more often than this (a cron closer than it is refused, 400 on schedule.cron). */
+    SCHEDULED_TASK_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(60).default(300),
     /** Social data service (`POST {url}/v1/social/{operation}`); unset → deterministic sandbox data. */
     SOCIAL_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     SOCIAL_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),

@@ -51,6 +51,7 @@ const tagDescriptions: Record<string, string> = {
   Skills: 'Custom skills with their version history',
   Library: 'Everything the caller can read in an organization, across resource types',
   Social: 'Social data reads (networks net1–net7): one billed operation per lookup, each with its own input and result schema, a quote route and the catalog',
+  'Scheduled tasks': 'Prompts run by a chat model on a cron schedule in a timezone',
   Generations: 'Generated images, audio, video and text, and the public model list with credit prices',
   Search: 'Web search and page reading (readable text and metadata of a URL), billed like social reads',
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',

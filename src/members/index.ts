@@ -9,6 +9,7 @@ export {
   isMember,
   lockMemberForShare,
   memberEmails,
+  membersAmong,
   memberJoinSql,
   membershipsOfUser,
   organizationColumns,

@@ -167,3 +167,17 @@ export async function memberCountsByRole(db: Knex, organizationId: string): Prom
     .select('role', db.raw('count(*)::int as count'))) as { role: string; count: number }[];
   return new Map(rows.map((row) => [row.role, row.count]));
 }
+
+/** Which of `userIds` are members of the organization, with their e-mail and name (scheduled tasks' recipients). */
+export async function membersAmong(
+  db: Knex,
+  organizationId: string,
+  userIds: readonly string[],
+): Promise<{ user_id: string; email: string | null; name: string | null }[]> {
+  if (userIds.length === 0) return [];
+  return db('organization_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.organization_id', organizationId)
+    .whereIn('m.user_id', userIds)
+    .select('m.user_id', 'u.email', 'u.name');
+}

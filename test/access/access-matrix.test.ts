@@ -62,6 +62,16 @@ const drivers: Partial<Record<ResourceType, Driver>> = {
     projectFilter: (projectId) => ({ project_id: projectId }),
     reads: [{ method: 'get', suffix: '/access' }],
   },
+  scheduled_task: {
+    path: '/scheduled-tasks',
+    create: () => ({ title: 'Secret task', prompt: 'Summarise the week', schedule: { cron: '0 9 * * 1', timezone: 'Europe/Berlin' } }),
+    edit: { body: { title: 'Edited by B' }, column: 'title', value: 'Edited by B' },
+    unwrap: (body) => body,
+    reads: [
+      { method: 'get', suffix: '/access' },
+      { method: 'get', suffix: '/runs/email-recipients' },
+    ],
+  },
   chat_conversation: {
     path: '/conversations',
     create: () => ({ title: 'Secret conversation' }),

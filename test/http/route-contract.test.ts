@@ -110,6 +110,7 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   // A draft listing: readable by its author only, so an outsider's answer is a missing one's.
   listing_id: { missing: randomUUID },
   generation_id: { missing: randomUUID },
+  scheduled_task_id: { missing: randomUUID },
   slug: { missing: () => `no-such-listing-${randomUUID().slice(0, 8)}` },
 };
 
@@ -163,6 +164,7 @@ const minimalCreateBodies: Record<string, (organizationId: string) => Record<str
   runSearch: (organization_id) => ({ organization_id, query: 'contract' }),
   quoteGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
   createGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
+  createScheduledTask: (organization_id) => ({ organization_id, title: 'Contract task', prompt: 'Probe', schedule: { cron: '0 9 * * *', timezone: 'UTC' } }),
   runReadUrl: (organization_id) => ({ organization_id, url: 'https://example.com/article' }),
   // Every social read and its quote: the catalog's own sample input (test/support/read-samples.ts).
   ...Object.fromEntries(
@@ -226,6 +228,7 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   setConnectorCredential: () => ({ secret: 'route-contract-probe-secret' }),
   putChatModelCopy: (f) => ({ organization_id: f.organization_id, enabled: true }),
   updateGeneration: () => ({ title: 'Renamed by an outsider' }),
+  updateScheduledTask: () => ({ title: 'Renamed by an outsider' }),
   createSkillListing: (f) => ({ skill_id: f.skill_id }),
   updateSkillListing: () => ({ title: 'Renamed' }),
   changeSkillListingStatus: () => ({ status: 'published' }),
@@ -339,6 +342,8 @@ describe('route contract (every operation of the registry)', () => {
       body: { organization_id: organization, kind: 'text', prompt: 'Fixture generation' },
     });
     expect(generation.status, show(generation)).to.equal(201);
+    const task = await ctx.server.request('post', '/scheduled-tasks', { token: owner.token, body: minimalCreateBodies.createScheduledTask!(organization) });
+    expect(task.status, show(task)).to.equal(201);
 
     const existing: Record<string, string> = {
       organization_id: organization,
@@ -357,6 +362,7 @@ describe('route contract (every operation of the registry)', () => {
       listing_id: listing.body.listing.id,
       slug: listing.body.listing.slug,
       generation_id: generation.body.generation.id,
+      scheduled_task_id: task.body.id,
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

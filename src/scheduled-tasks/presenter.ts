@@ -1,0 +1,77 @@
+import { iso } from '../core/present.ts';
+import type { Schedule } from './schedule.ts';
+import { previewRuns } from './schedule.ts';
+
+export interface ScheduledTaskRow {
+  id: string;
+  organization_id: string;
+  created_by_id: string;
+  title: string;
+  prompt: string;
+  cron: string;
+  timezone: string;
+  model: string | null;
+  skill_id: string | null;
+  project_id: string | null;
+  email_recipients: string[];
+  max_credits_per_run: number | null;
+  enabled: boolean;
+  next_run_at: Date | null;
+  visibility: 'private' | 'workspace' | 'public';
+  workspace_role: 'viewer' | 'editor' | 'owner';
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const scheduledTaskColumns = [
+  'id',
+  'organization_id',
+  'created_by_id',
+  'title',
+  'prompt',
+  'cron',
+  'timezone',
+  'model',
+  'skill_id',
+  'project_id',
+  'email_recipients',
+  'max_credits_per_run',
+  'enabled',
+  'next_run_at',
+  'visibility',
+  'workspace_role',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
+] as const;
+
+export const scheduleOf = (row: Pick<ScheduledTaskRow, 'cron' | 'timezone'>): Schedule => ({ cron: row.cron, timezone: row.timezone });
+
+/** The task, with the next five runs in its timezone (none while it is disabled or deleted). */
+export function presentScheduledTask(row: ScheduledTaskRow, now = new Date()) {
+  return {
+    id: row.id,
+    organization_id: row.organization_id,
+    created_by_id: row.created_by_id,
+    title: row.title,
+    prompt: row.prompt,
+    schedule: { cron: row.cron, timezone: row.timezone },
+    model: row.model,
+    skill_id: row.skill_id,
+    project_id: row.project_id,
+    email_recipients: row.email_recipients,
+    max_credits_per_run: row.max_credits_per_run,
+    enabled: row.enabled,
+    next_run_at: iso(row.next_run_at),
+    upcoming_runs: row.next_run_at === null ? [] : previewRuns(scheduleOf(row), new Date(Math.max(now.getTime(), row.next_run_at.getTime()) - 1)),
+    visibility: row.visibility,
+    workspace_role: row.workspace_role,
+    deleted_at: iso(row.deleted_at),
+    deleted_by_id: row.deleted_by_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

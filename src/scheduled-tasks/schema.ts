@@ -1,0 +1,86 @@
+import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+
+const schedule = z
+  .object({
+    cron: z.string().max(200).describe('Five fields: minute hour day-of-month month day-of-week (e.g. "0 9 * * 1-5")'),
+    timezone: z.string().max(64).describe('IANA timezone the cron is read in (e.g. "Europe/Berlin"); daylight-saving changes are followed'),
+  })
+  .strict();
+
+const recipients = z.array(userId).max(50).describe('Members of the organization (user ids) who get each run’s answer by e-mail');
+
+const fields = {
+  title: singleLine(300),
+  prompt: z.string().min(1).max(20_000),
+  schedule,
+  model: singleLine(64).nullable().optional().describe('A chat model available to the organization; default: its first available one'),
+  skill_id: uuid.nullable().optional().describe('A skill the caller can read, given to the model with the prompt'),
+  email_recipients: recipients.optional(),
+  max_credits_per_run: z.number().int().min(1).max(1_000_000).nullable().optional().describe('Each run holds at most this many credits'),
+  enabled: z.boolean().optional(),
+};
+
+export const createScheduledTaskBody = z
+  .object({
+    organization_id: z.string().min(1).max(64),
+    ...fields,
+    project_id: uuid.nullable().optional().describe('A project the caller can edit: its audience may read the task'),
+    visibility: writableVisibilitySchema.optional(),
+    workspace_role: writableWorkspaceRoleSchema.optional(),
+  })
+  .strict();
+
+export const updateScheduledTaskBody = z
+  .object({
+    title: fields.title.optional(),
+    prompt: fields.prompt.optional(),
+    schedule: schedule.optional(),
+    model: fields.model,
+    skill_id: fields.skill_id,
+    email_recipients: fields.email_recipients,
+    max_credits_per_run: fields.max_credits_per_run,
+    enabled: fields.enabled,
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, 'send at least one field');
+
+export const scheduledTaskIdParams = z.object({ scheduled_task_id: uuid });
+
+export const listScheduledTasksQuery = z.object({
+  organization_id: z.string().min(1).max(64),
+  deleted: queryBoolean.optional(),
+  search: z.string().trim().min(1).max(200).optional().describe('Case-insensitive substring of the title'),
+  created_by: userId.optional(),
+  ...pageQuery,
+});
+
+export const scheduledTaskSchema = z.object({
+  id: uuid,
+  organization_id: z.string(),
+  created_by_id: z.string(),
+  title: z.string(),
+  prompt: z.string(),
+  schedule: z.object({ cron: z.string(), timezone: z.string() }),
+  model: z.string().nullable(),
+  skill_id: uuid.nullable(),
+  project_id: uuid.nullable(),
+  email_recipients: z.array(z.string()),
+  max_credits_per_run: z.number().int().nullable(),
+  enabled: z.boolean(),
+  next_run_at: timestamp.nullable().describe('The next slot; null while disabled or deleted'),
+  upcoming_runs: z
+    .array(z.object({ at: z.string().describe('In the task’s timezone, with its offset'), utc: timestamp }))
+    .describe('The next five runs (empty while disabled or deleted)'),
+  visibility: visibilitySchema,
+  workspace_role: workspaceRoleSchema,
+  deleted_at: timestamp.nullable(),
+  deleted_by_id: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const scheduledTaskPage = pageOf(scheduledTaskSchema);
+export const emailRecipientsSchema = z.object({
+  items: z.array(z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable() })),
+});
