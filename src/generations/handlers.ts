@@ -6,7 +6,7 @@ import { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from '.
 import { isAppError } from '../core/errors.ts';
 import { isReadFailure } from '../core/read-failure.ts';
 import type { JobContext } from '../jobs/define.ts';
-import { type CallOutcome, isOpen, loadCall, settleCall, startCall } from '../metering/index.ts';
+import { type CallErrorCode, type CallOutcome, isOpen, loadCall, settleCall, startCall } from '../metering/index.ts';
 import type { GeneratedFile } from '../providers/generation/index.ts';
 import type { GenerationPayload } from './jobs.ts';
 import type { GenerationModelRow } from './models.ts';
@@ -33,9 +33,14 @@ export async function runGeneration({ generation_id }: GenerationPayload, { deps
     .where({ id: generation.id, status: 'queued' })
     .update({ status: 'running', started_at: deps.db.fn.now(), progress: 0, updated_at: deps.db.fn.now() });
   const model = (await deps.db('generation_models').where({ id: generation.model }).first()) as GenerationModelRow;
-  const settle = (outcome: CallOutcome, end: Parameters<typeof endGeneration>[2], assets: GeneratedAsset[] = []) =>
+  const settle = (outcome: CallOutcome, assets: GeneratedAsset[] = [], sandbox = false) =>
     settleCall(deps, generation.call_id, outcome, {
-      alongside: async (trx) => {
+      // The generation ends as its call settled: assets only with a capture, never beside a release.
+      alongside: async (trx, settled) => {
+        if (settled.status !== 'succeeded') {
+          const error = settled.error ?? { code: 'failed', message: 'the generation did not complete' };
+          return endGeneration(trx, generation.id, { status: settled.status === 'canceled' ? 'canceled' : 'failed', error });
+        }
         await insertGeneratedAssets(
           trx,
           deps,
@@ -48,7 +53,12 @@ export async function runGeneration({ generation_id }: GenerationPayload, { deps
           },
           assets,
         );
-        await endGeneration(trx, generation.id, end);
+        await endGeneration(trx, generation.id, {
+          status: 'succeeded',
+          assetIds: assets.map((a) => a.id),
+          creditsCharged: settled.credits_charged ?? 0,
+          sandbox,
+        });
         if (generation.project_id && assets.length) await fileIntoProject(trx, assets);
       },
     });
@@ -64,8 +74,7 @@ export async function runGeneration({ generation_id }: GenerationPayload, { deps
       );
     }
   };
-  const fail = (code: string, message: string) =>
-    settle({ status: 'failed', error: { code: code as 'failed', message } }, { status: 'failed', error: { code, message } });
+  const fail = (code: CallErrorCode, message: string) => settle({ status: 'failed', error: { code, message } });
 
   const provider = deps.providers.generation.for(model.provider);
   if (!provider) return void (await fail('refused', `the ${model.provider} generation service is not configured`));
@@ -111,8 +120,8 @@ export async function runGeneration({ generation_id }: GenerationPayload, { deps
     const credits = chargedCredits({ model, units: call.quoted_pages }, result.usage);
     const settled = await settle(
       { status: 'succeeded', result: { asset_ids: assets.map((a) => a.id), usage: result.usage, sandbox: result.sandbox }, pages: 1, credits },
-      { status: 'succeeded', assetIds: assets.map((a) => a.id), creditsCharged: credits, sandbox: result.sandbox },
       assets,
+      result.sandbox,
     );
     log.info({ generation_id, status: settled.status, credits_charged: settled.credits_charged }, 'generation settled');
   } catch (error) {
