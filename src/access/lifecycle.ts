@@ -87,17 +87,19 @@ export async function restore<Row extends LiveRow>(
     activityData?: (row: Row) => Record<string, unknown>;
     /** A rule the restored row must keep (e.g. a name that must still be free): throw to refuse. */
     check?: (trx: Knex.Transaction, row: Row) => Promise<void>;
+    /** Columns the type sets again on restore (e.g. a scheduled task's next slot, from now). */
+    reset?: (row: Row) => Record<string, unknown>;
   },
 ): Promise<Row> {
   const entry = registered(type);
-  const { returning, activityData, check } = options;
+  const { returning, activityData, check, reset } = options;
   return deps.db.transaction(async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, 'restore', { forUpdate: true });
     if (!row.deleted_at) return row;
     await check?.(trx, row);
     const [restored] = (await trx(entry.table)
       .where({ id })
-      .update({ deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() })
+      .update({ ...reset?.(row), deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() })
       .returning([...returning])) as Row[];
     await recordActivity(trx, {
       organizationId: row.organization_id!,

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import { type Actor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import { effectiveChatModel } from '../chat-models/index.ts';
 import { recordActivity } from '../core/activity.ts';
@@ -130,14 +129,7 @@ export const deleteScheduledTask = (deps: Deps, actor: Actor, id: string) => sof
 
 /** Restored tasks resume from the next slot after now: the slots missed while deleted are not caught up. */
 export const restoreScheduledTask = (deps: Deps, actor: Actor, id: string) =>
-  restore<ScheduledTaskRow>(deps, actor, type, id, {
-    returning,
-    check: async (trx: Knex.Transaction, row) => {
-      await trx('scheduled_tasks')
-        .where({ id: row.id })
-        .update({ next_run_at: nextRunOf(scheduleOf(row), row.enabled, new Date()) });
-    },
-  });
+  restore<ScheduledTaskRow>(deps, actor, type, id, { returning, reset: (row) => ({ next_run_at: nextRunOf(scheduleOf(row), row.enabled, new Date()) }) });
 
 /** The recipients of a task's e-mails who are still members, with their e-mail and name. */
 export async function taskRecipients(deps: Deps, actor: Actor, id: string) {
