@@ -9,6 +9,7 @@ import { invitationEmailJob } from './invitations/jobs.ts';
 import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
+import { dispatchScheduledTasksJob, scheduledTaskEmailJob, scheduledTaskRunJob } from './scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
 
@@ -24,6 +25,9 @@ export const allJobs: readonly JobDefinition[] = [
   chatRunJob,
   meteredCallJob,
   generationJob,
+  dispatchScheduledTasksJob,
+  scheduledTaskRunJob,
+  scheduledTaskEmailJob,
   refreshTrendsJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,

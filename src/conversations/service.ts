@@ -13,7 +13,12 @@ const type = 'chat_conversation';
 export type NewConversation = z.output<typeof createConversationBody>;
 
 /** A conversation, optionally inside a project the caller can edit (the route checked `resources.create`). */
-export async function createConversation(deps: Deps, actor: Actor, input: NewConversation): Promise<ConversationRow> {
+export async function createConversation(
+  deps: Deps,
+  actor: Actor,
+  input: NewConversation,
+  options: { scheduleId?: string | undefined } = {},
+): Promise<ConversationRow> {
   return deps.db.transaction(async (trx) => {
     const [row] = (await trx('conversations')
       .insert({
@@ -22,6 +27,7 @@ export async function createConversation(deps: Deps, actor: Actor, input: NewCon
         title: input.title ?? null,
         visibility: input.visibility ?? 'private',
         project_id: input.project_id ?? null,
+        schedule_id: options.scheduleId ?? null,
       })
       .returning('*')) as ConversationRow[];
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type, id: row!.id, organizationId: input.organization_id }, input.project_id);

@@ -1,10 +1,17 @@
 import { accessRecordRoute } from '../http/access-record-route.ts';
-import { resource } from '../http/authorize.ts';
+import { listing, resource } from '../http/authorize.ts';
+import { z } from '../core/zod.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { presentScheduledTask, type ScheduledTaskRow } from './presenter.ts';
+import { cancelRuns, listRuns, startRunNow } from './run-service.ts';
+import { presentRun } from './runs.ts';
 import {
   createScheduledTaskBody,
+  listRunsQuery,
+  oneOffRunBody,
+  runEnvelope,
+  runPage,
   emailRecipientsSchema,
   listScheduledTasksQuery,
   scheduledTaskIdParams,
@@ -33,7 +40,10 @@ const task = resourceRoutes({
   present: (row: ScheduledTaskRow) => presentScheduledTask(row),
 });
 
-/** Scheduled tasks (spec §4.11): the resource. Runs, triggers and the dispatcher come with the rest of issue 11. */
+const runBehaviour =
+  'A run opens a conversation of its own (`schedule_id` = the task) with the prompt and performs one chat run there (the task’s model and skill; a credit hold capped by `max_credits_per_run`), then mails the answer and a link to the conversation to the recipients. No credits (balance or spending limit) → `skipped` with the reason.';
+
+/** Scheduled tasks (spec §4.11): the resource, its runs, triggers and cancellation. The dispatcher fires the slots (src/scheduled-tasks/dispatcher.ts). */
 export const scheduledTaskRoutes: AnyRoute[] = [
   task.create({
     path: '/scheduled-tasks',
@@ -87,6 +97,63 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     errors: [404],
     authorize: resource('scheduled_task', 'read', 'scheduled_task_id'),
     handler: async ({ params, actor, deps }) => taskRecipients(deps, actor, params.scheduled_task_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/scheduled-tasks/{scheduled_task_id}/trigger',
+    operationId: 'triggerScheduledTask',
+    tag,
+    summary: 'Run the task now with its saved settings (editors)',
+    description: `201 with the queued run (\`trigger: manual\`); the schedule is unchanged. ${runBehaviour}`,
+    params: scheduledTaskIdParams,
+    response: { status: 201, description: 'The queued run', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    handler: async ({ params, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id)) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/scheduled-tasks/{scheduled_task_id}/runs',
+    operationId: 'startScheduledTaskRun',
+    tag,
+    summary: 'Start a one-off run with overrides (editors)',
+    description: `Prompt, model and recipients may differ from the task’s (checked like the task’s own: 400 naming the field). 201 with the queued run (\`trigger: one_off\`). ${runBehaviour}`,
+    params: scheduledTaskIdParams,
+    body: oneOffRunBody,
+    response: { status: 201, description: 'The queued run', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id, body)) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/scheduled-tasks/{scheduled_task_id}/runs/cancel',
+    operationId: 'cancelScheduledTaskRuns',
+    tag,
+    summary: 'Cancel the task’s queued and running runs (editors)',
+    description:
+      'Queued runs never start; a running run’s chat run is stopped within a second and charged only what it used (`credits_used` on the run). Answers how many runs were canceled.',
+    params: scheduledTaskIdParams,
+    response: { status: 200, description: 'How many runs were canceled', schema: z.object({ canceled: z.number().int() }) },
+    errors: [403, 404, 409],
+    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    handler: async ({ params, actor, deps }) => cancelRuns(deps, actor, params.scheduled_task_id),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/scheduled-task-runs',
+    operationId: 'listScheduledTaskRuns',
+    tag,
+    summary: 'Runs of the scheduled tasks the caller can read',
+    description:
+      'Newest first, keyset paged; filter by task, state and the slot’s time (`from` inclusive, `to` exclusive). Each run says when it was scheduled for, when it started and ended, the credits it used, its conversation and its error.',
+    query: listRunsQuery,
+    response: { status: 200, description: 'A page of runs', schema: runPage },
+    authorize: listing('query'),
+    handler: async ({ query, actor, deps }) => {
+      const page = await listRuns(deps, actor, query);
+      return { items: page.items.map(presentRun), next_cursor: page.next_cursor };
+    },
   }),
   accessRecordRoute({
     type: 'scheduled_task',

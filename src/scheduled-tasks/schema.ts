@@ -84,3 +84,43 @@ export const scheduledTaskPage = pageOf(scheduledTaskSchema);
 export const emailRecipientsSchema = z.object({
   items: z.array(z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable() })),
 });
+
+export const oneOffRunBody = z
+  .object({
+    prompt: z.string().min(1).max(20_000).optional(),
+    model: singleLine(64).nullable().optional(),
+    email_recipients: recipients.optional(),
+  })
+  .strict();
+
+export const listRunsQuery = z.object({
+  organization_id: z.string().min(1).max(64),
+  task_id: uuid.optional(),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']).optional(),
+  from: z.string().datetime({ offset: true }).optional().describe('Only runs scheduled at or after this instant'),
+  to: z.string().datetime({ offset: true }).optional().describe('Only runs scheduled before this instant'),
+  ...pageQuery,
+});
+
+export const runSchema = z.object({
+  id: uuid,
+  task_id: uuid,
+  organization_id: z.string(),
+  trigger: z.enum(['schedule', 'manual', 'one_off']),
+  scheduled_for: timestamp,
+  missed_slots: z.number().int().describe('Slots missed while no dispatcher ran, folded into this run'),
+  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']),
+  prompt: z.string(),
+  model: z.string().nullable(),
+  email_recipients: z.array(z.string()),
+  max_credits: z.number().int().nullable(),
+  requested_by_id: z.string().nullable(),
+  conversation_id: uuid.nullable().describe('The conversation the run answered in (schedule_id = the task)'),
+  credits_used: z.number().int().nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  finished_at: timestamp.nullable(),
+});
+export const runEnvelope = z.object({ run: runSchema });
+export const runPage = pageOf(runSchema);

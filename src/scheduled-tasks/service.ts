@@ -17,7 +17,7 @@ const returning = [...scheduledTaskColumns];
 const nextRunOf = (schedule: Schedule, enabled: boolean, now: Date) => (enabled ? nextRunAfter(schedule, now) : null);
 
 /** The rules a task's settings keep, checked on create and on every change of them (400 naming the field). */
-async function checkSettings(
+export async function checkSettings(
   deps: Deps,
   actor: Actor,
   organizationId: string,

@@ -1,0 +1,29 @@
+// What a scheduled task's run does in conversations: a conversation of its own, the prompt, one chat run.
+import type { Actor } from '../access/index.ts';
+import type { Deps } from '../platform/deps.ts';
+import { postMessage } from './messages.ts';
+import { getRun, type RunRow, startRun, stopRun } from './runs.ts';
+import { createConversation } from './service.ts';
+
+export interface ScheduledTurn {
+  organizationId: string;
+  scheduleId: string;
+  title: string;
+  prompt: string;
+  model: string | null;
+  maxCredits: number | null;
+}
+
+/** A conversation marked with the task (`schedule_id`), the prompt as its first message; returns its id. */
+export async function openScheduledConversation(deps: Deps, actor: Actor, turn: ScheduledTurn): Promise<string> {
+  const conversation = await createConversation(deps, actor, { organization_id: turn.organizationId, title: turn.title }, { scheduleId: turn.scheduleId });
+  await postMessage(deps, actor, conversation.id, { content: turn.prompt, role: 'user' });
+  return conversation.id;
+}
+
+/** Acquires the conversation's run lock and enqueues the chat run (the conversations machinery: hold, stream, capture). */
+export async function startScheduledTurn(deps: Deps, actor: Actor, conversationId: string, turn: Pick<ScheduledTurn, 'model' | 'maxCredits'>): Promise<RunRow> {
+  return startRun(deps, actor, conversationId, { ...(turn.model && { model: turn.model }), ...(turn.maxCredits && { max_credits: turn.maxCredits }) });
+}
+
+export { getRun as currentChatRun, stopRun as stopChatRun };

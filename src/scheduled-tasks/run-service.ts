@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import { type Actor, changeLive, readableSql } from '../access/index.ts';
+import { type Page, paginate } from '../core/pagination.ts';
+import type { z } from '../core/zod.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { ScheduledTaskRow } from './presenter.ts';
+import { createRun, type RunSettings, type TaskRunRow } from './runs.ts';
+import type { listRunsQuery } from './schema.ts';
+import { checkSettings } from './service.ts';
+
+const type = 'scheduled_task';
+
+/** Runs the task now (editors): `manual` with its settings, or `one_off` with overrides (checked like the task's own). */
+export async function startRunNow(deps: Deps, actor: Actor, taskId: string, overrides?: RunSettings): Promise<TaskRunRow> {
+  if (overrides) {
+    const task = (await actor.resource<ScheduledTaskRow>(deps.db, type, taskId, 'read')).row;
+    await checkSettings(deps, actor, task.organization_id, { model: overrides.model, email_recipients: overrides.email_recipients });
+  }
+  return changeLive<ScheduledTaskRow, TaskRunRow>(deps, actor, type, taskId, async (trx, task) => {
+    const run = await createRun(trx, deps, task, {
+      trigger: overrides ? 'one_off' : 'manual',
+      scheduledFor: new Date(),
+      requestedById: actor.userId,
+      overrides,
+    });
+    return run!;
+  });
+}
+
+/**
+ * Cancels the task's queued and running runs (editors). A running one's job sees it within half a
+ * second and stops its chat run (charged only what it used, recorded on the run).
+ */
+export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ canceled: number }> {
+  return changeLive<ScheduledTaskRow, { canceled: number }>(deps, actor, type, taskId, async (trx) => {
+    const canceled = await trx('scheduled_task_runs')
+      .where({ task_id: taskId })
+      .whereIn('state', ['queued', 'running'])
+      .update({ state: 'canceled', error: JSON.stringify({ code: 'canceled', message: 'canceled by the caller' }), finished_at: trx.fn.now() });
+    return { canceled };
+  });
+}
+
+/** Runs of the tasks the caller can read, newest first, keyset paged; an empty page outside the organization. */
+export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof listRunsQuery>): Promise<Page<TaskRunRow>> {
+  const viewer = await actor.viewer(query.organization_id);
+  if (!viewer) return { items: [], next_cursor: null };
+  const readable = readableSql(type, 't', viewer);
+  const rows = deps
+    .db('scheduled_task_runs as r')
+    .join('scheduled_tasks as t', 't.id', 'r.task_id')
+    .where('r.organization_id', query.organization_id)
+    .whereRaw(readable.sql, readable.bindings as Knex.RawBinding[])
+    .modify((q) => {
+      if (query.task_id) q.where('r.task_id', query.task_id);
+      if (query.state) q.where('r.state', query.state);
+      if (query.from) q.where('r.scheduled_for', '>=', query.from);
+      if (query.to) q.where('r.scheduled_for', '<', query.to);
+    })
+    .select('r.*');
+  return paginate<TaskRunRow>(
+    rows,
+    [
+      { column: 'r.created_at', direction: 'desc', type: 'timestamp' },
+      { column: 'r.id', direction: 'desc' },
+    ],
+    query,
+  );
+}

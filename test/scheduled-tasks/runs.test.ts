@@ -1,0 +1,131 @@
+import { expect } from 'chai';
+import type { Db } from '../../src/db/knex.ts';
+import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { eventually } from '../jobs/support.ts';
+import { addMember, createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+
+/**
+ * Runs end to end: a real web process and worker; each run opens a conversation, performs a chat
+ * run through the conversations machinery (sandbox model, slowed to stop it mid-stream) and mails
+ * the answer through the sandbox outbox.
+ */
+describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let server: TestServer;
+  let db: Db;
+  let owner: TestUser;
+  let member: TestUser;
+  let org: string;
+
+  before(async () => {
+    stack = await startStack({ CHAT_SANDBOX_DELAY_MS: '40', WORKER_POLL_INTERVAL_SECONDS: '0.5' });
+    ({ server, db } = stack);
+    owner = newUser();
+    member = newUser();
+    org = await createOrganization(server, owner);
+    await addMember(db, org, member);
+  });
+  after(() => stack?.stop());
+
+  async function createTask(body: Record<string, unknown> = {}) {
+    const res = await server.request('post', '/scheduled-tasks', {
+      token: owner.token,
+      body: {
+        organization_id: org,
+        title: 'Morning brief',
+        prompt: 'Give me three ideas for a team lunch.',
+        schedule: { cron: '0 7 * * *', timezone: 'Europe/Lisbon' },
+        email_recipients: [member.id],
+        ...body,
+      },
+    });
+    expect(res.status).to.equal(201);
+    return res.body.id as string;
+  }
+  const ended = (runId: string) =>
+    eventually(`run ${runId} ended`, async () => {
+      const run = await db('scheduled_task_runs').where({ id: runId }).first();
+      return ['queued', 'running'].includes(run.state) ? null : run;
+    });
+
+  it('trigger: a conversation of its own answers the prompt, the credits are recorded, the answer is e-mailed', async () => {
+    const taskId = await createTask();
+    const res = await server.request('post', `/scheduled-tasks/${taskId}/trigger`, { token: owner.token });
+    expect(res.status).to.equal(201);
+    expect(res.body.run).to.include({
+      task_id: taskId,
+      trigger: 'manual',
+      state: 'queued',
+      prompt: 'Give me three ideas for a team lunch.',
+      requested_by_id: owner.id,
+    });
+    const run = await ended(res.body.run.id);
+    expect(run).to.include({ state: 'succeeded', error: null });
+    expect(run.credits_used).to.be.greaterThan(0);
+    const conversation = await db('conversations').where({ id: run.conversation_id }).first();
+    expect(conversation).to.include({ schedule_id: taskId, created_by_id: owner.id, message_count: 2 });
+    const answer = await db('conversation_messages').where({ conversation_id: run.conversation_id, role: 'assistant' }).first('content');
+    expect(answer.content).to.match(/^\[sandbox answer\]/);
+    const mail = await eventually('the answer was e-mailed', async () =>
+      db('email_outbox')
+        .where({ idempotency_key: `scheduled-task-run:${run.id}:${member.id}` })
+        .first(),
+    );
+    expect(mail).to.include({ to_address: member.email, subject: 'Scheduled task: Morning brief' });
+    expect(mail.text_body).to.include(answer.content);
+    expect(mail.text_body).to.include(`/conversations/${run.conversation_id}`);
+    // Scheduled conversations stay out of the default conversation list.
+    const list = await server.request('get', '/conversations', { token: owner.token, query: { organization_id: org } });
+    expect(list.body.items.map((c: { id: string }) => c.id)).not.to.include(run.conversation_id);
+
+    const runs = await server.request('get', '/scheduled-task-runs', { token: owner.token, query: { organization_id: org, task_id: taskId } });
+    expect(runs.body.items.map((r: { id: string; state: string }) => [r.id, r.state])).to.deep.equal([[run.id, 'succeeded']]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('a one-off run with overrides; over its credit cap it is skipped with the reason', async () => {
+    const taskId = await createTask({ max_credits_per_run: 1_000_000 });
+    const res = await server.request('post', `/scheduled-tasks/${taskId}/runs`, {
+      token: owner.token,
+      body: { prompt: 'One-off question', email_recipients: [] },
+    });
+    expect(res.status).to.equal(201);
+    expect(res.body.run).to.include({ trigger: 'one_off', prompt: 'One-off question', max_credits: 1_000_000 });
+    const run = await ended(res.body.run.id);
+    expect(run).to.include({ state: 'skipped', credits_used: 0 });
+    expect(run.error.code).to.equal('payment_required');
+    const bad = await server.request('post', `/scheduled-tasks/${taskId}/runs`, { token: owner.token, body: { email_recipients: ['user_nobody'] } });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.data.issues[0].path).to.deep.equal(['email_recipients']);
+  });
+
+  it('cancel: the running chat run is stopped and charged only what it used; a member without access gets 404', async () => {
+    const taskId = await createTask({ email_recipients: [] });
+    const res = await server.request('post', `/scheduled-tasks/${taskId}/trigger`, { token: owner.token });
+    const runId = res.body.run.id as string;
+    const started = await eventually('the chat run is streaming', async () => {
+      const run = await db('scheduled_task_runs').where({ id: runId }).first();
+      if (!run.chat_run_id) return null;
+      const chat = await db('chat_runs').where({ id: run.chat_run_id }).first();
+      return chat.snapshot.length > 0 ? chat : null;
+    });
+    expect((await server.request('post', `/scheduled-tasks/${taskId}/runs/cancel`, { token: member.token })).status).to.equal(404);
+    const cancel = await server.request('post', `/scheduled-tasks/${taskId}/runs/cancel`, { token: owner.token });
+    expect(cancel.status).to.equal(200);
+    expect(cancel.body).to.deep.equal({ canceled: 1 });
+    const chat = await eventually('the chat run stopped', async () => {
+      const row = await db('chat_runs').where({ id: started.id }).first();
+      return row.credits_charged !== null ? row : null;
+    });
+    expect(chat.status).to.equal('stopped');
+    const run = await eventually('the run recorded its credits', async () => {
+      const row = await db('scheduled_task_runs').where({ id: runId }).first();
+      return row.credits_used !== null ? row : null;
+    });
+    expect(run).to.include({ state: 'canceled', credits_used: chat.credits_charged });
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+});
