@@ -12,11 +12,14 @@ export interface ScheduledTurn {
   prompt: string;
   model: string | null;
   maxCredits: number | null;
+  /** The task's skill: its instructions go first, as the system message the model reads before the prompt. */
+  skillBody?: string | null | undefined;
 }
 
 /** A conversation marked with the task (`schedule_id`), the prompt as its first message; returns its id. */
 export async function openScheduledConversation(deps: Deps, actor: Actor, turn: ScheduledTurn): Promise<string> {
   const conversation = await createConversation(deps, actor, { organization_id: turn.organizationId, title: turn.title }, { scheduleId: turn.scheduleId });
+  if (turn.skillBody) await postMessage(deps, actor, conversation.id, { content: turn.skillBody, role: 'system' });
   await postMessage(deps, actor, conversation.id, { content: turn.prompt, role: 'user' });
   return conversation.id;
 }

@@ -25,4 +25,14 @@ export class JobQueue {
     if (!id) throw new Error(`pg-boss refused a ${job.name} job (singleton already queued?)`);
     return id;
   }
+
+  /** Many jobs of one kind in one statement (pg-boss `insert`), on the caller's transaction: for batches (the dispatcher's runs). */
+  async enqueueMany<J extends JobDefinition>(trx: Tx, job: J, payloads: readonly PayloadOf<J>[]): Promise<void> {
+    if (payloads.length === 0) return;
+    await this.boss.insert(
+      job.name,
+      payloads.map((payload) => ({ data: job.payload.parse(payload) as object })),
+      { db: fromKnex(trx) },
+    );
+  }
 }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { actorFor } from '../access/index.ts';
 import { type ChatRunRow, openScheduledConversation, startScheduledTurn, stopChatRun } from '../conversations/index.ts';
 import { isAppError } from '../core/errors.ts';
+import { enqueueBalanceAlertCheck } from '../credits/index.ts';
 import type { JobContext } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import { dispatchDueTasks } from './dispatcher.ts';
@@ -40,6 +41,8 @@ async function endRun(
       .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() });
     if (state === 'succeeded')
       for (const userId of current.email_recipients) await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: run.id, user_id: userId });
+    // Out of credits: the organization's low-balance alerts are checked now, not at the next sweep.
+    if (state === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
   });
 }
 
@@ -55,7 +58,10 @@ export async function runScheduledTask({ run_id }: ScheduledTaskRunPayload, { de
   const actor = actorFor(deps.db, { userId: task.created_by_id });
   try {
     if (!run.conversation_id) {
+      // The skill as the creator can read it now (a skill they lost access to fails the run, saying so).
+      const skill = task.skill_id ? (await actor.resource<{ body: string }>(deps.db, 'skill', task.skill_id, 'read')).row : null;
       const conversationId = await openScheduledConversation(deps, actor, {
+        skillBody: skill?.body ?? null,
         organizationId: task.organization_id,
         scheduleId: task.id,
         title: `${task.title} · ${run.scheduled_for.toISOString().slice(0, 16).replace('T', ' ')} UTC`,

@@ -70,6 +70,40 @@ export async function createRun(
   return created;
 }
 
+/**
+ * One run per task for its slot (the dispatcher's batch), in one statement each for the runs and
+ * their jobs: a slot already taken by another dispatcher is skipped. Returns how many were created.
+ */
+export async function createScheduledRuns(
+  trx: Knex.Transaction,
+  deps: Pick<Deps, 'jobs'>,
+  planned: readonly { task: ScheduledTaskRow; slot: Date; missedSlots: number }[],
+): Promise<number> {
+  if (planned.length === 0) return 0;
+  const records = planned.map(({ task, slot, missedSlots }) => ({
+    task_id: task.id,
+    organization_id: task.organization_id,
+    scheduled_for: slot.toISOString(),
+    missed_slots: missedSlots,
+    prompt: task.prompt,
+    model: task.model,
+    email_recipients: task.email_recipients,
+    max_credits: task.max_credits_per_run,
+  }));
+  const { rows } = await trx.raw(
+    `INSERT INTO scheduled_task_runs (task_id, organization_id, trigger, scheduled_for, missed_slots, prompt, model, email_recipients, max_credits)
+     SELECT x.task_id, x.organization_id, 'schedule', x.scheduled_for, x.missed_slots, x.prompt, x.model, x.email_recipients, x.max_credits
+       FROM jsonb_to_recordset(?::jsonb) AS x(task_id uuid, organization_id text, scheduled_for timestamptz, missed_slots integer,
+                                             prompt text, model text, email_recipients text[], max_credits integer)
+     ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'schedule' DO NOTHING
+     RETURNING id`,
+    [JSON.stringify(records)],
+  );
+  const ids = (rows as { id: string }[]).map((r) => ({ run_id: r.id }));
+  await deps.jobs.enqueueMany(trx, scheduledTaskRunJob, ids);
+  return ids.length;
+}
+
 export function presentRun(row: TaskRunRow) {
   return {
     id: row.id,

@@ -4,6 +4,7 @@ import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { eventually } from '../jobs/support.ts';
 import { addMember, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import type { TestServer } from '../support/server.ts';
+import { fakeSmtp } from '../support/smtp.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -51,8 +52,13 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
       return ['queued', 'running'].includes(run.state) ? null : run;
     });
 
-  it('trigger: a conversation of its own answers the prompt, the credits are recorded, the answer is e-mailed', async () => {
-    const taskId = await createTask();
+  it('trigger: a conversation of its own answers the prompt (after the skill), the credits are recorded, the answer is e-mailed', async () => {
+    const skill = await server.request('post', '/skills', {
+      token: owner.token,
+      body: { organization_id: org, name: 'Lunch planner', description: 'Plans lunches', body: 'You plan team lunches for twelve people.' },
+    });
+    expect(skill.status).to.equal(201);
+    const taskId = await createTask({ skill_id: skill.body.skill?.id ?? skill.body.id });
     const res = await server.request('post', `/scheduled-tasks/${taskId}/trigger`, { token: owner.token });
     expect(res.status).to.equal(201);
     expect(res.body.run).to.include({
@@ -66,7 +72,12 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     expect(run).to.include({ state: 'succeeded', error: null });
     expect(run.credits_used).to.be.greaterThan(0);
     const conversation = await db('conversations').where({ id: run.conversation_id }).first();
-    expect(conversation).to.include({ schedule_id: taskId, created_by_id: owner.id, message_count: 2 });
+    expect(conversation).to.include({ schedule_id: taskId, created_by_id: owner.id, message_count: 3 });
+    const turns = await db('conversation_messages').where({ conversation_id: run.conversation_id }).orderBy('created_at').select('role', 'content');
+    expect(turns.slice(0, 2)).to.deep.equal([
+      { role: 'system', content: 'You plan team lunches for twelve people.' },
+      { role: 'user', content: 'Give me three ideas for a team lunch.' },
+    ]);
     const answer = await db('conversation_messages').where({ conversation_id: run.conversation_id, role: 'assistant' }).first('content');
     expect(answer.content).to.match(/^\[sandbox answer\]/);
     const mail = await eventually('the answer was e-mailed', async () =>
@@ -97,6 +108,13 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     const run = await ended(res.body.run.id);
     expect(run).to.include({ state: 'skipped', credits_used: 0 });
     expect(run.error.code).to.equal('payment_required');
+    // The organization's alert policy is applied at once: a low-balance check was enqueued with the skip.
+    const checks = await db('pgboss.job')
+      .where({ name: 'billing.balance-alert-check.v1' })
+      .whereRaw(`data->>'organization_id' = ?`, [org])
+      .count('* as n')
+      .first();
+    expect(Number(checks?.n)).to.be.at.least(1);
     const bad = await server.request('post', `/scheduled-tasks/${taskId}/runs`, { token: owner.token, body: { email_recipients: ['user_nobody'] } });
     expect(bad.status).to.equal(400);
     expect(bad.body.data.issues[0].path).to.deep.equal(['email_recipients']);
@@ -127,5 +145,44 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     });
     expect(run).to.include({ state: 'canceled', credits_used: chat.credits_charged });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+});
+
+/** The same run's e-mail through a real SMTP server (a fake one on loopback, as test/jobs/smtp-email.test.ts does). */
+describe('scheduled task runs: the answer by SMTP', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  let smtp: Awaited<ReturnType<typeof fakeSmtp>>;
+
+  before(async () => {
+    smtp = await fakeSmtp();
+    stack = await startStack({ WORKER_POLL_INTERVAL_SECONDS: '0.5', SMTP_URL: smtp.url, EMAIL_FROM: 'Workspace <no-reply@mail.example.test>' });
+  });
+  after(async () => {
+    await stack?.stop();
+    await smtp?.close();
+  });
+
+  it('reaches the recipient with the answer and a link to the conversation', async () => {
+    const owner = newUser();
+    const member = newUser();
+    const org = await createOrganization(stack.server, owner);
+    await addMember(stack.db, org, member);
+    const created = await stack.server.request('post', '/scheduled-tasks', {
+      token: owner.token,
+      body: {
+        organization_id: org,
+        title: 'SMTP brief',
+        prompt: 'Name a colour.',
+        schedule: { cron: '0 7 * * *', timezone: 'UTC' },
+        email_recipients: [member.id],
+      },
+    });
+    const res = await stack.server.request('post', `/scheduled-tasks/${created.body.id}/trigger`, { token: owner.token });
+    const mail = await eventually('the SMTP server received the answer', async () => smtp.received.find((m) => m.to.includes(member.email)));
+    expect(mail.raw).to.match(/Subject: Scheduled task: SMTP brief/);
+    const run = await stack.db('scheduled_task_runs').where({ id: res.body.run.id }).first();
+    expect(mail.raw).to.include(`/conversations/${run.conversation_id}`);
+    expect(mail.raw).to.include('[sandbox answer]');
   });
 });
