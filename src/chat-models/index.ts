@@ -3,6 +3,6 @@
  * copy of a model. `effectiveChatModel` is what a chat run uses (the organization's names,
  * parameters and prices over the catalog's).
  */
-export { chatModelCatalog, effectiveChatModel, getChatModel, listAvailableChatModels, MANAGE_CHAT_MODELS } from './service.ts';
+export { chatModelCatalog, effectiveChatModel, getChatModel, requireAvailableChatModel, listAvailableChatModels, MANAGE_CHAT_MODELS } from './service.ts';
 export { effectivePrices } from './presenter.ts';
 export type { ChatModelParameters, ChatModelRow, EffectiveChatModel } from './presenter.ts';

@@ -82,6 +82,16 @@ export async function getChatModelCopy(deps: Deps, actor: Actor, chatModelId: st
 }
 
 /** A model as the organization uses it (for chat runs too); 404 for an unknown model. */
+/** The model if the organization has it enabled; else 400 naming `model` (an unknown id answers the same). */
+export async function requireAvailableChatModel(deps: Pick<Deps, 'db'>, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
+  const refused = badRequest(`model: "${chatModelId}" is not a chat model available to the organization`, ['model']);
+  const effective = await effectiveChatModel(deps, chatModelId, organizationId).catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (!(effective.copy?.enabled ?? effective.model.enabled_by_default)) throw refused;
+  return effective;
+}
+
 export async function effectiveChatModel(deps: Pick<Deps, 'db'>, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
   const model = await getChatModel(deps, chatModelId);
   const copy = (await deps.db('organization_chat_models').where({ organization_id: organizationId, chat_model_id: chatModelId }).first()) as

@@ -7,8 +7,8 @@
 import type { Knex } from 'knex';
 import { changeLive } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
-import { effectiveChatModel, listAvailableChatModels } from '../chat-models/index.ts';
-import { badRequest, conflict, isAppError, notFound } from '../core/errors.ts';
+import { listAvailableChatModels, requireAvailableChatModel } from '../chat-models/index.ts';
+import { badRequest, conflict, notFound } from '../core/errors.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
@@ -82,12 +82,7 @@ async function chooseModel(deps: Deps, actor: Actor, organizationId: string, ask
     const page = await listAvailableChatModels(deps, actor, { organization_id: organizationId, limit: 1 });
     return page.items[0]?.model.id ?? SANDBOX_CHAT_MODEL;
   }
-  const refused = badRequest(`model: "${asked}" is not a chat model available to the organization`, ['model']);
-  const effective = await effectiveChatModel(deps, asked, organizationId).catch((error: unknown) => {
-    throw isAppError(error, 'not_found') ? refused : error;
-  });
-  if (!(effective.copy?.enabled ?? effective.model.enabled_by_default)) throw refused;
-  return effective.model.id;
+  return (await requireAvailableChatModel(deps, asked, organizationId)).model.id;
 }
 
 /** Acquires the lock and enqueues the chat-run job in one transaction; 409 while a live run holds it. */

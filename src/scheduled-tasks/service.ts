@@ -1,5 +1,5 @@
 import { type Actor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
-import { effectiveChatModel } from '../chat-models/index.ts';
+import { requireAvailableChatModel } from '../chat-models/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
@@ -24,13 +24,7 @@ export async function checkSettings(
   settings: { schedule?: Schedule; model?: string | null; skill_id?: string | null; email_recipients?: readonly string[] },
 ): Promise<void> {
   if (settings.schedule) validateSchedule(settings.schedule, { minIntervalSeconds: deps.config.SCHEDULED_TASK_MIN_INTERVAL_SECONDS });
-  if (settings.model) {
-    const refused = badRequest(`model: "${settings.model}" is not a chat model available to the organization`, ['model']);
-    const effective = await effectiveChatModel(deps, settings.model, organizationId).catch((error: unknown) => {
-      throw isAppError(error, 'not_found') ? refused : error;
-    });
-    if (!(effective.copy?.enabled ?? effective.model.enabled_by_default)) throw refused;
-  }
+  if (settings.model) await requireAvailableChatModel(deps, settings.model, organizationId);
   if (settings.skill_id) {
     const refused = badRequest(`skill_id: no skill ${settings.skill_id} that you can read in this organization`, ['skill_id']);
     const { row } = await actor.resource(deps.db, 'skill', settings.skill_id, 'read').catch((error: unknown) => {
