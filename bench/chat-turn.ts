@@ -24,6 +24,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../src/auth/sign.ts';
 import { chatRunJob } from '../src/conversations/jobs.ts';
+import { sseEvents } from '../test/support/sse.ts';
 import { startBareKoa } from './support/bare-koa.ts';
 import { createDb } from '../src/db/knex.ts';
 import { createBoss } from '../src/jobs/boss.ts';
@@ -143,23 +144,13 @@ async function turn(conversationId: string): Promise<Turn> {
   let first: number | undefined;
   let done: number | undefined;
   let status: string | undefined;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const { event, data } of sseEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
     const at = performance.now() - started;
-    buffer += decoder.decode(chunk, { stream: true });
-    for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const event = /^event: (.*)$/m.exec(block)?.[1];
-      const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (!event || !data) continue;
-      const payload = JSON.parse(data) as { content?: string; text?: string; status?: string };
-      if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) first = at;
-      if (event === 'done') {
-        done ??= at;
-        status = payload.status;
-      }
+    const payload = data as { content?: string; text?: string; status?: string };
+    if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) first = at;
+    if (event === 'done') {
+      done ??= at;
+      status = payload.status;
     }
   }
   if (done === undefined || status !== 'succeeded') throw new Error(`run ${run.body.run.id}: stream ended without a succeeded done (${status})`);

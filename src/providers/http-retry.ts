@@ -3,7 +3,7 @@
  * answers are worth another attempt, how long to wait before it (the upstream's `Retry-After`, else
  * doubling from a base, never longer than a cap), and a wait the caller's abort cuts short.
  */
-import { errors } from 'undici';
+import { Agent, errors } from 'undici';
 
 /** Overloaded (429) or failing (5xx): another attempt may succeed. */
 export const retryableStatus = (status: number) => status === 429 || status >= 500;
@@ -67,3 +67,16 @@ export function isRefusedConnection(error: unknown): boolean {
   }
   return false;
 }
+
+/** The caller's tuning over the adapter's defaults (each adapter knows how slow its service may be). */
+export const withDefaults = (options: HttpTuning, defaults: Required<HttpTuning>): Required<HttpTuning> => ({
+  headersTimeoutMs: options.headersTimeoutMs ?? defaults.headersTimeoutMs,
+  bodyTimeoutMs: options.bodyTimeoutMs ?? defaults.bodyTimeoutMs,
+  maxRetries: options.maxRetries ?? defaults.maxRetries,
+  retryBaseMs: options.retryBaseMs ?? defaults.retryBaseMs,
+  retryMaxMs: options.retryMaxMs ?? defaults.retryMaxMs,
+});
+
+/** Pooled keep-alive connections with the tuning's timeouts. */
+export const pooledAgent = (tuning: Pick<Required<HttpTuning>, 'headersTimeoutMs' | 'bodyTimeoutMs'>, connections: number) =>
+  new Agent({ connections, headersTimeout: tuning.headersTimeoutMs, bodyTimeout: tuning.bodyTimeoutMs });

@@ -7,35 +7,7 @@ import { testConfig } from '../support/config.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { spawnWeb, type WebChild } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-
-interface SseEvent {
-  event: string;
-  data: any;
-}
-
-/** A streaming SSE client: collects events until the server closes the stream. */
-async function follow(base: string, path: string, token: string) {
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
-  const events: SseEvent[] = [];
-  let comments = 0;
-  const ended = (async () => {
-    if (!res.ok) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, cut);
-        buffer = buffer.slice(cut + 2);
-        if (block.startsWith(':')) comments++;
-        const event = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (event && data) events.push({ event, data: JSON.parse(data) });
-      }
-    }
-  })();
-  return { res, events, ended, comments: () => comments };
-}
+import { follow, type SseEvent } from '../support/sse.ts';
 
 const textOf = (events: SseEvent[]) =>
   events.reduce((text, e) => (e.event === 'snapshot' ? e.data.content : e.event === 'delta' ? text + e.data.text : text), '');

@@ -2,44 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { chatRunJob } from '../../src/conversations/jobs.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
-import { createDb, eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
+import { createDb, eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly } from '../jobs/support.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { follow } from '../support/sse.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 import type { Db } from '../../src/db/knex.ts';
-
-interface SseEvent {
-  event: string;
-  data: any;
-}
-
-/** An SSE client that can hang up: collects events until the server ends the stream or `hangUp()`. */
-async function follow(base: string, path: string, token: string) {
-  const controller = new AbortController();
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal });
-  const events: SseEvent[] = [];
-  const ended = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) });
-        }
-      }
-    } catch (error) {
-      if (!controller.signal.aborted) throw error;
-    }
-  })();
-  return { res, events, ended, hangUp: () => controller.abort() };
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const delta = (text: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
@@ -99,14 +68,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     upstream = await startUpstream({ '/v1/chat/completions': (req, res) => void answer(req, res) });
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
-    const boss = createBoss(url, 'release');
-    await boss.start();
-    try {
-      // A dead attempt is retried once its heartbeat is 10 s stale, with no retry delay.
-      await boss.updateQueue(chatRunJob.name, { heartbeatSeconds: HEARTBEAT_SECONDS, retryDelay: 0, retryBackoff: false });
-    } finally {
-      await boss.stop({ graceful: false, close: true });
-    }
+    await retryDeadAttemptsQuickly(url, chatRunJob.name, HEARTBEAT_SECONDS);
     server = await startTestServer({ CHAT_RUN_STALE_SECONDS: '3' }, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);

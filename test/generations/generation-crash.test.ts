@@ -3,8 +3,7 @@ import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { generationJob } from '../../src/generations/jobs.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
-import { eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
+import { eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly } from '../jobs/support.ts';
 import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -25,12 +24,7 @@ describe('generations: worker killed mid-generation', function () {
   before(async () => {
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
-    const boss = createBoss(url, 'release');
-    await boss.start();
-    // A dead attempt is retried once its heartbeat is 10 s stale (pg-boss's minimum), at once.
-    await boss
-      .updateQueue(generationJob.name, { heartbeatSeconds: 10, retryDelay: 0, retryBackoff: false })
-      .finally(() => boss.stop({ graceful: false, close: true }));
+    await retryDeadAttemptsQuickly(url, generationJob.name);
     server = await startTestServer({}, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);

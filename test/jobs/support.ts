@@ -20,6 +20,20 @@ export async function expireAttemptsQuickly(url: string, queue: string, expireIn
   await boss.stop({ graceful: false, close: true });
 }
 
+/**
+ * A killed worker's attempt is retried once its heartbeat is 10 s stale (pg-boss's minimum), with
+ * no retry delay — seconds instead of the queue's production timings.
+ */
+export async function retryDeadAttemptsQuickly(url: string, queue: string, heartbeatSeconds = 10): Promise<void> {
+  const boss = createBoss(url, 'release');
+  await boss.start();
+  try {
+    await boss.updateQueue(queue, { heartbeatSeconds, retryDelay: 0, retryBackoff: false });
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
+}
+
 /** An organization with a pending invitation whose e-mail job was enqueued in the same transaction. */
 export async function seedInvitation(db: Db, url: string): Promise<{ invitationId: string; jobId: string }> {
   const boss = createBoss(url, 'web');

@@ -3,9 +3,8 @@ import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
 import { meteredCallJob } from '../../src/metering/index.ts';
-import { eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
+import { eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly } from '../jobs/support.ts';
 import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -46,11 +45,7 @@ describe('metered calls: worker killed between accept and settle', function () {
       });
       stack.url = await isolatedDatabase();
       stack.db = createDb(stack.url, { max: 3 });
-      const boss = createBoss(stack.url, 'release');
-      await boss.start();
-      await boss
-        .updateQueue(meteredCallJob.name, { heartbeatSeconds: 10, retryDelay: 0, retryBackoff: false })
-        .finally(() => boss.stop({ graceful: false, close: true }));
+      await retryDeadAttemptsQuickly(stack.url, meteredCallJob.name);
       stack.server = await startTestServer({ READ_TIMEOUT_MS: String(readTimeoutMs) }, { databaseUrl: stack.url });
       stack.alice = newUser();
       stack.org = await createOrganization(stack.server, stack.alice);

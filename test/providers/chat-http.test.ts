@@ -3,15 +3,8 @@ import { expect } from 'chai';
 import { HttpChatProvider } from '../../src/providers/chat/http.ts';
 import { retryAfterMs } from '../../src/providers/http-retry.ts';
 import { type ChatChunk, ChatProviderError, type ChatRequest } from '../../src/providers/chat/index.ts';
-import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { startUpstream, type FakeUpstream, readJson, sleep } from '../support/upstream.ts';
 
-const readJson = (req: IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
-  });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const event = (delta: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: delta } }] })}\n\n`;
 const usageEvent = (input: number, output: number) =>
   `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: input, completion_tokens: output } })}\n\n`;

@@ -5,18 +5,8 @@ import { OpenAiGenerationProvider, type OpenAiGenerationOptions } from '../../sr
 import { encodePng } from '../../src/providers/generation/png.ts';
 import type { GenerationKind } from '../../src/providers/generation/types.ts';
 import { encodeWav } from '../../src/providers/generation/wav.ts';
-import { type FakeUpstream, startUpstream } from '../support/upstream.ts';
+import { type FakeUpstream, startUpstream, readJson, json } from '../support/upstream.ts';
 
-const readJson = (req: IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
-  });
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 const png = encodePng(3, 2, new Uint8Array(18).fill(200));
 const wav = encodeWav(new Int16Array(8000), 8000);
 

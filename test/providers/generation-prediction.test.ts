@@ -6,19 +6,12 @@ import { encodePng } from '../../src/providers/generation/png.ts';
 import { PredictionGenerationProvider, verifyPredictionWebhook } from '../../src/providers/generation/prediction.ts';
 import type { GenerationKind, GenerationRequest } from '../../src/providers/generation/types.ts';
 import { encodeWav } from '../../src/providers/generation/wav.ts';
-import { type FakeUpstream, startUpstream } from '../support/upstream.ts';
+import { type FakeUpstream, startUpstream, readJson, sleep } from '../support/upstream.ts';
 
-const readJson = (req: IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
-  });
 const json = (res: ServerResponse, status: number, body: unknown) => {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const png = encodePng(4, 4, new Uint8Array(48).fill(90));
 const wav = encodeWav(new Int16Array(4000), 8000);
 

@@ -2,18 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { isReadFailure, type ReadFailureKind } from '../../src/core/read-failure.ts';
 import { HttpSearchProvider, type SearchQuery } from '../../src/providers/search/index.ts';
-import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { startUpstream, type FakeUpstream, readJson, json } from '../support/upstream.ts';
 
-const readJson = (req: IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
-  });
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 const hit = (n: number, extra: Record<string, unknown> = {}) => ({ title: `Result ${n}`, url: `https://example.org/${n}`, snippet: `Snippet ${n}`, ...extra });
 
 /** The HTTP search adapter against a fake search service on loopback; the scenario is picked by the query. */

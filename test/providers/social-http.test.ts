@@ -3,19 +3,8 @@ import { expect } from 'chai';
 import { ReadFailure } from '../../src/core/read-failure.ts';
 import { HttpSocialProvider, type HttpSocialOptions } from '../../src/providers/social/http.ts';
 import { createSocialProvider } from '../../src/providers/social/index.ts';
-import { type FakeUpstream, startUpstream } from '../support/upstream.ts';
+import { type FakeUpstream, startUpstream, readJson, json, sleep } from '../support/upstream.ts';
 
-const readJson = (req: IncomingMessage) =>
-  new Promise<any>((resolve) => {
-    let text = '';
-    req.on('data', (chunk) => (text += chunk));
-    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
-  });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 const ok = (res: ServerResponse, pages = 1) => json(res, 200, { result: { summary: 'Ada has 3 followers', followers_count: 3 }, pages });
 
 /** The HTTP social adapter against a fake social data service on loopback; each operation name is a scenario. */

@@ -41,3 +41,19 @@ export async function startUpstream(routes: Record<string, UpstreamHandler>): Pr
       }),
   };
 }
+
+/** A fake upstream's view of a request body: parsed JSON (undefined when empty). */
+export const readJson = (req: http.IncomingMessage) =>
+  new Promise<any>((resolve) => {
+    let text = '';
+    req.on('data', (chunk) => (text += chunk));
+    req.on('end', () => resolve(text ? JSON.parse(text) : undefined));
+  });
+
+/** A fake upstream's JSON answer. */
+export const json = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,5 +1,5 @@
 import { type Dispatcher, request } from 'undici';
-import { backoffMs, type HttpTuning, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, pause, retryableStatus, withDefaults } from '../http-retry.ts';
 import { estimateTokens } from './sandbox.ts';
 import { type ChatChunk, type ChatProvider, ChatProviderError, type ChatRequest } from './types.ts';
 
@@ -25,11 +25,7 @@ export class HttpChatProvider implements ChatProvider {
     this.url = new URL(`${base.endsWith('/v1') ? base : `${base}/v1`}/chat/completions`);
     this.options = {
       apiKey: options.apiKey,
-      headersTimeoutMs: options.headersTimeoutMs ?? 30_000,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? 60_000,
-      maxRetries: options.maxRetries ?? 2,
-      retryBaseMs: options.retryBaseMs ?? 500,
-      retryMaxMs: options.retryMaxMs ?? 10_000,
+      ...withDefaults(options, { headersTimeoutMs: 30_000, bodyTimeoutMs: 60_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 10_000 }),
     };
   }
 

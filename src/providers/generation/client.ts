@@ -1,6 +1,6 @@
-import { Agent, type Dispatcher, request } from 'undici';
+import { type Agent, type Dispatcher, request } from 'undici';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
-import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, pooledAgent, retryableStatus, withDefaults } from '../http-retry.ts';
 
 /** Retries are safe for POSTs too: they carry the generation's idempotency key. A synchronous image can take a minute to its headers. */
 export interface GenerationHttpOptions extends HttpTuning {
@@ -31,18 +31,10 @@ export class GenerationHttp {
   ) {
     this.options = {
       apiKey: options.apiKey,
-      headersTimeoutMs: options.headersTimeoutMs ?? 120_000,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? 60_000,
-      maxRetries: options.maxRetries ?? 2,
-      retryBaseMs: options.retryBaseMs ?? 500,
-      retryMaxMs: options.retryMaxMs ?? 10_000,
+      ...withDefaults(options, { headersTimeoutMs: 120_000, bodyTimeoutMs: 60_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 10_000 }),
       maxResponseBytes: options.maxResponseBytes ?? 20 * 1024 * 1024,
     };
-    this.agent = new Agent({
-      connections: options.connections ?? 16,
-      headersTimeout: this.options.headersTimeoutMs,
-      bodyTimeout: this.options.bodyTimeoutMs,
-    });
+    this.agent = pooledAgent(this.options, options.connections ?? 16);
   }
 
   /** A 2xx answer with its whole body; anything else throws ReadFailure once the retries are spent (an abort rethrows its reason). */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { random, stableJson } from '../sandbox-random.ts';
 import { ReadFailure } from '../../core/read-failure.ts';
 import { pause } from '../http-retry.ts';
 import { encodeGif } from './gif.ts';
@@ -60,7 +61,7 @@ export class SandboxGenerationProvider implements GenerationProvider {
 }
 
 function make(request: GenerationRequest, seed: Buffer): { file: GeneratedFile; usage: GenerationResult['usage'] } {
-  const random = prng(seed.readUInt32BE(0));
+  const rng = random(seed.readUInt32BE(0));
   const { parameters } = request;
   switch (request.kind) {
     case 'image': {
@@ -84,7 +85,7 @@ function make(request: GenerationRequest, seed: Buffer): { file: GeneratedFile; 
       const noteLength = sampleRate / 4; // quarter-second notes
       const fade = sampleRate / 100;
       for (let start = 0; start < samples.length; start += noteLength) {
-        const frequency = scale[Math.floor(random() * scale.length)]!;
+        const frequency = scale[Math.floor(rng() * scale.length)]!;
         for (let i = 0; i < noteLength && start + i < samples.length; i++) {
           // Short fades at both ends of a note: no clicks between notes.
           const envelope = Math.min(1, i / fade, (noteLength - i) / fade);
@@ -121,7 +122,7 @@ function make(request: GenerationRequest, seed: Buffer): { file: GeneratedFile; 
     }
     case 'text': {
       const topic = request.prompt.replace(/\s+/g, ' ').trim().slice(0, 80);
-      const picked = [0, 1, 2].map(() => phrases[Math.floor(random() * phrases.length)]!);
+      const picked = [0, 1, 2].map(() => phrases[Math.floor(rng() * phrases.length)]!);
       const text = `[sandbox generation] A short piece on "${topic}": ${picked.join('; ')}. (model ${request.model}, reference ${seed.toString('hex').slice(0, 8)})\n`;
       const file = { contentType: 'text/plain; charset=utf-8', extension: 'txt', bytes: Buffer.from(text, 'utf8') };
       return { file, usage: { units: [...text].length, unit: 'characters' } };
@@ -132,29 +133,4 @@ function make(request: GenerationRequest, seed: Buffer): { file: GeneratedFile; 
 /** A whole number parameter clamped to its range; anything else (absent, not a number) takes the default. */
 function intParam(value: unknown, min: number, max: number, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? Math.min(max, Math.max(min, Math.round(value))) : fallback;
-}
-
-/** JSON with object keys sorted: `{a, b}` and `{b, a}` are the same parameters, so the same output. */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** mulberry32: a tiny seeded generator, the same sequence on every machine. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

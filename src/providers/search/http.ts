@@ -1,5 +1,5 @@
 import { Pool, type Dispatcher } from 'undici';
-import { backoffMs, type HttpTuning, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { backoffMs, type HttpTuning, isTimeout, pause, retryableStatus, withDefaults } from '../http-retry.ts';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import { mapUpstreamHits, readEnvelope } from './envelope.ts';
 import { SEARCH_PAGE_SIZE, type SearchProvider, type SearchQuery, type SearchResult, searchSummary } from './types.ts';
@@ -28,12 +28,8 @@ export class HttpSearchProvider implements SearchProvider {
     this.url = new URL(`${base.endsWith('/v1') ? base : `${base}/v1`}/search`);
     this.options = {
       apiKey: options.apiKey,
-      headersTimeoutMs: options.headersTimeoutMs ?? 15_000,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? 15_000,
+      ...withDefaults(options, { headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 5_000 }),
       maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024,
-      maxRetries: options.maxRetries ?? 2,
-      retryBaseMs: options.retryBaseMs ?? 500,
-      retryMaxMs: options.retryMaxMs ?? 5_000,
     };
     this.pool = new Pool(this.url.origin, {
       connections: 16,

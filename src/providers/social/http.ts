@@ -1,5 +1,5 @@
-import { Agent, type Dispatcher, request } from 'undici';
-import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, retryableStatus } from '../http-retry.ts';
+import { type Agent, type Dispatcher, request } from 'undici';
+import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, pooledAgent, retryableStatus, withDefaults } from '../http-retry.ts';
 import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
 import type { SocialProvider } from './types.ts';
 
@@ -33,18 +33,10 @@ export class HttpSocialProvider implements SocialProvider {
     this.base = base.endsWith('/v1') ? base : `${base}/v1`;
     this.options = {
       apiKey: options.apiKey,
-      headersTimeoutMs: options.headersTimeoutMs ?? 30_000,
-      bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
-      maxRetries: options.maxRetries ?? 2,
-      retryBaseMs: options.retryBaseMs ?? 500,
-      retryMaxMs: options.retryMaxMs ?? 10_000,
+      ...withDefaults(options, { headersTimeoutMs: 30_000, bodyTimeoutMs: 30_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 10_000 }),
       maxResponseBytes: options.maxResponseBytes ?? 5 * 1024 * 1024,
     };
-    this.agent = new Agent({
-      connections: options.connections ?? 32,
-      headersTimeout: this.options.headersTimeoutMs,
-      bodyTimeout: this.options.bodyTimeoutMs,
-    });
+    this.agent = pooledAgent(this.options, options.connections ?? 32);
   }
 
   async read(operation: string, input: unknown, options: { signal: AbortSignal; maxPages: number }): Promise<{ result: unknown; pages: number }> {
