@@ -3,7 +3,8 @@
  * answers are worth another attempt, how long to wait before it (the upstream's `Retry-After`, else
  * doubling from a base, never longer than a cap), and a wait the caller's abort cuts short.
  */
-import { Agent, errors } from 'undici';
+import { Agent, type Dispatcher, errors } from 'undici';
+import { isReadFailure, ReadFailure } from '../core/read-failure.ts';
 
 /** Overloaded (429) or failing (5xx): another attempt may succeed. */
 export const retryableStatus = (status: number) => status === 429 || status >= 500;
@@ -80,3 +81,31 @@ export const withDefaults = (options: HttpTuning, defaults: Required<HttpTuning>
 /** Pooled keep-alive connections with the tuning's timeouts. */
 export const pooledAgent = (tuning: Pick<Required<HttpTuning>, 'headersTimeoutMs' | 'bodyTimeoutMs'>, connections: number) =>
   new Agent({ connections, headersTimeout: tuning.headersTimeoutMs, bodyTimeout: tuning.bodyTimeoutMs });
+
+/**
+ * Reads a response body up to `cap` bytes, refusing (and closing the connection) past it — a
+ * runaway upstream must not exhaust the process. Failures are ReadFailures naming `what` (e.g.
+ * "social service answer to net2_profile"): too large → malformed, stalled → timeout, broken off →
+ * failed; the caller's abort rethrows its reason.
+ */
+export async function readCappedBody(response: Dispatcher.ResponseData, signal: AbortSignal, what: string, cap: number): Promise<Buffer> {
+  const tooLarge = () => new ReadFailure('malformed', `${what} is larger than ${cap} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    if (Number(response.headers['content-length']) > cap) throw tooLarge();
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > cap) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    if (isReadFailure(error)) throw error;
+    if (isTimeout(error)) throw new ReadFailure('timeout', `${what} stalled`, { cause: error });
+    throw new ReadFailure('failed', `${what} broke off: ${(error as Error).message}`, { cause: error });
+  } finally {
+    if (!response.body.destroyed) response.body.destroy();
+  }
+  return Buffer.concat(chunks);
+}

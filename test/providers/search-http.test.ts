@@ -135,7 +135,7 @@ describe('providers: HTTP search', () => {
   });
 
   it('answers malformed for an oversize, non-JSON or wrongly shaped body', async () => {
-    await failure(search('huge'), 'malformed', /more than 100000 bytes/);
+    await failure(search('huge'), 'malformed', /is larger than 100000 bytes/);
     await failure(search('not-json'), 'malformed', /not JSON/);
     await failure(search('wrong-shape'), 'malformed', /results/);
   });

@@ -1,6 +1,16 @@
 import { type Agent, type Dispatcher, request } from 'undici';
-import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
-import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, pooledAgent, retryableStatus, withDefaults } from '../http-retry.ts';
+import { ReadFailure } from '../../core/read-failure.ts';
+import {
+  backoffMs,
+  type HttpTuning,
+  isRefusedConnection,
+  isTimeout,
+  pause,
+  pooledAgent,
+  retryableStatus,
+  withDefaults,
+  readCappedBody,
+} from '../http-retry.ts';
 
 /** Retries are safe for POSTs too: they carry the generation's idempotency key. A synchronous image can take a minute to its headers. */
 export interface GenerationHttpOptions extends HttpTuning {
@@ -91,27 +101,8 @@ export class GenerationHttp {
     return this.agent.close();
   }
 
-  /** The body, refusing (and closing the connection) once it passes the size cap. */
-  private async read(response: Dispatcher.ResponseData, signal: AbortSignal, what: string, cap = this.options.maxResponseBytes): Promise<Buffer> {
-    const tooLarge = () => new ReadFailure('malformed', `${this.service} answer to ${what} is larger than ${cap} bytes`);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      if (Number(response.headers['content-length']) > cap) throw tooLarge();
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > cap) throw tooLarge();
-        chunks.push(chunk);
-      }
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (isReadFailure(error)) throw error;
-      if (isTimeout(error)) throw new ReadFailure('timeout', `${this.service} answer to ${what} stalled`, { cause: error });
-      throw new ReadFailure('failed', `${this.service} answer to ${what} broke off: ${(error as Error).message}`, { cause: error });
-    } finally {
-      if (!response.body.destroyed) response.body.destroy();
-    }
-    return Buffer.concat(chunks);
+  private read(response: Dispatcher.ResponseData, signal: AbortSignal, what: string, cap = this.options.maxResponseBytes): Promise<Buffer> {
+    return readCappedBody(response, signal, `${this.service} answer to ${what}`, cap);
   }
 }
 

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
-import { backoffMs, type HttpTuning, isTimeout, pause, retryableStatus, withDefaults } from '../http-retry.ts';
-import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
+import { backoffMs, type HttpTuning, isTimeout, pause, retryableStatus, withDefaults, readCappedBody } from '../http-retry.ts';
+import { ReadFailure } from '../../core/read-failure.ts';
 import { mapUpstreamHits, readEnvelope } from './envelope.ts';
 import { SEARCH_PAGE_SIZE, type SearchProvider, type SearchQuery, type SearchResult, searchSummary } from './types.ts';
 
@@ -94,23 +94,7 @@ export class HttpSearchProvider implements SearchProvider {
   }
 
   private async readBody(response: Dispatcher.ResponseData, signal: AbortSignal): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > this.options.maxBodyBytes) throw new ReadFailure('malformed', `search service answered more than ${this.options.maxBodyBytes} bytes`);
-        chunks.push(chunk);
-      }
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (isReadFailure(error)) throw error;
-      if (isTimeout(error)) throw new ReadFailure('timeout', 'search service stalled while answering', { cause: error });
-      throw new ReadFailure('failed', `search service answer broke off: ${(error as Error).message}`, { cause: error });
-    } finally {
-      if (!response.body.destroyed) response.body.destroy();
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    return (await readCappedBody(response, signal, 'search service answer', this.options.maxBodyBytes)).toString('utf8');
   }
 
   private backoff(attempt: number, retryAfter: string | string[] | undefined): number {

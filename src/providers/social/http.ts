@@ -1,6 +1,16 @@
 import { type Agent, type Dispatcher, request } from 'undici';
-import { backoffMs, type HttpTuning, isRefusedConnection, isTimeout, pause, pooledAgent, retryableStatus, withDefaults } from '../http-retry.ts';
-import { isReadFailure, ReadFailure } from '../../core/read-failure.ts';
+import {
+  backoffMs,
+  type HttpTuning,
+  isRefusedConnection,
+  isTimeout,
+  pause,
+  pooledAgent,
+  retryableStatus,
+  withDefaults,
+  readCappedBody,
+} from '../http-retry.ts';
+import { ReadFailure } from '../../core/read-failure.ts';
 import type { SocialProvider } from './types.ts';
 
 export interface HttpSocialOptions extends HttpTuning {
@@ -93,28 +103,8 @@ export class HttpSocialProvider implements SocialProvider {
     return backoffMs(attempt, retryAfter, this.options);
   }
 
-  /** The body as text, refusing (and closing the connection) once it passes the size cap. */
   private async text(response: Dispatcher.ResponseData, signal: AbortSignal, operation: string, cap = this.options.maxResponseBytes): Promise<string> {
-    const tooLarge = () => new ReadFailure('malformed', `social service answer to ${operation} is larger than ${cap} bytes`);
-    const declared = Number(response.headers['content-length']);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      if (declared > cap) throw tooLarge();
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > cap) throw tooLarge();
-        chunks.push(chunk);
-      }
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (isReadFailure(error)) throw error;
-      if (isTimeout(error)) throw new ReadFailure('timeout', `social service answer to ${operation} stalled`, { cause: error });
-      throw new ReadFailure('failed', `social service answer to ${operation} broke off: ${(error as Error).message}`, { cause: error });
-    } finally {
-      if (!response.body.destroyed) response.body.destroy();
-    }
-    return Buffer.concat(chunks).toString('utf8');
+    return (await readCappedBody(response, signal, `social service answer to ${operation}`, cap)).toString('utf8');
   }
 }
 
