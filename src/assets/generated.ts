@@ -59,6 +59,6 @@ export async function insertGeneratedAssets(
       subjectId: asset.id,
       data: { type: asset.type, title: asset.title, generation_id: generation.id },
     });
-    await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
+    await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id }, { organizationId: generation.organizationId });
   }
 }

@@ -78,7 +78,7 @@ export async function completeImport(deps: Deps, asset: ImportSubject, file: Imp
       subjectId: asset.id,
       data: { content_type: file.contentType, size: file.size },
     });
-    await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
+    await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id }, { organizationId: asset.organization_id });
     return true;
   });
 }

@@ -12,6 +12,7 @@ export const assetImportJob = defineJob({
   name: 'asset.import-link',
   version: 1,
   payload: assetPayload,
+  searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 10 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.importLink),
 });
@@ -21,6 +22,7 @@ export const assetEnrichmentJob = defineJob({
   name: 'asset.enrich',
   version: 1,
   payload: assetPayload,
+  searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 5 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.enrichAsset),
 });

@@ -49,7 +49,7 @@ export async function startLinkImport(
       subjectId: asset.id,
       data: { source_url: input.url, project_id: input.project_id ?? null },
     });
-    await deps.jobs.enqueue(trx, assetImportJob, { asset_id: asset.id });
+    await deps.jobs.enqueue(trx, assetImportJob, { asset_id: asset.id }, { organizationId: asset.organization_id });
     return asset;
   });
 }

@@ -41,7 +41,7 @@ export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Pr
       subjectId: asset.id,
       data: { type: asset.type, title: asset.title, project_id: input.project_id ?? null },
     });
-    if (enrich) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id });
+    if (enrich) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id }, { organizationId: asset.organization_id });
     return asset;
   });
 }
@@ -69,7 +69,7 @@ export function updateAsset(deps: Deps, actor: Actor, id: string, changes: Asset
       subjectId: id,
       data: { fields: Object.keys(changes).sort() },
     });
-    if (reEnrich && changes.content !== null) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: id });
+    if (reEnrich && changes.content !== null) await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: id }, { organizationId: before.organization_id });
     return row!;
   });
 }

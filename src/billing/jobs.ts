@@ -9,6 +9,7 @@ export const cycleRefillsJob = defineJob({
   name: 'billing.cycle-refills',
   version: 1,
   payload: organizationScope,
+  searchable: ['organization_id'],
   policy: { retryLimit: 3, expireInSeconds: 10 * 60 },
   cron: '*/10 * * * *',
   handler: () => import('./handlers.ts').then((m) => m.cycleRefills),

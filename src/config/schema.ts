@@ -163,10 +163,38 @@ export const configSchema = z
     WORKER_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
     /** A worker that lost the database probes it with exponential backoff up to this many seconds. */
     WORKER_DB_RETRY_MAX_SECONDS: z.coerce.number().min(0.1).default(30),
+    /** Each worker writes its heartbeat (and the jobs it holds) to job_workers this often. */
+    WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.2).max(60).default(5),
+    /** A worker whose heartbeat is older than this is shown as lost, and its jobs are failed so they are retried. */
+    WORKER_LOST_AFTER_SECONDS: z.coerce.number().min(1).default(30),
+    /** Jobs of one organization running at once on one queue, across all workers (pg-boss group concurrency): fairness between tenants. */
+    JOB_ORGANIZATION_CONCURRENCY: z.coerce.number().int().min(1).max(1000).default(8),
+    /** The job console's statement timeout: a list over millions of rows answers 503 instead of hanging the database. */
+    OPS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
+    /** Bulk actions work this many jobs per batch, pausing between batches so they never crowd out live work. */
+    OPS_BULK_BATCH_SIZE: z.coerce.number().int().min(1).max(5000).default(200),
+    OPS_BULK_PAUSE_MS: z.coerce.number().int().min(0).default(200),
+    /** Alert thresholds on GET /ops/queues and /metrics: oldest ready job older than this (seconds)… */
+    OPS_ALERT_BACKLOG_AGE_SECONDS: z.coerce.number().int().min(1).default(300),
+    /** …failed share of the last 15 minutes' finished attempts above this (with at least 10 attempts)… */
+    OPS_ALERT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0.2),
+    /** …or no live worker serving a queue for this many seconds. */
+    OPS_ALERT_NO_WORKER_SECONDS: z.coerce.number().int().min(1).default(60),
     /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     /** Connector credential encryption keys; unset → development/test generate one into DATA_DIR, production refuses to store credentials (503). */
     CONNECTOR_SECRET_KEYS: z.preprocess(emptyAsUnset, connectorSecretKeys),
+    /**
+     * Bearer token a Prometheus scrape of `GET /metrics` must send (compared in constant time). Set
+     * alone, the web process serves /metrics on its API port behind it; with METRICS_PORT or
+     * WORKER_METRICS_PORT it guards those ports too. Unset with no metrics port: the web process
+     * answers `GET /metrics` 404 — metrics are never public by default.
+     */
+    METRICS_TOKEN: z.preprocess(emptyAsUnset, z.string().min(16).max(256).regex(/^\S+$/, 'must not contain whitespace').optional()),
+    /** The web process serves `GET /metrics` on this separate port only (not on PORT); open unless METRICS_TOKEN is set. 0 picks a free port. */
+    METRICS_PORT: z.preprocess(emptyAsUnset, z.coerce.number().int().min(0).max(65535).optional()),
+    /** Each worker process serves `GET /metrics` on this port (behind METRICS_TOKEN when set); unset → workers serve no metrics. */
+    WORKER_METRICS_PORT: z.preprocess(emptyAsUnset, z.coerce.number().int().min(0).max(65535).optional()),
   })
   .superRefine((env, ctx) => {
     if (env.NODE_ENV === 'production' && !env.JWT_SECRET && !env.JWKS_URI) {

@@ -13,6 +13,7 @@ export const chatRunJob = defineJob({
   name: 'conversation.chat-run',
   version: 1,
   payload: chatRunPayload,
+  searchable: ['run_id'],
   policy: { retryLimit: 3, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 60, expireInSeconds: 15 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.runChat),
 });

@@ -114,7 +114,7 @@ export function startRun(deps: Deps, actor: Actor, conversationId: string, input
       })
       .returning('*')) as RunRow[];
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
-    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id });
+    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id });
     return run!;
   });
 }

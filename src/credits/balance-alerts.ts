@@ -16,7 +16,7 @@ const BATCH = 500;
  * Checks are cheap and idempotent (the watermark), so a burst of movements may queue several.
  */
 export async function enqueueBalanceAlertCheck(deps: Pick<Deps, 'jobs'>, trx: Tx, organizationId: string): Promise<void> {
-  await deps.jobs.enqueue(trx, balanceAlertCheckJob, { organization_id: organizationId });
+  await deps.jobs.enqueue(trx, balanceAlertCheckJob, { organization_id: organizationId }, { organizationId });
 }
 
 /**
@@ -77,7 +77,7 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
           subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
           text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
           idempotency_key: `balance-alert:${crossing}:${to}`,
-        });
+        }, { organizationId });
       }
     }
     return crossed.length;

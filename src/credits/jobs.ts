@@ -35,6 +35,7 @@ export const balanceAlertCheckJob = defineJob({
   name: 'billing.balance-alert-check',
   version: 1,
   payload: organizationScope,
+  searchable: ['organization_id'],
   policy: { retryLimit: 5, expireInSeconds: 5 * 60 },
   cron: '* * * * *',
   handler: () => import('./handlers.ts').then((m) => m.balanceAlertCheck),
@@ -48,5 +49,7 @@ export const balanceAlertEmailJob = defineJob({
   name: 'billing.balance-alert-email',
   version: 1,
   payload: balanceAlertEmailPayload,
+  searchable: ['organization_id'],
+  sensitive: ['to', 'subject', 'text'],
   handler: () => import('./handlers.ts').then((m) => m.balanceAlertEmail),
 });

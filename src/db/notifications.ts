@@ -38,6 +38,7 @@ export class NotificationHub {
   private connecting: Promise<void> | null = null;
   private reconnect: NodeJS.Timeout | null = null;
   private closed = false;
+  private failedReconnects = 0;
   /** channel → key → subscribers */
   private readonly channels = new Map<string, Map<string, Set<Subscriber>>>();
   /** Channels the current connection listens on. */
@@ -128,9 +129,13 @@ export class NotificationHub {
       this.reconnect = null;
       this.connect().then(
         // Notifications sent while disconnected are lost: every subscriber re-reads.
-        () => this.everySubscriber((s) => s.changed()),
+        () => {
+          this.failedReconnects = 0;
+          this.everySubscriber((s) => s.changed());
+        },
         (error: unknown) => {
-          this.log.warn({ err: error }, 'notifications: reconnect failed');
+          // One line per outage, not one a second: the process's database watch reports the outage itself.
+          (this.failedReconnects++ === 0 ? this.log.warn : this.log.debug).call(this.log, { err: error }, 'notifications: reconnect failed');
           this.scheduleReconnect();
         },
       );

@@ -14,6 +14,7 @@ export const generationJob = defineJob({
   name: 'generation.run',
   version: 1,
   payload: generationPayload,
+  searchable: ['generation_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.runGeneration),
 });

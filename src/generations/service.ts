@@ -50,7 +50,7 @@ export async function createGeneration(
         quoted_credits: quote.credits,
         max_credits: body.max_credits ?? null,
       });
-      await deps.jobs.enqueue(trx, generationJob, { generation_id: id });
+      await deps.jobs.enqueue(trx, generationJob, { generation_id: id }, { organizationId: body.organization_id });
     },
   );
   return (await deps.db('generations').where({ id }).first()) as GenerationRow;

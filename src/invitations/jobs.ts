@@ -9,6 +9,7 @@ export const invitationEmailJob = defineJob({
   name: 'invitations.email',
   version: 1,
   payload: invitationEmailPayload,
+  searchable: ['invitation_id'],
   policy: { retryLimit: 8, retryDelaySeconds: 10, expireInSeconds: 5 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.emailInvitation),
 });

@@ -42,7 +42,7 @@ export async function createInvitation(deps: Deps, actor: Actor, organizationId:
         expires_at: trx.raw(`now() + interval '${INVITATION_TTL_DAYS} days'`),
       })
       .returning('id');
-    await deps.jobs.enqueue(trx, invitationEmailJob, { invitation_id: created.id });
+    await deps.jobs.enqueue(trx, invitationEmailJob, { invitation_id: created.id }, { organizationId });
     await recordActivity(trx, {
       organizationId,
       actorId: actor.userId,

@@ -2,6 +2,7 @@ import type { Job } from 'pg-boss';
 import type { z } from 'zod';
 import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
+import { unstamp } from './origin.ts';
 
 /** Retry, expiry and retention of a queue; every job of the queue inherits it. */
 export interface QueuePolicy {
@@ -55,6 +56,13 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   deadLetter: string;
   /** Cron (UTC) on which the workers send this job with an empty payload; pg-boss sends each run once. */
   cron: string | null;
+  /**
+   * Payload fields (top-level ids) operators may search jobs by — "which jobs worked on asset X".
+   * Each gets an expression index on the job table at release, so only declared fields are searchable.
+   */
+  searchable: readonly string[];
+  /** Payload fields redacted for organization admins in the console (e.g. e-mail addresses); an operator may reveal them, audited. */
+  sensitive: readonly string[];
   handler: () => Promise<JobRun<z.output<Payload>>>;
 }
 
@@ -76,6 +84,8 @@ export function defineJob<Payload extends z.ZodType>(spec: {
   payload: Payload;
   policy?: Partial<QueuePolicy>;
   cron?: string;
+  searchable?: readonly (keyof z.input<Payload> & string)[];
+  sensitive?: readonly (keyof z.input<Payload> & string)[];
   /** e.g. `() => import('./handlers.ts').then((m) => m.importLink)` */
   handler: () => Promise<JobRun<NoInfer<z.output<Payload>>>>;
 }): JobDefinition<Payload> {
@@ -87,6 +97,8 @@ export function defineJob<Payload extends z.ZodType>(spec: {
     policy: { ...defaultPolicy, ...spec.policy },
     deadLetter: `${queue}.dead`,
     cron: spec.cron ?? null,
+    searchable: spec.searchable ?? [],
+    sensitive: spec.sensitive ?? [],
     handler: spec.handler,
   };
 }
@@ -96,7 +108,8 @@ export function defineJob<Payload extends z.ZodType>(spec: {
  * crossed a process boundary and may predate a deploy), then the handler is loaded and called.
  */
 export async function runJob<J extends JobDefinition>(job: J, data: unknown, context: Omit<JobContext, 'lastAttempt'>): Promise<void> {
-  const payload = job.payload.parse(data) as z.output<J['payload']>;
+  // The origin's reserved keys (src/jobs/origin.ts) are not part of the payload contract.
+  const payload = job.payload.parse(unstamp(data).payload) as z.output<J['payload']>;
   const run = await job.handler();
   await run(payload, { ...context, lastAttempt: (context.job.retryCount ?? 0) >= job.policy.retryLimit });
 }

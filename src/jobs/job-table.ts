@@ -39,3 +39,31 @@ export async function tuneJobTables(db: Knex): Promise<string[]> {
   for (const table of tables) await db.raw(`ALTER TABLE ??.?? SET (${settings})`, [BOSS_SCHEMA, table]);
   return tables;
 }
+
+/** Where a declared-searchable payload field is indexed (one partial expression index per field name). */
+export const searchableIndexName = (field: string) => `job_ops_payload_${field}_i`;
+
+/**
+ * The indexes the job console reads through, on pg-boss's job table (created on the partitioned
+ * parent, so every partition has them): jobs by queue and by organization over a time window, by
+ * the request that enqueued them, and by each payload field a job definition declares searchable.
+ * Each index costs every job write a little, so only these exist — payload search is limited to
+ * declared fields for that reason. Idempotent; run by `release` (a plain CREATE INDEX: the first
+ * release on a large existing table holds writes to it while it builds).
+ */
+export async function indexJobTable(db: Knex, searchableFields: readonly string[]): Promise<string[]> {
+  const job = `${BOSS_SCHEMA}.job`;
+  const statements: [string, string][] = [
+    ['job_ops_created_i', `(created_on DESC, id DESC)`],
+    ['job_ops_queue_created_i', `(name, created_on DESC, id DESC)`],
+    ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
+    ['job_ops_request_i', `((data->>'$request_id')) WHERE data \\? '$request_id'`],
+    ...searchableFields.map((field): [string, string] => {
+      if (!/^[a-z][a-z0-9_]{0,40}$/.test(field)) throw new Error(`searchable payload field "${field}" must be a snake_case name`);
+      return [searchableIndexName(field), `((data->>'${field}')) WHERE data \\? '${field}'`];
+    }),
+  ];
+  // `\\?` is knex's escape for the jsonb `?` operator (a bare `?` is a binding).
+  for (const [name, definition] of statements) await db.raw(`CREATE INDEX IF NOT EXISTS ${name} ON ${job} ${definition}`);
+  return statements.map(([name]) => name);
+}

@@ -98,7 +98,8 @@ export async function acceptRead(
   call: { id: string; requestId?: string | undefined },
 ): Promise<void> {
   const spec = { operation: operation.name, quote: quoteOf(operation, input), input };
-  await acceptCall(deps, actor, spec, terms, call, (trx) => deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }).then(() => undefined));
+  await acceptCall(deps, actor, spec, terms, call, (trx) =>
+    deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined));
 }
 
 /**

@@ -14,6 +14,7 @@ export const meteredCallJob = defineJob({
   name: 'metering.call',
   version: 1,
   payload: meteredCallPayload,
+  searchable: ['call_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 10 * 60 },
   handler: () => import('./perform.ts').then((m) => m.performCall),
 });

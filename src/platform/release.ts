@@ -1,6 +1,6 @@
 import { allJobs } from '../jobs.ts';
 import { createBoss, ensureQueues } from '../jobs/boss.ts';
-import { tuneJobTables } from '../jobs/job-table.ts';
+import { indexJobTable, tuneJobTables } from '../jobs/job-table.ts';
 import { createDb } from '../db/knex.ts';
 import { migrateLatest } from '../db/migrate.ts';
 import type { Logger } from './logger.ts';
@@ -25,6 +25,8 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
   const tuning = createDb(databaseUrl, { max: 1, applicationName: 'workspace-release' });
   try {
     log.info({ tables: await tuneJobTables(tuning) }, 'job tables tuned');
+    const searchable = [...new Set(allJobs.flatMap((job) => job.searchable))];
+    log.info({ indexes: await indexJobTable(tuning, searchable) }, 'job table indexed for the console');
   } finally {
     await tuning.destroy();
   }

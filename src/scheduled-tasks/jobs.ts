@@ -23,6 +23,7 @@ export const scheduledTaskRunJob = defineJob({
   name: 'scheduled-tasks.run',
   version: 1,
   payload: runPayload,
+  searchable: ['run_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 30 * 60 },
   handler: () => import('./handlers.ts').then((m) => m.runScheduledTask),
 });
@@ -35,5 +36,6 @@ export const scheduledTaskEmailJob = defineJob({
   name: 'scheduled-tasks.email',
   version: 1,
   payload: emailPayload,
+  searchable: ['run_id', 'user_id'],
   handler: () => import('./handlers.ts').then((m) => m.emailRunAnswer),
 });

@@ -66,7 +66,7 @@ export async function createRun(
   );
   const created = rows[0] as TaskRunRow | undefined;
   if (!created) return null;
-  await deps.jobs.enqueue(trx, scheduledTaskRunJob, { run_id: created.id });
+  await deps.jobs.enqueue(trx, scheduledTaskRunJob, { run_id: created.id }, { organizationId: created.organization_id });
   return created;
 }
 
@@ -96,12 +96,12 @@ export async function createScheduledRuns(
        FROM jsonb_to_recordset(?::jsonb) AS x(task_id uuid, organization_id text, scheduled_for timestamptz, missed_slots integer,
                                              prompt text, model text, email_recipients text[], max_credits integer)
      ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'schedule' DO NOTHING
-     RETURNING id`,
+     RETURNING id, organization_id`,
     [JSON.stringify(records)],
   );
-  const ids = (rows as { id: string }[]).map((r) => ({ run_id: r.id }));
-  await deps.jobs.enqueueMany(trx, scheduledTaskRunJob, ids);
-  return ids.length;
+  const jobs = (rows as { id: string; organization_id: string }[]).map((r) => ({ payload: { run_id: r.id }, organizationId: r.organization_id }));
+  await deps.jobs.enqueueMany(trx, scheduledTaskRunJob, jobs);
+  return jobs.length;
 }
 
 export function presentRun(row: TaskRunRow) {

@@ -192,10 +192,10 @@ describe('link import and enrichment (worker)', function () {
     await boss.start();
     try {
       const queue = new JobQueue(boss);
-      await db.transaction((trx) => queue.enqueue(trx, assetImportJob, { asset_id: id }));
+      await db.transaction((trx) => queue.enqueue(trx, assetImportJob, { asset_id: id }, { organizationId: null }));
       // A crashed enrichment attempt leaves in_progress behind; the retry finishes it.
       await db('assets').where({ id }).update({ enrichment_state: 'in_progress' });
-      await db.transaction((trx) => queue.enqueue(trx, assetEnrichmentJob, { asset_id: id }));
+      await db.transaction((trx) => queue.enqueue(trx, assetEnrichmentJob, { asset_id: id }, { organizationId: null }));
     } finally {
       await boss.stop({ graceful: false, close: true });
     }

@@ -109,7 +109,7 @@ describe('credit periods come from the deps (billing cycles in every process, no
       const boss = createBoss(url, 'web');
       await boss.start();
       const jobId = await db
-        .transaction((trx) => new JobQueue(boss).enqueue(trx, chatRunJob, { run_id: run.id }))
+        .transaction((trx) => new JobQueue(boss).enqueue(trx, chatRunJob, { run_id: run.id }, { organizationId: run.organization_id }))
         .finally(() => boss.stop({ graceful: false, close: true }));
 
       worker();

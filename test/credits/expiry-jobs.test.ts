@@ -39,7 +39,7 @@ describe('credits expiry jobs', function () {
   });
 
   async function runJob(job: typeof expireCreditHoldsJob | typeof expireCreditGrantsJob | typeof deleteExpiredIdempotencyKeysJob): Promise<void> {
-    const id = await db.transaction((trx) => new JobQueue(boss).enqueue(trx, job, {}));
+    const id = await db.transaction((trx) => new JobQueue(boss).enqueue(trx, job, {}, { organizationId: null }));
     await eventually(async () => (await jobState(db, id))?.state === 'completed', 100);
   }
 

@@ -27,7 +27,7 @@ describe('enqueueing jobs in the caller’s transaction', () => {
     const id = crypto.randomUUID();
     const failure = await db
       .transaction(async (trx) => {
-        await jobs.enqueue(trx, invitationEmailJob, { invitation_id: id });
+        await jobs.enqueue(trx, invitationEmailJob, { invitation_id: id }, { organizationId: null });
         expect(Number((await trx('pgboss.job').whereRaw(`data->>'invitation_id' = ?`, [id]).count('* as n'))[0]!.n)).to.equal(1);
         throw new Error('the request failed after enqueueing');
       })
@@ -38,7 +38,7 @@ describe('enqueueing jobs in the caller’s transaction', () => {
 
   it('keeps exactly one job when the transaction commits, and validates the payload first', async () => {
     const id = crypto.randomUUID();
-    const jobId = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: id }));
+    const jobId = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: id }, { organizationId: null }));
     const row = await db('pgboss.job').where({ id: jobId }).first('name', 'state', 'data', 'retry_limit', 'dead_letter');
     expect(row).to.deep.equal({
       name: 'invitations.email.v1',
@@ -48,7 +48,7 @@ describe('enqueueing jobs in the caller’s transaction', () => {
       dead_letter: 'invitations.email.v1.dead',
     });
     expect(await countFor(id)).to.equal(1);
-    const invalid = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' })).catch((error: Error) => error);
+    const invalid = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' }, { organizationId: null })).catch((error: Error) => error);
     expect(invalid).to.be.instanceOf(Error);
   });
 });

@@ -54,7 +54,7 @@ export async function seedInvitation(db: Db, url: string): Promise<{ invitationI
           expires_at: trx.raw(`now() + interval '7 days'`),
         })
         .returning('id');
-      const jobId = await new JobQueue(boss).enqueue(trx, invitationEmailJob, { invitation_id: invitation.id });
+      const jobId = await new JobQueue(boss).enqueue(trx, invitationEmailJob, { invitation_id: invitation.id }, { organizationId: org.id });
       return { invitationId: invitation.id as string, jobId };
     });
   } finally {

@@ -45,6 +45,6 @@ export async function getTrends(deps: Deps, operation: TrendOperation, region: s
 async function requestRefresh(deps: Deps, operation: TrendOperation, region: string): Promise<void> {
   await deps.db.transaction(async (trx) => {
     if (await claimRefresh(trx, operation, region, deps.config.SOCIAL_TRENDS_TTL_SECONDS))
-      await deps.jobs.enqueue(trx, refreshTrendsJob, { operation, region });
+      await deps.jobs.enqueue(trx, refreshTrendsJob, { operation, region }, { organizationId: null });
   });
 }

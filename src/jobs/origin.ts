@@ -1,0 +1,40 @@
+import { workContext } from '../platform/work-context.ts';
+
+/**
+ * Where a job came from, stored on the pg-boss row itself (no second row per job): the
+ * organization as pg-boss's group id — a first-class, indexed column whose per-group concurrency
+ * gives each organization a fair share — and the enqueuing request id under a reserved payload
+ * key. Reserved keys start with `$`, which no payload schema uses; they are split off before the
+ * payload is validated.
+ */
+export interface JobOrigin {
+  /** The organization the job works for; `null` for the platform's own jobs (maintenance, dispatch). */
+  organizationId: string | null;
+  requestId: string | null;
+  /** Set when an operator sent the job by hand ("trigger now"), so a paused schedule still runs it. */
+  triggeredBy?: string | null;
+}
+
+export const REQUEST_ID_KEY = '$request_id';
+export const TRIGGERED_BY_KEY = '$triggered_by';
+
+/** The payload as stored: the validated payload and the origin's reserved keys. */
+export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'>): object {
+  const stored: Record<string, unknown> = { ...payload };
+  if (origin.requestId) stored[REQUEST_ID_KEY] = origin.requestId;
+  if (origin.triggeredBy) stored[TRIGGERED_BY_KEY] = origin.triggeredBy;
+  return stored;
+}
+
+/** The request id of the work in progress: a request's, or — inside a job — the one that enqueued it. */
+export const currentRequestId = (): string | null => workContext().request_id ?? null;
+
+/** Splits a stored payload into the handler's payload and the origin's reserved keys. */
+export function unstamp(data: unknown): { payload: unknown; requestId: string | null; triggeredBy: string | null } {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return { payload: data, requestId: null, triggeredBy: null };
+  const payload: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(data)) if (!key.startsWith('$')) payload[key] = value;
+  const record = data as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return { payload, requestId: text(record[REQUEST_ID_KEY]), triggeredBy: text(record[TRIGGERED_BY_KEY]) };
+}

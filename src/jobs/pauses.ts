@@ -1,0 +1,235 @@
+import type { Knex } from 'knex';
+import type { Job } from 'pg-boss';
+import { notify, type NotificationHub } from '../db/notifications.ts';
+import type { Logger } from '../platform/logger.ts';
+import { BOSS_SCHEMA } from './boss.ts';
+
+/**
+ * Pauses at three scopes — a queue, one organization on a queue, a schedule — with a reason and an
+ * optional expiry. pg-boss has no pause, so ours works in two places:
+ * - when a pause is written, the queued jobs it covers are pushed back (their `start_after` moved
+ *   to the expiry, or a day ahead) in the same transaction, and each is remembered with its own
+ *   start time in `job_deferrals`; a resume restores exactly those;
+ * - workers hold the open pauses in memory (refreshed on NOTIFY and every few seconds) and check
+ *   every job they fetch: one a pause covers — enqueued after the pause, or fetched by a worker
+ *   that had not heard of it yet — is put back untouched (no attempt used) and deferred the same
+ *   way. A paused schedule's cron job is completed as skipped unless an operator triggered it.
+ * All the SQL on pauses is in this module.
+ */
+export interface Pause {
+  id: string;
+  scope: 'queue' | 'organization' | 'schedule';
+  queue: string | null;
+  organization_id: string | null;
+  schedule: string | null;
+  reason: string;
+  expires_at: Date | null;
+  created_by: string;
+  created_at: Date;
+  resumed_at: Date | null;
+  resumed_by: string | null;
+}
+
+export type PauseScope = Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>;
+
+export const PAUSES_CHANNEL = 'job_pauses';
+
+/** An indefinite pause pushes jobs back by this much; a worker re-defers any that come back while it lasts. */
+const INDEFINITE_DEFERRAL = "interval '1 day'";
+
+const OPEN = `resumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+
+export async function openPauses(db: Knex | Knex.Transaction): Promise<Pause[]> {
+  const { rows } = await db.raw(`SELECT * FROM job_pauses WHERE ${OPEN} ORDER BY created_at`);
+  return rows as Pause[];
+}
+
+/** The schedule key of a platform cron job (scheduled tasks use `task:<id>`). */
+export const cronSchedule = (queue: string) => `cron:${queue}`;
+export const taskSchedule = (taskId: string) => `task:${taskId}`;
+
+/**
+ * Writes a pause and defers the queued jobs it covers, in the caller's transaction. Returns `null`
+ * when the scope is already paused (the open pause is left as it is). An expired pause of the same
+ * scope is closed first.
+ */
+export async function createPause(
+  trx: Knex.Transaction,
+  scope: PauseScope,
+  fields: { reason: string; expires_at: Date | null; created_by: string },
+): Promise<{ pause: Pause; deferred: number } | null> {
+  const same = { scope: scope.scope, queue: scope.queue, organization_id: scope.organization_id, schedule: scope.schedule };
+  await trx('job_pauses')
+    .where(same)
+    .whereNull('resumed_at')
+    .where('expires_at', '<=', trx.fn.now())
+    .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry' });
+  const { rows } = await trx.raw(
+    `INSERT INTO job_pauses (scope, queue, organization_id, schedule, reason, expires_at, created_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT DO NOTHING
+     RETURNING *`,
+    [scope.scope, scope.queue, scope.organization_id, scope.schedule, fields.reason, fields.expires_at, fields.created_by],
+  );
+  const pause = rows[0] as Pause | undefined;
+  if (!pause) return null;
+  const deferred = pause.queue ? await deferQueued(trx, pause) : 0;
+  await notify(trx, PAUSES_CHANNEL, 'changed');
+  return { pause, deferred };
+}
+
+async function deferQueued(trx: Knex.Transaction, pause: Pause): Promise<number> {
+  const until = pause.expires_at ? '?::timestamptz' : `now() + ${INDEFINITE_DEFERRAL}`;
+  const untilBinding = pause.expires_at ? [pause.expires_at] : [];
+  const { rows } = await trx.raw(
+    `WITH target AS (
+       SELECT id, start_after FROM ??.job
+        WHERE name = ? AND state IN ('created', 'retry') ${pause.organization_id ? 'AND group_id = ?' : ''}
+        FOR UPDATE SKIP LOCKED
+     ), moved AS (
+       UPDATE ??.job j SET start_after = GREATEST(j.start_after, ${until}) FROM target t WHERE j.name = ? AND j.id = t.id RETURNING j.id
+     ), remembered AS (
+       INSERT INTO job_deferrals (job_id, queue, pause_id, original_start_after)
+       SELECT t.id, ?, ?, t.start_after FROM target t
+       ON CONFLICT (job_id) DO NOTHING
+     )
+     SELECT count(*)::int AS n FROM moved`,
+    [
+      BOSS_SCHEMA,
+      pause.queue,
+      ...(pause.organization_id ? [pause.organization_id] : []),
+      BOSS_SCHEMA,
+      ...untilBinding,
+      pause.queue,
+      pause.queue,
+      pause.id,
+    ],
+  );
+  return rows[0].n as number;
+}
+
+/** Ends a pause now and restores the start times of the jobs it deferred. `null` when it was not open. */
+export async function resumePause(trx: Knex.Transaction, id: string, by: string): Promise<{ pause: Pause; restored: number } | null> {
+  const [pause] = (await trx('job_pauses').where({ id }).whereNull('resumed_at').update({ resumed_at: trx.fn.now(), resumed_by: by }).returning('*')) as Pause[];
+  if (!pause) return null;
+  const restored = await restoreDeferred(trx, [id]);
+  await notify(trx, PAUSES_CHANNEL, 'changed');
+  return { pause, restored };
+}
+
+async function restoreDeferred(trx: Knex.Transaction, pauseIds: readonly string[]): Promise<number> {
+  const { rows } = await trx.raw(
+    `WITH d AS (DELETE FROM job_deferrals WHERE pause_id = ANY(?::uuid[]) RETURNING job_id, queue, original_start_after),
+          restored AS (
+            UPDATE ??.job j SET start_after = GREATEST(d.original_start_after, now())
+              FROM d WHERE j.name = d.queue AND j.id = d.job_id AND j.state IN ('created', 'retry')
+            RETURNING j.id)
+     SELECT count(*)::int AS n FROM restored`,
+    [[...pauseIds], BOSS_SCHEMA],
+  );
+  return rows[0].n as number;
+}
+
+/**
+ * Closes pauses whose expiry passed (their jobs were deferred only until then, so they are already
+ * runnable) and forgets their deferrals. Run by the console's periodic snapshot.
+ */
+export async function closeExpiredPauses(db: Knex): Promise<number> {
+  return db.transaction(async (trx) => {
+    const expired = (await trx('job_pauses')
+      .whereNull('resumed_at')
+      .where('expires_at', '<=', trx.fn.now())
+      .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry' })
+      .returning('id')) as { id: string }[];
+    if (expired.length === 0) return 0;
+    await restoreDeferred(
+      trx,
+      expired.map((p) => p.id),
+    );
+    await notify(trx, PAUSES_CHANNEL, 'changed');
+    return expired.length;
+  });
+}
+
+/**
+ * Puts a fetched job back untouched — `started_on` cleared, so pg-boss's next claim does not count
+ * an attempt — to start when the pause ends. Fenced to this attempt: if the job moved on (cancelled
+ * meanwhile), nothing changes. pg-boss's completion of the attempt afterwards finds the job no
+ * longer active and leaves it alone.
+ */
+export async function deferFetched(db: Knex, job: Pick<Job, 'id' | 'name' | 'retryCount'>, pause: Pause): Promise<boolean> {
+  const until = pause.expires_at ? '?::timestamptz' : `now() + ${INDEFINITE_DEFERRAL}`;
+  const { rows } = await db.raw(
+    `WITH moved AS (
+       UPDATE ??.job SET state = 'created', started_on = NULL, heartbeat_on = NULL, start_after = ${until}
+        WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?
+        RETURNING id
+     ), remembered AS (
+       INSERT INTO job_deferrals (job_id, queue, pause_id, original_start_after)
+       SELECT id, ?, ?, now() FROM moved
+       ON CONFLICT (job_id) DO UPDATE SET pause_id = EXCLUDED.pause_id
+     )
+     SELECT count(*)::int AS n FROM moved`,
+    [BOSS_SCHEMA, ...(pause.expires_at ? [pause.expires_at] : []), job.name, job.id, job.retryCount, job.name, pause.id],
+  );
+  return rows[0].n === 1;
+}
+
+/**
+ * A worker's view of the open pauses: loaded at start, reloaded when a pause changes (NOTIFY) and
+ * every `refreshMs` (expiries, a missed notification).
+ */
+export class PauseGate {
+  private pauses: Pause[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly db: Knex,
+    private readonly log: Logger,
+    private readonly refreshMs = 5_000,
+  ) {}
+
+  async start(hub: NotificationHub): Promise<void> {
+    await this.refresh();
+    try {
+      this.unsubscribe = await hub.subscribe(PAUSES_CHANNEL, 'changed', { changed: () => void this.refresh(), close: () => undefined });
+    } catch (error) {
+      this.log.warn({ err: error }, 'pauses: no NOTIFY; relying on the periodic refresh');
+    }
+    this.timer = setInterval(() => void this.refresh(), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.unsubscribe?.();
+  }
+
+  async refresh(): Promise<void> {
+    try {
+      this.pauses = await openPauses(this.db);
+    } catch (error) {
+      // Keep the last known pauses: a worker that cannot read them cannot run jobs either.
+      this.log.debug({ err: error }, 'pauses: refresh failed');
+    }
+  }
+
+  /** The pause that covers a job of `queue` for `organizationId`, if any (expired ones no longer count). */
+  covering(queue: string, organizationId: string | null | undefined): Pause | null {
+    const now = Date.now();
+    return (
+      this.pauses.find(
+        (p) =>
+          p.queue === queue &&
+          (p.expires_at === null || new Date(p.expires_at).getTime() > now) &&
+          (p.scope === 'queue' || (p.scope === 'organization' && p.organization_id === organizationId)),
+      ) ?? null
+    );
+  }
+
+  schedulePaused(schedule: string): Pause | null {
+    const now = Date.now();
+    return this.pauses.find((p) => p.schedule === schedule && (p.expires_at === null || new Date(p.expires_at).getTime() > now)) ?? null;
+  }
+}
