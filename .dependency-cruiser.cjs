@@ -5,7 +5,7 @@
 /** Domain folders of src/: business areas, each with its routes, schemas, services and SQL. */
 const DOMAINS = [
   'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'chat-models', 'connectors', 'conversations',
-  'credits', 'generations', 'invitations', 'library', 'members', 'metering', 'organizations', 'projects', 'reading', 'reports', 'roles',
+  'credits', 'generations', 'invitations', 'library', 'members', 'metering', 'operations', 'organizations', 'projects', 'reading', 'reports', 'roles',
   'scheduled-tasks', 'search', 'skill-listings', 'skills', 'social', 'users',
 ];
 const domain = `^src/(${DOMAINS.join('|')})/`;
@@ -19,6 +19,15 @@ module.exports = {
       comment: 'Workers never load the HTTP layer, directly or through what they import: what both need lives in src/core.',
       from: { path: '^workers/' },
       to: { path: '^src/http/', reachable: true },
+    },
+    {
+      name: 'metrics-not-http',
+      severity: 'error',
+      comment:
+        'Workers serve metrics too (startWorkerMetrics), so src/metrics never imports the HTTP layer: the web app imports ' +
+        'the metrics (middleware, registry), never the reverse.',
+      from: { path: '^src/metrics/' },
+      to: { path: '^src/http/' },
     },
     {
       name: 'core-imports-no-src',

@@ -66,7 +66,8 @@ export async function up(knex: Knex): Promise<void> {
       resumed_by text,
       CHECK (scope <> 'queue' OR (queue IS NOT NULL AND organization_id IS NULL AND schedule IS NULL)),
       CHECK (scope <> 'organization' OR (queue IS NOT NULL AND organization_id IS NOT NULL AND schedule IS NULL)),
-      CHECK (scope <> 'schedule' OR (schedule IS NOT NULL AND queue IS NULL AND organization_id IS NULL))
+      -- A scheduled task's pause records its organization (its admins see it); a platform schedule's has none.
+      CHECK (scope <> 'schedule' OR (schedule IS NOT NULL AND queue IS NULL))
     );
     -- One open pause per scope; an expired one is closed (resumed_at) before a new one is written.
     CREATE UNIQUE INDEX job_pauses_open_idx ON job_pauses (scope, coalesce(queue, ''), coalesce(organization_id, ''), coalesce(schedule, ''))

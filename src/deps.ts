@@ -5,6 +5,7 @@ import type { Config } from './config/schema.ts';
 import { createCreditPeriods } from './credit-periods.ts';
 import type { Db } from './db/knex.ts';
 import { JobQueue } from './jobs/enqueue.ts';
+import { allJobs } from './jobs.ts';
 import type { Deps } from './platform/deps.ts';
 import type { Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
@@ -15,7 +16,7 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     config,
     creditPeriods: createCreditPeriods(),
     db,
-    jobs: new JobQueue(boss),
+    jobs: new JobQueue(boss, allJobs),
     log,
     providers: createProviders(config, db),
     reads: createReadOperations(),

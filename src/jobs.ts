@@ -9,6 +9,7 @@ import { invitationEmailJob } from './invitations/jobs.ts';
 import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
+import { bulkActionJob, consoleSnapshotJob } from './operations/jobs.ts';
 import { dispatchScheduledTasksJob, scheduledTaskEmailJob, scheduledTaskRunJob } from './scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
@@ -31,4 +32,6 @@ export const allJobs: readonly JobDefinition[] = [
   refreshTrendsJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,
+  bulkActionJob,
+  consoleSnapshotJob,
 ];

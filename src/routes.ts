@@ -25,6 +25,7 @@ import { skillRoutes } from './skills/routes.ts';
 import { skillListingRoutes } from './skill-listings/routes.ts';
 import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { scheduledTaskRoutes } from './scheduled-tasks/routes.ts';
+import { operationsRoutes } from './operations/routes.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
@@ -66,6 +67,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...socialTrendRoutes,
   ...socialRoutes,
   ...searchRoutes,
+  ...operationsRoutes,
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */

@@ -20,6 +20,7 @@ import { onShutdown } from '../src/platform/shutdown.ts';
 import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
 import { createDeps } from '../src/deps.ts';
+import { startWorkerMetrics } from '../src/metrics/index.ts';
 
 export interface WorkerProcess {
   /** This worker's row in job_workers. */
@@ -29,7 +30,7 @@ export interface WorkerProcess {
 
 export interface WorkerOptions {
   jobs?: readonly JobDefinition[];
-  /** Per-attempt metrics (the worker's Prometheus registry). */
+  /** Per-attempt observer instead of the worker's Prometheus metrics (tests). */
   observer?: AttemptObserver;
 }
 
@@ -49,9 +50,10 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   });
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
+  const metrics = await startWorkerMetrics(config, db, workerLog);
   const attempts = new AttemptLog(db, workerLog);
   const pauses = new PauseGate(db, workerLog);
-  const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub, observer: options.observer });
+  const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub, observer: options.observer ?? metrics.jobs });
   const registry = new WorkerRegistry(
     db,
     boss,
@@ -89,6 +91,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       await boss.stop({ graceful: true, timeout: 30_000, close: true });
       await attempts.flush();
       await registry.stop();
+      await metrics.stop();
       await closeNotifications(db);
       await db.destroy();
     },

@@ -24,6 +24,9 @@ import { forbidden, isAppError, notFound } from '../core/errors.ts';
  *                              service inside its transaction, on the locked row (src/access/lifecycle.ts).
  *   operator(what)             operators of the service only (a token claim or a configured id,
  *                              src/auth/operator.ts): 403 to everyone else
+ *   jobConsole(from)           the job console: operators see every organization; anyone else must
+ *                              name `organization_id` (body or query) and hold `jobs.manage` there
+ *                              (owners and admins): 403 otherwise
  */
 export type Authorization =
   | { kind: 'signedIn'; why: string }
@@ -32,7 +35,8 @@ export type Authorization =
   | { kind: 'within'; from: 'body' | 'query'; need?: PermissionNeed | undefined }
   | { kind: 'listing'; from: 'query' | 'body' }
   | { kind: 'resource'; type: ResourceType | { param: string }; capability: Capability; param: string; as?: string | undefined }
-  | { kind: 'operator'; what: string };
+  | { kind: 'operator'; what: string }
+  | { kind: 'console'; from: 'query' | 'body' | 'body.filter' };
 
 export const signedIn = (why: string): Authorization => ({ kind: 'signedIn', why });
 /** A rule of the domain that needs the resource itself to decide (an invitation's invitee): the service enforces it. */
@@ -41,6 +45,8 @@ export const member = (need?: PermissionNeed, options: { self?: string } = {}): 
 export const within = (from: 'body' | 'query', need?: PermissionNeed): Authorization => ({ kind: 'within', from, need });
 /** Operators of the service only (moderating the skill catalog, the job console). */
 export const operator = (what: string): Authorization => ({ kind: 'operator', what });
+/** The job console: operators across organizations, owners and admins (`jobs.manage`) within the organization they name. */
+export const jobConsole = (from: 'query' | 'body' | 'body.filter' = 'query'): Authorization => ({ kind: 'console', from });
 export const listing = (from: 'query' | 'body' = 'query'): Authorization => ({ kind: 'listing', from });
 /** `type` may name the path parameter holding it (`/access/{resource_type}/…`); `as` renames the resource in the 404. */
 export const resource = (type: ResourceType | { param: string }, capability: Capability, param: string, options: { as?: string } = {}): Authorization => ({
@@ -69,6 +75,8 @@ export function describeAuthorization(authorization: Authorization): string {
       return 'Lists only what the caller can read; a caller outside the organization gets an empty page.';
     case 'operator':
       return `Operators of the service only (${authorization.what}): a token whose operator claim (\`OPERATOR_CLAIM\`) names the operator role, or a configured operator id; 403 for everyone else.`;
+    case 'console':
+      return `Operators of the service see every organization; anyone else must name \`organization_id\` in the ${authorization.from === 'body.filter' ? 'body’s filter' : authorization.from} and hold \`jobs.manage\` there (owners and admins); 403 otherwise.`;
     case 'resource':
       return `The caller's role on the ${authorization.as ?? (typeof authorization.type === 'string' ? authorization.type.replace('_', ' ') : 'resource')} must allow \`${authorization.capability}\`; 404 when the caller cannot read it (the same answer as for a missing id), 403 when they can read it but their role does not allow this.`;
   }
@@ -95,6 +103,15 @@ export async function enforce(authorization: Authorization, input: Input): Promi
     case 'operator':
       if (!actor.operator) throw forbidden(`only operators of the service may do this (${authorization.what})`);
       return;
+    case 'console': {
+      if (actor.operator) return;
+      const source = authorization.from === 'query' ? input.query : authorization.from === 'body' ? input.body : field(input.body, 'filter');
+      const organizationId = field(source, 'organization_id');
+      if (!organizationId)
+        throw forbidden('only operators of the service may look across organizations: name your organization_id (its owners and admins hold jobs.manage)');
+      await actor.within(organizationId, 'jobs.manage');
+      return;
+    }
     case 'within':
       await actor.within(field(authorization.from === 'body' ? input.body : input.query, 'organization_id')!, authorization.need);
       return;

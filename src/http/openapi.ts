@@ -52,6 +52,8 @@ const tagDescriptions: Record<string, string> = {
   Library: 'Everything the caller can read in an organization, across resource types',
   Social: 'Social data reads (networks net1–net7): one billed operation per lookup, each with its own input and result schema, a quote route and the catalog',
   'Scheduled tasks': 'Prompts run by a chat model on a cron schedule in a timezone',
+  Operations:
+    'The job console: jobs with their attempt history and timeline, retry/cancel/delete, durable bulk actions, queue health and alerts, pauses (queue, organization on a queue, schedule), workers, schedules, lookups by request or resource id, the per-organization load and the append-only audit log. Operators see every organization; owners and admins (`jobs.manage`) their own.',
   Generations: 'Generated images, audio, video and text, and the public model list with credit prices',
   Search: 'Web search and page reading (readable text and metadata of a URL), billed like social reads',
   Billing: 'Plans and subscription, billing contact, billing portal and billing events',
@@ -65,6 +67,36 @@ const tagDescriptions: Record<string, string> = {
 function documentedDescription(route: AnyRoute): string | undefined {
   const authorization = route.authorize && `**Authorization:** ${describeAuthorization(route.authorize)}`;
   return [route.description, authorization].filter(Boolean).join('\n\n') || undefined;
+}
+
+/**
+ * `GET /metrics` (src/http/app.ts, src/metrics): Prometheus text, so not a defineRoute operation (their
+ * responses are JSON); documented here by hand, with its own bearer scheme (METRICS_TOKEN, not a JWT).
+ */
+function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
+  registry.registerComponent('securitySchemes', 'metricsToken', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The `METRICS_TOKEN` of the deployment (not a user JWT).',
+  });
+  registry.registerPath({
+    method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics of this process',
+    description:
+      'The Prometheus text exposition format: HTTP requests by method, route template and status; job queue depths and ages; ' +
+      'database pool use; credit movements by ledger kind; process metrics. Served on this port only when `METRICS_TOKEN` is set ' +
+      'and `METRICS_PORT` is not (with `METRICS_PORT`, on that port instead, and workers on `WORKER_METRICS_PORT`); otherwise `404`.',
+    tags: ['Service'],
+    security: [{ metricsToken: [] }],
+    responses: {
+      200: { description: 'The metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: z.string() } } },
+      401: { description: 'Missing or wrong metrics token', content: { 'application/json': { schema: error } } },
+      404: { description: 'Metrics are not served on this port', content: { 'application/json': { schema: error } } },
+      500: { description: errorDescriptions[500]!, content: { 'application/json': { schema: error } } },
+    },
+  });
 }
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
@@ -110,6 +142,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
       responses,
     });
   }
+
+  registerMetricsPath(registry, error);
 
   const tags = [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: tagDescriptions[name] ?? name }));
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

@@ -54,3 +54,6 @@ export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[])
     }
   }
 }
+
+/** pg-boss's command result (typed as `{}` in its declarations) carries the count of jobs the command changed. */
+export const affected = (result: object): number => (result as { affected?: number }).affected ?? 0;

@@ -2,6 +2,7 @@ import { fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
 import type { Tx } from '../db/knex.ts';
 import type { JobDefinition, PayloadOf } from './define.ts';
 import { currentRequestId, stamp } from './origin.ts';
+import { affected } from './boss.ts';
 
 /** Whom a job works for: every call site says so (`null` for the platform's own jobs). */
 export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priority' | 'id'> {
@@ -14,7 +15,20 @@ export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priori
  * records its organization (pg-boss's group) and the request that enqueued it (src/jobs/origin.ts).
  */
 export class JobQueue {
-  constructor(private readonly boss: PgBoss) {}
+  private readonly byQueue: ReadonlyMap<string, JobDefinition>;
+
+  /** `definitions`: every job type of the platform (src/jobs.ts), for the console (redaction, searchable fields). */
+  constructor(
+    private readonly boss: PgBoss,
+    readonly definitions: readonly JobDefinition[] = [],
+  ) {
+    this.byQueue = new Map(definitions.flatMap((job) => [[job.name, job] as const, [job.deadLetter, job] as const]));
+  }
+
+  /** The job type working `queue` (or whose dead letters `queue` holds). */
+  definition(queue: string): JobDefinition | undefined {
+    return this.byQueue.get(queue);
+  }
 
   /** Readiness: pg-boss's schema is installed and answering. */
   async isReady(): Promise<boolean> {
@@ -40,5 +54,39 @@ export class JobQueue {
       })),
       { db: fromKnex(trx) },
     );
+  }
+
+  // Operator commands (the job console), each on the caller's transaction so the audit record commits with it.
+
+  /** Failed jobs get one more attempt. Returns how many changed (jobs in another state are left alone). */
+  async retryFailed(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
+    return affected(await this.boss.retry(queue, [...ids], { db: fromKnex(trx) }));
+  }
+
+  /** Cancelled jobs are queued again. */
+  async resumeCancelled(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
+    return affected(await this.boss.resume(queue, [...ids], { db: fromKnex(trx) }));
+  }
+
+  /** Queued or running → cancelled (a running attempt's completion then changes nothing). */
+  async cancel(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
+    return affected(await this.boss.cancel(queue, [...ids], { db: fromKnex(trx) }));
+  }
+
+  async remove(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
+    return affected(await this.boss.deleteJob(queue, [...ids], { db: fromKnex(trx) }));
+  }
+
+  /** Moves these dead letters back to the queue they failed on (pg-boss keeps their lineage). Returns how many moved. */
+  async redrive(trx: Tx, deadLetterQueue: string, ids: readonly string[]): Promise<number> {
+    return this.boss.redrive(deadLetterQueue, { ids: [...ids], limit: ids.length, db: fromKnex(trx) });
+  }
+
+  /** An operator's "trigger now" of a cron job: marked so a paused schedule still runs it. */
+  async trigger(trx: Tx, job: JobDefinition, triggeredBy: string): Promise<string> {
+    const data = stamp({}, { requestId: currentRequestId(), triggeredBy });
+    const id = await this.boss.send(job.name, data, { db: fromKnex(trx) });
+    if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
+    return id;
   }
 }

@@ -56,6 +56,8 @@ export async function indexJobTable(db: Knex, searchableFields: readonly string[
   const statements: [string, string][] = [
     ['job_ops_created_i', `(created_on DESC, id DESC)`],
     ['job_ops_queue_created_i', `(name, created_on DESC, id DESC)`],
+    // Running jobs per queue (pg-boss indexes them only with a group id).
+    ['job_ops_active_i', `(name) WHERE state = 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
     ['job_ops_request_i', `((data->>'$request_id')) WHERE data \\? '$request_id'`],
     ...searchableFields.map((field): [string, string] => {

@@ -44,6 +44,14 @@ export async function openPauses(db: Knex | Knex.Transaction): Promise<Pause[]> 
   return rows as Pause[];
 }
 
+/**
+ * SQL: no open pause holds the scheduled task whose id is `taskIdColumn` (the dispatcher skips
+ * paused tasks; their `next_run_at` stays, so a resume folds the missed slots into one run).
+ */
+export const taskNotPausedSql = (taskIdColumn: string) =>
+  `NOT EXISTS (SELECT 1 FROM job_pauses p
+               WHERE p.schedule = 'task:' || ${taskIdColumn}::text AND p.resumed_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > now()))`;
+
 /** The schedule key of a platform cron job (scheduled tasks use `task:<id>`). */
 export const cronSchedule = (queue: string) => `cron:${queue}`;
 export const taskSchedule = (taskId: string) => `task:${taskId}`;

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../platform/logger.ts';
 import { insertAttempts, type AttemptRecord } from './attempts.ts';
+import { affected } from './boss.ts';
 
 /** A job a worker holds right now, as its heartbeat reports it. */
 export interface HeldJob {
@@ -109,6 +110,3 @@ export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost
   await insertAttempts(db, history);
   return failed;
 }
-
-/** pg-boss's command result (typed as `{}` in its declarations) carries the count of jobs the command changed. */
-export const affected = (result: object): number => (result as { affected?: number }).affected ?? 0;

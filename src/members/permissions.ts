@@ -20,6 +20,7 @@ export const organizationPermissions = [
   'resources.administer', // act as owner on every resource of the organization
   'connectors.manage', // create, change and delete the organization's connectors
   'chat_models.manage', // the organization's copy of a chat model: enable, name, parameters, prices
+  'jobs.manage', // the job console for the organization's own jobs: inspect, retry, cancel, pause
 ] as const;
 
 export type OrganizationPermission = (typeof organizationPermissions)[number];

@@ -67,3 +67,14 @@ export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof 
     query,
   );
 }
+
+/**
+ * The job console's "trigger now" of a scheduled task (an operator, or an admin of its
+ * organization, decided by the console): a manual run requested by nobody in particular — the run
+ * acts as the task's creator like every run. `null` when the task does not exist or was deleted.
+ */
+export async function triggerTaskRun(trx: Knex.Transaction, deps: Pick<Deps, 'jobs'>, taskId: string): Promise<TaskRunRow | null> {
+  const task = (await trx('scheduled_tasks').where({ id: taskId }).whereNull('deleted_at').forUpdate().first()) as ScheduledTaskRow | undefined;
+  if (!task) return null;
+  return createRun(trx, deps, task, { trigger: 'manual', scheduledFor: new Date(), requestedById: null });
+}

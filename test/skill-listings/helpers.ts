@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { signToken } from '../../src/auth/sign.ts';
-import { TEST_JWT_SECRET } from '../support/config.ts';
-import { createOrganization, createSkill, newUser, type TestUser } from '../support/factories.ts';
+import { createOrganization, createSkill, type TestUser } from '../support/factories.ts';
 import type { ApiResponse, TestServer } from '../support/server.ts';
 
 export const show = (res: ApiResponse) => `${res.status} ${JSON.stringify(res.body)}`;
 
-/** A user whose token carries the operator role (claim `roles`, src/auth/operator.ts). */
-export function newOperator(): TestUser {
-  const user = newUser();
-  return { ...user, token: signToken(TEST_JWT_SECRET, { sub: user.id, email: user.email, name: user.name, extra: { roles: ['operator'] } }) };
-}
+export { newOperator } from '../support/factories.ts';
 
 /** The error body naming `field` (in the message and as an issue path). */
 export function expectError(res: ApiResponse, status: number, code: string, field?: string): void {

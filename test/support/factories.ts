@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
+import { signToken } from '../../src/auth/sign.ts';
+import { TEST_JWT_SECRET } from './config.ts';
 import { newUser, type ApiResponse, type TestServer, type TestUser } from './server.ts';
 
 /**
@@ -10,6 +12,12 @@ import { newUser, type ApiResponse, type TestServer, type TestUser } from './ser
  */
 
 export { newUser, type TestUser };
+
+/** A user whose token carries the operator role (claim `roles`, src/auth/operator.ts). */
+export function newOperator(): TestUser {
+  const user = newUser();
+  return { ...user, token: signToken(TEST_JWT_SECRET, { sub: user.id, email: user.email, name: user.name, extra: { roles: ['operator'] } }) };
+}
 
 const unique = () => randomUUID().slice(0, 8);
 

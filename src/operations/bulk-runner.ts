@@ -1,0 +1,104 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { notify } from '../db/notifications.ts';
+import type { JobContext } from '../jobs/define.ts';
+import { JOB_CONTROL_CHANNEL } from '../jobs/runtime.ts';
+import type { Deps } from '../platform/deps.ts';
+import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
+
+interface Outcome {
+  job_id: string;
+  outcome: 'done' | 'skipped';
+  reason: string | null;
+}
+
+/**
+ * The bulk-action job: one transaction per batch (lock the action, take the next items, lock their
+ * jobs, act on the ones still in an actionable state, record each item's outcome and the counts),
+ * then a pause, so a bulk action of 100,000 jobs never crowds out live work. Aborts are honoured
+ * between batches. A retried attempt continues where the last committed batch ended.
+ */
+export async function runBulkAction({ bulk_action_id }: { bulk_action_id: string }, { deps, signal, log }: JobContext): Promise<void> {
+  for (;;) {
+    signal.throwIfAborted();
+    const finished = await deps.db.transaction((trx) => runBatch(trx, deps, bulk_action_id));
+    if (finished) {
+      log.info({ bulk_action_id }, 'bulk action finished');
+      return;
+    }
+    if (deps.config.OPS_BULK_PAUSE_MS > 0) await sleep(deps.config.OPS_BULK_PAUSE_MS, undefined, { signal });
+  }
+}
+
+async function runBatch(trx: Knex.Transaction, deps: Deps, id: string): Promise<boolean> {
+  const bulk = (await trx('bulk_actions').where({ id }).forUpdate().first()) as BulkActionRow | undefined;
+  if (!bulk || bulk.state !== 'running') return true;
+  if (bulk.abort_requested_at) {
+    await trx('bulk_actions').where({ id }).update({ state: 'aborted', finished_at: trx.fn.now() });
+    return true;
+  }
+  const items = (await trx('bulk_action_items')
+    .where({ bulk_action_id: id })
+    .whereNull('outcome')
+    .orderBy('job_id')
+    .limit(deps.config.OPS_BULK_BATCH_SIZE)
+    .select('job_id', 'queue')) as { job_id: string; queue: string }[];
+  if (items.length === 0) {
+    await trx('bulk_actions').where({ id }).update({ state: 'completed', finished_at: trx.fn.now() });
+    return true;
+  }
+  const outcomes = await act(trx, deps, bulk.action, items);
+  await trx.raw(
+    `UPDATE bulk_action_items i SET outcome = x.outcome, skip_reason = x.reason
+       FROM jsonb_to_recordset(?::jsonb) AS x(job_id uuid, outcome text, reason text)
+      WHERE i.bulk_action_id = ? AND i.job_id = x.job_id`,
+    [JSON.stringify(outcomes), id],
+  );
+  const done = outcomes.filter((o) => o.outcome === 'done').length;
+  await trx('bulk_actions')
+    .where({ id })
+    .update({ done: trx.raw('done + ?', [done]), skipped: trx.raw('skipped + ?', [outcomes.length - done]) });
+  return false;
+}
+
+/** Acts on the items' jobs that are still actionable; every other item is skipped with why. */
+async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: readonly { job_id: string; queue: string }[]): Promise<Outcome[]> {
+  const jobs = (await trx('pgboss.job')
+    .whereIn(
+      'id',
+      items.map((item) => item.job_id),
+    )
+    .forUpdate()
+    .select('id', 'name', 'state')) as { id: string; name: string; state: string }[];
+  const state = new Map(jobs.map((job) => [job.id, job.state]));
+  const outcomes: Outcome[] = [];
+  const groups = new Map<string, string[]>(); // `${queue}\n${state}` → ids
+  for (const item of items) {
+    const now = state.get(item.job_id);
+    if (now === undefined) outcomes.push({ job_id: item.job_id, outcome: 'skipped', reason: 'the job no longer exists' });
+    else if (!(actionableStates[action] as readonly string[]).includes(now)) outcomes.push({ job_id: item.job_id, outcome: 'skipped', reason: `the job is now ${now}` });
+    else {
+      const key = `${item.queue}\n${now}`;
+      groups.set(key, [...(groups.get(key) ?? []), item.job_id]);
+    }
+  }
+  for (const [key, ids] of groups) {
+    const [queue, now] = key.split('\n') as [string, string];
+    if (action === 'retry') await (now === 'failed' ? deps.jobs.retryFailed(trx, queue, ids) : deps.jobs.resumeCancelled(trx, queue, ids));
+    else if (action === 'cancel') {
+      await deps.jobs.cancel(trx, queue, ids);
+      if (now === 'active') for (const jobId of ids) await notify(trx, JOB_CONTROL_CHANNEL, jobId);
+    } else {
+      await deps.jobs.redrive(trx, queue, ids);
+      // A dead letter pg-boss could not move (a conflicting singleton in its queue) is still here.
+      const left = new Set(((await trx('pgboss.job').where({ name: queue }).whereIn('id', ids).select('id')) as { id: string }[]).map((row) => row.id));
+      for (const jobId of ids)
+        outcomes.push(
+          left.has(jobId) ? { job_id: jobId, outcome: 'skipped', reason: 'pg-boss could not move it back (a conflicting job)' } : { job_id: jobId, outcome: 'done', reason: null },
+        );
+      continue;
+    }
+    for (const jobId of ids) outcomes.push({ job_id: jobId, outcome: 'done', reason: null });
+  }
+  return outcomes;
+}

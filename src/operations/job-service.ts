@@ -1,0 +1,115 @@
+import type { Actor } from '../access/index.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import { notify } from '../db/notifications.ts';
+import { JOB_CONTROL_CHANNEL } from '../jobs/runtime.ts';
+import { unstamp } from '../jobs/origin.ts';
+import type { Deps } from '../platform/deps.ts';
+import { consoleCallerFor, type ConsoleCaller } from './access.ts';
+import { actionsOnJob, recordAction } from './audit.ts';
+import { attemptHistory, timelineOf } from './job-detail.ts';
+import { countJobs, estimateJobs, findJob, listJobs, windowOf, withinTimeout, type JobRow } from './job-rows.ts';
+import { presentAction, presentJob } from './presenter.ts';
+import type { JobFilter } from './schema.ts';
+
+/** Every payload field some job type declared searchable (each one indexed on the job table). */
+export const searchableFields = (deps: Deps) => [...new Set(deps.jobs.definitions.flatMap((job) => job.searchable))];
+
+/** A non-operator's filter is always their own organization. */
+const scoped = (caller: ConsoleCaller, filter: JobFilter): JobFilter => (caller.operator ? filter : { ...filter, organization_id: caller.organizationId! });
+
+export async function listJobsFor(
+  deps: Deps,
+  caller: ConsoleCaller,
+  query: JobFilter & { limit: number; cursor?: string | undefined; count: 'estimated' | 'exact' },
+) {
+  const filter = scoped(caller, query);
+  const window = windowOf(filter);
+  const searchable = searchableFields(deps);
+  return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
+    const page = await listJobs(trx, filter, window, searchable, query);
+    const exact = query.count === 'exact';
+    const total = exact ? await countJobs(trx, filter, window, searchable) : await estimateJobs(trx, filter, window, searchable);
+    return {
+      items: page.items.map((row) => presentJob(row, deps.jobs.definition(row.name))),
+      next_cursor: page.next_cursor,
+      total: { value: total, exact },
+      window: { from: window.from.toISOString(), to: window.to.toISOString() },
+    };
+  });
+}
+
+/** Jobs a request enqueued, or jobs whose searchable payload names a resource id: no time window (both are indexed). */
+export async function lookupJobs(deps: Deps, caller: ConsoleCaller, by: Pick<JobFilter, 'request_id' | 'resource_id'>, page: { limit: number; cursor?: string | undefined }) {
+  const filter = scoped(caller, { ...by, organization_id: caller.organizationId ?? undefined });
+  return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
+    const found = await listJobs(trx, filter, null, searchableFields(deps), page);
+    return { items: found.items.map((row) => presentJob(row, deps.jobs.definition(row.name))), next_cursor: found.next_cursor };
+  });
+}
+
+/** The job, if the actor may see it (404 otherwise, like a missing one), with the caller it is seen as. */
+async function visibleJob(deps: Deps, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
+  const job = await findJob(deps.db, id);
+  if (!job) throw notFound('job');
+  return { job, caller: await consoleCallerFor(actor, job.group_id) };
+}
+
+export async function jobDetail(deps: Deps, actor: Actor, id: string) {
+  const { job } = await visibleJob(deps, actor, id);
+  const [history, actions] = await Promise.all([attemptHistory(deps.db, job), actionsOnJob(deps.db, id)]);
+  return {
+    job: presentJob(job, deps.jobs.definition(job.name)),
+    history,
+    timeline: timelineOf(job, history, actions),
+    actions: actions.map(presentAction),
+  };
+}
+
+type Command = 'retry' | 'cancel' | 'delete';
+
+const refusals: Record<Command, string> = {
+  retry: 'only a failed or cancelled job can be retried',
+  cancel: 'only a queued, retrying or running job can be cancelled',
+  delete: 'a running job cannot be deleted: cancel it first',
+};
+
+/**
+ * retry (failed → one more attempt; cancelled → queued again), cancel (queued → cancelled;
+ * running → cancelled and its handler's abort signal fired through NOTIFY), delete. Each with its
+ * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded.
+ */
+export async function commandJob(deps: Deps, actor: Actor, id: string, command: Command, reason: string | undefined) {
+  const { job, caller } = await visibleJob(deps, actor, id);
+  await deps.db.transaction(async (trx) => {
+    const locked = await trx('pgboss.job').where({ name: job.name, id }).forUpdate().first('state');
+    if (!locked) throw notFound('job');
+    let changed = false;
+    if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.remove(trx, job.name, [id])) > 0;
+    else if (command === 'cancel') {
+      changed = (await deps.jobs.cancel(trx, job.name, [id])) > 0;
+      if (changed && locked.state === 'active') await notify(trx, JOB_CONTROL_CHANNEL, id);
+    } else if (locked.state === 'failed') changed = (await deps.jobs.retryFailed(trx, job.name, [id])) > 0;
+    else if (locked.state === 'cancelled') changed = (await deps.jobs.resumeCancelled(trx, job.name, [id])) > 0;
+    if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);
+    await recordAction(trx, caller, { action: `job.${command}`, organizationId: job.group_id, target: { queue: job.name, from_state: locked.state }, jobIds: [id], count: 1, reason });
+  });
+  if (command === 'delete') return null;
+  return presentJob((await findJob(deps.db, id))!, deps.jobs.definition(job.name));
+}
+
+/** The unredacted payload, for operators only; the reveal is recorded before the answer leaves. */
+export async function revealPayload(deps: Deps, caller: ConsoleCaller, id: string, reason: string) {
+  const job = await findJob(deps.db, id);
+  if (!job) throw notFound('job');
+  await deps.db.transaction((trx) =>
+    recordAction(trx, caller, {
+      action: 'job.reveal',
+      organizationId: job.group_id,
+      target: { queue: job.name, fields: deps.jobs.definition(job.name)?.sensitive ?? [] },
+      jobIds: [id],
+      count: 1,
+      reason,
+    }),
+  );
+  return { job_id: id, payload: unstamp(job.data ?? {}).payload as Record<string, unknown> };
+}

@@ -1,0 +1,377 @@
+import { z } from '../core/zod.ts';
+import { jobConsole, operator, rule } from '../http/authorize.ts';
+import { type AnyRoute, defineRoute } from '../http/route.ts';
+import { consoleCaller, consoleCallerFor } from './access.ts';
+import { listActions } from './audit.ts';
+import { abortBulkAction, createBulkAction, listBulkActions, presentBulkActions, previewBulkAction, visibleBulkAction } from './bulk-actions.ts';
+import { commandJob, jobDetail, listJobsFor, lookupJobs, revealPayload } from './job-service.ts';
+import { organizationLoad } from './organizations.ts';
+import { listPauses, pause, resume } from './pause-service.ts';
+import { presentAction } from './presenter.ts';
+import { queueHealth } from './queues.ts';
+import { listSchedules, scheduleOwner, triggerSchedule } from './schedules.ts';
+import {
+  auditPage,
+  auditQuery,
+  bulkActionIdParams,
+  bulkActionPage,
+  bulkActionSchema,
+  bulkPreviewSchema,
+  bulkRequest,
+  createBulkActionBody,
+  createPauseBody,
+  jobDetailSchema,
+  jobIdParams,
+  jobPage,
+  jobSchema,
+  listBulkActionsQuery,
+  listJobsQuery,
+  listPausesQuery,
+  listQueuesQuery,
+  listSchedulesQuery,
+  listWorkersQuery,
+  lookupQuery,
+  organizationLoadList,
+  organizationLoadQuery,
+  pauseCreated,
+  pauseIdParams,
+  pausePage,
+  pauseResumed,
+  queueList,
+  reasonBody,
+  requestIdParams,
+  requiredReasonBody,
+  resourceIdParams,
+  revealedSchema,
+  scheduleKeyParams,
+  schedulePage,
+  scheduleTriggered,
+  workerList,
+} from './schema.ts';
+import { listWorkers } from './workers.ts';
+
+const tag = 'Operations';
+const jobPageOnly = z.object({ items: z.array(jobSchema), next_cursor: z.string().nullable() }).openapi('JobLookupPage');
+const jobEnvelope = z.object({ job: jobSchema });
+const bulkEnvelope = z.object({ bulk_action: bulkActionSchema });
+const oneJob = rule('operators of the service, or the owners and admins (`jobs.manage`) of the job’s organization; 404 for anyone else, as for a missing job');
+const deleteJobQuery = z.object({ reason: z.string().trim().min(1).max(500).optional() }).strict();
+
+/**
+ * The job console's API (issue 12): jobs, their history and commands, bulk actions, queue health,
+ * pauses, workers, schedules, lookups, the tenant panel and the audit log. Operators see every
+ * organization; an organization's owners and admins see their own. Every command is recorded in
+ * the append-only audit log in its own transaction.
+ */
+export const operationsRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'get',
+    path: '/ops/jobs',
+    operationId: 'listJobs',
+    tag,
+    summary: 'Jobs by queue, state, organization, time window, resource id or request id, newest first',
+    description:
+      'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A query past the statement timeout answers 503.',
+    query: listJobsQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'A page of jobs', schema: jobPage },
+    errors: [403, 503],
+    handler: async ({ deps, actor, query }) => listJobsFor(deps, await consoleCaller(actor, query.organization_id), query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/jobs/{job_id}',
+    operationId: 'getJob',
+    tag,
+    summary: 'One job: payload, output or error, each attempt (worker, duration, error), its timeline and the operator actions on it',
+    params: jobIdParams,
+    authorize: oneJob,
+    response: { status: 200, description: 'The job', schema: jobDetailSchema },
+    errors: [404],
+    handler: ({ deps, actor, params }) => jobDetail(deps, actor, params.job_id),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/jobs/{job_id}/retry',
+    operationId: 'retryJob',
+    tag,
+    summary: 'Retry a failed job (one more attempt) or queue a cancelled one again',
+    description: '409 for a job in any other state; nothing is recorded then.',
+    params: jobIdParams,
+    body: reasonBody,
+    authorize: oneJob,
+    response: { status: 200, description: 'The job, queued again', schema: jobEnvelope },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'retry', body.reason))! }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/jobs/{job_id}/cancel',
+    operationId: 'cancelJob',
+    tag,
+    summary: 'Cancel a queued or running job',
+    description: 'A queued job is cancelled; a running one is cancelled and its handler’s abort signal fires (through NOTIFY, within a second), so it stops cooperatively. 409 for a finished job.',
+    params: jobIdParams,
+    body: reasonBody,
+    authorize: oneJob,
+    response: { status: 200, description: 'The cancelled job', schema: jobEnvelope },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'cancel', body.reason))! }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/ops/jobs/{job_id}',
+    operationId: 'deleteJob',
+    tag,
+    summary: 'Delete a job that is not running',
+    description: '409 for a running job (cancel it first). Its attempt history and the audit record stay.',
+    params: jobIdParams,
+    query: deleteJobQuery,
+    authorize: oneJob,
+    response: { status: 204, description: 'Deleted' },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, query }) => {
+      await commandJob(deps, actor, params.job_id, 'delete', query.reason);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/jobs/{job_id}/reveal',
+    operationId: 'revealJobPayload',
+    tag,
+    summary: 'The job’s payload with its sensitive fields, for operators; recorded in the audit log with the reason',
+    params: jobIdParams,
+    body: requiredReasonBody,
+    authorize: operator('reveal sensitive job payloads'),
+    response: { status: 200, description: 'The unredacted payload', schema: revealedSchema },
+    errors: [403, 404],
+    handler: async ({ deps, actor, params, body }) => revealPayload(deps, await consoleCaller(actor, undefined), params.job_id, body.reason),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/bulk-actions/preview',
+    operationId: 'previewBulkAction',
+    tag,
+    summary: 'How many jobs a bulk retry, cancel or redrive would take now, by queue, with a sample',
+    description: 'Nothing changes. Dead letters: `action: redrive` with `filter.queue` naming a dead-letter queue (or none: every dead-letter queue).',
+    body: bulkRequest,
+    authorize: jobConsole('body.filter'),
+    response: { status: 200, description: 'The preview', schema: bulkPreviewSchema },
+    errors: [403, 503],
+    handler: async ({ deps, actor, body }) => previewBulkAction(deps, await consoleCaller(actor, body.filter.organization_id), body.action, body.filter),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/bulk-actions',
+    operationId: 'createBulkAction',
+    tag,
+    summary: 'Start a durable bulk retry, cancel or redrive',
+    description:
+      'The matching ids are snapshotted now (at most 100,000; jobs arriving later are not swept in), then a job works them in throttled batches (`OPS_BULK_BATCH_SIZE`, `OPS_BULK_PAUSE_MS`); follow `GET /ops/bulk-actions/{id}` for progress and what was skipped, and why. 400 when the filter matches nothing.',
+    body: createBulkActionBody,
+    authorize: jobConsole('body.filter'),
+    response: { status: 202, description: 'The bulk action, running', schema: bulkEnvelope },
+    errors: [403],
+    handler: async ({ deps, actor, body }) => {
+      const caller = await consoleCaller(actor, body.filter.organization_id);
+      const row = await createBulkAction(deps, caller, body.action, body.filter, body.reason);
+      return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/bulk-actions',
+    operationId: 'listBulkActions',
+    tag,
+    summary: 'Bulk actions, newest first',
+    query: listBulkActionsQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'A page of bulk actions', schema: bulkActionPage },
+    errors: [403],
+    handler: async ({ deps, actor, query }) => listBulkActions(deps, await consoleCaller(actor, query.organization_id), query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/bulk-actions/{bulk_action_id}',
+    operationId: 'getBulkAction',
+    tag,
+    summary: 'A bulk action’s progress: done, skipped (with reasons), state',
+    params: bulkActionIdParams,
+    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the organization it was scoped to; 404 for anyone else'),
+    response: { status: 200, description: 'The bulk action', schema: bulkEnvelope },
+    errors: [404],
+    handler: async ({ deps, actor, params }) => {
+      const owner = ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      const caller = await consoleCallerFor(actor, owner, 'bulk action');
+      return { bulk_action: (await presentBulkActions(deps.db, [await visibleBulkAction(deps.db, caller, params.bulk_action_id)]))[0]! };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/bulk-actions/{bulk_action_id}/abort',
+    operationId: 'abortBulkAction',
+    tag,
+    summary: 'Stop a running bulk action after its current batch',
+    params: bulkActionIdParams,
+    body: reasonBody,
+    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the organization it was scoped to; 404 for anyone else'),
+    response: { status: 200, description: 'The bulk action, abort requested', schema: bulkEnvelope },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => {
+      const owner = ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      const row = await abortBulkAction(deps, await consoleCallerFor(actor, owner, 'bulk action'), params.bulk_action_id, body.reason);
+      return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/queues',
+    operationId: 'listQueues',
+    tag,
+    summary: 'Queue health: counts by state, oldest waiting age, throughput per minute, live workers, pauses and alerts',
+    description:
+      'Waiting and running jobs are counted live; finished ones over the last `hours`; throughput comes from the per-minute snapshot. Alerts: oldest ready job older than `OPS_ALERT_BACKLOG_AGE_SECONDS`, failed share of the last 15 minutes’ attempts above `OPS_ALERT_FAILURE_RATE`, no live worker for `OPS_ALERT_NO_WORKER_SECONDS`.',
+    query: listQueuesQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'Every queue', schema: queueList },
+    errors: [403, 503],
+    handler: async ({ deps, actor, query }) => queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/pauses',
+    operationId: 'listPauses',
+    tag,
+    summary: 'Pauses in force (or all), newest first',
+    query: listPausesQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'A page of pauses', schema: pausePage },
+    errors: [403],
+    handler: async ({ deps, actor, query }) => listPauses(deps, await consoleCaller(actor, query.organization_id), query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/pauses',
+    operationId: 'createPause',
+    tag,
+    summary: 'Pause a queue, one organization on a queue, or a schedule, with a reason and an optional expiry',
+    description:
+      'Workers stop starting the jobs it covers (queued ones are pushed back now; any fetched later is put back untouched, no attempt used); running jobs finish. A paused schedule does not fire (trigger-now still runs it). Queues and platform schedules: operators only; owners and admins may pause their organization on a queue and its scheduled tasks. 409 when the scope is already paused.',
+    body: createPauseBody,
+    authorize: jobConsole('body'),
+    response: { status: 201, description: 'The pause and how many queued jobs it deferred', schema: pauseCreated },
+    errors: [403, 409],
+    handler: async ({ deps, actor, body }) => pause(deps, await consoleCaller(actor, body.organization_id), body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/pauses/{pause_id}/resume',
+    operationId: 'resumePause',
+    tag,
+    summary: 'End a pause now: the jobs it deferred are due again at once',
+    params: pauseIdParams,
+    body: reasonBody,
+    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the paused organization; 404 for anyone else'),
+    response: { status: 200, description: 'The ended pause', schema: pauseResumed },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => {
+      const owner = ((await deps.db('job_pauses').where({ id: params.pause_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      return resume(deps, await consoleCallerFor(actor, owner, 'pause'), params.pause_id, body.reason);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/workers',
+    operationId: 'listWorkers',
+    tag,
+    summary: 'Worker processes: host, pid, queues, concurrency, jobs in flight, last heartbeat; lost ones marked',
+    description: 'A worker whose heartbeat is older than `WORKER_LOST_AFTER_SECONDS` is lost: the attempts it held are failed so pg-boss retries them.',
+    query: listWorkersQuery,
+    authorize: operator('see the worker processes'),
+    response: { status: 200, description: 'The workers', schema: workerList },
+    errors: [403],
+    handler: ({ deps, query }) => listWorkers(deps, query.include_stopped),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/schedules',
+    operationId: 'listSchedules',
+    tag,
+    summary: 'Every cron schedule — the platform’s own and the scheduled tasks — with last and next run and any pause',
+    query: listSchedulesQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'A page of schedules', schema: schedulePage },
+    errors: [403],
+    handler: async ({ deps, actor, query }) => listSchedules(deps, await consoleCaller(actor, query.organization_id), query),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/schedules/{schedule_key}/trigger',
+    operationId: 'triggerSchedule',
+    tag,
+    summary: 'Run a schedule now, even while it is paused',
+    params: scheduleKeyParams,
+    authorize: rule('operators of the service; the owners and admins (`jobs.manage`) of a scheduled task’s organization; 404 for anyone else'),
+    response: { status: 202, description: 'The job sent, or the run created', schema: scheduleTriggered },
+    errors: [404],
+    handler: async ({ deps, actor, params }) => {
+      const owner = await scheduleOwner(deps, params.schedule_key);
+      return triggerSchedule(deps, await consoleCallerFor(actor, owner, 'schedule'), params.schedule_key, owner);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/lookups/requests/{request_id}',
+    operationId: 'jobsOfRequest',
+    tag,
+    summary: 'The jobs a request enqueued (its X-Request-Id), and the jobs those jobs sent',
+    params: requestIdParams,
+    query: lookupQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
+    errors: [403, 503],
+    handler: async ({ deps, actor, params, query }) => lookupJobs(deps, await consoleCaller(actor, query.organization_id), { request_id: params.request_id }, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/lookups/resources/{resource_id}',
+    operationId: 'jobsOfResource',
+    tag,
+    summary: 'The jobs that worked on a resource (an asset, a chat run, a metered call, a generation…)',
+    description: 'Matches the payload fields each job type declares searchable (indexed).',
+    params: resourceIdParams,
+    query: lookupQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
+    errors: [403, 503],
+    handler: async ({ deps, actor, params, query }) => lookupJobs(deps, await consoleCaller(actor, query.organization_id), { resource_id: params.resource_id }, query),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/organizations',
+    operationId: 'listOrganizationJobLoad',
+    tag,
+    summary: 'Each organization’s running and waiting jobs against its concurrency limit, noisiest first',
+    query: organizationLoadQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'The organizations with work', schema: organizationLoadList },
+    errors: [403, 503],
+    handler: async ({ deps, actor, query }) => organizationLoad(deps, await consoleCaller(actor, query.organization_id), query.limit),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/audit-log',
+    operationId: 'listOperatorActions',
+    tag,
+    summary: 'The append-only log of operator actions: who, role, organization, action, filter or ids, count, reason, request id',
+    query: auditQuery,
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'A page of actions, newest first', schema: auditPage },
+    errors: [403],
+    handler: async ({ deps, actor, query }) => {
+      const caller = await consoleCaller(actor, query.organization_id);
+      const page = await listActions(deps.db, { organizationId: caller.organizationId, jobId: query.job_id, action: query.action }, query);
+      return { items: page.items.map(presentAction), next_cursor: page.next_cursor };
+    },
+  }),
+];

@@ -1,0 +1,366 @@
+import { pageOf, pageQuery } from '../core/pagination.ts';
+import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+
+// The job console's contract (tag "Operations"): requests and answers of /ops/*. Operators see every
+// organization; an organization's owners and admins (`jobs.manage`) see their own by naming it in
+// `organization_id`.
+
+export const jobStates = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const;
+export const jobStateSchema = z.enum(jobStates).openapi('JobState', {
+  description: 'pg-boss job state: `created` (queued), `retry` (waiting for its next attempt), `active`, `completed`, `cancelled`, `failed` (retries exhausted).',
+});
+
+const organizationId = z.string().min(1).max(64);
+const queueName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a queue name (lower case letters, digits, . _ -)');
+const reason = z.string().trim().min(1).max(500);
+
+/** How lists over the job table stay fast at millions of rows: a time window (default the last 24 hours, at most 31 days). */
+const window = {
+  from: timestamp.optional().openapi({ description: 'Jobs created at or after this time; default 24 hours before `to`.' }),
+  to: timestamp.optional().openapi({ description: 'Jobs created before this time; default now. The window may span at most 31 days.' }),
+};
+
+export const organizationScopeQuery = z
+  .object({ organization_id: organizationId.optional().openapi({ description: 'Only this organization (required unless the caller is an operator).' }) })
+  .strict();
+
+export const jobFilter = z
+  .object({
+    queue: queueName.optional(),
+    state: jobStateSchema.optional(),
+    organization_id: organizationId.optional().openapi({ description: 'Only jobs of this organization (required unless the caller is an operator).' }),
+    ...window,
+    resource_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'Only jobs whose payload names this id in a field its job type declares searchable (asset_id, run_id, call_id, …).' }),
+    request_id: z.string().min(1).max(128).optional().openapi({ description: 'Only jobs enqueued by this request (X-Request-Id).' }),
+  })
+  .strict();
+export type JobFilter = z.output<typeof jobFilter>;
+
+export const listJobsQuery = jobFilter
+  .extend({
+    ...pageQuery,
+    count: z.enum(['estimated', 'exact']).default('estimated').openapi({
+      description: 'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
+    }),
+  })
+  .strict();
+
+export const jobIdParams = z.object({ job_id: uuid }).strict();
+
+export const attemptSchema = z
+  .object({
+    attempt: z.number().int().describe('pg-boss retry count when the attempt began'),
+    worker_id: uuid.nullable(),
+    started_at: timestamp,
+    ended_at: timestamp.nullable().describe('null while running'),
+    duration_ms: z.number().int().nullable(),
+    outcome: z.enum(['running', 'completed', 'failed', 'deferred', 'lost', 'cancelled']),
+    error: z.object({ message: z.string(), name: z.string().optional() }).nullable(),
+  })
+  .openapi('JobAttempt');
+
+export const jobSchema = z
+  .object({
+    id: uuid,
+    queue: z.string(),
+    state: jobStateSchema,
+    organization_id: z.string().nullable().describe('The organization the job works for; null for the platform’s own jobs'),
+    request_id: z.string().nullable().describe('The request that enqueued the job (and, for jobs sent by jobs, the request behind those)'),
+    payload: z.record(z.string(), z.unknown()).describe('Fields a job type marks sensitive read "[redacted]" unless the caller is an operator who revealed them'),
+    redacted: z.array(z.string()).describe('Payload fields redacted in this answer'),
+    output: z.unknown().nullable().describe('The completion result, or the last failure'),
+    attempts: z.number().int().describe('Attempts started (pg-boss retry count, plus one once started)'),
+    retry_limit: z.number().int(),
+    priority: z.number().int(),
+    created_at: timestamp,
+    start_after: timestamp,
+    started_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    dead_letter: z.string().nullable().describe('Where the job goes when its retries are exhausted'),
+    source: z
+      .object({ queue: z.string(), job_id: uuid })
+      .nullable()
+      .describe('For a job in a dead-letter queue: the queue and job it failed on'),
+  })
+  .openapi('Job');
+
+export const jobPage = pageOf(jobSchema)
+  .extend({
+    total: z.object({ value: z.number().int(), exact: z.boolean() }).describe('Jobs matching the filter (see `count`)'),
+    window: z.object({ from: timestamp, to: timestamp }),
+  })
+  .openapi('JobPage');
+
+export const operatorActionSchema = z
+  .object({
+    id: z.string().describe('Position in the append-only log'),
+    at: timestamp,
+    actor_id: z.string(),
+    actor_role: z.string().describe('`operator`, or the organization role an owner or admin acted with'),
+    organization_id: z.string().nullable(),
+    action: z.string().describe('e.g. job.retry, job.cancel, job.delete, job.reveal, bulk.create, bulk.abort, pause.create, pause.resume, schedule.trigger'),
+    target: z.record(z.string(), z.unknown()).describe('The filter, ids, pause or schedule acted on'),
+    job_ids: z.array(uuid),
+    bulk_action_id: uuid.nullable(),
+    count: z.number().int(),
+    reason: z.string().nullable(),
+    request_id: z.string().nullable(),
+  })
+  .openapi('OperatorAction');
+
+export const timelineEventSchema = z
+  .object({
+    at: timestamp,
+    event: z.enum(['created', 'attempt_started', 'attempt_ended', 'retry_scheduled', 'completed', 'failed', 'cancelled', 'operator_action']),
+    detail: z.string(),
+  })
+  .openapi('JobTimelineEvent');
+
+export const jobDetailSchema = z
+  .object({
+    job: jobSchema,
+    history: z.array(attemptSchema).describe('Each attempt, oldest first: worker, duration, outcome, error'),
+    timeline: z.array(timelineEventSchema).describe('Created, each attempt, retries, completion and operator actions, in time order'),
+    actions: z.array(operatorActionSchema).describe('Operator actions on this job, newest first'),
+  })
+  .openapi('JobDetail');
+
+export const reasonBody = z.object({ reason: reason.optional() }).strict();
+export const requiredReasonBody = z.object({ reason }).strict();
+
+export const revealedSchema = z.object({ job_id: uuid, payload: z.record(z.string(), z.unknown()) }).openapi('RevealedPayload');
+
+// Bulk actions
+
+export const bulkActionKinds = ['retry', 'cancel', 'redrive'] as const;
+
+export const bulkRequest = z
+  .object({
+    action: z.enum(bulkActionKinds).describe('`retry` failed or cancelled jobs, `cancel` queued or running ones, `redrive` dead letters back to their queue'),
+    filter: jobFilter.describe('Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue'),
+  })
+  .strict();
+
+export const createBulkActionBody = bulkRequest.extend({ reason }).strict();
+
+export const bulkPreviewSchema = z
+  .object({
+    action: z.enum(bulkActionKinds),
+    count: z.number().int().describe('Jobs the action would snapshot now (exact)'),
+    by_queue: z.array(z.object({ queue: z.string(), count: z.number().int() })),
+    sample: z.array(jobSchema).describe('Up to 10 of them, newest first'),
+    limit: z.number().int().describe('A bulk action takes at most this many jobs'),
+  })
+  .openapi('BulkActionPreview');
+
+export const bulkActionSchema = z
+  .object({
+    id: uuid,
+    action: z.enum(bulkActionKinds),
+    filter: z.record(z.string(), z.unknown()),
+    organization_id: z.string().nullable(),
+    state: z.enum(['running', 'completed', 'aborted']),
+    total: z.number().int().describe('Jobs snapshotted when the action was created'),
+    done: z.number().int(),
+    skipped: z.number().int(),
+    skipped_reasons: z.array(z.object({ reason: z.string(), count: z.number().int() })).describe('Why jobs were skipped (e.g. no longer failed)'),
+    reason: z.string().nullable(),
+    created_by: z.string(),
+    created_at: timestamp,
+    abort_requested_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+  })
+  .openapi('BulkAction');
+
+export const bulkActionIdParams = z.object({ bulk_action_id: uuid }).strict();
+export const listBulkActionsQuery = z.object({ organization_id: organizationId.optional(), ...pageQuery }).strict();
+export const bulkActionPage = pageOf(bulkActionSchema).openapi('BulkActionPage');
+
+// Queues
+
+export const alertSchema = z
+  .object({
+    kind: z.enum(['backlog_age', 'failure_rate', 'no_live_worker']),
+    message: z.string(),
+    value: z.number(),
+    threshold: z.number(),
+  })
+  .openapi('QueueAlert');
+
+export const pauseSchema = z
+  .object({
+    id: uuid,
+    scope: z.enum(['queue', 'organization', 'schedule']),
+    queue: z.string().nullable(),
+    organization_id: z.string().nullable(),
+    schedule: z.string().nullable(),
+    reason: z.string(),
+    expires_at: timestamp.nullable(),
+    created_by: z.string(),
+    created_at: timestamp,
+    resumed_at: timestamp.nullable(),
+    resumed_by: z.string().nullable(),
+    open: z.boolean().describe('In force now (not resumed, not expired)'),
+  })
+  .openapi('Pause');
+
+export const queueSchema = z
+  .object({
+    name: z.string(),
+    dead_letter: z.string().nullable(),
+    counts: z
+      .object({
+        created: z.number().int(),
+        retry: z.number().int(),
+        active: z.number().int(),
+        completed: z.number().int(),
+        cancelled: z.number().int(),
+        failed: z.number().int(),
+        deferred: z.number().int().describe('Queued jobs not yet due (start_after in the future: retries, pauses)'),
+      })
+      .describe('Jobs by state (for `organization_id`: that organization’s)'),
+    oldest_ready_seconds: z.number().nullable().describe('Age of the oldest job that is due and waiting'),
+    throughput: z
+      .array(z.object({ minute: timestamp, created: z.number().int(), completed: z.number().int(), failed: z.number().int() }))
+      .describe('Per minute over the last `hours`, oldest first (from the periodic snapshot)'),
+    live_workers: z.number().int(),
+    pauses: z.array(pauseSchema).describe('Pauses in force on this queue'),
+    alerts: z.array(alertSchema),
+  })
+  .openapi('Queue');
+
+export const listQueuesQuery = z
+  .object({
+    organization_id: organizationId.optional().openapi({ description: 'Counts and throughput of this organization only (required unless operator).' }),
+    hours: z.coerce.number().int().min(1).max(48).default(1).openapi({ description: 'Throughput history to return, 1–48 hours.' }),
+    dead_letters: queryBoolean.default(false).openapi({ description: 'Include the dead-letter queues.' }),
+  })
+  .strict();
+export const queueList = z.object({ items: z.array(queueSchema), alerts: z.array(alertSchema.extend({ queue: z.string() })) }).openapi('QueueList');
+
+// Pauses
+
+export const createPauseBody = z
+  .object({
+    scope: z.enum(['queue', 'organization', 'schedule']),
+    queue: queueName.optional().describe('Required for `queue` and `organization`'),
+    organization_id: organizationId.optional().describe('Required for `organization`'),
+    schedule: z
+      .string()
+      .min(1)
+      .max(250)
+      .regex(/^(cron:[a-z0-9][a-z0-9._-]*|task:[0-9a-f-]{36})$/, 'must be cron:<queue> or task:<scheduled task id>')
+      .optional()
+      .describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>`'),
+    reason,
+    expires_at: timestamp.optional().describe('When the pause ends by itself; none: until resumed'),
+  })
+  .strict();
+export const pauseIdParams = z.object({ pause_id: uuid }).strict();
+export const listPausesQuery = z
+  .object({
+    organization_id: organizationId.optional(),
+    open: queryBoolean.default(true).openapi({ description: '`true`: pauses in force; `false`: all, newest first.' }),
+    ...pageQuery,
+  })
+  .strict();
+export const pausePage = pageOf(pauseSchema).openapi('PausePage');
+export const pauseCreated = z.object({ pause: pauseSchema, deferred: z.number().int().describe('Queued jobs pushed back') }).openapi('PauseCreated');
+export const pauseResumed = z.object({ pause: pauseSchema, restored: z.number().int().describe('Deferred jobs made due again') }).openapi('PauseResumed');
+
+// Workers
+
+export const workerSchema = z
+  .object({
+    id: uuid,
+    host: z.string(),
+    pid: z.number().int(),
+    version: z.string(),
+    queues: z.array(z.string()),
+    concurrency: z.number().int().describe('Jobs at once per queue'),
+    jobs_in_flight: z.number().int(),
+    in_flight: z.array(z.object({ job_id: uuid, queue: z.string(), attempt: z.number().int(), organization_id: z.string().nullable(), started_at: timestamp })),
+    status: z.enum(['live', 'lost', 'stopped']),
+    started_at: timestamp,
+    last_heartbeat_at: timestamp,
+    stopped_at: timestamp.nullable(),
+    lost_at: timestamp.nullable(),
+  })
+  .openapi('Worker');
+export const listWorkersQuery = z
+  .object({ include_stopped: queryBoolean.default(false).openapi({ description: 'Also workers that stopped or were lost in the last 24 hours.' }) })
+  .strict();
+export const workerList = z.object({ items: z.array(workerSchema) }).openapi('WorkerList');
+
+// Schedules
+
+export const scheduleSchema = z
+  .object({
+    key: z.string().describe('`cron:<queue>` (the platform’s own) or `task:<scheduled task id>`'),
+    kind: z.enum(['platform', 'scheduled_task']),
+    queue: z.string(),
+    organization_id: z.string().nullable(),
+    title: z.string(),
+    cron: z.string(),
+    timezone: z.string(),
+    enabled: z.boolean(),
+    last_run_at: timestamp.nullable(),
+    next_run_at: timestamp.nullable(),
+    paused: pauseSchema.nullable(),
+  })
+  .openapi('Schedule');
+export const listSchedulesQuery = z.object({ organization_id: organizationId.optional(), ...pageQuery }).strict();
+export const schedulePage = pageOf(scheduleSchema).openapi('SchedulePage');
+export const scheduleKeyParams = z
+  .object({
+    schedule_key: z
+      .string()
+      .min(1)
+      .max(250)
+      .regex(/^(cron:[a-z0-9][a-z0-9._-]*|task:[0-9a-f-]{36})$/, 'must be cron:<queue> or task:<scheduled task id>'),
+  })
+  .strict();
+export const scheduleTriggered = z
+  .object({ schedule: z.string(), job_id: uuid.nullable(), run_id: uuid.nullable().describe('For a scheduled task: the run created') })
+  .openapi('ScheduleTriggered');
+
+// Lookups, organizations, audit log
+
+export const requestIdParams = z.object({ request_id: z.string().min(1).max(128) }).strict();
+export const resourceIdParams = z.object({ resource_id: z.string().min(1).max(200) }).strict();
+export const lookupQuery = organizationScopeQuery.extend({ ...pageQuery }).strict();
+
+export const organizationLoadSchema = z
+  .object({
+    organization_id: z.string(),
+    name: z.string().nullable(),
+    active: z.number().int(),
+    queued: z.number().int(),
+    failed_last_hour: z.number().int(),
+    concurrency_limit: z.number().int().describe('Jobs of one organization at once per queue, across all workers'),
+    queues: z.array(z.object({ queue: z.string(), active: z.number().int(), queued: z.number().int() })),
+  })
+  .openapi('OrganizationJobLoad');
+export const organizationLoadQuery = z
+  .object({ organization_id: organizationId.optional(), limit: z.coerce.number().int().min(1).max(100).default(20) })
+  .strict();
+export const organizationLoadList = z.object({ items: z.array(organizationLoadSchema).describe('Noisiest first (active, then queued)') }).openapi('OrganizationJobLoadList');
+
+export const auditQuery = z
+  .object({
+    organization_id: organizationId.optional(),
+    job_id: uuid.optional(),
+    action: z.string().min(1).max(64).optional(),
+    ...pageQuery,
+  })
+  .strict();
+export const auditPage = pageOf(operatorActionSchema).openapi('OperatorActionPage');
