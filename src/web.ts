@@ -15,12 +15,15 @@ import { onShutdown } from './platform/shutdown.ts';
 import { openRunEventStreams } from './conversations/index.ts';
 import { closeNotifications } from './db/notifications.ts';
 import { createDeps } from './deps.ts';
+import { startWebMetrics } from './metrics/index.ts';
 
 export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 export interface WebProcess {
   server: Server;
   url: string;
+  /** Where the separate metrics port serves `GET /metrics` (METRICS_PORT), else undefined. */
+  metricsUrl: string | undefined;
   /** Run-event (SSE) streams open now. */
   runEventStreams(): number;
   stop(): Promise<void>;
@@ -33,7 +36,16 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   const deps = createDeps(config, db, boss, log);
-  const app = createApp({ deps, routes: routeTable, jwtSecret: await resolveJwtSecret(config), version: packageVersion, ...extra });
+  // Undefined unless METRICS_TOKEN or METRICS_PORT exposes them (src/metrics/process.ts).
+  const metrics = await startWebMetrics(config, db, log);
+  const app = createApp({
+    deps,
+    routes: routeTable,
+    jwtSecret: await resolveJwtSecret(config),
+    version: packageVersion,
+    ...(metrics && { metrics: { registry: metrics.registry, token: metrics.appToken } }),
+    ...extra,
+  });
 
   const server = app.listen(config.PORT, config.HOST);
   // Requests node's parser refuses (e.g. 431 for oversized headers) get the JSON Error body too.
@@ -46,6 +58,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   return {
     server,
     url,
+    metricsUrl: metrics?.url,
     runEventStreams: () => openRunEventStreams(db),
     async stop() {
       // Ends the open SSE streams and waits (they would hold the server open) and the LISTEN connection.
@@ -58,6 +71,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
         });
         server.closeIdleConnections();
       });
+      await metrics?.stop();
       await boss.stop({ graceful: false, close: true });
       await db.destroy();
     },

@@ -1,7 +1,10 @@
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
-import Koa from 'koa';
+import Koa, { type Context } from 'koa';
+import type { Registry } from 'prom-client';
 import { authenticate } from '../auth/authenticate.ts';
+import { AppError } from '../core/errors.ts';
+import { bearerMatches, httpMetrics, routeTemplate } from '../metrics/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { errorMapper } from './errors.ts';
 import { accessLog } from './middleware/access-log.ts';
@@ -20,6 +23,11 @@ export interface AppOptions {
   version: string;
   /** Mounted after the API's own operations; tests use it for failure paths (a throwing route). */
   extraRoutes?: readonly AnyRoute[];
+  /**
+   * Prometheus metrics (src/metrics): requests are counted into `registry`; with `token`, `GET /metrics`
+   * is served here to that bearer token. Absent: nothing is measured and /metrics is a 404.
+   */
+  metrics?: { registry: Registry; token?: string | undefined };
 }
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
@@ -35,11 +43,30 @@ function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router 
 }
 
 /**
- * The HTTP application: request id → access log → errors → API version → body → plumbing
+ * `GET /metrics` on the API port (METRICS_TOKEN without METRICS_PORT): the Prometheus text format, not
+ * JSON, so it is served here rather than declared with defineRoute (whose responses are JSON); it is
+ * documented in /openapi.json by buildOpenApiDocument. Its token is not a JWT: checked here, before
+ * authentication, and refused with the usual Error body.
+ */
+function serveMetrics(registry: Registry, token: string) {
+  return async (ctx: Context) => {
+    if (!bearerMatches(ctx.get('authorization'), token)) {
+      throw new AppError('unauthorized', 'a valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)', [], {
+        headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+      });
+    }
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
+  };
+}
+
+/**
+ * The HTTP application: [metrics] → request id → access log → errors → API version → body → plumbing
  * (open) → rate limit per address (requests without a valid token) → authentication → rate
  * limit per caller → operations.
  */
-export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [] }: AppOptions): Koa {
+export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], metrics }: AppOptions): Koa {
   const app = new Koa({ proxy: true });
   const openapi = buildOpenApiDocument([...routes.plumbing, ...routes.webhooks, ...routes.api], { version });
 
@@ -49,12 +76,26 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [] }
     ctx.body = openapi;
   });
   const api = mount(new Router(), [...routes.api, ...extraRoutes], deps);
+  // Not served on this port (no METRICS_TOKEN, or METRICS_PORT elsewhere): a plain 404, even without a token.
+  plumbing.get(
+    '/metrics',
+    metrics?.token
+      ? serveMetrics(metrics.registry, metrics.token)
+      : () => {
+          throw new AppError('not_found', 'metrics are not served on this port');
+        },
+  );
 
   // Errors after the response started (a streamed body): a client that hung up is routine; anything else is logged, never printed raw.
   app.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE') return;
     deps.log.error({ err: error }, 'response failed after it started');
   });
+  // First, so it sees the final status of every request (errors included, mapped inside it). A
+  // request refused before routing (401, 429) is still labelled with the operation it aimed at.
+  if (metrics) {
+    app.use(httpMetrics(metrics.registry, { routeOf: (ctx) => routeTemplate(api, ctx.method, ctx.path) ?? routeTemplate(plumbing, ctx.method, ctx.path) }));
+  }
   app.use(requestId(deps.log));
   app.use(accessLog());
   app.use(errorMapper(deps.log));
