@@ -26,6 +26,7 @@ import { skillListingRoutes } from './skill-listings/routes.ts';
 import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { scheduledTaskRoutes } from './scheduled-tasks/routes.ts';
 import { operationsRoutes } from './operations/routes.ts';
+import { opsConsole } from './operations/console/serve.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
@@ -71,7 +72,10 @@ export const apiRoutes: readonly AnyRoute[] = [
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
-export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes };
+/** Static pages, served before authentication: the operator job console (it calls the /ops API with the operator's token). */
+export const pages = [opsConsole()];
+
+export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages };
 
 /** The document served at /openapi.json; `npm run lint:openapi` lints this same document. */
 export const openApiDocument = (version: string) => buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });

@@ -71,13 +71,18 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
         data: { threshold, available, previous, recipients: recipients.length, crossing_id: crossing },
       });
       for (const to of recipients) {
-        await deps.jobs.enqueue(trx, balanceAlertEmailJob, {
-          organization_id: organizationId,
-          to,
-          subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
-          text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
-          idempotency_key: `balance-alert:${crossing}:${to}`,
-        }, { organizationId });
+        await deps.jobs.enqueue(
+          trx,
+          balanceAlertEmailJob,
+          {
+            organization_id: organizationId,
+            to,
+            subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
+            text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
+            idempotency_key: `balance-alert:${crossing}:${to}`,
+          },
+          { organizationId },
+        );
       }
     }
     return crossed.length;

@@ -16,8 +16,11 @@ import { routeHandler, type AnyRoute } from './route.ts';
 
 export interface AppOptions {
   deps: Deps;
-  /** The operations to serve (src/routes.ts), grouped by how they are authenticated. */
-  routes: { plumbing: readonly AnyRoute[]; webhooks: readonly AnyRoute[]; api: readonly AnyRoute[] };
+  /**
+   * The operations to serve (src/routes.ts), grouped by how they are authenticated, and static
+   * pages (the job console) served before authentication: they hold no data, the API they call does.
+   */
+  routes: { plumbing: readonly AnyRoute[]; webhooks: readonly AnyRoute[]; api: readonly AnyRoute[]; pages?: readonly Koa.Middleware[] };
   /** HS256 secret (undefined when tokens are verified through a JWKS). */
   jwtSecret: string | undefined;
   version: string;
@@ -102,6 +105,7 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], 
   app.use(apiVersion());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1536kb' /* a base64 logo of 1 MiB */, encoding: 'utf-8', jsonStrict: false }));
   app.use(plumbing.routes());
+  for (const page of routes.pages ?? []) app.use(page);
   // Requests authentication refuses count per client address; those it admits, per caller.
   app.use(rateLimitByAddress(deps.db, deps.config.RATE_LIMIT_PER_ADDRESS_PER_MINUTE));
   app.use(authenticate(deps.config, jwtSecret, deps.db));

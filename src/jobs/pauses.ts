@@ -102,23 +102,18 @@ async function deferQueued(trx: Knex.Transaction, pause: Pause): Promise<number>
        ON CONFLICT (job_id) DO NOTHING
      )
      SELECT count(*)::int AS n FROM moved`,
-    [
-      BOSS_SCHEMA,
-      pause.queue,
-      ...(pause.organization_id ? [pause.organization_id] : []),
-      BOSS_SCHEMA,
-      ...untilBinding,
-      pause.queue,
-      pause.queue,
-      pause.id,
-    ],
+    [BOSS_SCHEMA, pause.queue, ...(pause.organization_id ? [pause.organization_id] : []), BOSS_SCHEMA, ...untilBinding, pause.queue, pause.queue, pause.id],
   );
   return rows[0].n as number;
 }
 
 /** Ends a pause now and restores the start times of the jobs it deferred. `null` when it was not open. */
 export async function resumePause(trx: Knex.Transaction, id: string, by: string): Promise<{ pause: Pause; restored: number } | null> {
-  const [pause] = (await trx('job_pauses').where({ id }).whereNull('resumed_at').update({ resumed_at: trx.fn.now(), resumed_by: by }).returning('*')) as Pause[];
+  const [pause] = (await trx('job_pauses')
+    .where({ id })
+    .whereNull('resumed_at')
+    .update({ resumed_at: trx.fn.now(), resumed_by: by })
+    .returning('*')) as Pause[];
   if (!pause) return null;
   const restored = await restoreDeferred(trx, [id]);
   await notify(trx, PAUSES_CHANNEL, 'changed');

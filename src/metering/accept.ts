@@ -99,7 +99,8 @@ export async function acceptRead(
 ): Promise<void> {
   const spec = { operation: operation.name, quote: quoteOf(operation, input), input };
   await acceptCall(deps, actor, spec, terms, call, (trx) =>
-    deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined));
+    deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined),
+  );
 }
 
 /**

@@ -37,7 +37,14 @@ export async function previewBulkAction(deps: Deps, caller: ConsoleCaller, actio
       queue: string;
       n: string;
     }[];
-    const sample = (await query.clone().select('*').orderBy([{ column: 'created_on', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(10)) as JobRow[];
+    const sample = (await query
+      .clone()
+      .select('*')
+      .orderBy([
+        { column: 'created_on', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(10)) as JobRow[];
     return {
       action,
       count: byQueue.reduce((sum, row) => sum + Number(row.n), 0),
@@ -57,13 +64,28 @@ export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action
     await trx.raw(`SET LOCAL statement_timeout = ${deps.config.OPS_STATEMENT_TIMEOUT_MS * 4}`);
     const { query, organizationId } = selection(trx, deps, caller, action, filter);
     const [bulk] = (await trx('bulk_actions')
-      .insert({ action, filter: JSON.stringify(filter), organization_id: organizationId, total: 0, reason, created_by: caller.actorId, request_id: caller.requestId })
+      .insert({
+        action,
+        filter: JSON.stringify(filter),
+        organization_id: organizationId,
+        total: 0,
+        reason,
+        created_by: caller.actorId,
+        request_id: caller.requestId,
+      })
       .returning('*')) as BulkActionRow[];
-    const snapshot = query.clone().select(trx.raw('?::uuid', [bulk!.id]), 'id', 'name').limit(BULK_LIMIT + 1);
-    const { rowCount } = await trx.raw(`INSERT INTO bulk_action_items (bulk_action_id, job_id, queue) ${snapshot.toSQL().sql}`, snapshot.toSQL().bindings as Knex.Value[]);
+    const snapshot = query
+      .clone()
+      .select(trx.raw('?::uuid', [bulk!.id]), 'id', 'name')
+      .limit(BULK_LIMIT + 1);
+    const { rowCount } = await trx.raw(
+      `INSERT INTO bulk_action_items (bulk_action_id, job_id, queue) ${snapshot.toSQL().sql}`,
+      snapshot.toSQL().bindings as Knex.Value[],
+    );
     const total = rowCount as number;
     if (total === 0) throw badRequest(`filter: matches no job a ${action} applies to`, ['filter']);
-    if (total > BULK_LIMIT) throw badRequest(`filter: matches more than ${BULK_LIMIT} jobs; narrow it (time window, queue, organization) or run several`, ['filter']);
+    if (total > BULK_LIMIT)
+      throw badRequest(`filter: matches more than ${BULK_LIMIT} jobs; narrow it (time window, queue, organization) or run several`, ['filter']);
     const [row] = (await trx('bulk_actions').where({ id: bulk!.id }).update({ total }).returning('*')) as BulkActionRow[];
     await deps.jobs.enqueue(trx, bulkActionJob, { bulk_action_id: bulk!.id }, { organizationId: null });
     await recordAction(trx, caller, { action: `bulk.${action}`, organizationId, target: { filter }, bulkActionId: bulk!.id, count: total, reason });
@@ -77,12 +99,24 @@ export async function abortBulkAction(deps: Deps, caller: ConsoleCaller, id: str
     const bulk = await visibleBulkAction(trx, caller, id, { forUpdate: true });
     if (bulk.state !== 'running') throw conflict(`the bulk action is already ${bulk.state}`, ['state']);
     const [row] = (await trx('bulk_actions').where({ id }).update({ abort_requested_at: trx.fn.now() }).returning('*')) as BulkActionRow[];
-    await recordAction(trx, caller, { action: 'bulk.abort', organizationId: bulk.organization_id, target: { action: bulk.action }, bulkActionId: id, count: bulk.total - bulk.done - bulk.skipped, reason });
+    await recordAction(trx, caller, {
+      action: 'bulk.abort',
+      organizationId: bulk.organization_id,
+      target: { action: bulk.action },
+      bulkActionId: id,
+      count: bulk.total - bulk.done - bulk.skipped,
+      reason,
+    });
     return row!;
   });
 }
 
-export async function visibleBulkAction(db: Knex | Knex.Transaction, caller: ConsoleCaller, id: string, options: { forUpdate?: boolean } = {}): Promise<BulkActionRow> {
+export async function visibleBulkAction(
+  db: Knex | Knex.Transaction,
+  caller: ConsoleCaller,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<BulkActionRow> {
   const query = db('bulk_actions').where({ id });
   if (options.forUpdate) query.forUpdate();
   const bulk = (await query.first()) as BulkActionRow | undefined;

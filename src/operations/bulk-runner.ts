@@ -32,7 +32,7 @@ export async function runBulkAction({ bulk_action_id }: { bulk_action_id: string
 
 async function runBatch(trx: Knex.Transaction, deps: Deps, id: string): Promise<boolean> {
   const bulk = (await trx('bulk_actions').where({ id }).forUpdate().first()) as BulkActionRow | undefined;
-  if (!bulk || bulk.state !== 'running') return true;
+  if (bulk?.state !== 'running') return true;
   if (bulk.abort_requested_at) {
     await trx('bulk_actions').where({ id }).update({ state: 'aborted', finished_at: trx.fn.now() });
     return true;
@@ -76,7 +76,8 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
   for (const item of items) {
     const now = state.get(item.job_id);
     if (now === undefined) outcomes.push({ job_id: item.job_id, outcome: 'skipped', reason: 'the job no longer exists' });
-    else if (!(actionableStates[action] as readonly string[]).includes(now)) outcomes.push({ job_id: item.job_id, outcome: 'skipped', reason: `the job is now ${now}` });
+    else if (!(actionableStates[action] as readonly string[]).includes(now))
+      outcomes.push({ job_id: item.job_id, outcome: 'skipped', reason: `the job is now ${now}` });
     else {
       const key = `${item.queue}\n${now}`;
       groups.set(key, [...(groups.get(key) ?? []), item.job_id]);
@@ -94,7 +95,9 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
       const left = new Set(((await trx('pgboss.job').where({ name: queue }).whereIn('id', ids).select('id')) as { id: string }[]).map((row) => row.id));
       for (const jobId of ids)
         outcomes.push(
-          left.has(jobId) ? { job_id: jobId, outcome: 'skipped', reason: 'pg-boss could not move it back (a conflicting job)' } : { job_id: jobId, outcome: 'done', reason: null },
+          left.has(jobId)
+            ? { job_id: jobId, outcome: 'skipped', reason: 'pg-boss could not move it back (a conflicting job)' }
+            : { job_id: jobId, outcome: 'done', reason: null },
         );
       continue;
     }

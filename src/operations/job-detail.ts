@@ -14,7 +14,9 @@ type TimelineEvent = z.input<typeof timelineEventSchema>;
  * from the job row and the worker whose heartbeat reports holding it.
  */
 export async function attemptHistory(db: Knex | Knex.Transaction, job: JobRow): Promise<Attempt[]> {
-  const rows = (await db('job_attempts').where({ job_id: job.id }).orderBy([{ column: 'started_at' }, { column: 'id' }])) as (AttemptRecord & {
+  const rows = (await db('job_attempts')
+    .where({ job_id: job.id })
+    .orderBy([{ column: 'started_at' }, { column: 'id' }])) as (AttemptRecord & {
     started_at: Date;
     ended_at: Date;
   })[];
@@ -49,7 +51,11 @@ export async function attemptHistory(db: Knex | Knex.Transaction, job: JobRow): 
 export function timelineOf(job: JobRow, history: readonly Attempt[], actions: readonly OperatorActionRow[]): TimelineEvent[] {
   const events: TimelineEvent[] = [{ at: iso(job.created_on)!, event: 'created', detail: `queued on ${job.name}` }];
   for (const attempt of history) {
-    events.push({ at: attempt.started_at, event: 'attempt_started', detail: `attempt ${attempt.attempt + 1}${attempt.worker_id ? ` on worker ${attempt.worker_id}` : ''}` });
+    events.push({
+      at: attempt.started_at,
+      event: 'attempt_started',
+      detail: `attempt ${attempt.attempt + 1}${attempt.worker_id ? ` on worker ${attempt.worker_id}` : ''}`,
+    });
     if (attempt.ended_at)
       events.push({
         at: attempt.ended_at,
@@ -57,11 +63,19 @@ export function timelineOf(job: JobRow, history: readonly Attempt[], actions: re
         detail: `${attempt.outcome}${attempt.error ? `: ${attempt.error.message}` : ''} (${attempt.duration_ms} ms)`,
       });
   }
-  if (job.state === 'retry') events.push({ at: iso(job.start_after)!, event: 'retry_scheduled', detail: `next attempt due (${job.retry_count} of ${job.retry_limit} retries used)` });
+  if (job.state === 'retry')
+    events.push({ at: iso(job.start_after)!, event: 'retry_scheduled', detail: `next attempt due (${job.retry_count} of ${job.retry_limit} retries used)` });
   if (job.completed_on && (job.state === 'completed' || job.state === 'failed' || job.state === 'cancelled'))
     events.push({ at: iso(job.completed_on)!, event: job.state, detail: job.state === 'failed' ? 'retries exhausted' : job.state });
   for (const action of actions)
-    events.push({ at: iso(action.at)!, event: 'operator_action', detail: `${action.action} by ${action.actor_id} (${action.actor_role})${action.reason ? `: ${action.reason}` : ''}` });
+    events.push({
+      at: iso(action.at)!,
+      event: 'operator_action',
+      detail: `${action.action} by ${action.actor_id} (${action.actor_role})${action.reason ? `: ${action.reason}` : ''}`,
+    });
   // Stable: ties keep the order above (created before its first attempt, an attempt's start before its end).
-  return events.map((event, index) => ({ event, index })).sort((a, b) => a.event.at.localeCompare(b.event.at) || a.index - b.index).map(({ event }) => event);
+  return events
+    .map((event, index) => ({ event, index }))
+    .sort((a, b) => a.event.at.localeCompare(b.event.at) || a.index - b.index)
+    .map(({ event }) => event);
 }

@@ -39,7 +39,12 @@ export async function listJobsFor(
 }
 
 /** Jobs a request enqueued, or jobs whose searchable payload names a resource id: no time window (both are indexed). */
-export async function lookupJobs(deps: Deps, caller: ConsoleCaller, by: Pick<JobFilter, 'request_id' | 'resource_id'>, page: { limit: number; cursor?: string | undefined }) {
+export async function lookupJobs(
+  deps: Deps,
+  caller: ConsoleCaller,
+  by: Pick<JobFilter, 'request_id' | 'resource_id'>,
+  page: { limit: number; cursor?: string | undefined },
+) {
   const filter = scoped(caller, { ...by, organization_id: caller.organizationId ?? undefined });
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const found = await listJobs(trx, filter, null, searchableFields(deps), page);
@@ -91,7 +96,14 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
     } else if (locked.state === 'failed') changed = (await deps.jobs.retryFailed(trx, job.name, [id])) > 0;
     else if (locked.state === 'cancelled') changed = (await deps.jobs.resumeCancelled(trx, job.name, [id])) > 0;
     if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);
-    await recordAction(trx, caller, { action: `job.${command}`, organizationId: job.group_id, target: { queue: job.name, from_state: locked.state }, jobIds: [id], count: 1, reason });
+    await recordAction(trx, caller, {
+      action: `job.${command}`,
+      organizationId: job.group_id,
+      target: { queue: job.name, from_state: locked.state },
+      jobIds: [id],
+      count: 1,
+      reason,
+    });
   });
   if (command === 'delete') return null;
   return presentJob((await findJob(deps.db, id))!, deps.jobs.definition(job.name));

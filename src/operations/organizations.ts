@@ -34,17 +34,24 @@ export async function organizationLoad(deps: Deps, caller: ConsoleCaller, limit:
       [BOSS_SCHEMA, ...(caller.organizationId ? [caller.organizationId] : []), limit],
     );
     return {
-      items: (rows as { group_id: string; name: string | null; active: number; queued: number; failed_last_hour: number; queues: { queue: string; active: number; queued: number }[] }[]).map(
-        (row) => ({
-          organization_id: row.group_id,
-          name: row.name,
-          active: row.active,
-          queued: row.queued,
-          failed_last_hour: row.failed_last_hour,
-          concurrency_limit: deps.config.JOB_ORGANIZATION_CONCURRENCY,
-          queues: row.queues,
-        }),
-      ),
+      items: (
+        rows as {
+          group_id: string;
+          name: string | null;
+          active: number;
+          queued: number;
+          failed_last_hour: number;
+          queues: { queue: string; active: number; queued: number }[];
+        }[]
+      ).map((row) => ({
+        organization_id: row.group_id,
+        name: row.name,
+        active: row.active,
+        queued: row.queued,
+        failed_last_hour: row.failed_last_hour,
+        concurrency_limit: deps.config.JOB_ORGANIZATION_CONCURRENCY,
+        queues: row.queues,
+      })),
     };
   });
 }

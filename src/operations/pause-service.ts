@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import { paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
+import { BOSS_SCHEMA } from '../jobs/boss.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
@@ -69,30 +70,36 @@ export async function listPauses(deps: Deps, caller: ConsoleCaller, query: { ope
 const visible = (caller: ConsoleCaller, pause: Pause) => caller.operator || (pause.organization_id !== null && pause.organization_id === caller.organizationId);
 
 const describe = (scope: Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>) =>
-  scope.scope === 'queue' ? `queue ${scope.queue}` : scope.scope === 'organization' ? `organization ${scope.organization_id} on ${scope.queue}` : `schedule ${scope.schedule}`;
+  scope.scope === 'queue'
+    ? `queue ${scope.queue}`
+    : scope.scope === 'organization'
+      ? `organization ${scope.organization_id} on ${scope.queue}`
+      : `schedule ${scope.schedule}`;
 
 async function scopeOf(deps: Deps, caller: ConsoleCaller, request: PauseRequest): Promise<Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>> {
-  const requireQueue = () => {
+  const requireQueue = async () => {
     if (!request.queue) throw badRequest(`queue: is required to pause a ${request.scope}`, ['queue']);
-    if (!deps.jobs.definition(request.queue) || request.queue.endsWith('.dead')) throw badRequest(`queue: ${request.queue} is not a queue workers run`, ['queue']);
+    const exists = await deps.db(`${BOSS_SCHEMA}.queue`).where({ name: request.queue }).first('name');
+    if (!exists || request.queue.endsWith('.dead')) throw badRequest(`queue: ${request.queue} is not a queue workers run`, ['queue']);
     return request.queue;
   };
   switch (request.scope) {
     case 'queue':
       if (!caller.operator) throw forbidden('only operators of the service may pause a whole queue (pause your organization on it instead)');
       if (request.organization_id || request.schedule) throw badRequest('scope: a queue pause names only the queue', ['scope']);
-      return { scope: 'queue', queue: requireQueue(), organization_id: null, schedule: null };
+      return { scope: 'queue', queue: await requireQueue(), organization_id: null, schedule: null };
     case 'organization': {
       if (!request.organization_id) throw badRequest('organization_id: is required to pause an organization', ['organization_id']);
       if (request.schedule) throw badRequest('schedule: an organization pause names a queue and the organization', ['schedule']);
-      return { scope: 'organization', queue: requireQueue(), organization_id: request.organization_id, schedule: null };
+      return { scope: 'organization', queue: await requireQueue(), organization_id: request.organization_id, schedule: null };
     }
     case 'schedule': {
       if (!request.schedule) throw badRequest('schedule: is required to pause a schedule', ['schedule']);
       if (request.queue) throw badRequest('queue: a schedule pause names only the schedule', ['queue']);
       // organization_id may be given (an admin names their organization to be let in); the schedule decides it.
       const owner = await requireSchedule(deps, request.schedule);
-      if (!caller.operator && owner !== caller.organizationId) throw forbidden('only operators of the service may pause the platform’s schedules or another organization’s');
+      if (!caller.operator && owner !== caller.organizationId)
+        throw forbidden('only operators of the service may pause the platform’s schedules or another organization’s');
       return { scope: 'schedule', queue: null, organization_id: owner, schedule: request.schedule };
     }
   }

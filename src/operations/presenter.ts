@@ -11,7 +11,10 @@ export const REDACTED = '[redacted]';
 const iso = (value: Date | string | null | undefined) => (value === null || value === undefined ? null : new Date(value).toISOString());
 
 /** The payload an answer may show: the job type's sensitive fields redacted (revealing them is its own, audited operation). */
-export function visiblePayload(payload: Record<string, unknown>, definition: JobDefinition | undefined): { payload: Record<string, unknown>; redacted: string[] } {
+export function visiblePayload(
+  payload: Record<string, unknown>,
+  definition: JobDefinition | undefined,
+): { payload: Record<string, unknown>; redacted: string[] } {
   const redacted = (definition?.sensitive ?? []).filter((field) => field in payload);
   if (redacted.length === 0) return { payload, redacted };
   return { payload: { ...payload, ...Object.fromEntries(redacted.map((field) => [field, REDACTED])) }, redacted };

@@ -32,7 +32,10 @@ export async function queueHealth(deps: Deps, caller: ConsoleCaller, options: { 
          FROM ??.job WHERE state < 'active' ${org} GROUP BY name, state`,
       [BOSS_SCHEMA, ...orgBinding],
     );
-    const { rows: active } = await trx.raw(`SELECT name, count(*)::int AS n FROM ??.job WHERE state = 'active' ${org} GROUP BY name`, [BOSS_SCHEMA, ...orgBinding]);
+    const { rows: active } = await trx.raw(`SELECT name, count(*)::int AS n FROM ??.job WHERE state = 'active' ${org} GROUP BY name`, [
+      BOSS_SCHEMA,
+      ...orgBinding,
+    ]);
     const { rows: finished } = await trx.raw(
       `SELECT name, state::text AS state, count(*)::int AS n FROM ??.job
         WHERE created_on >= now() - make_interval(hours => ?) AND state > 'active' ${org} GROUP BY name, state`,
@@ -40,7 +43,9 @@ export async function queueHealth(deps: Deps, caller: ConsoleCaller, options: { 
     );
     const throughput = await throughputOf(trx, organizationId, options.hours);
     const workers = await liveWorkersByQueue(trx, deps.config.WORKER_LOST_AFTER_SECONDS);
-    const pauses = (await openPauses(trx)).filter((p) => p.scope !== 'schedule' && (!organizationId || p.scope === 'queue' || p.organization_id === organizationId));
+    const pauses = (await openPauses(trx)).filter(
+      (p) => p.scope !== 'schedule' && (!organizationId || p.scope === 'queue' || p.organization_id === organizationId),
+    );
 
     const items: Queue[] = names.map(({ name, dead_letter }) => {
       const counts = emptyCounts();

@@ -110,7 +110,8 @@ export const operationsRoutes: AnyRoute[] = [
     operationId: 'cancelJob',
     tag,
     summary: 'Cancel a queued or running job',
-    description: 'A queued job is cancelled; a running one is cancelled and its handler’s abort signal fires (through NOTIFY, within a second), so it stops cooperatively. 409 for a finished job.',
+    description:
+      'A queued job is cancelled; a running one is cancelled and its handler’s abort signal fires (through NOTIFY, within a second), so it stops cooperatively. 409 for a finished job.',
     params: jobIdParams,
     body: reasonBody,
     authorize: oneJob,
@@ -201,7 +202,9 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The bulk action', schema: bulkEnvelope },
     errors: [404],
     handler: async ({ deps, actor, params }) => {
-      const owner = ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      const owner =
+        ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)
+          ?.organization_id ?? null;
       const caller = await consoleCallerFor(actor, owner, 'bulk action');
       return { bulk_action: (await presentBulkActions(deps.db, [await visibleBulkAction(deps.db, caller, params.bulk_action_id)]))[0]! };
     },
@@ -218,7 +221,9 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The bulk action, abort requested', schema: bulkEnvelope },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => {
-      const owner = ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      const owner =
+        ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)
+          ?.organization_id ?? null;
       const row = await abortBulkAction(deps, await consoleCallerFor(actor, owner, 'bulk action'), params.bulk_action_id, body.reason);
       return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
     },
@@ -235,7 +240,8 @@ export const operationsRoutes: AnyRoute[] = [
     authorize: jobConsole('query'),
     response: { status: 200, description: 'Every queue', schema: queueList },
     errors: [403, 503],
-    handler: async ({ deps, actor, query }) => queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters }),
+    handler: async ({ deps, actor, query }) =>
+      queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters }),
   }),
   defineRoute({
     method: 'get',
@@ -275,7 +281,9 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The ended pause', schema: pauseResumed },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => {
-      const owner = ((await deps.db('job_pauses').where({ id: params.pause_id }).first('organization_id')) as { organization_id: string | null } | undefined)?.organization_id ?? null;
+      const owner =
+        ((await deps.db('job_pauses').where({ id: params.pause_id }).first('organization_id')) as { organization_id: string | null } | undefined)
+          ?.organization_id ?? null;
       return resume(deps, await consoleCallerFor(actor, owner, 'pause'), params.pause_id, body.reason);
     },
   }),
@@ -330,7 +338,8 @@ export const operationsRoutes: AnyRoute[] = [
     authorize: jobConsole('query'),
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
     errors: [403, 503],
-    handler: async ({ deps, actor, params, query }) => lookupJobs(deps, await consoleCaller(actor, query.organization_id), { request_id: params.request_id }, query),
+    handler: async ({ deps, actor, params, query }) =>
+      lookupJobs(deps, await consoleCaller(actor, query.organization_id), { request_id: params.request_id }, query),
   }),
   defineRoute({
     method: 'get',
@@ -344,7 +353,8 @@ export const operationsRoutes: AnyRoute[] = [
     authorize: jobConsole('query'),
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
     errors: [403, 503],
-    handler: async ({ deps, actor, params, query }) => lookupJobs(deps, await consoleCaller(actor, query.organization_id), { resource_id: params.resource_id }, query),
+    handler: async ({ deps, actor, params, query }) =>
+      lookupJobs(deps, await consoleCaller(actor, query.organization_id), { resource_id: params.resource_id }, query),
   }),
   defineRoute({
     method: 'get',

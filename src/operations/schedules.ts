@@ -43,7 +43,8 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
       });
     }
   const after = page.cursor === undefined ? null : String(decodeCursor(page.cursor, 1)[0]);
-  const query = deps.db('scheduled_tasks as t')
+  const query = deps
+    .db('scheduled_tasks as t')
     .whereNull('t.deleted_at')
     .select('t.id', 't.organization_id', 't.title', 't.cron', 't.timezone', 't.enabled', 't.next_run_at')
     .select(deps.db.raw('(SELECT max(r.scheduled_for) FROM scheduled_task_runs r WHERE r.task_id = t.id) AS last_run_at'))
@@ -51,7 +52,16 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
     .limit(page.limit + 1);
   if (caller.organizationId) query.where('t.organization_id', caller.organizationId);
   if (after) query.where('t.id', '>', after);
-  const rows = (await query) as { id: string; organization_id: string; title: string; cron: string; timezone: string; enabled: boolean; next_run_at: Date | null; last_run_at: Date | null }[];
+  const rows = (await query) as {
+    id: string;
+    organization_id: string;
+    title: string;
+    cron: string;
+    timezone: string;
+    enabled: boolean;
+    next_run_at: Date | null;
+    last_run_at: Date | null;
+  }[];
   const tasks = rows.slice(0, page.limit).map(
     (row): Schedule => ({
       key: `task:${row.id}`,
@@ -76,9 +86,11 @@ export async function scheduleOwner(deps: Deps, key: string): Promise<string | n
     if (!deps.jobs.definitions.some((job) => job.cron !== null && cronSchedule(job.name) === key)) throw notFound('schedule');
     return null;
   }
-  const task = (await deps.db('scheduled_tasks').where({ id: key.slice('task:'.length) }).whereNull('deleted_at').first('organization_id')) as
-    | { organization_id: string }
-    | undefined;
+  const task = (await deps
+    .db('scheduled_tasks')
+    .where({ id: key.slice('task:'.length) })
+    .whereNull('deleted_at')
+    .first('organization_id')) as { organization_id: string } | undefined;
   if (!task) throw notFound('schedule');
   return task.organization_id;
 }
@@ -96,7 +108,13 @@ export async function triggerSchedule(deps: Deps, caller: ConsoleCaller, key: st
       if (!run) throw notFound('schedule');
       runId = run.id;
     }
-    await recordAction(trx, caller, { action: 'schedule.trigger', organizationId, target: { schedule: key, run_id: runId }, jobIds: jobId ? [jobId] : [], count: 1 });
+    await recordAction(trx, caller, {
+      action: 'schedule.trigger',
+      organizationId,
+      target: { schedule: key, run_id: runId },
+      jobIds: jobId ? [jobId] : [],
+      count: 1,
+    });
     return { schedule: key, job_id: jobId, run_id: runId };
   });
 }

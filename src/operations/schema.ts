@@ -7,7 +7,8 @@ import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 
 export const jobStates = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const;
 export const jobStateSchema = z.enum(jobStates).openapi('JobState', {
-  description: 'pg-boss job state: `created` (queued), `retry` (waiting for its next attempt), `active`, `completed`, `cancelled`, `failed` (retries exhausted).',
+  description:
+    'pg-boss job state: `created` (queued), `retry` (waiting for its next attempt), `active`, `completed`, `cancelled`, `failed` (retries exhausted).',
 });
 
 const organizationId = z.string().min(1).max(64);
@@ -49,7 +50,8 @@ export const listJobsQuery = jobFilter
   .extend({
     ...pageQuery,
     count: z.enum(['estimated', 'exact']).default('estimated').openapi({
-      description: 'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
+      description:
+        'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
     }),
   })
   .strict();
@@ -75,7 +77,9 @@ export const jobSchema = z
     state: jobStateSchema,
     organization_id: z.string().nullable().describe('The organization the job works for; null for the platform’s own jobs'),
     request_id: z.string().nullable().describe('The request that enqueued the job (and, for jobs sent by jobs, the request behind those)'),
-    payload: z.record(z.string(), z.unknown()).describe('Fields a job type marks sensitive read "[redacted]" unless the caller is an operator who revealed them'),
+    payload: z
+      .record(z.string(), z.unknown())
+      .describe('Fields a job type marks sensitive read "[redacted]" unless the caller is an operator who revealed them'),
     redacted: z.array(z.string()).describe('Payload fields redacted in this answer'),
     output: z.unknown().nullable().describe('The completion result, or the last failure'),
     attempts: z.number().int().describe('Attempts started (pg-boss retry count, plus one once started)'),
@@ -86,10 +90,7 @@ export const jobSchema = z
     started_at: timestamp.nullable(),
     completed_at: timestamp.nullable(),
     dead_letter: z.string().nullable().describe('Where the job goes when its retries are exhausted'),
-    source: z
-      .object({ queue: z.string(), job_id: uuid })
-      .nullable()
-      .describe('For a job in a dead-letter queue: the queue and job it failed on'),
+    source: z.object({ queue: z.string(), job_id: uuid }).nullable().describe('For a job in a dead-letter queue: the queue and job it failed on'),
   })
   .openapi('Job');
 
@@ -353,7 +354,9 @@ export const organizationLoadSchema = z
 export const organizationLoadQuery = z
   .object({ organization_id: organizationId.optional(), limit: z.coerce.number().int().min(1).max(100).default(20) })
   .strict();
-export const organizationLoadList = z.object({ items: z.array(organizationLoadSchema).describe('Noisiest first (active, then queued)') }).openapi('OrganizationJobLoadList');
+export const organizationLoadList = z
+  .object({ items: z.array(organizationLoadSchema).describe('Noisiest first (active, then queued)') })
+  .openapi('OrganizationJobLoadList');
 
 export const auditQuery = z
   .object({

@@ -40,7 +40,8 @@ async function endRun(
       .where({ id: run.id })
       .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() });
     if (state === 'succeeded')
-      for (const userId of current.email_recipients) await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: run.id, user_id: userId }, { organizationId: current.organization_id });
+      for (const userId of current.email_recipients)
+        await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: run.id, user_id: userId }, { organizationId: current.organization_id });
     // Out of credits: the organization's low-balance alerts are checked now, not at the next sweep.
     if (state === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
   });

@@ -48,7 +48,9 @@ describe('enqueueing jobs in the caller’s transaction', () => {
       dead_letter: 'invitations.email.v1.dead',
     });
     expect(await countFor(id)).to.equal(1);
-    const invalid = await db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' }, { organizationId: null })).catch((error: Error) => error);
+    const invalid = await db
+      .transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' }, { organizationId: null }))
+      .catch((error: Error) => error);
     expect(invalid).to.be.instanceOf(Error);
   });
 });

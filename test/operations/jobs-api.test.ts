@@ -79,7 +79,9 @@ describe('job console: jobs, history, commands, access (issue 12)', function () 
     const own = await get('/ops/jobs', admin.token, { organization_id: org, queue: flakyJob.name });
     expect(own.status, show(own)).to.equal(200);
     expect(own.body.items.every((j: { organization_id: string }) => j.organization_id === org)).to.equal(true);
-    expect(own.body.items.map((j: { id: string }) => j.id)).to.include(mine).and.not.include(theirs);
+    expect(own.body.items.map((j: { id: string }) => j.id))
+      .to.include(mine)
+      .and.not.include(theirs);
 
     for (const [who, token, query] of [
       ['an admin without organization_id', admin.token, {}],
@@ -237,9 +239,15 @@ describe('job console: jobs, history, commands, access (issue 12)', function () 
 
   it('the audit log is append-only, even for the application’s own connection', async () => {
     await failedJob(org).then((id) => post(`/ops/jobs/${id}/retry`, operator.token, { reason: 'append-only probe' }));
-    const update = await stack.db('operator_actions').update({ reason: 'rewritten' }).catch((e: Error) => e);
+    const update = await stack
+      .db('operator_actions')
+      .update({ reason: 'rewritten' })
+      .catch((e: Error) => e);
     expect(String(update)).to.include('append-only');
-    const remove = await stack.db('operator_actions').delete().catch((e: Error) => e);
+    const remove = await stack
+      .db('operator_actions')
+      .delete()
+      .catch((e: Error) => e);
     expect(String(remove)).to.include('append-only');
     expect(await stack.db('operator_actions').where({ reason: 'append-only probe' }).count('* as n').first()).to.deep.equal({ n: 1 });
   });

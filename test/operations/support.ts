@@ -52,7 +52,12 @@ export interface OpsStack {
   db: Db;
   queue: JobQueue;
   /** Sends a job for an organization (null: the platform's) outside any request. */
-  send(job: typeof flakyJob | typeof idleJob, payload: { asset_id: string; hold?: boolean }, organizationId: string | null, options?: { startAfter?: Date }): Promise<string>;
+  send(
+    job: typeof flakyJob | typeof idleJob,
+    payload: { asset_id: string; hold?: boolean },
+    organizationId: string | null,
+    options?: { startAfter?: Date },
+  ): Promise<string>;
   stop(): Promise<void>;
 }
 
