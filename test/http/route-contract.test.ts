@@ -46,6 +46,11 @@ const exceptions: readonly { property: Property; operationId: string; reason: st
     reason: 'public trends are the same for every signed-in caller, and every region exists: there is no outsider and no missing id',
   })),
   {
+    property: 'create-needs-permission',
+    operationId: 'createPause',
+    reason: 'a pause needs jobs.manage (owners and admins), not resources.create: tested in test/operations/control.test.ts',
+  },
+  {
     property: 'outsider-like-missing',
     operationId: 'getChatModel',
     reason: 'the chat-model catalog is the same for every signed-in caller: there is no outsider',
@@ -112,6 +117,12 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   generation_id: { missing: randomUUID },
   scheduled_task_id: { missing: randomUUID },
   slug: { missing: () => `no-such-listing-${randomUUID().slice(0, 8)}` },
+  // The job console: a job, a bulk action and a pause of the fixture organization, its scheduled task, a request id.
+  job_id: { missing: randomUUID },
+  bulk_action_id: { missing: randomUUID },
+  pause_id: { missing: randomUUID },
+  schedule_key: { missing: () => `task:${randomUUID()}` },
+  request_id: { missing: () => `no-such-request-${randomUUID().slice(0, 8)}`, existing: 'route-contract-request' },
 };
 
 function fixtureFor(name: string) {
@@ -165,6 +176,7 @@ const minimalCreateBodies: Record<string, (organizationId: string) => Record<str
   quoteGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
   createGeneration: (organization_id) => ({ organization_id, kind: 'image', prompt: 'A contract probe' }),
   createScheduledTask: (organization_id) => ({ organization_id, title: 'Contract task', prompt: 'Probe', schedule: { cron: '0 9 * * *', timezone: 'UTC' } }),
+  createPause: (organization_id) => ({ organization_id, scope: 'organization', queue: 'asset.enrich.v1', reason: 'route contract' }),
   runReadUrl: (organization_id) => ({ organization_id, url: 'https://example.com/article' }),
   // Every social read and its quote: the catalog's own sample input (test/support/read-samples.ts).
   ...Object.fromEntries(
@@ -234,6 +246,9 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   changeSkillListingStatus: () => ({ status: 'published' }),
   putSkillListingCover: () => ({ content_type: 'image/png', data: ONE_PIXEL_PNG }),
   addSkillFromCatalog: (f) => ({ organization_id: f.organization_id }),
+  previewBulkAction: (f) => ({ action: 'retry', filter: { organization_id: f.organization_id } }),
+  createBulkAction: (f) => ({ action: 'retry', filter: { organization_id: f.organization_id }, reason: 'route contract' }),
+  revealJobPayload: () => ({ reason: 'route contract' }),
 };
 
 /** A body `route` accepts (ids from `values`; the organization of a create is `values.organization_id`). */
@@ -363,12 +378,27 @@ describe('route contract (every operation of the registry)', () => {
       slug: listing.body.listing.slug,
       generation_id: generation.body.generation.id,
       scheduled_task_id: task.body.id,
+      ...(await consoleFixtures(organization, task.body.id)),
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;
       fixtures[name]!.existing = value;
     }
   });
+
+  /** The invitation's e-mail job, a bulk action and a pause of the fixture organization, and its scheduled task's schedule key. */
+  async function consoleFixtures(organizationId: string, taskId: string) {
+    const job = (await ctx.db('pgboss.job').where({ group_id: organizationId }).first('id')) as { id: string };
+    const [bulk] = await ctx
+      .db('bulk_actions')
+      .insert({ action: 'retry', filter: '{}', organization_id: organizationId, total: 0, created_by: owner.id, state: 'completed', finished_at: ctx.db.fn.now() })
+      .returning('id');
+    const [pause] = await ctx
+      .db('job_pauses')
+      .insert({ scope: 'organization', queue: 'asset.enrich.v1', organization_id: organizationId, reason: 'route contract fixture', created_by: owner.id })
+      .returning('id');
+    return { job_id: job.id, bulk_action_id: bulk.id as string, pause_id: pause.id as string, schedule_key: `task:${taskId}`, request_id: 'route-contract-request' };
+  }
 
   it('names only registered operations in its exceptions', () => {
     const operations = new Set(apiRoutes.map((r) => r.operationId));
@@ -441,7 +471,7 @@ describe('route contract (every operation of the registry)', () => {
   describe('7. a collection-level operation never answers 404 (outside, or for an organization that does not exist)', () => {
     for (const route of apiRoutes.filter((r) => isCollectionLevel(r) && !excepted('collection-never-404', r))) {
       const inBody = bodyKeys(route).includes('organization_id');
-      it(`${title(route)} → ${route.method === 'get' ? '200 empty page' : '403'}`, async () => {
+      it(`${title(route)} → ${route.method === 'get' && route.authorize?.kind !== 'console' ? '200 empty page' : '403'}`, async () => {
         const cases = [
           { who: 'a user in no organization', token: loner.token, org: organization },
           { who: 'a member of another organization', token: otherOwner.token, org: organization },
@@ -455,10 +485,12 @@ describe('route contract (every operation of the registry)', () => {
               : request(route, route.path, { token, query: minimalQuery(route, { organization_id: org }) }),
           ),
         );
-        const expected = route.method === 'get' ? emptyEnvelope(route) : undefined;
+        // Lists page what the caller can read (empty outside); the job console refuses outsiders (403) like a create.
+        const lists = route.method === 'get' && route.authorize?.kind !== 'console';
+        const expected = lists ? emptyEnvelope(route) : undefined;
         answers.forEach((res, i) => {
           const context = `${cases[i]!.who}: ${show(res)}`;
-          if (route.method === 'get') {
+          if (lists) {
             expect(res.status, context).to.equal(200);
             expect(res.body, context).to.deep.equal(expected);
           } else {
@@ -503,7 +535,9 @@ describe('route contract (every operation of the registry)', () => {
             expect(res.status, context).to.equal(reference.status);
             expect(res.body, context).to.deep.equal(reference.body);
           });
-          if (!route.body) expectErrorBody(reference, 404, 'not_found');
+          // The job console's lookups take a search key, not a resource id: an outsider is refused before any lookup.
+          if (!route.body)
+            route.authorize?.kind === 'console' ? expectErrorBody(reference, 403, 'forbidden') : expectErrorBody(reference, 404, 'not_found');
         }
       });
     }
