@@ -1,5 +1,4 @@
 // The `web` process: serves the HTTP API. Scale by running more of them; they share only Postgres.
-import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
@@ -15,9 +14,11 @@ import { onShutdown } from './platform/shutdown.ts';
 import { openRunEventStreams } from './conversations/index.ts';
 import { closeNotifications } from './db/notifications.ts';
 import { createDeps } from './deps.ts';
+import { packageVersion } from './platform/version.ts';
+import { currentAlerts } from './operations/index.ts';
 import { startWebMetrics } from './metrics/index.ts';
 
-export const packageVersion: string = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+export { packageVersion };
 
 export interface WebProcess {
   server: Server;
@@ -37,7 +38,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   await boss.start();
   const deps = createDeps(config, db, boss, log);
   // Undefined unless METRICS_TOKEN or METRICS_PORT exposes them (src/metrics/process.ts).
-  const metrics = await startWebMetrics(config, db, log);
+  const metrics = await startWebMetrics(config, db, log, { alerts: () => currentAlerts({ db, config }) });
   const app = createApp({
     deps,
     routes: routeTable,

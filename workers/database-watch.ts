@@ -1,28 +1,7 @@
+import { isConnectionError } from '../src/db/connection-errors.ts';
 import type { Logger } from '../src/platform/logger.ts';
 
-/** Errors that say the database cannot be reached (as opposed to a failing statement). */
-const connectionCodes = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
-const connectionMessages =
-  /Connection terminated|connection error|timeout exceeded when trying to connect|ECONNREFUSED|ECONNRESET|terminating connection|the database system is (starting up|shutting down)/i;
-
-export function isConnectionError(error: unknown): boolean {
-  if (!error || typeof error !== 'object') return false;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (connectionCodes.has(code) || code.startsWith('08'))) return true;
-  return typeof message === 'string' && connectionMessages.test(message);
-}
+export { isConnectionError };
 
 export interface DatabaseWatchOptions {
   log: Logger;

@@ -21,6 +21,7 @@ import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
 import { createDeps } from '../src/deps.ts';
 import { startWorkerMetrics } from '../src/metrics/index.ts';
+import { currentAlerts } from '../src/operations/index.ts';
 
 export interface WorkerProcess {
   /** This worker's row in job_workers. */
@@ -50,7 +51,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   });
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
-  const metrics = await startWorkerMetrics(config, db, workerLog);
+  const metrics = await startWorkerMetrics(config, db, workerLog, { alerts: () => currentAlerts({ db, config }) });
   const attempts = new AttemptLog(db, workerLog);
   const pauses = new PauseGate(db, workerLog);
   const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub, observer: options.observer ?? metrics.jobs });

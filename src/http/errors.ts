@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, fromZodIssues, isAppError } from '../core/errors.ts';
+import { isConnectionError } from '../db/connection-errors.ts';
 import type { Logger } from '../platform/logger.ts';
 
 /**
@@ -22,7 +23,10 @@ export function errorMapper(log: Logger) {
       }
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (error.status >= 500) ((ctx.state.log as Logger | undefined) ?? log).error({ err: thrown }, 'request failed');
+      const requestLog = (ctx.state.log as Logger | undefined) ?? log;
+      // 503: the database (or the service) is down for now; a warning each, not an error with a stack per request.
+      if (error.code === 'unavailable') requestLog.warn({ reason: thrown instanceof Error ? thrown.message : String(thrown) }, 'request refused: unavailable');
+      else if (error.status >= 500) requestLog.error({ err: thrown }, 'request failed');
       ctx.status = error.status;
       ctx.set(error.headers);
       ctx.body = errorBody(error);
@@ -70,6 +74,10 @@ export function toAppError(thrown: unknown): AppError {
     if (error.status === 415) return new AppError('validation_failed', 'request body must be application/json', [], { status: 415 });
     return new AppError('validation_failed', error.expose && error.message ? `body: ${error.message}` : 'request is malformed');
   }
+  // The body parser inflating a body that is not what its Content-Encoding says (zlib's own errors).
+  if (isCorruptCompressedData(error?.code)) {
+    return new AppError('validation_failed', 'request body could not be decompressed: it is not valid data for its Content-Encoding');
+  }
   switch (error?.code) {
     case '23505':
       return new AppError('conflict', `conflict: ${constraintSubject(error)} already exists`);
@@ -99,8 +107,14 @@ export function toAppError(thrown: unknown): AppError {
     case '40P01':
       return new AppError('conflict', 'a concurrent change got there first; retry the request');
   }
+  // The database is unreachable (restarting, failing over, refusing connections): nothing was done, retry shortly.
+  if (isConnectionError(thrown)) return new AppError('unavailable', 'the database is unreachable; retry shortly', [], { headers: { 'Retry-After': '1' } });
   return new AppError('internal', 'internal error; the request id identifies it in the logs');
 }
+
+/** zlib's codes for compressed data that is broken or truncated: gzip and deflate, then brotli's format errors. */
+const isCorruptCompressedData = (code: unknown) =>
+  typeof code === 'string' && (code === 'Z_DATA_ERROR' || code === 'Z_BUF_ERROR' || code === 'Z_NEED_DICT' || code.startsWith('ERR__ERROR_FORMAT_'));
 
 function constraintSubject(error: PgError): string {
   const match = error.detail?.match(/^Key \((.+?)\)=/);

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import { BOSS_SCHEMA } from '../jobs/boss.ts';
 import type { Logger } from '../platform/logger.ts';
+import { type QueueAlert, registerAlertMetrics } from './alerts.ts';
 import { registerCreditMetrics } from './credits.ts';
 import { JobMetrics } from './jobs.ts';
 import { registerPoolMetrics } from './pool.ts';
@@ -13,10 +14,17 @@ import { type MetricsServer, startMetricsServer } from './server.ts';
 type MetricsConfig = Pick<Config, 'HOST' | 'METRICS_TOKEN' | 'METRICS_PORT' | 'WORKER_METRICS_PORT'>;
 
 /** A process's registry with the database-backed collectors every process exposes. */
-function processRegistry(kind: ProcessKind, db: Knex, log: Logger): Registry {
+/** Readings the composition root hands in (they belong to domains metrics must not import). */
+export interface MetricSources {
+  /** The queue alerts in force (src/operations: the same as GET /ops/queues). */
+  alerts?: () => Promise<QueueAlert[]>;
+}
+
+function processRegistry(kind: ProcessKind, db: Knex, sources: MetricSources, log: Logger): Registry {
   const registry = createMetricsRegistry(kind);
   registerPoolMetrics(registry, db, kind);
   registerQueueMetrics(registry, db, { schema: BOSS_SCHEMA, log });
+  if (sources.alerts) registerAlertMetrics(registry, sources.alerts, { log });
   registerCreditMetrics(registry, db, { log });
   return registry;
 }
@@ -35,8 +43,8 @@ export interface WorkerMetrics {
  * counters, and — with WORKER_METRICS_PORT — `GET /metrics` on that port (behind METRICS_TOKEN when
  * set). Without the port nothing listens; the counters still count (cheap), for a later exposure.
  */
-export async function startWorkerMetrics(config: MetricsConfig, db: Knex, log: Logger): Promise<WorkerMetrics> {
-  const registry = processRegistry('worker', db, log);
+export async function startWorkerMetrics(config: MetricsConfig, db: Knex, log: Logger, sources: MetricSources = {}): Promise<WorkerMetrics> {
+  const registry = processRegistry('worker', db, sources, log);
   const jobs = new JobMetrics(registry);
   let server: MetricsServer | undefined;
   if (config.WORKER_METRICS_PORT !== undefined) {
@@ -62,9 +70,9 @@ export interface WebMetrics {
  * METRICS_PORT: served there only (the API port keeps answering 404), behind METRICS_TOKEN if set.
  * METRICS_TOKEN alone: served on the API port to `Authorization: Bearer <METRICS_TOKEN>`.
  */
-export async function startWebMetrics(config: MetricsConfig, db: Knex, log: Logger): Promise<WebMetrics | undefined> {
+export async function startWebMetrics(config: MetricsConfig, db: Knex, log: Logger, sources: MetricSources = {}): Promise<WebMetrics | undefined> {
   if (config.METRICS_PORT === undefined && config.METRICS_TOKEN === undefined) return undefined;
-  const registry = processRegistry('web', db, log);
+  const registry = processRegistry('web', db, sources, log);
   if (config.METRICS_PORT === undefined) return { registry, appToken: config.METRICS_TOKEN, url: undefined, stop: async () => {} };
   const server = await startMetricsServer({ registry, port: config.METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log });
   return { registry, appToken: undefined, url: server.url, stop: () => server.close() };

@@ -18,7 +18,11 @@ const emptyCounts = () => ({ created: 0, retry: 0, active: 0, completed: 0, canc
  * fetch index and the console's active index); finished jobs over the last `hours` (the created_on
  * index); throughput from the per-minute snapshot; alerts from the configured thresholds.
  */
-export async function queueHealth(deps: Deps, caller: ConsoleCaller, options: { hours: number; deadLetters: boolean }) {
+export async function queueHealth(
+  deps: Pick<Deps, 'db' | 'config'>,
+  caller: Pick<ConsoleCaller, 'organizationId'>,
+  options: { hours: number; deadLetters: boolean },
+) {
   const organizationId = caller.organizationId;
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const names = ((await trx(`${BOSS_SCHEMA}.queue`).select('name', 'dead_letter').orderBy('name')) as { name: string; dead_letter: string | null }[]).filter(
@@ -105,7 +109,7 @@ async function liveWorkersByQueue(trx: Knex.Transaction, lostAfterSeconds: numbe
 }
 
 function alertsOf(
-  deps: Deps,
+  deps: Pick<Deps, 'config'>,
   queue: { oldest: number | null; series: Queue['throughput']; live: { live: number; lastHeartbeatAge: number | null }; waiting: number },
 ): Alert[] {
   const alerts: Alert[] = [];
@@ -136,4 +140,9 @@ function alertsOf(
       threshold: OPS_ALERT_NO_WORKER_SECONDS,
     });
   return alerts;
+}
+
+/** The alerts in force now, across every organization (for `/metrics`). */
+export async function currentAlerts(deps: Pick<Deps, 'db' | 'config'>) {
+  return (await queueHealth(deps, { organizationId: null }, { hours: 1, deadLetters: false })).alerts;
 }

@@ -391,13 +391,27 @@ describe('route contract (every operation of the registry)', () => {
     const job = (await ctx.db('pgboss.job').where({ group_id: organizationId }).first('id')) as { id: string };
     const [bulk] = await ctx
       .db('bulk_actions')
-      .insert({ action: 'retry', filter: '{}', organization_id: organizationId, total: 0, created_by: owner.id, state: 'completed', finished_at: ctx.db.fn.now() })
+      .insert({
+        action: 'retry',
+        filter: '{}',
+        organization_id: organizationId,
+        total: 0,
+        created_by: owner.id,
+        state: 'completed',
+        finished_at: ctx.db.fn.now(),
+      })
       .returning('id');
     const [pause] = await ctx
       .db('job_pauses')
       .insert({ scope: 'organization', queue: 'asset.enrich.v1', organization_id: organizationId, reason: 'route contract fixture', created_by: owner.id })
       .returning('id');
-    return { job_id: job.id, bulk_action_id: bulk.id as string, pause_id: pause.id as string, schedule_key: `task:${taskId}`, request_id: 'route-contract-request' };
+    return {
+      job_id: job.id,
+      bulk_action_id: bulk.id as string,
+      pause_id: pause.id as string,
+      schedule_key: `task:${taskId}`,
+      request_id: 'route-contract-request',
+    };
   }
 
   it('names only registered operations in its exceptions', () => {
@@ -536,8 +550,7 @@ describe('route contract (every operation of the registry)', () => {
             expect(res.body, context).to.deep.equal(reference.body);
           });
           // The job console's lookups take a search key, not a resource id: an outsider is refused before any lookup.
-          if (!route.body)
-            route.authorize?.kind === 'console' ? expectErrorBody(reference, 403, 'forbidden') : expectErrorBody(reference, 404, 'not_found');
+          if (!route.body) route.authorize?.kind === 'console' ? expectErrorBody(reference, 403, 'forbidden') : expectErrorBody(reference, 404, 'not_found');
         }
       });
     }

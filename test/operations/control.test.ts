@@ -24,7 +24,13 @@ describe('job console: pauses, bulk actions, workers, queues, schedules (issue 1
   const post = (path: string, token: string, body: unknown = {}) => stack.server.request('post', path, { token, body });
 
   before(async () => {
-    stack = await startOpsStack({ OPS_ALERT_BACKLOG_AGE_SECONDS: '1', OPS_ALERT_NO_WORKER_SECONDS: '1', OPS_BULK_BATCH_SIZE: '2', OPS_BULK_PAUSE_MS: '0' });
+    stack = await startOpsStack({
+      METRICS_TOKEN: 'metrics-token-for-the-console-test',
+      OPS_ALERT_BACKLOG_AGE_SECONDS: '1',
+      OPS_ALERT_NO_WORKER_SECONDS: '1',
+      OPS_BULK_BATCH_SIZE: '2',
+      OPS_BULK_PAUSE_MS: '0',
+    });
     operator = newOperator();
     owner = newUser();
     otherOwner = newUser();
@@ -243,6 +249,13 @@ describe('job console: pauses, bulk actions, workers, queues, schedules (issue 1
     expect(flakyQueue.live_workers).to.equal(1);
     expect(flakyQueue.alerts.map((a: { kind: string }) => a.kind)).to.not.include('no_live_worker');
     expect(queues.body.items.some((q: { name: string }) => q.name.endsWith('.dead'))).to.equal(false);
+
+    // The same alerts in /metrics.
+    const scrape = await fetch(`${stack.server.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-for-the-console-test' } });
+    const text = await scrape.text();
+    expect(text).to.match(new RegExp(`job_queue_alert\\{queue="${idleJob.name.replaceAll('.', '\\.')}",kind="backlog_age",process="web"\\} \\d+`));
+    expect(text).to.match(new RegExp(`job_queue_alert\\{queue="${idleJob.name.replaceAll('.', '\\.')}",kind="no_live_worker",process="web"\\}`));
+    expect(text).to.include('job_queue_alert_threshold{kind="backlog_age",process="web"} 1');
 
     const mine = await get('/ops/queues', admin.token, { organization_id: org });
     expect(mine.body.items.find((q: { name: string }) => q.name === idleJob.name).counts.created).to.equal(0);

@@ -16,7 +16,9 @@ export function accessLog() {
         ms: Number(process.hrtime.bigint() - started) / 1e6,
         user_id: (ctx.state.caller as { userId?: string } | undefined)?.userId,
       };
-      if (ctx.status >= 500) log.error(fields, 'request');
+      // 503 is a refusal the client may retry (the database is restarting): a warning, so an outage is not an error storm.
+      if (ctx.status === 503) log.warn(fields, 'request');
+      else if (ctx.status >= 500) log.error(fields, 'request');
       else log.info(fields, 'request');
     }
   };

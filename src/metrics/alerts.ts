@@ -1,0 +1,53 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { Logger } from '../platform/logger.ts';
+import { Cached } from './cached.ts';
+import { collectorErrors } from './queues.ts';
+
+export interface QueueAlert {
+  queue: string;
+  kind: string;
+  value: number;
+  threshold: number;
+}
+
+/**
+ * `job_queue_alert{queue,kind}` = the alert's measured value (backlog age in seconds, failed share,
+ * seconds without a live worker) for every alert in force — the same alerts `GET /ops/queues`
+ * reports, from the same thresholds — and `job_queue_alert_threshold{kind}`. A queue without an
+ * alert has no series: alert on `job_queue_alert` being present.
+ */
+export function registerAlertMetrics(registry: Registry, read: () => Promise<QueueAlert[]>, options: { cacheMs?: number; log?: Logger } = {}): void {
+  const reading = new Cached(read, options.cacheMs ?? 15_000);
+  const errors = collectorErrors(registry);
+  const alerts = async () => {
+    try {
+      return await reading.get();
+    } catch (error) {
+      errors.inc({ collector: 'alerts' });
+      options.log?.warn({ err: error }, 'queue alerts could not be read');
+      return [];
+    }
+  };
+  new Gauge({
+    name: 'job_queue_alert',
+    help: 'Alerts in force per queue (backlog_age, failure_rate, no_live_worker): the measured value',
+    labelNames: ['queue', 'kind'],
+    registers: [registry],
+    async collect() {
+      const current = await alerts();
+      this.reset();
+      for (const alert of current) this.set({ queue: alert.queue, kind: alert.kind }, alert.value);
+    },
+  });
+  new Gauge({
+    name: 'job_queue_alert_threshold',
+    help: 'The configured threshold of each alert kind in force',
+    labelNames: ['kind'],
+    registers: [registry],
+    async collect() {
+      const current = await alerts();
+      this.reset();
+      for (const alert of current) this.set({ kind: alert.kind }, alert.threshold);
+    },
+  });
+}
