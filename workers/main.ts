@@ -81,7 +81,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   await registry.start();
   await subscribe();
   // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
-  for (const job of jobs) await (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name));
+  await Promise.all(jobs.map((job) => (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name))));
   workerLog.info({ queues: jobs.map((job) => job.name) }, 'worker started');
 
   return {

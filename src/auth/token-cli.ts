@@ -1,15 +1,16 @@
-// `npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS]`: prints a bearer token
-// that the running configuration accepts (HS256 with JWT_SECRET or the generated dev secret).
+// `npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS] [--operator]`: prints a bearer
+// token that the running configuration accepts (HS256 with JWT_SECRET or the generated dev secret).
+// `--operator` adds the operator claim (OPERATOR_CLAIM = OPERATOR_CLAIM_VALUE): the job console's token.
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '../config/load.ts';
 import { resolveJwtSecret } from './secret.ts';
 import { signToken } from './sign.ts';
 
 const { values } = parseArgs({
-  options: { sub: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, ttl: { type: 'string', default: '86400' } },
+  options: { sub: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, ttl: { type: 'string', default: '86400' }, operator: { type: 'boolean', default: false } },
 });
 if (!values.sub) {
-  process.stderr.write('usage: npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS]\n');
+  process.stderr.write('usage: npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS] [--operator]\n');
   process.exit(2);
 }
 const config = loadConfigOrExit();
@@ -19,5 +20,5 @@ if (!secret) {
   process.exit(2);
 }
 process.stdout.write(
-  `${signToken(secret, { sub: values.sub, email: values.email, name: values.name, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE, ttlSeconds: Number(values.ttl) })}\n`,
+  `${signToken(secret, { sub: values.sub, email: values.email, name: values.name, issuer: config.JWT_ISSUER, audience: config.JWT_AUDIENCE, ttlSeconds: Number(values.ttl), ...(values.operator && { extra: { [config.OPERATOR_CLAIM]: [config.OPERATOR_CLAIM_VALUE] } }) })}\n`,
 );

@@ -21,7 +21,7 @@ commands:
 options:
   --url URL      the API (default $OPS_URL, else http://localhost:$PORT, PORT defaulting to 3000)
   --token T      an operator's bearer token (default $OPS_TOKEN); for a local setup:
-                 start the service with OPERATOR_USER_IDS=you, then OPS_TOKEN=$(npm run -s token -- --sub you)
+                 OPS_TOKEN=$(npm run -s token -- --sub you --operator)
   --json         print the API's JSON answer instead of a table
   -h, --help     this text
 `;

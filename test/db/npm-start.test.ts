@@ -47,6 +47,11 @@ describe('npm start (smoke)', () => {
     const created = await request(url!, 'post', '/organizations', { token: jwt, body: { name: 'Smoke Test' } });
     expect(created.status).to.equal(201);
     expect(created.body.organization.created_by_id).to.equal('smoke-user');
+    // An operator's token for the job console: the console answers it, not the plain one.
+    const operator = await run('npm', ['run', '--silent', 'token', '--', '--sub', 'smoke-operator', '--operator'], env).exited;
+    expect(operator.code, operator.stderr).to.equal(0);
+    expect((await request(url!, 'get', '/ops/workers', { token: operator.stdout.trim() })).status).to.equal(200);
+    expect((await request(url!, 'get', '/ops/workers', { token: jwt })).status).to.equal(403);
 
     // SIGTERM to npm alone: it must reach our process (npm scripts `exec`, so no shell swallows it).
     start.child.kill('SIGTERM');
