@@ -7,7 +7,13 @@ import { resolveJwtSecret } from './secret.ts';
 import { signToken } from './sign.ts';
 
 const { values } = parseArgs({
-  options: { sub: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' }, ttl: { type: 'string', default: '86400' }, operator: { type: 'boolean', default: false } },
+  options: {
+    sub: { type: 'string' },
+    email: { type: 'string' },
+    name: { type: 'string' },
+    ttl: { type: 'string', default: '86400' },
+    operator: { type: 'boolean', default: false },
+  },
 });
 if (!values.sub) {
   process.stderr.write('usage: npm run token -- --sub USER_ID [--email E] [--name N] [--ttl SECONDS] [--operator]\n');
