@@ -37,6 +37,7 @@ export class AttemptLog {
   private buffer: AttemptRecord[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
+  private failing = false;
 
   constructor(
     private readonly db: Knex,
@@ -61,8 +62,15 @@ export class AttemptLog {
       if (batch.length === 0) return;
       try {
         await insertAttempts(this.db, batch);
+        this.failing = false;
       } catch (error) {
-        this.log.warn({ err: error, records: batch.length }, 'attempt history: write failed; keeping the records for the next flush');
+        // One warning per outage (the worker's database watch reports the outage itself), then quiet retries.
+        (this.failing ? this.log.debug : this.log.warn).call(
+          this.log,
+          { err: error, records: batch.length },
+          'attempt history: write failed; keeping the records for the next flush',
+        );
+        this.failing = true;
         this.buffer = [...batch, ...this.buffer].slice(-this.maxBuffered * 10);
         this.timer ??= setTimeout(() => void this.flush(), this.flushMs * 4);
       }

@@ -242,6 +242,8 @@ describe('link import and enrichment (worker)', function () {
       expect(asset.import_error.message).to.be.a('string').and.not.equal('');
       expect(asset.enrichment).to.equal(null);
       expect(await stored(id)).to.equal(null);
+      // The asset settles inside the handler; pg-boss completes the job just after it returns.
+      await eventually(`the import job of ${id} completed`, async () => (await jobs(assetImportJob.name, id))[0]?.state === 'completed');
       expect(await jobs(assetImportJob.name, id)).to.deep.equal([{ state: 'completed', retry_count: 0 }]);
       expect(await jobs(assetEnrichmentJob.name, id)).to.deep.equal([]);
       const params = (await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token })).body;

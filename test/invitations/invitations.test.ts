@@ -37,7 +37,8 @@ describe('invitations', () => {
       ]);
       const jobs = await jobsFor(invitation.id);
       expect(jobs).to.have.length(1);
-      expect(jobs[0]!.data).to.deep.equal({ invitation_id: invitation.id });
+      // The job records the request that enqueued it (the console's lookup by request id).
+      expect(jobs[0]!.data).to.deep.equal({ invitation_id: invitation.id, $request_id: res.headers.get('x-request-id') });
     });
 
     it('answers 409 for a second pending invitation to the same address (any case) and enqueues nothing', async () => {

@@ -3,6 +3,8 @@ import { createDb, type Db } from '../../src/db/knex.ts';
 import { invitationEmailJob } from '../../src/invitations/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
+import { unstamp } from '../../src/jobs/origin.ts';
+import { runInWorkContext } from '../../src/platform/work-context.ts';
 import { testDatabase } from '../support/hooks.ts';
 import type { PgBoss } from 'pg-boss';
 
@@ -52,6 +54,25 @@ describe('enqueueing jobs in the caller’s transaction', () => {
       .transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: 'nope' }, { organizationId: null }))
       .catch((error: Error) => error);
     expect(invalid).to.be.instanceOf(Error);
+  });
+
+  it('records the organization as the group id and the request of the work context; the handler gets the payload without them', async () => {
+    const id = crypto.randomUUID();
+    const jobId = await runInWorkContext({ request_id: 'req-origin-1' }, () =>
+      db.transaction((trx) => jobs.enqueue(trx, invitationEmailJob, { invitation_id: id }, { organizationId: 'org-origin-1' })),
+    );
+    const row = await db('pgboss.job').where({ id: jobId }).first('group_id', 'data');
+    expect(row).to.deep.equal({ group_id: 'org-origin-1', data: { invitation_id: id, $request_id: 'req-origin-1' } });
+    expect(unstamp(row.data)).to.deep.equal({ payload: { invitation_id: id }, requestId: 'req-origin-1', triggeredBy: null });
+    // Found through the console's request-id index (built by release).
+    const plan = await db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL enable_seqscan = off'); // the test table is tiny; ask whether the index can serve
+      return (await trx.raw(`EXPLAIN SELECT id FROM pgboss.job WHERE data \\? '$request_id' AND data->>'$request_id' = 'req-origin-1'`)).rows;
+    });
+    // The partition's copy of job_ops_request_i (Postgres names it after the expression).
+    expect(JSON.stringify(plan)).to.match(
+      /Index Scan using \w+ on job_common[^"]*"\},\{"QUERY PLAN":"  Index Cond: \(\(data ->> '\$request_id'::text\) = 'req-origin-1'::text\)"/,
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { invitationEmailJob } from '../../src/invitations/jobs.ts';
+import type { UpdateQueueOptions } from 'pg-boss';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
@@ -12,27 +13,27 @@ export async function isolatedDatabase(): Promise<string> {
   return testDatabase().createMigratedDatabase('jobs_test');
 }
 
-/** A killed worker's attempt is retried once it expires: make that `expireInSeconds`, with no retry delay. */
-export async function expireAttemptsQuickly(url: string, queue: string, expireInSeconds: number): Promise<void> {
+/** Changes a queue's policy for a test (retries, expiry, heartbeat), as a release would. */
+export async function tuneQueue(url: string, queue: string, options: UpdateQueueOptions): Promise<void> {
   const boss = createBoss(url, 'release');
   await boss.start();
-  await boss.updateQueue(queue, { expireInSeconds, retryDelay: 0, retryBackoff: false });
-  await boss.stop({ graceful: false, close: true });
+  try {
+    await boss.updateQueue(queue, options);
+  } finally {
+    await boss.stop({ graceful: false, close: true });
+  }
 }
+
+/** A killed worker's attempt is retried once it expires: make that `expireInSeconds`, with no retry delay. */
+export const expireAttemptsQuickly = (url: string, queue: string, expireInSeconds: number) =>
+  tuneQueue(url, queue, { expireInSeconds, retryDelay: 0, retryBackoff: false });
 
 /**
  * A killed worker's attempt is retried once its heartbeat is 10 s stale (pg-boss's minimum), with
  * no retry delay — seconds instead of the queue's production timings.
  */
-export async function retryDeadAttemptsQuickly(url: string, queue: string, heartbeatSeconds = 10): Promise<void> {
-  const boss = createBoss(url, 'release');
-  await boss.start();
-  try {
-    await boss.updateQueue(queue, { heartbeatSeconds, retryDelay: 0, retryBackoff: false });
-  } finally {
-    await boss.stop({ graceful: false, close: true });
-  }
-}
+export const retryDeadAttemptsQuickly = (url: string, queue: string, heartbeatSeconds = 10) =>
+  tuneQueue(url, queue, { heartbeatSeconds, retryDelay: 0, retryBackoff: false });
 
 /** An organization with a pending invitation whose e-mail job was enqueued in the same transaction. */
 export async function seedInvitation(db: Db, url: string): Promise<{ invitationId: string; jobId: string }> {

@@ -74,6 +74,8 @@ describe('metered calls: worker killed between accept and settle', function () {
     /** Starts a read, waits until the worker is inside the provider call, SIGKILLs it. */
     async function killMidCall(username: string) {
       const first = worker();
+      // Started (registered in job_workers) before the read, so a short READ_TIMEOUT_MS measures the call, not the worker's start-up.
+      await eventually('the worker is up', async () => !!(await stack.db('job_workers').where({ pid: first.child.pid }).whereNull('stopped_at').first('id')));
       const pending = read(username);
       await eventually(`the upstream got the request for ${username}`, async () => hits[username] === 1);
       const call = await callOf(username);

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { assetImportJob } from '../../src/assets/jobs.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
 import { runCli } from '../../src/operations/cli.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { type Stack, startStack } from '../support/stack.ts';
+import { allowNoRetry } from './support.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 
 /**
@@ -180,15 +180,3 @@ describe('operator CLI (npm run ops)', function () {
     expect((await cli(['frobnicate'])).stderr).to.match(/^unknown command: frobnicate\n/);
   });
 });
-
-/** The import queue gives up at the first failure (no retry), so a failed job is at hand in a second. */
-async function allowNoRetry(stack: Stack): Promise<void> {
-  const { connectionString } = stack.db.client.config.connection as { connectionString: string };
-  const boss = createBoss(connectionString, 'release');
-  await boss.start();
-  try {
-    await boss.updateQueue(assetImportJob.name, { retryLimit: 0, retryDelay: 0, retryBackoff: false });
-  } finally {
-    await boss.stop({ graceful: false, close: true });
-  }
-}

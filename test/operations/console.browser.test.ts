@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { assetImportJob } from '../../src/assets/jobs.ts';
-import { createBoss } from '../../src/jobs/boss.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { type Stack, startStack } from '../support/stack.ts';
+import { allowNoRetry } from './support.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -171,15 +171,3 @@ describe('job console page (browser)', function () {
     expect(await page.getByTestId('nav').isHidden()).to.equal(true);
   });
 });
-
-/** The import queue gives up at the first failure (no retry), so a failed job is at hand in a second. */
-async function allowNoRetry(stack: Stack): Promise<void> {
-  const { connectionString } = stack.db.client.config.connection as { connectionString: string };
-  const boss = createBoss(connectionString, 'release');
-  await boss.start();
-  try {
-    await boss.updateQueue(assetImportJob.name, { retryLimit: 0, retryDelay: 0, retryBackoff: false });
-  } finally {
-    await boss.stop({ graceful: false, close: true });
-  }
-}

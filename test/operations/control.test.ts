@@ -5,11 +5,8 @@ import { sweepLostWorkers } from '../../src/jobs/worker-registry.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
-import type { ApiResponse } from '../support/server.ts';
 import { testConfig } from '../support/config.ts';
-import { flaky, flakyJob, idleJob, jobState, newAssetId, startOpsStack, type OpsStack } from './support.ts';
-
-const show = (res: ApiResponse) => `${res.status} ${JSON.stringify(res.body)}`;
+import { flaky, flakyJob, idleJob, jobState, newAssetId, show, startOpsStack, type OpsStack } from './support.ts';
 
 describe('job console: pauses, bulk actions, workers, queues, schedules (issue 12)', function () {
   this.timeout(90_000);

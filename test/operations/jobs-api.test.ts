@@ -4,10 +4,7 @@ import { withinTimeout } from '../../src/operations/job-rows.ts';
 import { isAppError } from '../../src/core/errors.ts';
 import { eventually } from '../support/eventually.ts';
 import { addMember, createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
-import type { ApiResponse } from '../support/server.ts';
-import { flaky, flakyJob, jobState, newAssetId, startOpsStack, type OpsStack } from './support.ts';
-
-const show = (res: ApiResponse) => `${res.status} ${JSON.stringify(res.body)}`;
+import { flaky, flakyJob, jobState, newAssetId, show, startOpsStack, type OpsStack } from './support.ts';
 
 describe('job console: jobs, history, commands, access (issue 12)', function () {
   this.timeout(60_000);

@@ -7,7 +7,10 @@ import { defineJob, type JobContext } from '../../src/jobs/define.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { isolatedDatabase } from '../jobs/support.ts';
+import { isolatedDatabase, tuneQueue } from '../jobs/support.ts';
+import type { Stack } from '../support/stack.ts';
+import { assetImportJob } from '../../src/assets/jobs.ts';
+import type { ApiResponse } from '../support/server.ts';
 import { testConfig } from '../support/config.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -96,3 +99,11 @@ export async function startOpsStack(overrides: Record<string, string> = {}): Pro
 export const jobState = async (db: Db, id: string) => ((await db('pgboss.job').where({ id }).first('state')) as { state: string } | undefined)?.state;
 
 export const newAssetId = () => randomUUID();
+
+/** The import queue gives up at the first failure (no retry), so a failed link import is at hand in a second. */
+export function allowNoRetry(stack: Pick<Stack, 'db'>): Promise<void> {
+  const { connectionString } = stack.db.client.config.connection as { connectionString: string };
+  return tuneQueue(connectionString, assetImportJob.name, { retryLimit: 0, retryDelay: 0, retryBackoff: false });
+}
+
+export const show = (res: ApiResponse) => `${res.status} ${JSON.stringify(res.body)}`;
