@@ -3,7 +3,8 @@ import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
-import type { ConsoleCaller } from './access.ts';
+import type { Actor } from '../access/index.ts';
+import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { matching, windowOf, withinTimeout, type JobRow } from './job-rows.ts';
 import { searchableFields } from './job-service.ts';
@@ -167,4 +168,11 @@ export async function presentBulkActions(db: Knex, rows: readonly BulkActionRow[
     abort_requested_at: iso(row.abort_requested_at),
     finished_at: iso(row.finished_at),
   }));
+}
+
+/** The caller as viewer of the bulk action: operators, or the jobs.manage holders of its organization (404 otherwise, as for a missing one). */
+export async function bulkActionCaller(deps: Deps, actor: Actor, id: string): Promise<ConsoleCaller> {
+  const row = (await deps.db('bulk_actions').where({ id }).first('organization_id')) as { organization_id: string | null } | undefined;
+  if (!row) throw notFound('bulk action');
+  return consoleCallerFor(actor, row.organization_id, 'bulk action');
 }

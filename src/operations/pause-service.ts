@@ -4,7 +4,8 @@ import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
 import { BOSS_SCHEMA } from '../jobs/boss.ts';
 import type { Deps } from '../platform/deps.ts';
-import type { ConsoleCaller } from './access.ts';
+import type { Actor } from '../access/index.ts';
+import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { presentPause } from './presenter.ts';
 import type { createPauseBody } from './schema.ts';
@@ -103,4 +104,11 @@ async function scopeOf(deps: Deps, caller: ConsoleCaller, request: PauseRequest)
       return { scope: 'schedule', queue: null, organization_id: owner, schedule: request.schedule };
     }
   }
+}
+
+/** The caller as viewer of the pause: operators, or the jobs.manage holders of its organization (404 otherwise, as for a missing one). */
+export async function pauseCaller(deps: Deps, actor: Actor, id: string): Promise<ConsoleCaller> {
+  const row = (await deps.db('job_pauses').where({ id }).first('organization_id')) as { organization_id: string | null } | undefined;
+  if (!row) throw notFound('pause');
+  return consoleCallerFor(actor, row.organization_id, 'pause');
 }

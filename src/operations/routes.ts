@@ -3,10 +3,18 @@ import { jobConsole, operator, rule } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { consoleCaller, consoleCallerFor } from './access.ts';
 import { listActions } from './audit.ts';
-import { abortBulkAction, createBulkAction, listBulkActions, presentBulkActions, previewBulkAction, visibleBulkAction } from './bulk-actions.ts';
+import {
+  abortBulkAction,
+  bulkActionCaller,
+  createBulkAction,
+  listBulkActions,
+  presentBulkActions,
+  previewBulkAction,
+  visibleBulkAction,
+} from './bulk-actions.ts';
 import { commandJob, jobDetail, listJobsFor, lookupJobs, revealPayload } from './job-service.ts';
 import { organizationLoad } from './organizations.ts';
-import { listPauses, pause, resume } from './pause-service.ts';
+import { listPauses, pause, pauseCaller, resume } from './pause-service.ts';
 import { presentAction } from './presenter.ts';
 import { queueHealth } from './queues.ts';
 import { listSchedules, scheduleOwner, triggerSchedule } from './schedules.ts';
@@ -202,10 +210,7 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The bulk action', schema: bulkEnvelope },
     errors: [404],
     handler: async ({ deps, actor, params }) => {
-      const owner =
-        ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)
-          ?.organization_id ?? null;
-      const caller = await consoleCallerFor(actor, owner, 'bulk action');
+      const caller = await bulkActionCaller(deps, actor, params.bulk_action_id);
       return { bulk_action: (await presentBulkActions(deps.db, [await visibleBulkAction(deps.db, caller, params.bulk_action_id)]))[0]! };
     },
   }),
@@ -221,10 +226,7 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The bulk action, abort requested', schema: bulkEnvelope },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => {
-      const owner =
-        ((await deps.db('bulk_actions').where({ id: params.bulk_action_id }).first('organization_id')) as { organization_id: string | null } | undefined)
-          ?.organization_id ?? null;
-      const row = await abortBulkAction(deps, await consoleCallerFor(actor, owner, 'bulk action'), params.bulk_action_id, body.reason);
+      const row = await abortBulkAction(deps, await bulkActionCaller(deps, actor, params.bulk_action_id), params.bulk_action_id, body.reason);
       return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
     },
   }),
@@ -281,10 +283,7 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The ended pause', schema: pauseResumed },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => {
-      const owner =
-        ((await deps.db('job_pauses').where({ id: params.pause_id }).first('organization_id')) as { organization_id: string | null } | undefined)
-          ?.organization_id ?? null;
-      return resume(deps, await consoleCallerFor(actor, owner, 'pause'), params.pause_id, body.reason);
+      return resume(deps, await pauseCaller(deps, actor, params.pause_id), params.pause_id, body.reason);
     },
   }),
   defineRoute({
