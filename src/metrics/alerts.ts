@@ -1,7 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
-import { Cached } from './cached.ts';
-import { collectorErrors } from './queues.ts';
+import { softReading } from './cached.ts';
 
 export interface QueueAlert {
   queue: string;
@@ -17,17 +16,7 @@ export interface QueueAlert {
  * alert has no series: alert on `job_queue_alert` being present.
  */
 export function registerAlertMetrics(registry: Registry, read: () => Promise<QueueAlert[]>, options: { cacheMs?: number; log?: Logger } = {}): void {
-  const reading = new Cached(read, options.cacheMs ?? 15_000);
-  const errors = collectorErrors(registry);
-  const alerts = async () => {
-    try {
-      return await reading.get();
-    } catch (error) {
-      errors.inc({ collector: 'alerts' });
-      options.log?.warn({ err: error }, 'queue alerts could not be read');
-      return [];
-    }
-  };
+  const alerts = softReading(registry, 'alerts', read, [], { cacheMs: options.cacheMs ?? 15_000, log: options.log });
   new Gauge({
     name: 'job_queue_alert',
     help: 'Alerts in force per queue (backlog_age, failure_rate, no_live_worker): the measured value',

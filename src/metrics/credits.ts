@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
-import { Cached } from './cached.ts';
-import { collectorErrors } from './queues.ts';
+import { softReading } from './cached.ts';
 
 /**
  * Credit movements by ledger kind, counted from `credit_ledger_entries`: credits move in PL/pgSQL
@@ -99,17 +98,8 @@ export interface CreditMetricsOptions {
 /** `credits_moved_total{kind}` (credits) and `credit_ledger_entries_total{kind}` (rows), from the ledger. */
 export function registerCreditMetrics(registry: Registry, db: Knex, options: CreditMetricsOptions = {}): LedgerTally {
   const tally = new LedgerTally(db);
-  const reading = new Cached(() => tally.refresh(), options.cacheMs ?? 5000);
-  const errors = collectorErrors(registry);
-  const read = async () => {
-    try {
-      await reading.get();
-    } catch (error) {
-      // The totals keep their last values (still correct, only late); the next scrape catches up.
-      errors.inc({ collector: 'credits' });
-      options.log?.warn({ err: error }, 'credit metrics could not be read');
-    }
-  };
+  // A failed reading keeps the totals at their last values (still correct, only late); the next scrape catches up.
+  const read = softReading(registry, 'credits', () => tally.refresh(), undefined, options);
   const counter = (name: string, help: string, field: 'entries' | 'amount') =>
     new Counter({
       name,

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../platform/logger.ts';
-import { Cached } from './cached.ts';
+import { softReading } from './cached.ts';
 
 interface QueueRow {
   name: string;
@@ -56,18 +56,8 @@ export interface QueueMetricsOptions {
  */
 export function registerQueueMetrics(registry: Registry, db: Knex, options: QueueMetricsOptions = {}): void {
   const sql = queueSql(options.schema ?? 'pgboss');
-  const reading = new Cached(async () => (await db.raw(sql)).rows as QueueRow[], options.cacheMs ?? 5000);
-  const errors = collectorErrors(registry);
-  const read = async () => {
-    try {
-      return await reading.get();
-    } catch (error) {
-      // A scrape still answers (process metrics, HTTP metrics); these series go missing and the error is counted.
-      errors.inc({ collector: 'queues' });
-      options.log?.warn({ err: error }, 'queue metrics could not be read');
-      return [];
-    }
-  };
+  // A failed reading leaves these series out of the scrape (counted in metrics_collector_errors_total).
+  const read = softReading(registry, 'queues', async () => (await db.raw(sql)).rows as QueueRow[], [], options);
   new Gauge({
     name: 'job_queue_depth',
     help: 'Jobs in each pg-boss queue by state (ready, deferred, active, failed), as pg-boss last counted them',
@@ -102,17 +92,5 @@ export function registerQueueMetrics(registry: Registry, db: Knex, options: Queu
       this.reset();
       for (const row of rows) if (row.stats_age_seconds !== null) this.set({ queue: row.name }, row.stats_age_seconds);
     },
-  });
-}
-
-/** `metrics_collector_errors_total{collector}`: one per registry, shared by the database-reading collectors. */
-export function collectorErrors(registry: Registry): Counter<'collector'> {
-  const existing = registry.getSingleMetric('metrics_collector_errors_total');
-  if (existing) return existing as Counter<'collector'>;
-  return new Counter({
-    name: 'metrics_collector_errors_total',
-    help: 'Scrapes at which a collector could not read the database (its series were left out)',
-    labelNames: ['collector'],
-    registers: [registry],
   });
 }
