@@ -176,7 +176,7 @@ async function startVariant(url: string, variant: Variant): Promise<Running> {
   const hub = notificationHub(db, workerLog);
   const attempts = variant.attempts === false ? new NoHistory(db, workerLog) : new AttemptLog(db, workerLog);
   const pauses = variant.pauses === false ? new NoPauses(db, workerLog) : new PauseGate(db, workerLog);
-  const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub });
+  const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub, definitions: [job], sweepMs: 5_000 });
   const registry = new WorkerRegistry(
     db,
     boss,

@@ -54,7 +54,19 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const metrics = await startWorkerMetrics(config, db, workerLog, { alerts: () => currentAlerts({ db, config }) });
   const attempts = new AttemptLog(db, workerLog);
   const pauses = new PauseGate(db, workerLog);
-  const runtime = new JobRuntime({ deps, db, boss, log: workerLog, workerId: id, attempts, pauses, hub, observer: options.observer ?? metrics.jobs });
+  const runtime = new JobRuntime({
+    deps,
+    db,
+    boss,
+    log: workerLog,
+    workerId: id,
+    attempts,
+    pauses,
+    hub,
+    definitions: jobs,
+    sweepMs: config.WORKER_HEARTBEAT_SECONDS * 1000,
+    observer: options.observer ?? metrics.jobs,
+  });
   const registry = new WorkerRegistry(
     db,
     boss,
@@ -80,6 +92,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   await pauses.start(hub);
   await registry.start();
   await subscribe();
+  runtime.startSweep();
   // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
   await Promise.all(jobs.map((job) => (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name))));
   workerLog.info({ queues: jobs.map((job) => job.name) }, 'worker started');
@@ -89,6 +102,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     async stop() {
       watch.stop();
       pauses.stop();
+      await runtime.stop();
       await boss.stop({ graceful: true, timeout: 30_000, close: true });
       await attempts.flush();
       await registry.stop();

@@ -6,9 +6,10 @@ export type GenerationPayload = z.output<typeof generationPayload>;
 
 /**
  * One generation on a worker: call the model's provider (progress reported, aborted on cancel or
- * timeout), store the files, then settle its metered call — the assets, the generation's end and
- * the capture in one transaction, once. A killed worker's attempt is retried after its heartbeat
- * goes stale and simply runs the generation again (the provider gets the same idempotency key).
+ * timeout) and store the files; its end settles its metered call — the assets, the generation's
+ * end and the capture (or the release) in the transaction that ends the job, once. A killed
+ * worker's attempt is retried after its heartbeat goes stale and simply runs the generation again
+ * (the provider gets the same idempotency key).
  */
 export const generationJob = defineJob({
   name: 'generation.run',
@@ -16,5 +17,7 @@ export const generationJob = defineJob({
   payload: generationPayload,
   searchable: ['generation_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
+  expectedSeconds: 120,
   handler: () => import('./handlers.ts').then((m) => m.runGeneration),
+  ends: () => import('./ends.ts').then((m) => m.generationEnds),
 });

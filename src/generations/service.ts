@@ -4,14 +4,17 @@ import { type Actor, requireProjectToFileInto } from '../access/index.ts';
 import { badRequest, conflict, forbidden, isAppError, notFound } from '../core/errors.ts';
 import { type Page, paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
-import { acceptCall, settleCall } from '../metering/index.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { EndReason } from '../jobs/define.ts';
+import { cancelWorkOn } from '../jobs/ends.ts';
+import { acceptCall } from '../metering/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { generationJob } from './jobs.ts';
 import type { GenerationRow } from './presenter.ts';
 import { quoteGeneration } from './quote.ts';
 import { readableGenerationSql } from './readable.ts';
 import type { createGenerationBody, listGenerationsQuery, updateGenerationBody } from './schema.ts';
-import { endGeneration } from './state.ts';
+import { generationEnds } from './ends.ts';
 
 /**
  * Accepts a generation: quote, then in one transaction its metered call, its row, its job and
@@ -105,8 +108,8 @@ export async function listGenerations(deps: Pick<Deps, 'db'>, actor: Actor, quer
 
 /**
  * Renames and/or cancels. Only its creator and the organization's admins (403 for other readers).
- * Cancel settles its metered call as canceled (the hold released) with the generation in the same
- * transaction; the worker sees it within half a second and aborts the provider call.
+ * Cancel cancels its job: the generation ends `canceled` with its hold released in that
+ * transaction, and a running worker is told at commit and aborts the provider call.
  */
 export async function updateGeneration(deps: Deps, actor: Actor, id: string, body: z.output<typeof updateGenerationBody>): Promise<GenerationRow> {
   const row = await getGeneration(deps, actor, id);
@@ -115,15 +118,23 @@ export async function updateGeneration(deps: Deps, actor: Actor, id: string, bod
   if (body.status === 'canceled') {
     if (row.status !== 'queued' && row.status !== 'running')
       throw conflict(`status: the generation is already ${row.status}; only a queued or running one can be canceled`, ['status']);
-    const settled = await settleCall(
-      deps,
-      row.call_id,
-      { status: 'canceled', error: { code: 'canceled', message: 'canceled by the caller' } },
-      { alongside: (trx) => endGeneration(trx, id, { status: 'canceled', error: { code: 'canceled', message: 'canceled by the caller' } }) },
-    );
-    if (settled.status !== 'canceled')
-      throw conflict(`status: the generation already ${settled.status === 'succeeded' ? 'succeeded' : 'ended'}; it cannot be canceled`, ['status']);
+    const ended = await cancelGeneration(deps, id, { code: 'canceled', message: 'canceled by the caller' });
+    if (ended.status !== 'canceled')
+      throw conflict(`status: the generation already ${ended.status === 'succeeded' ? 'succeeded' : 'ended'}; it cannot be canceled`, ['status']);
   }
   if (body.title !== undefined) await deps.db('generations').where({ id }).update({ title: body.title, updated_at: deps.db.fn.now() });
   return getGeneration(deps, actor, id);
+}
+
+/**
+ * Cancels the generation's job, which ends the generation `canceled` (its metered call's hold
+ * released) in the same transaction; a generation whose job is gone (deleted by an operator) is
+ * ended directly. Returns the generation as it now stands — succeeded, if its result won the race.
+ */
+async function cancelGeneration(deps: Deps, id: string, reason: EndReason): Promise<GenerationRow> {
+  return inTransaction(deps.db, async (trx) => {
+    if ((await cancelWorkOn(trx, deps, generationJob, 'generation_id', id, reason)) === 0)
+      await generationEnds.canceled(trx, { generation_id: id }, reason, { deps, jobId: null });
+    return (await trx('generations').where({ id }).first()) as GenerationRow;
+  });
 }

@@ -10,7 +10,7 @@ export interface AttemptRecord {
   worker_id: string | null;
   started_at: Date;
   ended_at: Date;
-  outcome: 'completed' | 'failed' | 'deferred' | 'lost' | 'cancelled';
+  outcome: 'completed' | 'failed' | 'deferred' | 'lost' | 'cancelled' | 'superseded';
   error: { message: string; name?: string } | null;
 }
 

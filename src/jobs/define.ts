@@ -1,5 +1,7 @@
+import type { Knex } from 'knex';
 import type { Job } from 'pg-boss';
 import type { z } from 'zod';
+import { inTransaction } from '../db/transaction.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { unstamp } from './origin.ts';
@@ -13,13 +15,44 @@ export interface QueuePolicy {
   /** How long one attempt may run before pg-boss gives up on it (a live but stuck handler). */
   expireInSeconds: number;
   /**
-   * A running attempt refreshes its heartbeat every `heartbeatSeconds / 2`; the supervisor fails an
-   * attempt whose heartbeat is older than this (≥ 10), so a dead worker's job is retried in about a
-   * minute instead of after `expireInSeconds`. `null`: no heartbeat.
+   * The one liveness signal of a running attempt: its worker refreshes the job's heartbeat every
+   * `heartbeatSeconds / 2`, and pg-boss's monitor fails an attempt whose heartbeat is older than
+   * this (≥ 10), so a dead worker's job is retried within seconds instead of after
+   * `expireInSeconds`. `null`: no heartbeat.
    */
   heartbeatSeconds: number | null;
   /** Keep finished jobs this long so operators can inspect them. */
   deleteAfterSeconds: number;
+}
+
+/** Why a job ended without success, as its resource records it (`code` is snake_case, `message` says it to a person). */
+export interface EndReason {
+  code: string;
+  message: string;
+}
+
+/** What the runtime hands a job kind's ends besides the payload. */
+export interface EndContext {
+  deps: Deps;
+  /** `null` when a resource whose job is gone (deleted by an operator) is ended directly. */
+  jobId: string | null;
+}
+
+/**
+ * What a job kind's resource becomes on each end of its job, applied by the runtime in the very
+ * transaction that changes the job's state — so a record is never left `running` or credits held
+ * after its job ended, and nothing is settled twice. Each must be conditional on the resource still
+ * being open (a later end of the same job, e.g. after an operator's retry, changes nothing settled).
+ * - `succeeded`: the handler's result, with the job's completion (a lost lease commits neither);
+ * - `failed`: no retry follows — the handler failed on its last attempt or for good, the attempt
+ *   expired, or its worker was lost on the last try (`reason.code` says which: `expired`, `lost`, …);
+ * - `canceled`: the API or an operator canceled the job, queued or running.
+ */
+export interface JobEnds<Payload, Result> {
+  // Method syntax: a kind's ends stay assignable to the erased JobDefinition of the job list (parameter bivariance).
+  succeeded?(trx: Knex.Transaction, payload: Payload, result: Result, context: EndContext): Promise<void>;
+  failed(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
+  canceled(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
 }
 
 /** What a handler gets besides its payload. */
@@ -27,26 +60,42 @@ export interface JobContext {
   deps: Deps;
   job: Job<unknown>;
   log: Logger;
-  /** Aborted when the attempt expires, its heartbeat is lost or the worker stops: long work should give up. */
+  /**
+   * Aborted when the job is canceled (API or operator, delivered through NOTIFY), its lease is lost
+   * (expired, heartbeat lost, retried elsewhere) or the worker stops: long work gives up at once.
+   */
   signal: AbortSignal;
-  /** No retry follows this attempt: a transient failure must now end the work (e.g. the asset in `error`). */
+  /** No retry follows this attempt. */
   lastAttempt: boolean;
+  /**
+   * Runs `work` in one transaction that holds this attempt's lease (the job row locked and checked
+   * to be this attempt's): an attempt that lost its lease writes nothing and stops with LeaseLost.
+   * Each step that creates or charges something belongs in one, recording what it made, so a retry
+   * after a crash at any line does each thing once.
+   */
+  step<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
 }
 
 /**
- * Runs one attempt. It must be idempotent: an attempt cut short (worker killed, expiry) is retried
- * with the same payload, so every side effect is guarded by state it checks first.
+ * Runs one attempt and returns its result (handed to the kind's `succeeded` end). It must be
+ * idempotent: an attempt cut short (worker killed, expiry) is retried with the same payload. It
+ * throws to be retried, `failForGood(…)` to end the work now without a retry, and returns
+ * `nothingToDo(…)` when its resource needs nothing (already settled).
  */
-export type JobRun<Payload> = (payload: Payload, context: JobContext) => Promise<void>;
+export type JobRun<Payload, Result = void> = {
+  // Method syntax for parameter bivariance: every handler is assignable to the erased JobDefinition of the job list.
+  run(payload: Payload, context: JobContext): Promise<Result | NothingToDo>;
+}['run'];
 
 /**
  * A job type, complete: a versioned queue name, the payload contract shared by the API (which
- * enqueues) and the workers (which re-validate), the queue's policy, an optional cron schedule and
- * the handler. The handler is a loader (a dynamic import), so a process that only enqueues — the
- * web process — never loads worker code. A breaking payload change gets a new version, hence a new
- * queue, so old jobs drain under the old contract.
+ * enqueues) and the workers (which re-validate), the queue's policy, an optional cron schedule, the
+ * handler and the ends of its resource. Handler and ends are loaders (dynamic imports), so a process
+ * that only enqueues — the web process — loads no worker code (it loads the ends to cancel). A
+ * breaking payload change gets a new version, hence a new queue, so old jobs drain under the old
+ * contract.
  */
-export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
+export interface JobDefinition<Payload extends z.ZodType = z.ZodType, Result = unknown> {
   /** The queue: `<name>.v<version>`. */
   name: string;
   version: number;
@@ -63,7 +112,11 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   searchable: readonly string[];
   /** Payload fields redacted for organization admins in the console (e.g. e-mail addresses); an operator may reveal them, audited. */
   sensitive: readonly string[];
-  handler: () => Promise<JobRun<z.output<Payload>>>;
+  /** How long an attempt usually takes; one running past it on a live worker is flagged as stuck. */
+  expectedSeconds: number;
+  handler: () => Promise<JobRun<z.output<Payload>, Result>>;
+  /** How its resource ends; `null` for jobs whose work has no resource to settle (e-mails, maintenance). */
+  ends: (() => Promise<JobEnds<z.output<Payload>, Result>>) | null;
 }
 
 export type PayloadOf<J extends JobDefinition> = z.input<J['payload']>;
@@ -78,7 +131,7 @@ export const defaultPolicy: QueuePolicy = {
   deleteAfterSeconds: 7 * 24 * 3600,
 };
 
-export function defineJob<Payload extends z.ZodType>(spec: {
+export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
   name: string;
   version: number;
   payload: Payload;
@@ -86,9 +139,12 @@ export function defineJob<Payload extends z.ZodType>(spec: {
   cron?: string;
   searchable?: readonly (keyof z.input<Payload> & string)[];
   sensitive?: readonly (keyof z.input<Payload> & string)[];
+  /** Default: a minute. */
+  expectedSeconds?: number;
   /** e.g. `() => import('./handlers.ts').then((m) => m.importLink)` */
-  handler: () => Promise<JobRun<NoInfer<z.output<Payload>>>>;
-}): JobDefinition<Payload> {
+  handler: () => Promise<JobRun<NoInfer<z.output<Payload>>, Result>>;
+  ends?: () => Promise<JobEnds<NoInfer<z.output<Payload>>, NoInfer<Result>>>;
+}): JobDefinition<Payload, Result> {
   const queue = `${spec.name}.v${spec.version}`;
   return {
     name: queue,
@@ -99,17 +155,71 @@ export function defineJob<Payload extends z.ZodType>(spec: {
     cron: spec.cron ?? null,
     searchable: spec.searchable ?? [],
     sensitive: spec.sensitive ?? [],
+    expectedSeconds: spec.expectedSeconds ?? 60,
     handler: spec.handler,
+    ends: spec.ends ?? null,
   };
 }
+
+// Outcomes a handler signals besides returning a result.
+
+const nothingBrand = Symbol.for('workspace-platform.NothingToDo');
+const failureBrand = Symbol.for('workspace-platform.JobFailure');
+const leaseBrand = Symbol.for('workspace-platform.LeaseLost');
+
+export interface NothingToDo {
+  readonly [nothingBrand]: string;
+}
+
+/** The handler's answer when its resource needs nothing (settled already, by an earlier attempt or a cancel): the job completes, no end applies. */
+export const nothingToDo = (why: string): NothingToDo => ({ [nothingBrand]: why });
+export const isNothingToDo = (value: unknown): value is NothingToDo => typeof value === 'object' && value !== null && nothingBrand in value;
+export const whyNothing = (value: NothingToDo) => value[nothingBrand];
+
+/** Thrown by a handler: the work cannot succeed (the provider refused it, a setting is no longer valid) — no retry; the kind's `failed` end applies with this reason. */
+export class JobFailure extends Error {
+  readonly [failureBrand] = true;
+  constructor(
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'JobFailure';
+  }
+}
+export const failForGood = (code: string, message: string, cause?: unknown) => new JobFailure(code, message, { cause });
+export const isJobFailure = (error: unknown): error is JobFailure => typeof error === 'object' && error !== null && failureBrand in error;
+
+/** The attempt no longer holds its job (canceled, expired, retried elsewhere): it must write nothing more. */
+export class LeaseLost extends Error {
+  readonly [leaseBrand] = true;
+  constructor(
+    readonly job: { queue: string; id: string; attempt: number },
+    readonly state: string | null,
+  ) {
+    super(`job ${job.id} (${job.queue}, attempt ${job.attempt}) is no longer held by this attempt (it is ${state ?? 'gone'})`);
+    this.name = 'LeaseLost';
+  }
+}
+export const isLeaseLost = (error: unknown): error is LeaseLost => typeof error === 'object' && error !== null && leaseBrand in error;
 
 /**
  * One attempt of `job` on `data`, exactly as a worker runs it: the payload is re-validated (it
  * crossed a process boundary and may predate a deploy), then the handler is loaded and called.
+ * Called outside a worker (tests of a handler), steps are plain transactions: there is no lease.
  */
-export async function runJob<J extends JobDefinition>(job: J, data: unknown, context: Omit<JobContext, 'lastAttempt'>): Promise<void> {
+export async function runJob<J extends JobDefinition>(
+  job: J,
+  data: unknown,
+  context: Omit<JobContext, 'lastAttempt' | 'step'> & Partial<Pick<JobContext, 'step'>>,
+): Promise<unknown> {
   // The origin's reserved keys (src/jobs/origin.ts) are not part of the payload contract.
   const payload = job.payload.parse(unstamp(data).payload) as z.output<J['payload']>;
   const run = await job.handler();
-  await run(payload, { ...context, lastAttempt: (context.job.retryCount ?? 0) >= job.policy.retryLimit });
+  return run(payload, {
+    ...context,
+    step: context.step ?? ((work) => inTransaction(context.deps.db, work)),
+    lastAttempt: (context.job.retryCount ?? 0) >= job.policy.retryLimit,
+  });
 }

@@ -56,6 +56,18 @@ export class JobQueue {
     );
   }
 
+  // An attempt's own end, fenced to it (id and retry count): a lost lease changes nothing (returns false).
+
+  /** Completes the attempt on the caller's transaction, beside its resource's `succeeded` end. */
+  async completeAttempt(trx: Tx, queue: string, attempt: { id: string; retryCount: number }, output: object | null = null): Promise<boolean> {
+    return affected(await this.boss.complete(queue, attempt, output ?? undefined, { db: fromKnex(trx) })) === 1;
+  }
+
+  /** Fails the attempt on the caller's transaction: retried if retries remain, else `failed` with a dead-letter copy. */
+  async failAttempt(trx: Tx, queue: string, attempt: { id: string; retryCount: number }, error: object): Promise<boolean> {
+    return affected(await this.boss.fail(queue, attempt, error, { db: fromKnex(trx) })) === 1;
+  }
+
   // Operator commands (the job console), each on the caller's transaction so the audit record commits with it.
 
   /** Failed jobs get one more attempt. Returns how many changed (jobs in another state are left alone). */

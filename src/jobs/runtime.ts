@@ -5,13 +5,14 @@ import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { runInWorkContext } from '../platform/work-context.ts';
 import { attemptError, type AttemptLog, type AttemptRecord } from './attempts.ts';
-import { runJob, type JobDefinition } from './define.ts';
+import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type JobDefinition, runJob, whyNothing } from './define.ts';
+import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
+import { Lease } from './lease.ts';
 import { unstamp } from './origin.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
-/** Operators' cooperative cancel: the console notifies this channel with the job id as key. */
-export const JOB_CONTROL_CHANNEL = 'job_control';
+export { JOB_CONTROL_CHANNEL };
 
 /** What the runtime reports per attempt (the worker's Prometheus metrics implement it). */
 export interface AttemptObserver {
@@ -28,17 +29,30 @@ interface RuntimeParts {
   attempts: AttemptLog;
   pauses: PauseGate;
   hub: NotificationHub;
+  /** Every job type this worker runs (the sweep settles theirs). */
+  definitions: readonly JobDefinition[];
+  /** How often the sweep settles jobs pg-boss failed on its own. */
+  sweepMs: number;
   observer?: AttemptObserver | undefined;
 }
 
+/** Why an attempt stopped, as the handler's signal says it. */
+const CANCELED = 'the job was canceled';
+
 /**
- * Runs each fetched attempt the way every job is run: the pause gate first, then the handler in a
- * work context (its log lines carry the job id and the request that enqueued it), with an abort
- * signal that also fires when an operator cancels the job; then the attempt is written to the
- * history. The jobs held right now are what the worker's heartbeat reports.
+ * Runs each fetched attempt the way every job is run (the protocol of CONVENTIONS §5):
+ * 1. the pause gate; 2. the handler in a work context (log lines carry the job id and the request
+ * that enqueued it), with a lease (src/jobs/lease.ts) for its steps and an abort signal that fires
+ * on cancel (NOTIFY), lost lease and stop; 3. the end, in one transaction with the job's state:
+ * its result through the kind's `succeeded` end and a fenced completion; a failure for good (last
+ * attempt, or `failForGood`) through `failed` with the job `failed`, never `completed`; an attempt
+ * that lost its lease writes nothing. Then the attempt goes into the history.
  */
 export class JobRuntime {
   private readonly holding = new Map<string, HeldJob>();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> = Promise.resolve();
+  private stopping = false;
 
   constructor(private readonly parts: RuntimeParts) {}
 
@@ -46,11 +60,35 @@ export class JobRuntime {
     return [...this.holding.values()];
   }
 
+  /** Starts the sweep that settles the resources of jobs pg-boss failed for good on its own (expired, heartbeat lost). */
+  startSweep(): void {
+    const { deps, definitions, log, sweepMs } = this.parts;
+    const sweep = async () => {
+      try {
+        const settled = await settleAbandonedJobs(deps, definitions);
+        if (settled) log.info({ settled }, 'settled jobs that failed for good without their worker');
+      } catch (error) {
+        log.debug({ err: error }, 'job sweep failed');
+      }
+    };
+    this.sweepTimer = setInterval(() => {
+      this.sweeping = this.sweeping.then(sweep);
+    }, sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  /** No new end is applied by a stopping worker's interrupted attempts: they are retried (or handed back) instead. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    await this.sweeping;
+  }
+
   async run(definition: JobDefinition, attempt: Job<unknown>): Promise<unknown> {
     const { deps, db, log, workerId, attempts, pauses, observer } = this.parts;
     const started = new Date();
     const organizationId = attempt.groupId ?? null;
-    const { payload, requestId, triggeredBy } = unstamp(attempt.data);
+    const { payload: data, requestId, triggeredBy } = unstamp(attempt.data);
     const record = (outcome: AttemptRecord['outcome'], error: AttemptRecord['error'] = null) =>
       attempts.record({
         job_id: attempt.id,
@@ -80,8 +118,8 @@ export class JobRuntime {
     const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount, ...(requestId && { request_id: requestId }) });
     const cancel = new AbortController();
     const unsubscribe = await this.parts.hub
-      .subscribe(JOB_CONTROL_CHANNEL, attempt.id, { changed: () => cancel.abort(new Error('cancelled by an operator')), close: () => undefined })
-      .catch(() => null); // no NOTIFY now: pg-boss's heartbeat still aborts a cancelled job within half a heartbeat
+      .subscribe(JOB_CONTROL_CHANNEL, attempt.id, { changed: () => cancel.abort(new Error(CANCELED)), close: () => undefined })
+      .catch(() => null); // no NOTIFY now: pg-boss's heartbeat still finds the cancelled job within half a heartbeat
     this.holding.set(attempt.id, {
       job_id: attempt.id,
       queue: attempt.name,
@@ -90,25 +128,85 @@ export class JobRuntime {
       started_at: started.toISOString(),
     });
     observer?.attemptStarted(attempt.name);
+    const lease = new Lease(db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount });
+    const lastAttempt = attempt.retryCount >= definition.policy.retryLimit;
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
+    const ms = () => Date.now() - started.getTime();
     try {
-      await runInWorkContext(context, () =>
-        runJob(definition, payload, { deps, job: attempt, log: jobLog, signal: AbortSignal.any([attempt.signal, cancel.signal]) }),
+      const result = await runInWorkContext(context, () =>
+        runJob(definition, data, {
+          deps,
+          job: attempt,
+          log: jobLog,
+          signal: AbortSignal.any([attempt.signal, cancel.signal]),
+          step: (work) => lease.step(work),
+        }),
       );
+      if (isNothingToDo(result)) jobLog.info({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
+      else if (definition.ends) await runInWorkContext(context, () => succeed(deps, lease, definition, definition.payload.parse(data), result));
       record('completed');
       observer?.attemptEnded(attempt.name, 'completed', seconds(started));
-      jobLog.info({ ms: Date.now() - started.getTime() }, 'job done');
+      jobLog.info({ ms: ms() }, 'job done');
+      // pg-boss completes the job now unless the end above did (then its fenced completion changes nothing).
       return undefined;
     } catch (error) {
-      record(cancel.signal.aborted ? 'cancelled' : 'failed', attemptError(error));
-      observer?.attemptEnded(attempt.name, 'failed', seconds(started));
-      // pg-boss keeps only the last attempt's output: the history and the log keep each one.
-      jobLog.warn({ err: error, ms: Date.now() - started.getTime() }, 'job attempt failed');
-      throw error;
+      return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started });
     } finally {
       this.holding.delete(attempt.id);
       unsubscribe?.();
     }
+  }
+
+  /**
+   * An attempt that threw. A lost lease (canceled, expired, retried elsewhere) ends it quietly: the
+   * job's new owner writes. A failure for good — `failForGood`, or any error on the last attempt —
+   * ends the job `failed` with its resource's end. Anything else is rethrown for pg-boss to retry.
+   */
+  private async ended(
+    definition: JobDefinition,
+    attempt: Job<unknown>,
+    lease: Lease,
+    data: unknown,
+    error: unknown,
+    how: {
+      lastAttempt: boolean;
+      canceled: boolean;
+      record: (outcome: AttemptRecord['outcome'], error?: AttemptRecord['error']) => void;
+      log: Logger;
+      started: Date;
+    },
+  ): Promise<unknown> {
+    const { deps, observer } = this.parts;
+    const superseded = () => {
+      how.record(how.canceled ? 'cancelled' : 'superseded', attemptError(error));
+      observer?.attemptEnded(attempt.name, 'failed', seconds(how.started));
+      how.log.info({ reason: error instanceof Error ? error.message : String(error) }, 'job attempt stopped: it no longer holds its job');
+      return undefined;
+    };
+    if (isLeaseLost(error) || how.canceled) return superseded();
+    const forGood = isJobFailure(error) || (how.lastAttempt && !this.stopping);
+    const failed = () => {
+      how.record('failed', attemptError(error));
+      observer?.attemptEnded(attempt.name, 'failed', seconds(how.started));
+    };
+    if (!forGood) {
+      failed();
+      // pg-boss keeps only the last attempt's output: the history and the log keep each one.
+      how.log.warn({ err: error, ms: Date.now() - how.started.getTime() }, 'job attempt failed');
+      throw error;
+    }
+    const reason: EndReason = isJobFailure(error)
+      ? { code: error.code, message: error.message }
+      : { code: 'failed', message: error instanceof Error ? error.message : String(error) };
+    try {
+      await failForGood(deps, lease, definition, definition.payload.parse(data), reason);
+    } catch (failure) {
+      if (isLeaseLost(failure)) return superseded();
+      throw failure;
+    }
+    failed();
+    how.log.warn({ err: error, code: reason.code }, 'job failed for good');
+    return undefined;
   }
 }
 

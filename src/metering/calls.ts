@@ -63,7 +63,7 @@ export async function insertCall(trx: Knex.Transaction, call: NewCall): Promise<
 export const loadCall = async (db: Knex, id: string) => (await db('metered_calls').where({ id }).first()) as CallRow | undefined;
 
 /** Marks an open call running (again, on a retried attempt); undefined when it is already settled. */
-export async function startCall(db: Knex, id: string): Promise<CallRow | undefined> {
+export async function startCall(db: Knex | Knex.Transaction, id: string): Promise<CallRow | undefined> {
   const [row] = (await db('metered_calls')
     .where({ id })
     .whereIn('status', OPEN_STATUSES)

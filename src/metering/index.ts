@@ -8,5 +8,6 @@ export { describeOperation } from './descriptors.ts';
 export { meteredCallJob } from './jobs.ts';
 export { presentCall } from './present.ts';
 export { callResponseOf, callTermsFields, callTermsKeys, type Descriptor, descriptorSchema, priceSchema, quoteSchema } from './schema.ts';
-export { type CallOutcome, type SettleOptions, settleCall } from './settle.ts';
+export { cancelCall } from './cancel.ts';
+export { type CallOutcome, outcomeOfEnd, type SettleOptions, settleCall } from './settle.ts';
 export { callAndWait } from './wait.ts';

@@ -5,10 +5,11 @@ const meteredCallPayload = z.object({ call_id: z.string().uuid() });
 export type MeteredCallPayload = z.output<typeof meteredCallPayload>;
 
 /**
- * One metered read on a worker: call the provider, validate what it answered against the
- * operation's output schema, and settle the call (capture what it cost, release the rest; or
- * release all on failure). Settling is once per call whatever retries, cancels or timeouts race it.
- * Retried only when the worker died or hit an unexpected error; provider failures settle at once.
+ * One metered read on a worker: call the provider and validate what it answered against the
+ * operation's output schema; the call settles with the job's end (capture what it cost, release
+ * the rest; or release all on a failure, a cancel or a timeout). Settling is once per call whatever
+ * retries, cancels or timeouts race it. Retried only when the worker died or hit an unexpected
+ * error; provider failures end it at once.
  */
 export const meteredCallJob = defineJob({
   name: 'metering.call',
@@ -16,5 +17,7 @@ export const meteredCallJob = defineJob({
   payload: meteredCallPayload,
   searchable: ['call_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 10 * 60 },
+  expectedSeconds: 30,
   handler: () => import('./perform.ts').then((m) => m.performCall),
+  ends: () => import('./ends.ts').then((m) => m.meteredCallEnds),
 });

@@ -9,7 +9,8 @@
 import type { Knex } from 'knex';
 import { runHoldingLock } from '../conversations/index.ts';
 import { captureHold, findHoldByRun, releaseHold } from '../credits/index.ts';
-import type { Deps } from '../platform/deps.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { EndReason } from '../jobs/define.ts';
 import { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, lockCall } from './calls.ts';
 import { notifyCallSettled } from './notify.ts';
 
@@ -25,9 +26,9 @@ export interface SettleOptions {
   alongside?: (trx: Knex.Transaction, settled: CallRow) => Promise<void>;
 }
 
-/** Settles the call once; returns it as it now stands (unchanged when it was already settled). */
-export function settleCall(deps: Pick<Deps, 'db'>, callId: string, outcome: CallOutcome, options: SettleOptions = {}): Promise<CallRow> {
-  return deps.db.transaction(async (trx) => {
+/** Settles the call once (in the caller's transaction, if `db` is one); returns it as it now stands (unchanged when it was already settled). */
+export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome: CallOutcome, options: SettleOptions = {}): Promise<CallRow> {
+  return inTransaction(db, async (trx) => {
     const call = await lockCall(trx, callId);
     if (!call) throw new Error(`no metered call ${callId}`);
     if (!isOpen(call)) return call;
@@ -80,4 +81,19 @@ async function finish(trx: Knex.Transaction, call: CallRow, changes: Record<stri
     .returning('*')) as CallRow[];
   await notifyCallSettled(trx, call.id);
   return row!;
+}
+
+/**
+ * A job's end as its call's outcome: a cancel (the caller hung up, the generation was canceled, an
+ * operator) or, with `timeout`, the web side giving up; a failure for good with the runtime's
+ * reasons (`expired`, `lost`) in the call's own error codes.
+ */
+export function outcomeOfEnd(end: 'failed' | 'canceled', reason: EndReason): Extract<CallOutcome, { status: 'failed' | 'canceled' }> {
+  const known: readonly string[] = ['timeout', 'failed', 'malformed', 'refused', 'canceled', 'run_lock'];
+  if (end === 'canceled')
+    return reason.code === 'timeout'
+      ? { status: 'failed', error: { code: 'timeout', message: reason.message } }
+      : { status: 'canceled', error: { code: 'canceled', message: reason.message } };
+  const code = reason.code === 'expired' ? 'timeout' : known.includes(reason.code) ? (reason.code as CallErrorCode) : 'failed';
+  return { status: 'failed', error: { code, message: reason.message } };
 }

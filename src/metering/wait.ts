@@ -1,8 +1,9 @@
 /**
  * The web side of a metered call: accept it, then wait for its settle notification (Postgres
  * NOTIFY on one LISTEN connection per process, no polling) and answer with it. A caller who hangs
- * up, or a read that outlasts READ_TIMEOUT_MS, settles the call from here through the same settle
- * path as the worker: the hold is released at once, and a result arriving later is not billed.
+ * up, or a read that outlasts READ_TIMEOUT_MS, cancels the call's job from here: the call settles
+ * with the job's end (the hold released at once), the worker's provider call is aborted, and a
+ * result arriving later is not billed.
  */
 import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
@@ -14,7 +15,7 @@ import { acceptRead, type CallTerms } from './accept.ts';
 import { type CallRow, isOpen, loadCall } from './calls.ts';
 import { METERED_CALLS_CHANNEL } from './notify.ts';
 import type { ReadOperation } from './operation.ts';
-import { settleCall } from './settle.ts';
+import { cancelCall } from './cancel.ts';
 
 /** The web process waits this much longer than the read's own budget, so the worker's precise failure usually arrives first. */
 const GRACE_MS = 2_000;
@@ -56,12 +57,9 @@ export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOpera
         if (row && !isOpen(row)) return row;
         continue;
       }
-      if (why === 'timeout') return await settleCall(deps, id, { status: 'failed', error: { code: 'timeout', message: 'no answer in time' } });
+      if (why === 'timeout') return await cancelCall(deps, id, { code: 'timeout', message: 'no answer in time' });
       // Nobody will read the answer (hung up) or can wait for it (stopping): give the hold back now.
-      const row = await settleCall(deps, id, {
-        status: 'canceled',
-        error: { code: 'canceled', message: why === 'hangup' ? 'the caller hung up' : 'the web process stopped' },
-      });
+      const row = await cancelCall(deps, id, { code: 'canceled', message: why === 'hangup' ? 'the caller hung up' : 'the web process stopped' });
       if (why === 'stopping' && row.status === 'canceled') throw new AppError('unavailable', 'the service is restarting; nothing was charged, retry the call');
       return row;
     }

@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { notify } from '../db/notifications.ts';
 import type { JobContext } from '../jobs/define.ts';
-import { JOB_CONTROL_CHANNEL } from '../jobs/runtime.ts';
+import { cancelJob } from '../jobs/ends.ts';
 import type { Deps } from '../platform/deps.ts';
 import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
 
@@ -87,8 +86,8 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
     const [queue, now] = key.split('\n') as [string, string];
     if (action === 'retry') await (now === 'failed' ? deps.jobs.retryFailed(trx, queue, ids) : deps.jobs.resumeCancelled(trx, queue, ids));
     else if (action === 'cancel') {
-      await deps.jobs.cancel(trx, queue, ids);
-      if (now === 'active') for (const jobId of ids) await notify(trx, JOB_CONTROL_CHANNEL, jobId);
+      // Each with its resource's end (a generation canceled, its hold released) and its running attempt told.
+      for (const jobId of ids) await cancelJob(trx, deps, queue, jobId, { code: 'canceled', message: 'canceled by an operator (bulk action)' });
     } else {
       await deps.jobs.redrive(trx, queue, ids);
       // A dead letter pg-boss could not move (a conflicting singleton in its queue) is still here.

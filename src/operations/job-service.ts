@@ -1,7 +1,6 @@
 import type { Actor } from '../access/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { notify } from '../db/notifications.ts';
-import { JOB_CONTROL_CHANNEL } from '../jobs/runtime.ts';
+import { cancelJob } from '../jobs/ends.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
@@ -91,8 +90,11 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
     let changed = false;
     if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.remove(trx, job.name, [id])) > 0;
     else if (command === 'cancel') {
-      changed = (await deps.jobs.cancel(trx, job.name, [id])) > 0;
-      if (changed && locked.state === 'active') await notify(trx, JOB_CONTROL_CHANNEL, id);
+      // The job's resource ends with it (a generation canceled, its hold released), and a running attempt is told.
+      changed = await cancelJob(trx, deps, job.name, id, {
+        code: 'canceled',
+        message: reason ? `canceled by an operator: ${reason}` : 'canceled by an operator',
+      });
     } else if (locked.state === 'failed') changed = (await deps.jobs.retryFailed(trx, job.name, [id])) > 0;
     else if (locked.state === 'cancelled') changed = (await deps.jobs.resumeCancelled(trx, job.name, [id])) > 0;
     if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);

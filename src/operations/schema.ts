@@ -65,7 +65,9 @@ export const attemptSchema = z
     started_at: timestamp,
     ended_at: timestamp.nullable().describe('null while running'),
     duration_ms: z.number().int().nullable(),
-    outcome: z.enum(['running', 'completed', 'failed', 'deferred', 'lost', 'cancelled']),
+    outcome: z
+      .enum(['running', 'completed', 'failed', 'deferred', 'lost', 'cancelled', 'superseded'])
+      .describe('superseded: the attempt lost its lease (its job was canceled, expired or retried elsewhere while it ran) and wrote nothing'),
     error: z.object({ message: z.string(), name: z.string().optional() }).nullable(),
   })
   .openapi('JobAttempt');

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import type { JobContext } from '../../src/jobs/define.ts';
+import { inTransaction } from '../../src/db/transaction.ts';
 import { createDeps } from '../../src/deps.ts';
 
 /** The deps a worker gives its handlers (real database, real pg-boss sender), for running handlers in-process. */
@@ -17,7 +18,14 @@ export async function workerDeps(overrides: Record<string, string> = {}): Promis
   await boss.start();
   const log = createLogger(config, 'test-worker');
   const deps: Deps = createDeps(config, db, boss, log);
-  const context: JobContext = { deps, job: {} as JobContext['job'], log, signal: new AbortController().signal, lastAttempt: false };
+  const context: JobContext = {
+    deps,
+    job: {} as JobContext['job'],
+    log,
+    signal: new AbortController().signal,
+    lastAttempt: false,
+    step: (work) => inTransaction(deps.db, work),
+  };
   return {
     deps,
     context,

@@ -101,6 +101,10 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
     expect(failed).to.deep.include({ status: 'failed', credits_charged: 0, asset_ids: [] });
     expect(failed.error.code).to.equal('failed');
     expect(await holdOf(failed.id)).to.include({ status: 'released', captured: 0 });
+    // Work that failed for good is a failed job (dead-lettered), never a completed one.
+    const failedJob = await db('pgboss.job').where({ name: 'generation.run.v1' }).whereRaw(`data->>'generation_id' = ?`, [failed.id]).first('id', 'state');
+    expect(failedJob.state).to.equal('failed');
+    expect(await db('pgboss.job').where({ name: 'generation.run.v1.dead', source_id: failedJob.id }).count('* as n').first()).to.deep.equal({ n: 1 });
     expect(await db('assets').where({ generation_id: failed.id })).to.have.length(0);
   });
 
@@ -117,10 +121,12 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
       error: { code: 'canceled', message: 'canceled by the caller' },
     });
     expect(await holdOf(id)).to.deep.equal({ status: 'released', amount: 6, captured: 0, released: 6 });
-    await eventually('the job finished', async () => {
-      const job = await db('pgboss.job').where({ name: 'generation.run.v1' }).whereRaw(`data->>'generation_id' = ?`, [id]).first('state');
-      return job?.state === 'completed';
-    });
+    // The job itself ended canceled in that transaction (never `completed`), and says why.
+    const job = await db('pgboss.job').where({ name: 'generation.run.v1' }).whereRaw(`data->>'generation_id' = ?`, [id]).first('id', 'state');
+    expect(job.state).to.equal('cancelled');
+    expect(await db('job_ends').where({ job_id: job.id }).select('end', 'reason')).to.deep.equal([
+      { end: 'canceled', reason: { code: 'canceled', message: 'canceled by the caller' } },
+    ]);
     expect(await db('assets').where({ generation_id: id })).to.have.length(0);
     const again = await server.request('patch', `/generations/${id}`, { token: alice.token, body: { status: 'canceled' } });
     expect(again.status).to.equal(409);

@@ -71,7 +71,7 @@ describe('enqueueing jobs in the caller’s transaction', () => {
     });
     // The partition's copy of job_ops_request_i (Postgres names it after the expression).
     expect(JSON.stringify(plan)).to.match(
-      /Index Scan using \w+ on job_common[^"]*"\},\{"QUERY PLAN":"  Index Cond: \(\(data ->> '\$request_id'::text\) = 'req-origin-1'::text\)"/,
+      /Index Scan using \w+ on job_common[^"]*"\},\{"QUERY PLAN":" {2}Index Cond: \(\(data ->> '\$request_id'::text\) = 'req-origin-1'::text\)"/,
     );
   });
 });

@@ -267,11 +267,18 @@ describe('social reads (metered calls: hold, worker, settle, NOTIFY)', function 
     expect(await available(org)).to.equal(before);
   });
 
-  it('every call is settled exactly once and its job completed', async () => {
-    await eventually('every call job completed', async () => {
-      const open = await db('pgboss.job').where({ name: 'metering.call.v1' }).whereNotIn('state', ['completed']).count('* as n').first();
+  it('every call is settled exactly once and its job ended as the call did', async () => {
+    await eventually('every call job ended', async () => {
+      const open = await db('pgboss.job').where({ name: 'metering.call.v1' }).whereIn('state', ['created', 'retry', 'active']).count('* as n').first();
       return Number(open?.n) === 0;
     });
+    // A succeeded call's job completed; a failed call's job failed (never `completed`); a canceled call's job was cancelled.
+    const { rows } = await db.raw(
+      `SELECT c.status, j.state, count(*)::int AS n FROM metered_calls c JOIN pgboss.job j ON j.name = 'metering.call.v1' AND j.data->>'call_id' = c.id::text
+        GROUP BY 1, 2 ORDER BY 1, 2`,
+    );
+    const expected: Record<string, string> = { succeeded: 'completed', failed: 'failed', canceled: 'cancelled', refused: 'completed' };
+    for (const row of rows as { status: string; state: string }[]) expect(row.state, `a ${row.status} call's job`).to.equal(expected[row.status]);
     expect(await db('metered_calls').whereIn('status', ['queued', 'running'])).to.have.length(0);
     expect(await db('credit_holds').where({ status: 'held' })).to.have.length(0);
     expect(await reconcileCredits(db)).to.deep.equal([]);

@@ -1,0 +1,42 @@
+import type { Knex } from 'knex';
+
+/**
+ * `job_ends`: how each job that did not simply succeed ended for its resource — failed for good,
+ * expired, canceled — written by the job runtime in the same transaction as the job's own state
+ * change and the resource's settlement (src/jobs/ends.ts). It is what tells the runtime's sweep
+ * which failed jobs pg-boss ended on its own (an expired attempt, a lost heartbeat on the last
+ * try) still need their resource settled, and it is the console's record of why work ended.
+ *
+ * Attempts gain the outcome `superseded`: the attempt lost its lease (cancelled, expired or
+ * retried elsewhere while it ran) and wrote nothing.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`
+    CREATE TABLE job_ends (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      job_id uuid NOT NULL,
+      queue text NOT NULL,
+      organization_id text,
+      -- pg-boss's retry count when the job ended.
+      attempt integer NOT NULL,
+      "end" text NOT NULL CHECK ("end" IN ('failed', 'expired', 'canceled')),
+      reason jsonb NOT NULL,
+      ended_at timestamptz NOT NULL DEFAULT now()
+    );
+    CREATE INDEX job_ends_job_idx ON job_ends (job_id, ended_at);
+
+    ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_outcome_check;
+    ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_outcome_check
+      CHECK (outcome IN ('completed', 'failed', 'deferred', 'lost', 'cancelled', 'superseded'));
+  `);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw(`
+    DROP TABLE job_ends;
+    DELETE FROM job_attempts WHERE outcome = 'superseded';
+    ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_outcome_check;
+    ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_outcome_check
+      CHECK (outcome IN ('completed', 'failed', 'deferred', 'lost', 'cancelled'));
+  `);
+}

@@ -1,0 +1,71 @@
+// The SQL the job runtime runs on pg-boss's job table to fence attempts, end jobs for good and find
+// the work a resource's job does. (Read src/jobs/boss.ts for the schema name; pg-boss's own commands
+// — complete, fail, cancel — are called through its API.)
+import type { Knex } from 'knex';
+import { BOSS_SCHEMA } from './boss.ts';
+
+const JOB = `${BOSS_SCHEMA}.job`;
+
+export interface LockedJob {
+  id: string;
+  name: string;
+  state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+  retry_count: number;
+  group_id: string | null;
+  data: unknown;
+}
+
+/**
+ * Locks a job's row until the caller's transaction ends (FOR NO KEY UPDATE: pg-boss's heartbeat,
+ * cancel, retry and expiry all wait for it) and returns it as it now stands.
+ */
+export async function lockJob(trx: Knex.Transaction, queue: string, id: string): Promise<LockedJob | undefined> {
+  const { rows } = await trx.raw(`SELECT id, name, state, retry_count, group_id, data FROM ${JOB} WHERE name = ? AND id = ? FOR NO KEY UPDATE`, [queue, id]);
+  return rows[0] as LockedJob | undefined;
+}
+
+/** No retry follows this attempt: pg-boss's next `fail` of it ends the job `failed` and copies it to its dead letters. */
+export async function spendRetries(trx: Knex.Transaction, queue: string, id: string, retryCount: number): Promise<void> {
+  await trx.raw(`UPDATE ${JOB} SET retry_limit = retry_count WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`, [queue, id, retryCount]);
+}
+
+/**
+ * The open jobs (queued, waiting to retry, or running) of `queue` whose payload names `value` under
+ * `field` — a field the job type declared searchable, so an expression index serves the lookup.
+ */
+export async function openJobsNaming(db: Knex | Knex.Transaction, queue: string, field: string, value: string): Promise<string[]> {
+  const { rows } = await db.raw(`SELECT id FROM ${JOB} WHERE name = ? AND data \\? ? AND data->>? = ? AND state < 'completed'`, [queue, field, field, value]);
+  return (rows as { id: string }[]).map((row) => row.id);
+}
+
+export interface DeadLetter {
+  /** The failed job the dead letter copies. */
+  job_id: string;
+  queue: string;
+  attempt: number;
+  organization_id: string | null;
+  data: unknown;
+  /** pg-boss's output of the failed attempt: `{value: {message}}` for its own timeouts, else the error. */
+  output: unknown;
+  /** When the job failed for good (the copy's creation). */
+  dead_at: Date;
+}
+
+/**
+ * Jobs of `queues` that failed for good in the last `withinSeconds` (seen through the dead-letter
+ * copy pg-boss made) with no end recorded since — pg-boss ended them on its own (the attempt
+ * expired, or its heartbeat stopped on the last try), so nobody has settled their resource yet.
+ */
+export async function unsettledDeadLetters(db: Knex, queues: readonly string[], withinSeconds: number, limit: number): Promise<DeadLetter[]> {
+  if (queues.length === 0) return [];
+  const { rows } = await db.raw(
+    `SELECT d.source_id AS job_id, d.source_name AS queue, d.source_retry_count AS attempt, d.group_id AS organization_id, d.data, d.source_output AS output, d.created_on AS dead_at
+       FROM ${JOB} d
+      WHERE d.name = ANY(?::text[]) AND d.created_on > now() - make_interval(secs => ?) AND d.source_id IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM job_ends e WHERE e.job_id = d.source_id AND e.ended_at >= d.created_on)
+      ORDER BY d.created_on
+      LIMIT ?`,
+    [queues.map((queue) => `${queue}.dead`), withinSeconds, limit],
+  );
+  return rows as DeadLetter[];
+}
