@@ -104,8 +104,6 @@ export const configSchema = z
     CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Pause between the sandbox chat model's words (tests slow it down to stop a run mid-stream). */
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
-    /** A run lock whose run shows no heartbeat for this long is taken over by the next acquire. */
-    CHAT_RUN_STALE_SECONDS: z.coerce.number().int().min(1).default(60),
     /**
      * Who is an operator (catalog moderation; the job console): a token whose OPERATOR_CLAIM claim
      * equals, or (an array) contains, OPERATOR_CLAIM_VALUE — or a user id listed in OPERATOR_USER_IDS.

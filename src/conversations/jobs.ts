@@ -5,9 +5,10 @@ const chatRunPayload = z.object({ run_id: z.string().uuid() });
 export type ChatRunPayload = z.output<typeof chatRunPayload>;
 
 /**
- * A chat run: hold credits → stream the answer (snapshots and heartbeats every 250 ms, stop when the
- * run is stopped) → append the assistant message, capture the usage, release the lock. Every step
- * checks the run's state first, so a retried attempt (worker killed, heartbeat lost) repeats nothing.
+ * A chat run: hold credits → stream the answer (snapshots every 250 ms; a stop cancels the job and
+ * aborts the stream) → its end appends the assistant message, captures the usage, releases the
+ * rest and the lock (./run-ends.ts). The hold is placed once per run, so a retried attempt (worker
+ * killed, heartbeat lost) repeats nothing.
  */
 export const chatRunJob = defineJob({
   name: 'conversation.chat-run',
@@ -15,5 +16,7 @@ export const chatRunJob = defineJob({
   payload: chatRunPayload,
   searchable: ['run_id'],
   policy: { retryLimit: 3, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 60, expireInSeconds: 15 * 60 },
+  expectedSeconds: 120,
   handler: () => import('./handlers.ts').then((m) => m.runChat),
+  ends: () => import('./run-ends.ts').then((m) => m.chatRunEnds),
 });

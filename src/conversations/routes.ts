@@ -176,7 +176,7 @@ export const conversationRoutes: AnyRoute[] = [
     tag,
     summary: 'Start a chat run (acquire the run lock)',
     description:
-      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`) and enqueues the chat run on a worker in the same transaction. The worker holds credits for the turn’s ceiling (`max_credits`, else computed from the model’s prices and `max_tokens`), streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. Without credits the run ends `failed` with `error.code` `payment_required`. A live run holding the lock answers 409; a run whose worker shows no heartbeat for `CHAT_RUN_STALE_SECONDS` (default 60) is marked `failed` and the lock taken over. `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
+      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`) and enqueues the chat run on a worker in the same transaction. The worker holds credits for the turn’s ceiling (`max_credits`, else computed from the model’s prices and `max_tokens`), streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. Without credits the run ends `failed` with `error.code` `payment_required`. A live run holding the lock answers 409; the lock is freed when the run’s job ends (a worker that dies has its job retried on another, and a job that fails for good ends the run `failed` and frees the lock). `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
     params: conversationIdParams,
     body: startRunBody,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
@@ -219,7 +219,7 @@ export const conversationRoutes: AnyRoute[] = [
     tag,
     summary: 'Stop the running turn (release the run lock)',
     description:
-      'Marks the run `stopped` and frees the lock in one transaction. Its worker notices within a second, aborts the provider call, keeps the partial answer as the assistant message and charges only the partial usage (estimated from the partial text when the provider reported none); the rest of the hold is released. Without a live run this is a no-op 204 (idempotent). Needs the editor role; a deleted conversation answers 409.',
+      'Cancels the run’s job, which in the same transaction marks the run `stopped`, keeps the answer as its followers last saw it (the `snapshot`) as the assistant message, charges the prompt and that partial answer (estimated from its length), releases the rest of the hold and frees the lock. Its worker is told at commit and aborts the provider call. Without a live run this is a no-op 204 (idempotent). Needs the editor role; a deleted conversation answers 409.',
     params: conversationIdParams,
     response: { status: 204, description: 'Stopped; the lock is free' },
     errors: [403, 404, 409],

@@ -1,45 +1,31 @@
 /**
  * The run lock and chat runs. A run holds the conversation's lock (`active_run_id`) from its
- * acquisition until the worker finishes it or a user stops it; a lock whose run shows no heartbeat
- * for CHAT_RUN_STALE_SECONDS is taken over (its run is marked failed), so it is never stuck.
- * Lock order: conversation row → run row → credit rows (the worker keeps the same order).
+ * acquisition until its job ends — succeeded, failed or stopped, each end freeing the lock in the
+ * transaction that ends the job (./run-ends.ts) — so the lock is never stuck: a dead worker's job
+ * is retried on pg-boss's heartbeat, and one that fails for good frees it.
+ * Lock order: (job row) → conversation row → run row → credit rows.
  */
 import type { Knex } from 'knex';
-import { changeLive } from '../access/index.ts';
+import { changeLive, requireLive } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
 import { listAvailableChatModels, requireAvailableChatModel } from '../chat-models/index.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import type { z } from '../core/zod.ts';
+import { inTransaction } from '../db/transaction.ts';
+import type { EndReason } from '../jobs/define.ts';
+import { cancelWorkOn } from '../jobs/ends.ts';
 import type { Deps } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
-import { notifyRunEvent } from './run-notify.ts';
+import { chatRunEnds } from './run-ends.ts';
 import type { runSchema, startRunBody } from './run-schema.ts';
 
 const type = 'chat_conversation';
+import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
+
+export { LIVE_RUN_STATUSES, type RunRow };
 export const SANDBOX_CHAT_MODEL = 'sandbox-chat';
-export const LIVE_RUN_STATUSES = ['queued', 'running'] as const;
-
-export interface RunRow {
-  id: string;
-  conversation_id: string;
-  organization_id: string;
-  user_id: string;
-  model: string;
-  message_id: string | null;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'stopped';
-  max_credits: number | null;
-  hold_id: string | null;
-  snapshot: string;
-  heartbeat_at: Date | null;
-  answer_message_id: string | null;
-  credits_charged: number | null;
-  error: { code: string; message: string } | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 export function presentRun(row: RunRow): z.input<typeof runSchema> {
   return {
     id: row.id,
@@ -62,18 +48,11 @@ export function presentRun(row: RunRow): z.input<typeof runSchema> {
 
 const isLive = (run: RunRow | undefined) => run !== undefined && (LIVE_RUN_STATUSES as readonly string[]).includes(run.status);
 
-/** The run holding the lock, if it is alive: live status and a heartbeat (or, queued, its creation) within the staleness window. */
-async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow, staleSeconds: number): Promise<{ run: RunRow | undefined; stale: boolean }> {
-  if (conversation.active_run_id === null) return { run: undefined, stale: false };
-  const run = (await trx('chat_runs')
-    .where({ id: conversation.active_run_id })
-    .forUpdate()
-    .first('*', trx.raw(`COALESCE(heartbeat_at, created_at) < now() - make_interval(secs => ?) AS stale`, [staleSeconds]))) as
-    | (RunRow & { stale: boolean })
-    | undefined;
-  if (!isLive(run)) return { run: undefined, stale: false };
-  const { stale, ...row } = run!;
-  return { run: row, stale };
+/** The run holding the lock, if it is live (its job has not ended). */
+async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow): Promise<RunRow | undefined> {
+  if (conversation.active_run_id === null) return undefined;
+  const run = (await trx('chat_runs').where({ id: conversation.active_run_id }).forUpdate().first()) as RunRow | undefined;
+  return isLive(run) ? run : undefined;
 }
 
 /** The model the run uses: the one asked for if the organization has it enabled (else 400), or its first available one. */
@@ -88,16 +67,8 @@ async function chooseModel(deps: Deps, actor: Actor, organizationId: string, ask
 /** Acquires the lock and enqueues the chat-run job in one transaction; 409 while a live run holds it. */
 export function startRun(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof startRunBody>): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
-    const { run: holder, stale } = await liveRunOf(trx, conversation, deps.config.CHAT_RUN_STALE_SECONDS);
-    if (holder && !stale) throw conflict(`run: run ${holder.id} is running in this conversation; stop it first`, ['run']);
-    if (holder) {
-      // Its worker died: the run fails, its job (if ever retried) resolves its credits and leaves the lock alone.
-      await trx('chat_runs')
-        .where({ id: holder.id })
-        .update({ status: 'failed', error: { code: 'stale', message: 'no heartbeat; the lock was taken over' }, updated_at: trx.fn.now() });
-      // Its followers hear it at commit (no worker will): their streams end with `done`.
-      await notifyRunEvent(trx, holder, holder.snapshot.length);
-    }
+    const holder = await liveRunOf(trx, conversation);
+    if (holder) throw conflict(`run: run ${holder.id} is running in this conversation; stop it first`, ['run']);
     if (input.message_id !== undefined && !(await isMessageOf(trx, conversationId, input.message_id)))
       throw badRequest('message_id: is not a message of this conversation', ['message_id']);
     const messageId = input.message_id ?? conversation.active_leaf_id;
@@ -138,7 +109,7 @@ export async function getRun(deps: Deps, actor: Actor, conversationId: string): 
 /** Stores a client's partial output of the running turn; 409 when no live run holds the lock. */
 export function saveRunSnapshot(deps: Deps, actor: Actor, conversationId: string, content: string): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
-    const { run } = await liveRunOf(trx, conversation, deps.config.CHAT_RUN_STALE_SECONDS);
+    const run = await liveRunOf(trx, conversation);
     if (!run) throw conflict('run: no run is running in this conversation', ['run']);
     const [updated] = (await trx('chat_runs').where({ id: run.id }).update({ snapshot: content, updated_at: trx.fn.now() }).returning('*')) as RunRow[];
     return updated!;
@@ -146,18 +117,23 @@ export function saveRunSnapshot(deps: Deps, actor: Actor, conversationId: string
 }
 
 /**
- * Stops the turn: the run is `stopped` and the lock free, in one transaction. The worker sees the
- * status on its next tick (≤ 250 ms), aborts the provider call, keeps the partial answer and
- * charges only what it used. No live run: nothing to do (idempotent).
+ * Stops the turn: its job is canceled, which ends the run `stopped` in the same transaction — the
+ * answer as its followers saw it kept and charged, the rest of the hold released, the lock free —
+ * and the worker is told at commit and aborts the provider call. No live run: nothing to do
+ * (idempotent). The job row is locked before the conversation (the order the worker's end takes).
  */
-export function stopRun(deps: Deps, actor: Actor, conversationId: string): Promise<void> {
-  return changeLive<ConversationRow, void>(deps, actor, type, conversationId, async (trx, conversation) => {
-    if (conversation.active_run_id === null) return;
-    await trx('chat_runs')
-      .where({ id: conversation.active_run_id })
-      .whereIn('status', LIVE_RUN_STATUSES)
-      .update({ status: 'stopped', updated_at: trx.fn.now() });
-    await trx('conversations').where({ id: conversationId }).update({ active_run_id: null, active_run_at: null });
+export async function stopRun(deps: Deps, actor: Actor, conversationId: string): Promise<void> {
+  const { row: conversation } = await actor.resource<ConversationRow>(deps.db, type, conversationId, 'edit');
+  requireLive(conversation, type);
+  if (conversation.active_run_id === null) return;
+  await stopRunById(deps, conversation.active_run_id, { code: 'stopped', message: 'stopped by the caller' });
+}
+
+/** Stops a run by id (a scheduled task's run canceled): its job canceled with the run's end; a run whose job is gone is ended directly. */
+export async function stopRunById(deps: Deps, runId: string, reason: EndReason): Promise<void> {
+  await inTransaction(deps.db, async (trx) => {
+    if ((await cancelWorkOn(trx, deps, chatRunJob, 'run_id', runId, reason)) === 0)
+      await chatRunEnds.canceled(trx, { run_id: runId }, reason, { deps, jobId: null });
   });
 }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { chatRunJob } from '../../src/conversations/jobs.ts';
-import { createDb, eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly } from '../jobs/support.ts';
+import { createDb, eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly, tuneQueue } from '../jobs/support.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -22,7 +22,8 @@ const QUICK_CREDITS = 8;
  * Chat runs under faults, with real worker processes and the OpenAI-compatible HTTP adapter
  * against a fake chat service on loopback: a stop closes the upstream connection; a worker
  * SIGKILLed mid-stream leaves a lock and a hold that are resolved exactly once, by the retried job
- * or by a later acquire taking the lock over; SSE followers that hang up are forgotten at once.
+ * or, on the last attempt, by the runtime's end of the failed job; SSE followers that hang up are
+ * forgotten at once.
  */
 describe('conversation runs under faults (worker processes, HTTP chat adapter)', function () {
   this.timeout(120_000);
@@ -69,7 +70,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
     await retryDeadAttemptsQuickly(url, chatRunJob.name, HEARTBEAT_SECONDS);
-    server = await startTestServer({ CHAT_RUN_STALE_SECONDS: '3' }, { databaseUrl: url });
+    server = await startTestServer({}, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);
   });
@@ -106,7 +107,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     db('conversation_messages').where({ conversation_id: conversationId, role: 'assistant' }).select('id', 'content');
   const jobOf = (runId: string) => db('pgboss.job').where({ name: chatRunJob.name }).whereRaw(`data->>'run_id' = ?`, [runId]).first('state', 'retry_count');
 
-  it('stop mid-stream closes the upstream connection within a second; the partial answer is kept and only its estimate charged; a follower that hangs up is forgotten', async () => {
+  it('stop mid-stream closes the upstream connection; the partial answer is kept and only its estimate charged; a follower that hangs up is forgotten', async () => {
     plans = ['slow'];
     const question = 'Describe every lighthouse on the Portuguese coast.';
     const { conversationId, runId } = await startRun(question, 30);
@@ -120,13 +121,14 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     await leaving.ended;
     await eventually('the hung-up stream is unsubscribed', async () => server.web.runEventStreams() === 1);
 
+    // What is stored when the stop commits is what is kept: let a second snapshot land first.
+    await eventually('two words streamed', async () => /^word0 word1 /.test((await runRow(runId)).snapshot));
     const stop = await server.request('delete', `/conversations/${conversationId}/run`, { token: alice.token });
     expect(stop.status).to.equal(204);
-    const stoppedAt = Date.now();
     const call = calls.at(-1)!;
+    // The worker is told at the stop's commit and aborts the provider call (the latency is measured in bench, not here).
     await eventually('the upstream saw the connection close', async () => call.closedAt !== undefined);
     expect(call).to.include({ plan: 'slow', closedEarly: true });
-    expect(call.closedAt! - stoppedAt).to.be.below(1000);
 
     const done = await settled(runId);
     expect(done.status).to.equal('stopped');
@@ -153,7 +155,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     const dead = await runRow(runId);
     expect(dead).to.include({ status: 'running', credits_charged: null });
     expect(await holdOf(dead.hold_id)).to.include({ status: 'held', amount: 50 });
-    // Not stale yet: the lock still refuses a second turn.
+    // The job is alive in pg-boss's eyes: the lock still refuses a second turn.
     const second = await server.request('post', `/conversations/${conversationId}/run`, { token: alice.token, body: {} });
     expect(second.status).to.equal(409);
 
@@ -168,48 +170,48 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
-  it('a worker SIGKILLed mid-stream: a later acquire takes the stale lock over, followers hear it, the dead run’s hold is released once', async () => {
-    plans = ['slow', 'quick', 'quick'];
-    const { conversationId, runId } = await startRun('Name three rivers of Spain.');
-    const first = worker();
-    await streaming(runId);
-    const follower = await follow(server.url, `/conversations/${conversationId}/run/events`, alice.token);
-    await eventually('the follower had the snapshot', async () => follower.events.length > 0);
-    process.kill(-first.child.pid!, 'SIGKILL');
-    await first.exited;
-    const deadHold = (await runRow(runId)).hold_id;
+  it('a worker SIGKILLed on the last attempt: pg-boss fails the job for good, the sweep ends the run failed, releases its hold once and frees the lock; followers hear it', async () => {
+    await tuneQueue(url, chatRunJob.name, { retryLimit: 0 });
+    try {
+      plans = ['slow', 'quick'];
+      const { conversationId, runId } = await startRun('Name three rivers of Spain.');
+      const first = worker();
+      await streaming(runId);
+      const follower = await follow(server.url, `/conversations/${conversationId}/run/events`, alice.token);
+      await eventually('the follower had the snapshot', async () => follower.events.length > 0);
+      process.kill(-first.child.pid!, 'SIGKILL');
+      await first.exited;
+      const deadHold = (await runRow(runId)).hold_id;
+      // The lock holds while the job is alive in pg-boss's eyes: no takeover by a second liveness signal.
+      expect((await server.request('post', `/conversations/${conversationId}/run`, { token: alice.token, body: {} })).status).to.equal(409);
 
-    // Stale after 3 s without a heartbeat: the next acquire takes the lock over.
-    const takeover = await eventually(
-      'the lock was taken over',
-      async () => {
-        const res = await server.request('post', `/conversations/${conversationId}/run`, {
-          token: alice.token,
-          body: { model: 'sandbox-chat', max_credits: 20 },
-        });
-        if (res.status === 409) return null;
-        expect(res.status).to.equal(201);
-        return res.body.run as { id: string };
-      },
-      { everyMs: 250 },
-    );
-    expect(await lockOf(conversationId)).to.equal(takeover.id);
-    expect(await runRow(runId)).to.deep.include({ status: 'failed', error: { code: 'stale', message: 'no heartbeat; the lock was taken over' } });
-    // The follower of the dead run is told at the takeover's commit (not at its next 15 s ping).
-    await eventually('the follower heard the takeover', async () => follower.events.at(-1)?.event === 'done', { timeoutMs: 5_000 });
-    expect(follower.events.at(-1)!.data).to.deep.equal({ run_id: runId, status: 'failed', answer_message_id: null });
-    await follower.ended;
+      worker(); // its pg-boss monitor fails the silent attempt for good, its sweep ends the run
+      const dead = await settled(runId);
+      expect(dead).to.deep.include({
+        status: 'failed',
+        credits_charged: 0,
+        answer_message_id: null,
+        error: { code: 'lost', message: 'the worker running the job stopped responding' },
+      });
+      expect(await jobOf(runId)).to.deep.equal({ state: 'failed', retry_count: 0 });
+      expect(await holdOf(deadHold)).to.deep.equal({ status: 'released', amount: 50, captured: 0, released: 50 });
+      expect(await ledgerKinds(deadHold)).to.deep.equal(['hold:50', 'release:50']);
+      expect(await lockOf(conversationId)).to.equal(null);
+      await eventually('the follower heard the end', async () => follower.events.at(-1)?.event === 'done');
+      expect(follower.events.at(-1)!.data).to.deep.equal({ run_id: runId, status: 'failed', answer_message_id: null });
+      await follower.ended;
 
-    worker();
-    const next = await settled(takeover.id);
-    expect(next).to.include({ status: 'succeeded', snapshot: QUICK_ANSWER, credits_charged: QUICK_CREDITS });
-    // The dead run's job is retried once its heartbeat is stale: it releases the hold and leaves the new lock alone.
-    const dead = await settled(runId);
-    expect(dead).to.include({ status: 'failed', credits_charged: 0, answer_message_id: null });
-    expect(await holdOf(deadHold)).to.deep.equal({ status: 'released', amount: 50, captured: 0, released: 50 });
-    expect(await ledgerKinds(deadHold)).to.deep.equal(['hold:50', 'release:50']);
-    expect(await assistantMessages(conversationId)).to.deep.equal([{ id: next.answer_message_id, content: QUICK_ANSWER }]);
-    expect(await lockOf(conversationId)).to.equal(null);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+      const next = await server.request('post', `/conversations/${conversationId}/run`, {
+        token: alice.token,
+        body: { model: 'sandbox-chat', max_credits: 20 },
+      });
+      expect(next.status).to.equal(201);
+      const answered = await settled(next.body.run.id);
+      expect(answered).to.include({ status: 'succeeded', snapshot: QUICK_ANSWER, credits_charged: QUICK_CREDITS });
+      expect(await assistantMessages(conversationId)).to.deep.equal([{ id: answered.answer_message_id, content: QUICK_ANSWER }]);
+      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    } finally {
+      await tuneQueue(url, chatRunJob.name, { retryLimit: chatRunJob.policy.retryLimit });
+    }
   });
 });

@@ -59,7 +59,7 @@ describe('metered reads against a fake upstream: run-lock race, hang-up, provide
 
   before(async () => {
     upstream = await startUpstream({ '/v1/social/net2_profile': fakeSocialService });
-    const overrides = { WORKER_POLL_INTERVAL_SECONDS: '0.5', READ_TIMEOUT_MS: '20000', CHAT_SANDBOX_DELAY_MS: '400', CHAT_RUN_STALE_SECONDS: '30' };
+    const overrides = { WORKER_POLL_INTERVAL_SECONDS: '0.5', READ_TIMEOUT_MS: '20000', CHAT_SANDBOX_DELAY_MS: '400' };
     stack = await startStack(overrides, { SOCIAL_API_URL: upstream.url, SOCIAL_API_KEY: 'sk-social-test' });
     ({ server, db } = stack);
     alice = newUser();

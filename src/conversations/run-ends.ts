@@ -1,0 +1,88 @@
+// How a chat run's job ends, for the run: the answer appended and the credits it used captured (the
+// rest released), or the hold released; the conversation's lock freed; followers told — all in the
+// transaction that ends the job. Lock order: (job row) → conversation → run → hold → balance.
+import type { Knex } from 'knex';
+import { captureHold, getHold, releaseHold } from '../credits/index.ts';
+import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
+import type { ChatUsage } from '../providers/chat/index.ts';
+import type { ChatRunPayload } from './jobs.ts';
+import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
+import { notifyRunEvent } from './run-notify.ts';
+import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
+
+/** Locks the conversation, then the run (the order the API uses); null when the run already ended. */
+async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | null> {
+  const run = (await trx('chat_runs').where({ id: runId }).first('conversation_id')) as Pick<RunRow, 'conversation_id'> | undefined;
+  if (!run) return null;
+  await trx('conversations').where({ id: run.conversation_id }).forUpdate().first('id');
+  const current = (await trx('chat_runs').where({ id: runId }).forUpdate().first()) as RunRow;
+  return (LIVE_RUN_STATUSES as readonly string[]).includes(current.status) ? current : null;
+}
+
+/** Frees the conversation's lock if this run holds it, and tells its followers (at commit) how it ended. */
+async function unlock(trx: Knex.Transaction, run: RunRow, length: number): Promise<void> {
+  await trx('conversations').where({ id: run.conversation_id, active_run_id: run.id }).update({ active_run_id: null, active_run_at: null });
+  await notifyRunEvent(trx, run, length);
+}
+
+/** Appends `answer` as the assistant message under the answered one (it becomes the active leaf). */
+async function appendAnswer(trx: Knex.Transaction, run: RunRow, answer: string): Promise<string> {
+  const [inserted] = (await trx('conversation_messages')
+    .insert({
+      conversation_id: run.conversation_id,
+      organization_id: run.organization_id,
+      parent_id: run.message_id,
+      role: 'assistant',
+      content: answer,
+      metadata: { run_id: run.id, model: run.model },
+    })
+    .returning(['id', 'created_at'])) as { id: string; created_at: Date }[];
+  await trx('conversations')
+    .where({ id: run.conversation_id })
+    .update({ active_leaf_id: inserted!.id, last_message_at: inserted!.created_at, message_count: trx.raw('message_count + 1') });
+  return inserted!.id;
+}
+
+/** The answer kept (appended if any), what it used captured and the rest released, the run in its end state, the lock freed. */
+async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, answer: string, usage: ChatUsage, status: 'succeeded' | 'stopped'): Promise<void> {
+  const answerId = answer.length > 0 ? await appendAnswer(trx, run, answer) : null;
+  let charged = 0;
+  const hold = run.hold_id === null ? null : await getHold(trx, run.hold_id);
+  if (hold?.status === 'held') {
+    const { prices } = await turnPricing(context.deps, run, trx);
+    charged = Math.min(creditsFor(usage, prices), hold.amount - hold.captured - hold.released);
+    await captureHold(trx, hold.id, charged, { metadata: { model: run.model }, description: `Used by a chat run (${run.model})` });
+  }
+  await trx('chat_runs')
+    .where({ id: run.id })
+    .update({ status, snapshot: answer, answer_message_id: answerId, credits_charged: charged, updated_at: trx.fn.now() });
+  await unlock(trx, run, answer.length);
+}
+
+/** The run did not answer: its hold goes back, it records why, the lock is freed. */
+async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Promise<void> {
+  const hold = run.hold_id === null ? null : await getHold(trx, run.hold_id);
+  if (hold?.status === 'held') await releaseHold(trx, hold.id, { description: 'Released: the chat run did not answer' });
+  await trx('chat_runs')
+    .where({ id: run.id })
+    .update({ status: 'failed', error: JSON.stringify(error), credits_charged: 0, updated_at: trx.fn.now() });
+  await unlock(trx, run, run.snapshot.length);
+}
+
+export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
+  async succeeded(trx, { run_id }, { answer, usage }, context) {
+    const run = await lockLive(trx, run_id);
+    if (run) await keep(trx, context, run, answer, usage, 'succeeded');
+  },
+  async failed(trx, { run_id }, reason) {
+    const run = await lockLive(trx, run_id);
+    if (run) await abandon(trx, run, reason);
+  },
+  /** Stopped: the answer as followers last saw it (the snapshot) is kept, and charged with the prompt it answered. */
+  async canceled(trx, { run_id }, _reason, context) {
+    const run = await lockLive(trx, run_id);
+    if (!run) return;
+    const { promptTokens } = run.hold_id === null ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
+    await keep(trx, context, run, run.snapshot, { input_tokens: promptTokens, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
+  },
+};
