@@ -10,7 +10,7 @@ import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
 import { bulkActionJob, consoleSnapshotJob } from './operations/jobs.ts';
-import { dispatchScheduledTasksJob, scheduledTaskEmailJob, scheduledTaskRunJob } from './scheduled-tasks/jobs.ts';
+import { dispatchScheduledTasksJob, scheduledTaskEmailJob, scheduledTaskFinishJob, scheduledTaskRunJob } from './scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
 
@@ -28,6 +28,7 @@ export const allJobs: readonly JobDefinition[] = [
   generationJob,
   dispatchScheduledTasksJob,
   scheduledTaskRunJob,
+  scheduledTaskFinishJob,
   scheduledTaskEmailJob,
   refreshTrendsJob,
   sweepRateLimitWindowsJob,

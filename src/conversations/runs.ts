@@ -14,6 +14,7 @@ import type { z } from '../core/zod.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
 import { cancelWorkOn } from '../jobs/ends.ts';
+import type { EnqueueOptions } from '../jobs/enqueue.ts';
 import type { Deps } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
@@ -65,7 +66,13 @@ async function chooseModel(deps: Deps, actor: Actor, organizationId: string, ask
 }
 
 /** Acquires the lock and enqueues the chat-run job in one transaction; 409 while a live run holds it. */
-export function startRun(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof startRunBody>): Promise<RunRow> {
+export function startRun(
+  deps: Deps,
+  actor: Actor,
+  conversationId: string,
+  input: z.output<typeof startRunBody>,
+  options: Pick<EnqueueOptions, 'then'> = {},
+): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     const holder = await liveRunOf(trx, conversation);
     if (holder) throw conflict(`run: run ${holder.id} is running in this conversation; stop it first`, ['run']);
@@ -85,7 +92,7 @@ export function startRun(deps: Deps, actor: Actor, conversationId: string, input
       })
       .returning('*')) as RunRow[];
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
-    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id });
+    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id, then: options.then });
     return run!;
   });
 }

@@ -2,7 +2,8 @@
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { postMessage } from './messages.ts';
-import { getRun, type RunRow, startRun, stopRun } from './runs.ts';
+import type { EnqueueOptions } from '../jobs/enqueue.ts';
+import { getRun, type RunRow, startRun, stopRunById } from './runs.ts';
 import { createConversation } from './service.ts';
 
 export interface ScheduledTurn {
@@ -24,9 +25,19 @@ export async function openScheduledConversation(deps: Deps, actor: Actor, turn: 
   return conversation.id;
 }
 
-/** Acquires the conversation's run lock and enqueues the chat run (the conversations machinery: hold, stream, capture). */
-export async function startScheduledTurn(deps: Deps, actor: Actor, conversationId: string, turn: Pick<ScheduledTurn, 'model' | 'maxCredits'>): Promise<RunRow> {
-  return startRun(deps, actor, conversationId, { ...(turn.model && { model: turn.model }), ...(turn.maxCredits && { max_credits: turn.maxCredits }) });
+/**
+ * Acquires the conversation's run lock and enqueues the chat run (the conversations machinery:
+ * hold, stream, capture); `then` is sent when the chat run's job ends, whichever way.
+ */
+export async function startScheduledTurn(
+  deps: Deps,
+  actor: Actor,
+  conversationId: string,
+  turn: Pick<ScheduledTurn, 'model' | 'maxCredits'>,
+  then: EnqueueOptions['then'],
+): Promise<RunRow> {
+  const input = { ...(turn.model && { model: turn.model }), ...(turn.maxCredits && { max_credits: turn.maxCredits }) };
+  return startRun(deps, actor, conversationId, input, { then });
 }
 
-export { getRun as currentChatRun, stopRun as stopChatRun };
+export { getRun as currentChatRun, stopRunById as stopChatRun };

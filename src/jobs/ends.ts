@@ -14,7 +14,7 @@ import type { Deps } from '../platform/deps.ts';
 import { type EndReason, type JobDefinition, LeaseLost } from './define.ts';
 import type { Lease } from './lease.ts';
 import { type DeadLetter, lockJob, spendRetries, unsettledDeadLetters, openJobsNaming } from './lease-sql.ts';
-import { unstamp } from './origin.ts';
+import { continuationOf, unstamp } from './origin.ts';
 
 /** A running attempt listens here for its own job id: a cancel NOTIFYs it at commit, and the handler's signal fires. */
 export const JOB_CONTROL_CHANNEL = 'job_control';
@@ -28,16 +28,25 @@ async function recordEnd(
   await trx('job_ends').insert({ ...end, reason: JSON.stringify(end.reason) });
 }
 
+/** Sends the job's continuation, if it has one, on the transaction that ends it (for the same organization). */
+async function continueAfter(trx: Knex.Transaction, deps: Deps, job: { data: unknown; group_id: string | null }): Promise<void> {
+  const then = continuationOf(job.data);
+  const next = then && deps.jobs.definition(then.queue);
+  if (then && !next) throw new Error(`no job type works the continuation queue ${then.queue}`);
+  if (next) await deps.jobs.enqueue(trx, next, then!.payload as never, { organizationId: job.group_id });
+}
+
 const payloadOf = (definition: JobDefinition, data: unknown) => definition.payload.parse(unstamp(data).payload) as z.output<JobDefinition['payload']>;
 
 /** The attempt's result: the kind's `succeeded` end and pg-boss's fenced completion, committed together or not at all. */
 export async function succeed(deps: Deps, lease: Lease, definition: JobDefinition, payload: unknown, result: unknown): Promise<void> {
   const ends = await definition.ends?.();
   await deps.db.transaction(async (trx) => {
-    await lease.hold(trx);
+    const job = await lease.hold(trx);
     await ends?.succeeded?.(trx, payload, result, { deps, jobId: lease.token.id });
     const { queue, id, attempt } = lease.token;
     if (!(await deps.jobs.completeAttempt(trx, queue, { id, retryCount: attempt }))) throw new LeaseLost(lease.token, null);
+    await continueAfter(trx, deps, job);
   });
 }
 
@@ -55,6 +64,7 @@ export async function failForGood(deps: Deps, lease: Lease, definition: JobDefin
       throw new LeaseLost(lease.token, null);
     await ends?.failed(trx, payload, reason, { deps, jobId: id });
     await recordEnd(trx, { job_id: id, queue, organization_id: job.group_id, attempt, end: 'failed', reason });
+    await continueAfter(trx, deps, job);
   });
 }
 
@@ -71,6 +81,7 @@ export async function cancelJob(trx: Knex.Transaction, deps: Deps, queue: string
   const ends = await definition?.ends?.();
   if (definition && ends) await ends.canceled(trx, payloadOf(definition, job.data), reason, { deps, jobId });
   await recordEnd(trx, { job_id: jobId, queue, organization_id: job.group_id, attempt: job.retry_count, end: 'canceled', reason });
+  await continueAfter(trx, deps, job);
   if (job.state === 'active') await notify(trx, JOB_CONTROL_CHANNEL, jobId);
   return true;
 }
@@ -131,6 +142,7 @@ export async function settleAbandonedJobs(deps: Deps, definitions: readonly JobD
       if (recorded) return 0;
       await ends.failed(trx, payloadOf(definition, letter.data), reason, { deps, jobId: letter.job_id });
       await recordEnd(trx, { job_id: letter.job_id, queue: letter.queue, organization_id: letter.organization_id, attempt: letter.attempt, end, reason });
+      await continueAfter(trx, deps, job);
       return 1;
     });
   }

@@ -17,13 +17,31 @@ export interface JobOrigin {
 
 export const REQUEST_ID_KEY = '$request_id';
 export const TRIGGERED_BY_KEY = '$triggered_by';
+export const THEN_KEY = '$then';
+
+/**
+ * A job to send when this one ends, whichever way (succeeded, failed for good, canceled): the
+ * runtime enqueues it in the transaction that ends this job, so a job never waits on another — it
+ * ends, and the other's end continues the work.
+ */
+export interface Continuation {
+  queue: string;
+  payload: object;
+}
 
 /** The payload as stored: the validated payload and the origin's reserved keys. */
-export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'>): object {
+export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'> & { then?: Continuation | undefined }): object {
   const stored: Record<string, unknown> = { ...payload };
   if (origin.requestId) stored[REQUEST_ID_KEY] = origin.requestId;
   if (origin.triggeredBy) stored[TRIGGERED_BY_KEY] = origin.triggeredBy;
+  if (origin.then) stored[THEN_KEY] = origin.then;
   return stored;
+}
+
+/** The continuation stored with a job, if any. */
+export function continuationOf(data: unknown): Continuation | null {
+  const then = (data as Record<string, unknown> | null)?.[THEN_KEY] as Partial<Continuation> | undefined;
+  return typeof then?.queue === 'string' && typeof then.payload === 'object' && then.payload !== null ? (then as Continuation) : null;
 }
 
 /** The request id of the work in progress: a request's, or — inside a job — the one that enqueued it. */

@@ -8,7 +8,7 @@ import { attemptError, type AttemptLog, type AttemptRecord } from './attempts.ts
 import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type JobDefinition, runJob, whyNothing } from './define.ts';
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
 import { Lease } from './lease.ts';
-import { unstamp } from './origin.ts';
+import { continuationOf, unstamp } from './origin.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
@@ -143,7 +143,8 @@ export class JobRuntime {
         }),
       );
       if (isNothingToDo(result)) jobLog.info({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
-      else if (definition.ends) await runInWorkContext(context, () => succeed(deps, lease, definition, definition.payload.parse(data), result));
+      else if (definition.ends || continuationOf(attempt.data))
+        await runInWorkContext(context, () => succeed(deps, lease, definition, definition.payload.parse(data), result));
       record('completed');
       observer?.attemptEnded(attempt.name, 'completed', seconds(started));
       jobLog.info({ ms: ms() }, 'job done');

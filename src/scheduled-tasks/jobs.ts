@@ -15,17 +15,32 @@ const runPayload = z.object({ run_id: z.string().uuid() });
 export type ScheduledTaskRunPayload = z.output<typeof runPayload>;
 
 /**
- * One run: a conversation of its own, the prompt, a chat run (the conversations machinery holds,
- * streams and captures, capped by the task's max_credits_per_run); then the run's end and the
- * answer e-mailed to its recipients. Each step records what it made, so a retry reuses it.
+ * One run starts: a conversation of its own, the prompt and a chat run (the conversations
+ * machinery holds, streams and captures, capped by the task's max_credits_per_run), written in one
+ * step, so a retry after a crash at any line does each thing once. Then this job ends: the chat
+ * run's end sends `scheduledTaskFinishJob`, which ends the run — no worker slot waits on the turn.
  */
 export const scheduledTaskRunJob = defineJob({
   name: 'scheduled-tasks.run',
   version: 1,
   payload: runPayload,
   searchable: ['run_id'],
-  policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 30 * 60 },
-  handler: () => import('./handlers.ts').then((m) => m.runScheduledTask),
+  policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
+  expectedSeconds: 10,
+  handler: () => import('./handlers.ts').then((m) => m.startScheduledRun),
+  ends: () => import('./ends.ts').then((m) => m.runStartEnds),
+});
+
+/** The continuation of a run's chat turn (sent by the chat run's end): the run ends as its turn did, and its answer is e-mailed. */
+export const scheduledTaskFinishJob = defineJob({
+  name: 'scheduled-tasks.finish-run',
+  version: 1,
+  payload: runPayload,
+  searchable: ['run_id'],
+  policy: { retryLimit: 5, retryDelaySeconds: 2, expireInSeconds: 60 },
+  expectedSeconds: 2,
+  handler: () => import('./handlers.ts').then((m) => m.finishScheduledRun),
+  ends: () => import('./ends.ts').then((m) => m.runFinishEnds),
 });
 
 const emailPayload = z.object({ run_id: z.string().uuid(), user_id: z.string().min(1) });

@@ -4,7 +4,10 @@ import { type Page, paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
-import { createRun, type RunSettings, type TaskRunRow } from './runs.ts';
+import { createRun, OPEN_RUN_STATES, type RunSettings, type TaskRunRow } from './runs.ts';
+import { scheduledTaskRunJob } from './jobs.ts';
+import { cancelWorkOn } from '../jobs/ends.ts';
+import { stopChatRun } from '../conversations/index.ts';
 import type { listRunsQuery } from './schema.ts';
 import { checkSettings } from './service.ts';
 
@@ -28,16 +31,31 @@ export async function startRunNow(deps: Deps, actor: Actor, taskId: string, over
 }
 
 /**
- * Cancels the task's queued and running runs (editors). A running one's job sees it within half a
- * second and stops its chat run (charged only what it used, recorded on the run).
+ * Cancels the task's queued and running runs (editors), each settled in this transaction: a queued
+ * run's start job is canceled (the run with it); a running run's chat turn is stopped — charged
+ * only what it used, the rest released — and the run is canceled now (its turn's continuation then
+ * records the credits used).
  */
 export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ canceled: number }> {
   return changeLive<ScheduledTaskRow, { canceled: number }>(deps, actor, type, taskId, async (trx) => {
-    const canceled = await trx('scheduled_task_runs')
-      .where({ task_id: taskId })
-      .whereIn('state', ['queued', 'running'])
-      .update({ state: 'canceled', error: JSON.stringify({ code: 'canceled', message: 'canceled by the caller' }), finished_at: trx.fn.now() });
-    return { canceled };
+    const open = (await trx('scheduled_task_runs').where({ task_id: taskId }).whereIn('state', OPEN_RUN_STATES).select('id', 'chat_run_id')) as Pick<
+      TaskRunRow,
+      'id' | 'chat_run_id'
+    >[];
+    const reason = { code: 'canceled', message: 'canceled by the caller' };
+    const joined = { ...deps, db: trx as unknown as Deps['db'] };
+    for (const run of open) {
+      await cancelWorkOn(trx, joined, scheduledTaskRunJob, 'run_id', run.id, reason);
+      if (run.chat_run_id) await stopChatRun(joined, run.chat_run_id, reason);
+    }
+    await trx('scheduled_task_runs')
+      .whereIn(
+        'id',
+        open.map((run) => run.id),
+      )
+      .whereIn('state', OPEN_RUN_STATES)
+      .update({ state: 'canceled', error: JSON.stringify(reason), finished_at: trx.fn.now() });
+    return { canceled: open.length };
   });
 }
 

@@ -6,6 +6,8 @@ import { scheduledTaskRunJob } from './jobs.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
 
 export const runStates = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped'] as const;
+/** A run in these states has not ended. */
+export const OPEN_RUN_STATES = ['queued', 'running'] as const;
 
 export interface TaskRunRow {
   id: string;

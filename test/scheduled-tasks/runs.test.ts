@@ -73,7 +73,11 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     expect(run.credits_used).to.be.greaterThan(0);
     const conversation = await db('conversations').where({ id: run.conversation_id }).first();
     expect(conversation).to.include({ schedule_id: taskId, created_by_id: owner.id, message_count: 3 });
-    const turns = await db('conversation_messages').where({ conversation_id: run.conversation_id }).orderBy('created_at').select('role', 'content');
+    // The run writes its conversation in one transaction (one created_at): the tree orders the first two.
+    const turns = await db('conversation_messages')
+      .where({ conversation_id: run.conversation_id })
+      .orderByRaw('created_at, parent_id IS NOT NULL')
+      .select('role', 'content');
     expect(turns.slice(0, 2)).to.deep.equal([
       { role: 'system', content: 'You plan team lunches for twelve people.' },
       { role: 'user', content: 'Give me three ideas for a team lunch.' },

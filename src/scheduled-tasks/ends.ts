@@ -1,0 +1,80 @@
+// How a scheduled run's jobs end, for the run: the start job's (the run fails or is canceled if it
+// never started its turn) and the finish job's (the run ends as its chat turn did).
+import type { Knex } from 'knex';
+import type { ChatRunRow } from '../conversations/index.ts';
+import { enqueueBalanceAlertCheck } from '../credits/index.ts';
+import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
+import { type ScheduledTaskRunPayload, scheduledTaskEmailJob } from './jobs.ts';
+import { OPEN_RUN_STATES, type TaskRunRow } from './runs.ts';
+
+/** What the start job hands its `succeeded` end: whether the turn started (a disabled or deleted task starts nothing). */
+export interface RunStart {
+  started: boolean;
+}
+
+/** How the run's chat turn ended, as its continuation read it. */
+export interface TurnOutcome {
+  status: ChatRunRow['status'];
+  credits: number;
+  error: { code: string; message: string } | null;
+}
+
+/**
+ * Ends an open run (a run canceled meanwhile keeps its state; only the credits it used are
+ * recorded). A succeeded run's answer is e-mailed to each recipient; a skipped one (no credits)
+ * has its organization's low-balance alerts checked now, not at the next sweep.
+ */
+async function endRun(
+  trx: Knex.Transaction,
+  { deps }: EndContext,
+  runId: string,
+  state: TaskRunRow['state'],
+  fields: { credits_used?: number; error?: EndReason | null },
+): Promise<void> {
+  const current = (await trx('scheduled_task_runs').where({ id: runId }).forUpdate().first()) as TaskRunRow | undefined;
+  if (!current) return;
+  if (!(OPEN_RUN_STATES as readonly string[]).includes(current.state)) {
+    if (fields.credits_used !== undefined && current.credits_used === null)
+      await trx('scheduled_task_runs').where({ id: runId }).update({ credits_used: fields.credits_used });
+    return;
+  }
+  await trx('scheduled_task_runs')
+    .where({ id: runId })
+    .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() });
+  if (state === 'succeeded')
+    for (const userId of current.email_recipients)
+      await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: runId, user_id: userId }, { organizationId: current.organization_id });
+  if (state === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
+}
+
+const TASK_STOPPED = { code: 'task_stopped', message: 'the task was disabled or deleted before this run started' };
+
+export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {
+  async succeeded(trx, { run_id }, { started }, context) {
+    if (!started) await endRun(trx, context, run_id, 'canceled', { error: TASK_STOPPED });
+  },
+  async failed(trx, { run_id }, reason, context) {
+    await endRun(trx, context, run_id, 'failed', { error: reason });
+  },
+  async canceled(trx, { run_id }, reason, context) {
+    await endRun(trx, context, run_id, 'canceled', { error: reason });
+  },
+};
+
+export const runFinishEnds: JobEnds<ScheduledTaskRunPayload, TurnOutcome> = {
+  async succeeded(trx, { run_id }, turn, context) {
+    const credits_used = turn.credits;
+    if (turn.status === 'succeeded') return endRun(trx, context, run_id, 'succeeded', { credits_used });
+    if (turn.status === 'stopped')
+      return endRun(trx, context, run_id, 'canceled', { credits_used, error: { code: 'canceled', message: 'the run was canceled' } });
+    const error = turn.error ?? { code: 'failed', message: 'the chat run failed' };
+    // No credits (balance or spending limit): skipped, not failed — nothing ran.
+    await endRun(trx, context, run_id, error.code === 'payment_required' ? 'skipped' : 'failed', { credits_used, error });
+  },
+  async failed(trx, { run_id }, reason, context) {
+    await endRun(trx, context, run_id, 'failed', { error: reason });
+  },
+  async canceled(trx, { run_id }, reason, context) {
+    await endRun(trx, context, run_id, 'canceled', { error: reason });
+  },
+};
