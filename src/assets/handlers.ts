@@ -1,24 +1,25 @@
 // Worker side of the asset jobs (loaded by `assetImportJob.handler` / `assetEnrichmentJob.handler`, never by the web process).
-import type { JobContext } from '../jobs/define.ts';
+import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
 import { safeFetch, type SafeFetchResult } from '../net/safe-fetch.ts';
 import type { Deps } from '../platform/deps.ts';
 import { enrich, UnreadableAssetError, type Enrichment } from './enrichment.ts';
-import { completeImport, failImport, finishEnrichment, importSucceeded, pendingImport, startEnrichment, type EnrichmentSubject } from './import-state.ts';
+import { finishEnrichment, type ImportedFile, pendingImport, startEnrichment, type EnrichmentSubject } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 import { isImportableMediaType } from './media-types.ts';
 import { assetFileKey } from './presenter.ts';
 
 /**
- * Downloads a link-imported asset through the SSRF guard and stores it. Idempotent: only an asset
- * still `in_progress` is worked on, the file goes to a key derived from the asset id (a retry
- * overwrites it), and the state change is conditional (see import-state.ts). Refusals are permanent
- * (no retry); transient failures are retried with backoff and end in `error` on the last attempt.
+ * Downloads a link-imported asset through the SSRF guard and stores it; its end (./import-ends.ts)
+ * records the import and hands over to enrichment, or ends the asset in `error`. Idempotent: only
+ * an asset still `in_progress` is worked on and the file goes to a key derived from the asset id
+ * (a retry overwrites it). Refusals end it at once; transient failures are retried with backoff
+ * and end it on the last attempt.
  */
-export async function importLink({ asset_id }: AssetJobPayload, { deps, log, signal, lastAttempt }: JobContext): Promise<void> {
+export async function importLink({ asset_id }: AssetJobPayload, { deps, signal, lastAttempt }: JobContext): Promise<ImportedFile | NothingToDo> {
   const asset = await pendingImport(deps.db, asset_id);
-  if (!asset) return log.info({ asset_id }, 'asset import: nothing to do');
+  if (!asset) return nothingToDo('the asset is no longer being imported');
   let fetched: SafeFetchResult;
   try {
     fetched = await safeFetch(asset.import_parameters.source_url, {
@@ -29,24 +30,18 @@ export async function importLink({ asset_id }: AssetJobPayload, { deps, log, sig
       signal,
     });
   } catch (error) {
-    if (!(error instanceof OutboundFetchError)) throw error;
-    if (!error.permanent && !lastAttempt) throw error;
-    log.warn({ asset_id, code: error.code, reason: error.message }, 'asset import refused or failed');
-    await failImport(deps.db, asset, { code: error.code, message: error.message });
-    return;
+    if (!(error instanceof OutboundFetchError) || signal.aborted) throw error;
+    if (error.permanent || lastAttempt) throw failForGood(error.code, error.message, error);
+    throw error;
   }
-
-  const key = assetFileKey(asset.organization_id, asset.id);
-  await deps.providers.storage.put(key, fetched.body, fetched.contentType);
-  const finished = await completeImport(deps, asset, {
+  await deps.providers.storage.put(assetFileKey(asset.organization_id, asset.id), fetched.body, fetched.contentType);
+  return {
     finalUrl: fetched.finalUrl,
     redirects: fetched.redirects,
     contentType: fetched.contentType,
     contentTypeHeader: fetched.contentTypeHeader ?? null,
     size: fetched.body.length,
-  });
-  // Another attempt ended the asset meanwhile: never leave a file behind an asset that is not `success`.
-  if (!finished && !(await importSucceeded(deps.db, asset.id))) await deps.providers.storage.delete(key);
+  };
 }
 
 /**

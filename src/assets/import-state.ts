@@ -1,5 +1,6 @@
 import { recordActivity } from '../core/activity.ts';
-import type { Db } from '../db/knex.ts';
+import type { Db, Tx } from '../db/knex.ts';
+import { inTransaction } from '../db/transaction.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Enrichment } from './enrichment.ts';
 import { assetEnrichmentJob } from './jobs.ts';
@@ -21,7 +22,7 @@ import { assetFileUrl, type AssetRow, type ImportParameters, type JobFailure } f
 export type ImportSubject = Pick<AssetRow, 'id' | 'organization_id' | 'title'> & { import_parameters: ImportParameters };
 
 /** The asset of a link import that is still to be done, or null (finished, deleted or never an import). */
-export async function pendingImport(db: Db, assetId: string): Promise<ImportSubject | null> {
+export async function pendingImport(db: Db | Tx, assetId: string): Promise<ImportSubject | null> {
   const asset = (await db('assets').where({ id: assetId }).first('id', 'organization_id', 'title', 'upload_file_state', 'import_parameters')) as
     | Pick<AssetRow, 'id' | 'organization_id' | 'title' | 'upload_file_state' | 'import_parameters'>
     | undefined;
@@ -44,7 +45,7 @@ export interface ImportedFile {
  * the same transaction). False when another attempt ended the import first.
  */
 export async function completeImport(deps: Deps, asset: ImportSubject, file: ImportedFile): Promise<boolean> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const imported: ImportParameters = {
       ...asset.import_parameters,
       final_url: file.finalUrl,
@@ -84,8 +85,8 @@ export async function completeImport(deps: Deps, asset: ImportSubject, file: Imp
 }
 
 /** in_progress → error, with the reason in `import_error` (and the import parameters). False when already ended. */
-export async function failImport(db: Db, asset: ImportSubject, reason: JobFailure): Promise<boolean> {
-  return db.transaction(async (trx) => {
+export async function failImport(db: Db | Tx, asset: ImportSubject, reason: JobFailure): Promise<boolean> {
+  return inTransaction(db, async (trx) => {
     const updated = await trx('assets')
       .where({ id: asset.id, upload_file_state: 'in_progress' })
       .update({

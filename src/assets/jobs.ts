@@ -5,8 +5,9 @@ const assetPayload = z.object({ asset_id: z.string().uuid() });
 export type AssetJobPayload = z.output<typeof assetPayload>;
 
 /**
- * Link import: download the asset's source URL through the SSRF guard, store the file, then hand
- * over to enrichment. Retried with backoff on transient failures; refusals end the asset in `error`.
+ * Link import: download the asset's source URL through the SSRF guard and store the file; its end
+ * hands over to enrichment, or ends the asset in `error` (a refusal, the last failed attempt, a
+ * cancel). Retried with backoff on transient failures.
  */
 export const assetImportJob = defineJob({
   name: 'asset.import-link',
@@ -14,7 +15,9 @@ export const assetImportJob = defineJob({
   payload: assetPayload,
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 10 * 60 },
+  expectedSeconds: 30,
   handler: () => import('./handlers.ts').then((m) => m.importLink),
+  ends: () => import('./import-ends.ts').then((m) => m.importEnds),
 });
 
 /** Enrichment: size, checksum, image dimensions, text length → the asset's `enrichment`. */
