@@ -1,0 +1,114 @@
+import type { ServerResponse } from 'node:http';
+import { expect } from 'chai';
+import { assetImportJob } from '../../src/assets/jobs.ts';
+import { chatRunJob } from '../../src/conversations/jobs.ts';
+import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { generationJob } from '../../src/generations/jobs.ts';
+import type { JobDefinition } from '../../src/jobs/define.ts';
+import { eventually } from '../support/eventually.ts';
+import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { show, startOpsStack, type OpsStack } from '../operations/support.ts';
+
+/**
+ * The runtime owns cancellation (issue 18): an operator's cancel from the job console ends the
+ * job's resource in the same transaction — the record terminal, its hold released or what it used
+ * captured — and the running handler is told at commit and stops (a worker in process, real HTTP).
+ */
+describe('cancel from the job console settles the resource with its job', function () {
+  this.timeout(90_000);
+  let stack: OpsStack;
+  let upstream: FakeUpstream;
+  let owner: TestUser;
+  let org: string;
+  const hanging: ServerResponse[] = [];
+  let closed = 0;
+
+  before(async () => {
+    upstream = await startUpstream({
+      '/slow.txt': (_req, res) => {
+        hanging.push(res);
+        res.on('close', () => closed++);
+      },
+    });
+    stack = await startOpsStack({ CHAT_SANDBOX_DELAY_MS: '150', GENERATION_SANDBOX_DELAY_MS: '60000', OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}` });
+    owner = newUser();
+    org = await createOrganization(stack.server, owner);
+  });
+  after(async () => {
+    for (const res of hanging) res.destroy();
+    await stack?.stop();
+    await upstream?.close();
+  });
+
+  const post = (path: string, body: unknown = {}) => stack.server.request('post', path, { token: owner.token, body });
+  const jobOf = async (job: JobDefinition, field: string, value: string) =>
+    (await stack.db('pgboss.job').where({ name: job.name }).whereRaw('data->>? = ?', [field, value]).first('id', 'state')) as { id: string; state: string };
+  const endsOf = (jobId: string) => stack.db('job_ends').where({ job_id: jobId }).select('end', 'reason');
+  /** The console's cancel (an owner has jobs.manage for their organization's jobs), answered after the settling transaction committed. */
+  const cancelFromConsole = async (jobId: string) => {
+    const res = await post(`/ops/jobs/${jobId}/cancel`, { reason: 'stuck at the provider' });
+    expect(res.status, show(res)).to.equal(200);
+    expect(res.body.job.state).to.equal('cancelled');
+  };
+  const operatorCancel = { code: 'canceled', message: 'canceled by an operator: stuck at the provider' };
+
+  it('a running generation ends canceled with its hold released, in the cancel itself', async () => {
+    const created = await post('/generations', { organization_id: org, kind: 'image', prompt: 'A lighthouse at dusk' });
+    expect(created.status, show(created)).to.equal(201);
+    const id = created.body.generation.id as string;
+    await eventually('the generation runs', async () => (await stack.db('generations').where({ id }).first('status')).status === 'running');
+    const job = await jobOf(generationJob, 'generation_id', id);
+
+    await cancelFromConsole(job.id);
+    const generation = await stack.db('generations').where({ id }).first('status', 'credits_charged', 'error', 'call_id');
+    expect(generation).to.deep.include({ status: 'canceled', credits_charged: 0, error: operatorCancel });
+    const hold = await stack
+      .db('credit_holds')
+      .where({ run_id: `metered-call:${generation.call_id}` })
+      .first('status', 'captured');
+    expect(hold).to.deep.equal({ status: 'released', captured: 0 });
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    // The worker's attempt heard it and wrote nothing: the history says so.
+    await eventually(
+      'the attempt is recorded as cancelled',
+      async () => (await stack.db('job_attempts').where({ job_id: job.id }).first('outcome'))?.outcome === 'cancelled',
+    );
+    expect(await stack.db('assets').where({ generation_id: id })).to.have.length(0);
+    expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
+  });
+
+  it('a streaming chat run ends stopped: what it showed kept and charged, the rest released, the lock free', async () => {
+    const conversation = await createConversation(stack.server, owner, org, { title: 'Console cancel' });
+    await post(`/conversations/${conversation.id}/messages`, { content: 'Tell me a long story about lighthouses.' });
+    const started = await post(`/conversations/${conversation.id}/run`, { model: 'sandbox-chat', max_credits: 40 });
+    expect(started.status, show(started)).to.equal(201);
+    const runId = started.body.run.id as string;
+    await eventually('the run streams', async () => (await stack.db('chat_runs').where({ id: runId }).first('snapshot')).snapshot.length > 0);
+    const job = await jobOf(chatRunJob, 'run_id', runId);
+
+    await cancelFromConsole(job.id);
+    const run = await stack.db('chat_runs').where({ id: runId }).first('status', 'snapshot', 'credits_charged', 'hold_id', 'answer_message_id');
+    expect(run.status).to.equal('stopped');
+    const hold = await stack.db('credit_holds').where({ id: run.hold_id }).first('status', 'amount', 'captured', 'released');
+    expect(hold).to.deep.equal({ status: 'captured', amount: 40, captured: run.credits_charged, released: 40 - run.credits_charged });
+    expect(await stack.db('conversation_messages').where({ id: run.answer_message_id }).first('content')).to.deep.equal({ content: run.snapshot });
+    expect((await stack.db('conversations').where({ id: conversation.id }).first('active_run_id')).active_run_id).to.equal(null);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
+  });
+
+  it('a link import ends in error with the reason, and its download is aborted', async () => {
+    const created = await post('/assets/imports/link', { organization_id: org, url: `${upstream.url}/slow.txt` });
+    expect(created.status, show(created)).to.equal(201);
+    const id = created.body.id as string;
+    await eventually('the worker is downloading', async () => hanging.length > 0);
+    const job = await jobOf(assetImportJob, 'asset_id', id);
+
+    await cancelFromConsole(job.id);
+    const asset = await stack.db('assets').where({ id }).first('upload_file_state', 'import_error');
+    expect(asset).to.deep.equal({ upload_file_state: 'error', import_error: operatorCancel });
+    await eventually('the download was aborted', async () => closed === 1);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+  });
+});
