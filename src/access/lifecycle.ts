@@ -8,6 +8,7 @@ import { resourceNoun, type Actor } from './actor.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';
 import { whereReadable } from './sql.ts';
 import type { Capability, ResourceType, Viewer } from './types.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /**
  * The lifecycle every soft-deletable resource shares — update while live, soft delete, restore,
@@ -45,7 +46,7 @@ export async function changeLive<Row extends LiveRow, Result = Row>(
   change: (trx: Knex.Transaction, before: Row) => Promise<Result>,
   capability: Capability = 'edit',
 ): Promise<Result> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, capability, { forUpdate: true });
     requireLive(row, type);
     return change(trx, row);
@@ -61,7 +62,7 @@ export async function softDelete<Row extends LiveRow>(
   activityData?: (row: Row) => Record<string, unknown>,
 ): Promise<void> {
   const entry = registered(type);
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
     await trx(entry.table).where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
@@ -93,7 +94,7 @@ export async function restore<Row extends LiveRow>(
 ): Promise<Row> {
   const entry = registered(type);
   const { returning, activityData, check, reset } = options;
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource<Row>(trx, type, id, 'restore', { forUpdate: true });
     if (!row.deleted_at) return row;
     await check?.(trx, row);

@@ -9,6 +9,7 @@ import { requireLive } from './lifecycle.ts';
 import { allows } from './policies/index.ts';
 import { accessRecord, type AccessRecord } from './record.ts';
 import type { Capability, GrantRole, ResourceType } from './types.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export interface GrantView {
   id: string;
@@ -46,7 +47,7 @@ export async function updateGeneralAccess(
   id: string,
   changes: { visibility?: 'private' | 'workspace' | undefined; workspace_role?: 'viewer' | 'editor' | undefined },
 ): Promise<AccessRecord> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row, role, entry } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     for (const field of ['visibility', 'workspace_role'] as const) {
       if (changes[field] !== undefined && !allows(type, role, generalAccessFieldCapability[field])) {
@@ -72,7 +73,7 @@ export async function updateGeneralAccess(
 
 /** Only members of the resource's organization can be granted; the owner already holds everything. Duplicates are 409 (change a role with PATCH). */
 export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, input: { user_id: string; role: GrantRole }): Promise<GrantView> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
     // FOR SHARE: a removal of this member waits for us (and then deletes this grant too), or we see it gone.
@@ -107,7 +108,7 @@ export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, 
 }
 
 export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string, input: { role: GrantRole }): Promise<GrantView> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
     const before = await grantOf(trx, type, id, grantId);
@@ -126,7 +127,7 @@ export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, 
 
 /** Owners remove anyone's grant; a grantee may remove their own (leave). */
 export async function deleteGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const { row, role } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     const grant = await grantOf(trx, type, id, grantId);
     const leaving = grant.user_id === actor.userId;

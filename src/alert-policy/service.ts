@@ -5,6 +5,7 @@ import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { rolesOf } from '../members/index.ts';
 import { defaultAlertPolicy, type AlertPolicy } from './presenter.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 interface PolicyRow {
   enabled: boolean;
@@ -47,7 +48,7 @@ export interface AlertPolicyChanges {
 }
 
 export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     if (changes.notify_roles) {
       const known = new Set((await rolesOf(trx, organizationId)).map((role) => role.key));
       const unknown = changes.notify_roles.findIndex((key) => !known.has(key));

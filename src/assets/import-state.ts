@@ -136,7 +136,7 @@ export type EnrichmentOutcome = { state: 'success'; enrichment: Enrichment } | {
 
 /** in_progress → success | error, recording what was measured or why not. False when another attempt finished first. */
 export async function finishEnrichment(db: Db, asset: EnrichmentSubject, outcome: EnrichmentOutcome): Promise<boolean> {
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const findings =
       outcome.state === 'success'
         ? { enrichment: JSON.stringify(outcome.enrichment), enrichment_error: null }

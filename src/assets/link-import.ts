@@ -6,6 +6,7 @@ import { assetImportJob } from './jobs.ts';
 import { guessTypeFromUrl } from './media-types.ts';
 import type { AssetRow, ImportParameters } from './presenter.ts';
 import { returning } from './service.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /**
  * Starts a link import: the asset exists at once (`upload_file_state: in_progress`) and the job
@@ -16,7 +17,7 @@ export async function startLinkImport(
   actor: Actor,
   input: { organization_id: string; url: string; title?: string | undefined; project_id?: string | undefined },
 ): Promise<AssetRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const parameters: ImportParameters = {
       source_url: input.url,
       final_url: null,

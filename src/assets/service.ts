@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetColumns, type AssetRow } from './presenter.ts';
 import type { createAssetBody, listAssetsQuery, updateAssetBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export const returning = [...assetColumns, 'import_parameters'];
 
@@ -14,7 +15,7 @@ export type NewAsset = z.output<typeof createAssetBody>;
 
 /** The caller may create resources in the organization (checked by the route). */
 export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Promise<AssetRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Text content can be measured at once; an asset that is only a pointer has nothing to enrich.
     const enrich = input.content !== undefined;
     const [row] = (await trx('assets')

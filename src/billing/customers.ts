@@ -5,6 +5,7 @@ import type { Deps } from '../platform/deps.ts';
 import { recordBillingEvent } from './events.ts';
 import type { CustomerRow } from './presenter.ts';
 import type { BillingAddress, BillingContact } from '../providers/billing/types.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export interface CustomerInput {
   name?: string | undefined;
@@ -31,7 +32,7 @@ export async function createCustomer(
   organizationId: string,
   input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput,
 ): Promise<CustomerRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Serialize creations per organization so the provider is asked once.
     await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
     if (await trx('billing_customers').where({ organization_id: organizationId }).first('organization_id')) {
@@ -69,7 +70,7 @@ export async function createCustomer(
 }
 
 export async function updateCustomer(deps: Deps, actor: Actor, organizationId: string, changes: CustomerInput): Promise<CustomerRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const before = (await trx('billing_customers').where({ organization_id: organizationId }).forUpdate().first()) as CustomerRow | undefined;
     if (!before) throw notFound('billing customer');
     const next = {

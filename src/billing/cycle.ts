@@ -3,6 +3,7 @@ import { grantCredits } from '../credits/index.ts';
 import { recordBillingEvent } from './events.ts';
 import { plans } from '../providers/billing/plans.ts';
 import { loadSubscription, rollSubscriptionForward } from './subscription-store.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** Organizations looked at per run; the schedule comes back for the rest. */
 const BATCH = 500;
@@ -41,7 +42,7 @@ export async function runCycleRefills(deps: Deps, options: { organizationId?: st
 }
 
 async function refillOrganization(deps: Deps, organizationId: string, now: Date): Promise<boolean> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const locked = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const { row, switchedFrom } = await rollSubscriptionForward(trx, locked, now);
     const plan = plans[row.plan];

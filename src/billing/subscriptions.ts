@@ -9,6 +9,7 @@ import { isUpgrade, plans, remainingFraction, toMajor, type Plan, type PlanKey }
 import { presentPlan } from './presenter.ts';
 import type { PlanChangeInput } from '../providers/billing/types.ts';
 import { loadSubscription, updateSubscription, type SubscriptionRow } from './subscription-store.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type Timing = 'now' | 'period_end';
 
@@ -24,12 +25,12 @@ interface Quote {
 }
 
 export async function getSubscription(deps: Deps, organizationId: string): Promise<SubscriptionRow> {
-  return deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
+  return inTransaction(deps.db, (trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
 export async function previewPlanChange(deps: Deps, organizationId: string, target: PlanKey, timing: Timing | undefined) {
-  const quote = await deps.db.transaction(async (trx) => {
+  const quote = await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
   });
@@ -53,7 +54,7 @@ export async function previewPlanChange(deps: Deps, organizationId: string, targ
  * happen one at a time.
  */
 export async function changePlan(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const quote = await quoteChange(deps, trx, row, target, timing);
     const provided = await deps.providers.billing.changePlan({ ...quote.input, timing: quote.timing });
@@ -113,7 +114,7 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
 }
 
 export async function cancelScheduledChange(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     if (!row.scheduled_plan) throw notFound('scheduled plan change');
     const current = plans[row.plan];

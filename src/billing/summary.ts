@@ -5,9 +5,10 @@ import { listBillingEvents } from './events.ts';
 import { plans } from '../providers/billing/plans.ts';
 import { presentCustomer, presentPlan, presentSubscription } from './presenter.ts';
 import { loadSubscription } from './subscription-store.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export async function billingSummary(deps: Deps, organizationId: string) {
-  const subscription = await deps.db.transaction((trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
+  const subscription = await inTransaction(deps.db, (trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
   const customer = await getCustomer(deps, organizationId);
   return {
     provider: deps.providers.billing.name,

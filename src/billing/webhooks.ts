@@ -5,6 +5,7 @@ import { recordBillingEvent } from './events.ts';
 import { plans } from '../providers/billing/plans.ts';
 import type { BillingWebhookEvent } from '../providers/billing/types.ts';
 import { loadSubscription, updateSubscription } from './subscription-store.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown_organization' | 'ignored';
 
@@ -14,7 +15,7 @@ export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown_organization' | 
  * one, which waits on the key — finds the receipt and changes nothing.
  */
 export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent): Promise<WebhookOutcome> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const organizationId = await organizationOf(trx, event);
     const inserted = await trx('billing_webhook_receipts')
       .insert({ provider: deps.providers.billing.name, event_id: event.id, event_type: event.type, organization_id: organizationId })

@@ -6,12 +6,13 @@ import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import { canvasColumns, type CanvasRow } from './presenter.ts';
 import type { createCanvasBody, listCanvasesQuery, updateCanvasBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const returning = [...canvasColumns];
 
 /** The caller may create resources in the organization (checked by the route). */
 export async function createCanvas(deps: Deps, actor: Actor, input: z.output<typeof createCanvasBody>): Promise<CanvasRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Before the insert: its foreign key would otherwise answer a missing project differently from an unreadable one.
     if (input.project_id) await requireProjectToFileInto(trx, actor, input.organization_id, input.project_id);
     const [canvas] = (await trx('canvases')

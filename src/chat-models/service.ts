@@ -6,6 +6,7 @@ import { paginate, type Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ChatModelCopyRow, ChatModelParameters, ChatModelRow, EffectiveChatModel } from './presenter.ts';
 import { PRICE_OVERRIDE_MAX_FACTOR } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** The organization permission that changes its copy of a chat model (owners and admins hold it). */
 export const MANAGE_CHAT_MODELS = 'chat_models.manage';
@@ -126,7 +127,7 @@ export async function putChatModelCopy(deps: Deps, actor: Actor, chatModelId: st
     output_credits_per_1k_tokens: input.output_credits_per_1k_tokens ?? null,
     updated_by_id: actor.userId,
   };
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const before = (await trx('organization_chat_models').where({ organization_id: input.organization_id, chat_model_id: chatModelId }).forUpdate().first()) as
       | ChatModelCopyRow
       | undefined;

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { openSecret, sealSecret, type Keyring } from './secrets.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 interface StoredCredential {
   connector_id: string;
@@ -20,7 +21,7 @@ export async function reencryptCredentials(db: Knex, keyring: Keyring, options: 
   const batchSize = options.batchSize ?? 200;
   let reencrypted = 0;
   for (;;) {
-    const done = await db.transaction(async (trx) => {
+    const done = await inTransaction(db, async (trx) => {
       const rows = (await trx('connector_credentials')
         .whereNot({ key_id: keyring.current.id })
         .orderBy(['connector_id', 'user_id'])

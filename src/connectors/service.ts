@@ -8,6 +8,7 @@ import type { ConnectorRow, CredentialStatus } from './presenter.ts';
 import type { authSchemes, connectorTypes } from './schema.ts';
 import { last4Of, openSecret, resolveKeyring, sealSecret } from './secrets.ts';
 import { checkConnectorUrl } from './url-policy.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** The organization permission that creates, changes and deletes connectors (owners and admins hold it). */
 export const MANAGE_CONNECTORS = 'connectors.manage';
@@ -38,7 +39,7 @@ const pageKeys = [
 export async function createConnector(deps: Deps, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);
   const url = input.url == null ? null : await checkConnectorUrl(input.url, deps.config.OUTBOUND_ALLOWLIST);
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
     const [row] = (await trx('connectors')
       .insert({
@@ -73,7 +74,7 @@ export async function updateConnector(deps: Deps, actor: Actor, id: string, chan
   // Decided before the URL is checked (a lookup may take a moment) and again on the locked row.
   await getConnector(deps, actor, id).then((row) => authorized(actor, row, MANAGE_CONNECTORS));
   const url = changes.url == null ? changes.url : await checkConnectorUrl(changes.url, deps.config.OUTBOUND_ALLOWLIST);
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const before = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (before.deleted_at) throw conflict('the connector is deleted');
     if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase())
@@ -99,7 +100,7 @@ export async function updateConnector(deps: Deps, actor: Actor, id: string, chan
  * Deleting a deleted connector is a no-op.
  */
 export async function deleteConnector(deps: Deps, actor: Actor, id: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;
     await trx('connectors').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
@@ -133,7 +134,7 @@ export async function setCredential(deps: Deps, actor: Actor, connectorId: strin
   const keyring = await resolveKeyring(deps.config);
   if (!keyring) throw unavailable('connector credentials cannot be stored: CONNECTOR_SECRET_KEYS is not configured');
   const sealed = sealSecret(keyring, secret, { connectorId, userId: actor.userId });
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Shared lock: a concurrent delete of the connector (which erases its credentials) waits for this, or this sees it deleted.
     const row = await authorized(actor, (await trx('connectors').where({ id: connectorId }).forShare().first()) as ConnectorRow | undefined);
     if (row.deleted_at) throw conflict('the connector is deleted');
@@ -165,7 +166,7 @@ export async function setCredential(deps: Deps, actor: Actor, connectorId: strin
 /** Removes the caller's secret for a connector they can read; removing one that is not set is a no-op. */
 export async function deleteCredential(deps: Deps, actor: Actor, connectorId: string): Promise<void> {
   const row = await getConnector(deps, actor, connectorId);
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const removed = await trx('connector_credentials').where({ connector_id: connectorId, user_id: actor.userId }).delete();
     if (removed) await record(trx, actor, row, 'connector_credential.removed', {});
   });

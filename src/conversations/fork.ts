@@ -7,6 +7,7 @@ import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { forkBody } from './message-schema.ts';
 import type { ConversationRow } from './presenter.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const type = 'chat_conversation';
 const TITLE_MAX = 300;
@@ -20,7 +21,7 @@ const forkTitle = (title: string | null) => (title === null ? null : `${title.sl
  * ids and parents remapped. Reading the source is enough; creating needs `resources.create`.
  */
 export async function forkConversation(deps: Deps, actor: Actor, sourceId: string, input: z.output<typeof forkBody>): Promise<ConversationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row: source } = await actor.resource<ConversationRow>(trx, type, sourceId, 'read');
     await actor.within(source.organization_id, 'resources.create');
     requireLive(source, type);

@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { z } from '../core/zod.ts';
 import type { ConversationRow } from './presenter.ts';
 import type { createConversationBody, updateConversationBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const type = 'chat_conversation';
 
@@ -19,7 +20,7 @@ export async function createConversation(
   input: NewConversation,
   options: { scheduleId?: string | undefined } = {},
 ): Promise<ConversationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const [row] = (await trx('conversations')
       .insert({
         organization_id: input.organization_id,

@@ -8,6 +8,7 @@ import { alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const BATCH = 500;
 
@@ -41,7 +42,7 @@ export async function checkBalanceAlerts(deps: Deps, organizationId?: string): P
 }
 
 async function checkOrganization(deps: Deps, organizationId: string): Promise<number> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const balance = await trx('credit_balances').where({ organization_id: organizationId }).first('granted', 'captured', 'held', 'expired');
     if (!balance) return 0;
     const available = balance.granted - balance.captured - balance.held - balance.expired;

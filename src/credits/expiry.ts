@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { expireHold } from './holds.ts';
 import { expireGrant } from './ledger.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const BATCH = 200;
 
@@ -12,7 +13,7 @@ export async function expireDueHolds(db: Knex): Promise<number> {
   let expired = 0;
   for (;;) {
     const due = await db('credit_holds').where({ status: 'held' }).where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).pluck('id');
-    for (const id of due) if (await db.transaction((trx) => expireHold(trx, id as string))) expired++;
+    for (const id of due) if (await inTransaction(db, (trx) => expireHold(trx, id as string))) expired++;
     if (due.length < BATCH) return expired;
   }
 }
@@ -29,7 +30,7 @@ export async function expireDueGrants(db: Knex): Promise<number> {
       .limit(BATCH)
       .pluck('id');
     for (const id of due) {
-      await db.transaction((trx) => expireGrant(trx, id as string));
+      await inTransaction(db, (trx) => expireGrant(trx, id as string));
       expired++;
     }
     if (due.length < BATCH) return expired;

@@ -26,6 +26,7 @@ import {
   toCapture,
   toHold,
 } from './hold-model.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type { CreditHold, CreditCapture } from './hold-model.ts';
 
@@ -106,7 +107,7 @@ export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: Hol
       case 'needs_expiry':
         await (db.isTransaction
           ? expireDueGrantsOf(db as Knex.Transaction, input.organizationId)
-          : db.transaction((trx) => expireDueGrantsOf(trx, input.organizationId)));
+          : inTransaction(db, (trx) => expireDueGrantsOf(trx, input.organizationId)));
         continue;
       default:
         throw new Error(`credit_reserve answered ${outcome}`);

@@ -10,6 +10,7 @@ import { listLiveGrants } from './ledger.ts';
 import { memberSpending, setSpendingLimit } from './limits.ts';
 import { presentGrant } from './presenter.ts';
 import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export async function getCredits(deps: Deps, organizationId: string): Promise<z.input<typeof creditsSchema>> {
   return creditsOf(deps.db, organizationId);
@@ -61,7 +62,7 @@ export async function updateMemberCredits(
   spendingLimit: number | null,
 ): Promise<z.input<typeof memberCreditsSchema>> {
   await requireTargetMember(deps, organizationId, userId);
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await setSpendingLimit(trx, organizationId, userId, spendingLimit, actor.userId);
     await recordActivity(trx, {
       organizationId,

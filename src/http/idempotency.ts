@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AppError, conflict } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** The `headers` schema of an operation that honours Idempotency-Key (Koa lowercases header names). */
 export const idempotencyHeaders = z.object({
@@ -39,10 +40,10 @@ export interface IdempotencyScope {
  * scoped advisory lock marks the key in flight; a concurrent request with it gets 409 at once.
  */
 export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  if (scope.key === undefined) return db.transaction(act);
+  if (scope.key === undefined) return inTransaction(db, act);
   const key = scope.key;
   const hash = requestHash(scope.operation, scope.request);
-  return db.transaction(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [
       `idempotency:${scope.organizationId}:${scope.userId}:${key}`,
     ]);

@@ -8,6 +8,7 @@ import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, 
 import { invitationEmailJob } from './jobs.ts';
 import { effectiveStatusSql, invitationColumns, type InvitationRow } from './presenter.ts';
 import { INVITATION_TTL_DAYS, type InvitationStatus } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const subject = (invitation: { id: string }) => ({ subjectType: 'invitation', subjectId: invitation.id });
 
@@ -20,7 +21,7 @@ function requirePending(invitation: InvitationRow): void {
 }
 
 export async function createInvitation(deps: Deps, actor: Actor, organizationId: string, input: { email: string; role: string }): Promise<InvitationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const inviter = await actor.member(organizationId);
     await requireAssignableRole(trx, inviter, input.role);
     // A lapsed invitation no longer blocks a new one for the same address.
@@ -79,7 +80,7 @@ export async function getInvitation(deps: Deps, actor: Actor, organizationId: st
 }
 
 export async function changeInvitationRole(deps: Deps, actor: Actor, organizationId: string, invitationId: string, role: string): Promise<InvitationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);
     const { invitation } = access;
@@ -101,7 +102,7 @@ export async function changeInvitationRole(deps: Deps, actor: Actor, organizatio
 
 /** The invitee joins with the invited role; membership and invitation change in one transaction. */
 export async function acceptInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const { invitation } = inviteeOnly(access, 'accept');
     if (access.membership) throw conflict('you are already a member of the organization');
@@ -131,7 +132,7 @@ export async function acceptInvitation(deps: Deps, actor: Actor, organizationId:
 }
 
 export async function declineInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { invitation } = inviteeOnly(await loadInvitation(trx, actor, organizationId, invitationId, true), 'decline');
     await trx('invitations').where({ id: invitationId }).update({ status: 'declined', declined_at: trx.fn.now(), updated_at: trx.fn.now() });
     await recordActivity(trx, {
@@ -146,7 +147,7 @@ export async function declineInvitation(deps: Deps, actor: Actor, organizationId
 }
 
 export async function revokeInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);
     const { invitation } = access;

@@ -9,6 +9,7 @@ import { lockAssignableRole } from './role-catalog.ts';
 import { findMember } from './directory.ts';
 import { lockOwners, requireAnotherOwner } from './owners.ts';
 import type { MemberRow } from './presenter.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** The target membership, locked for the rest of the transaction, or 404. */
 async function lockMember(trx: Knex.Transaction, organizationId: string, userId: string): Promise<{ role: string }> {
@@ -18,7 +19,7 @@ async function lockMember(trx: Knex.Transaction, organizationId: string, userId:
 }
 
 export async function changeMemberRole(deps: Deps, actor: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Owners first, then the actor's (now current) role: a concurrent demotion cannot slip between.
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
@@ -57,7 +58,7 @@ async function endMembership(trx: Knex.Transaction, organizationId: string, user
 
 /** Removes a member (or, when it is the actor, lets them go). */
 export async function removeMember(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
     const target = await lockMember(trx, organizationId, userId);
@@ -79,7 +80,7 @@ export async function removeMember(deps: Deps, actor: Caller, organizationId: st
 
 /** The caller leaves the organization; the last owner cannot. */
 export async function leaveOrganization(deps: Deps, actor: Caller, organizationId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId);
     requireAnotherOwner(owners, actor.userId, 'leaving');

@@ -3,6 +3,7 @@ import { forbidden } from '../core/errors.ts';
 import type { Caller } from '../core/caller.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Personalization } from './presenter.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 interface PersonalizationRow {
   display_name: string | null;
@@ -50,7 +51,7 @@ export async function updatePersonalization(
   userId: string,
   changes: PersonalizationChanges,
 ): Promise<Personalization> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     requireSelf(actor, userId);
     const values = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     const [row] = (await trx('organization_member_personalizations')

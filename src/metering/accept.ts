@@ -13,6 +13,7 @@ import type { Deps } from '../platform/deps.ts';
 import { holdRunIdOf, insertCall } from './calls.ts';
 import { meteredCallJob } from './jobs.ts';
 import { quoteOf, type ReadOperation } from './operation.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** The billing fields every metered call takes besides its input (spec §4.5). */
 export interface CallTerms {
@@ -54,7 +55,7 @@ export async function acceptCall(
     ]);
   const chatRunId = await checkAttribution(deps, actor, terms);
 
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await insertCall(trx, {
       id: call.id,
       organization_id: terms.organization_id,

@@ -7,11 +7,12 @@ import type { Deps } from '../platform/deps.ts';
 import { addMembership, organizationColumns } from '../members/index.ts';
 import type { OrganizationRow } from './presenter.ts';
 import { availableSlug, isSlugTaken } from './slug.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export const columns = [...organizationColumns];
 
 export async function createOrganization(deps: Deps, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const organization = await insertOrganization(trx, actor, input);
     const { slug } = organization;
     await addMembership(trx, organization.id, actor.userId, 'owner');
@@ -59,7 +60,7 @@ export async function updateOrganization(
   organizationId: string,
   changes: { name?: string | undefined; slug?: string | undefined },
 ): Promise<{ organization: OrganizationRow; role: string }> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // The organization row is locked with the membership read, so concurrent renames apply in turn.
     const { organization: before, role } = await actor.member(organizationId, 'organization.update', { fresh: trx, lockOrganization: true });
     if (changes.slug && changes.slug !== before!.slug && (await isSlugTaken(trx, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken`, ['slug']);
@@ -81,7 +82,7 @@ export async function updateOrganization(
 
 /** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
 export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
     await recordActivity(trx, {
       organizationId,
@@ -95,7 +96,7 @@ export async function deleteOrganization(deps: Deps, actor: Actor, organizationI
 
 /** Marks onboarding done. Idempotent: the first time is kept. */
 export async function markOnboarded(deps: Deps, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId);
     const [organization] = (await trx('organizations')
       .where({ id: organizationId })

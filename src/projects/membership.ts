@@ -6,6 +6,7 @@ import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type ProjectItem = {
   project_id: string;
@@ -20,7 +21,7 @@ export type ProjectItem = {
  * filing shares the item with everyone the project reaches, which is the owner's call.
  */
 export async function addProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
     const item = await actor.resource(trx, type, itemId, 'manage_people');
@@ -81,7 +82,7 @@ export async function listProjectItems(
 
 /** Takes an item out of a project (project editors); the item itself is untouched. */
 export async function removeProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
     if (removed.length === 0) throw notFound(`${resourceNoun[type]} in this project`);

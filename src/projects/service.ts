@@ -9,6 +9,7 @@ import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import type { createProjectBody, listProjectsQuery, updateProjectBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export type CreateProjectInput = z.output<typeof createProjectBody>;
 
@@ -17,7 +18,7 @@ const returning = [...projectColumns];
 const jsonb = (value: unknown) => (value === undefined ? undefined : value === null ? null : JSON.stringify(value));
 
 export async function createProject(deps: Deps, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     // Serialise creations per organization so the free-slug choice cannot race.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`projects:${input.organization_id}`]);
     if (input.slug && (await slugTaken(trx, input.organization_id, input.slug)))
@@ -116,7 +117,7 @@ async function stateChange(
   change: (row: ProjectRow, trx: Knex.Transaction) => Record<string, unknown> | null,
   action: string,
 ): Promise<ProjectRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource<ProjectRow>(trx, 'project', projectId, capability, { forUpdate: true });
     const update = change(row, trx);
     if (!update) return row;

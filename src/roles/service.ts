@@ -15,6 +15,7 @@ import {
   type Role,
 } from '../members/index.ts';
 import { MAX_CUSTOM_ROLES } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 export interface CountedRole {
   role: Role;
@@ -54,7 +55,7 @@ export async function saveRole(
   organizationId: string,
   input: SaveRoleInput,
 ): Promise<{ role: Role; memberCount: number; created: boolean }> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(input.key)) throw conflict(`key: "${input.key}" is a built-in role and cannot be changed`, ['key']);
     const permissions = orderedPermissions(input.permissions);
@@ -101,7 +102,7 @@ export async function saveRole(
 
 /** Deletes a custom role nobody holds any more. */
 export async function deleteRole(deps: Deps, actor: Actor, organizationId: string, key: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const manager = await actor.member(organizationId);
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.

@@ -13,6 +13,7 @@ import type { ScheduledTaskRow } from './presenter.ts';
 import { scheduleOf } from './presenter.ts';
 import { createScheduledRuns } from './runs.ts';
 import { nextRunAfter, slotsBetween } from './schedule.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const BATCH = 200;
 
@@ -33,7 +34,7 @@ export async function dispatchDueTasks(deps: Pick<Deps, 'db' | 'jobs'>, now: Dat
     return plan;
   };
   for (;;) {
-    const claimed = await deps.db.transaction(async (trx) => {
+    const claimed = await inTransaction(deps.db, async (trx) => {
       const { rows } = (await trx.raw(
         `SELECT * FROM scheduled_tasks
           WHERE next_run_at <= ? AND deleted_at IS NULL AND enabled AND ${taskNotPausedSql('scheduled_tasks.id')}

@@ -9,6 +9,7 @@ import type { Deps } from '../platform/deps.ts';
 import { scheduledTaskColumns, type ScheduledTaskRow, scheduleOf } from './presenter.ts';
 import { nextRunAfter, type Schedule, validateSchedule } from './schedule.ts';
 import type { createScheduledTaskBody, listScheduledTasksQuery, updateScheduledTaskBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const type = 'scheduled_task';
 const returning = [...scheduledTaskColumns];
@@ -46,7 +47,7 @@ export async function checkSettings(
 export async function createScheduledTask(deps: Deps, actor: Actor, input: z.output<typeof createScheduledTaskBody>): Promise<ScheduledTaskRow> {
   await checkSettings(deps, actor, input.organization_id, input);
   const enabled = input.enabled ?? true;
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     if (input.project_id) await requireProjectToFileInto(trx, actor, input.organization_id, input.project_id);
     const [task] = (await trx('scheduled_tasks')
       .insert({

@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import { createSkillFromListing, type ListingCopy, type SkillRow, updateSkillFromListing } from '../skills/index.ts';
 import { type ListingRow, type PresentableListing, selectListings } from './presenter.ts';
 import type { listingCategories } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 type CatalogQuery = { q?: string | undefined; category?: (typeof listingCategories)[number] | undefined; limit: number; cursor?: string | undefined };
 
@@ -50,7 +51,7 @@ const copyOf = (listing: ListingRow): ListingCopy => ({
  * The route has already checked membership and `resources.create`.
  */
 export async function addFromCatalog(deps: Deps, actor: Actor, slug: string, organizationId: string): Promise<SkillRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const listing = (await trx('skill_listings').where({ slug, status: 'published' }).forUpdate().first()) as ListingRow | undefined;
     if (!listing) throw notFound('skill listing');
     const skill = await createSkillFromListing(trx, actor, organizationId, copyOf(listing));
@@ -65,7 +66,7 @@ export async function addFromCatalog(deps: Deps, actor: Actor, slug: string, org
  * been published (its content is then what the catalog showed last); 409 when already current.
  */
 export async function updateFromListing(deps: Deps, actor: Actor, skillId: string): Promise<SkillRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row: skill } = await actor.resource<SkillRow>(trx, 'skill', skillId, 'edit', { forUpdate: true });
     requireLive(skill, 'skill');
     if (!skill.listing_id) throw conflict('listing_id: this skill was not added from the skill catalog', ['listing_id']);

@@ -6,6 +6,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { PresentableListing } from './presenter.ts';
 import { lockForChange, readListing } from './rules.ts';
 import { type CoverContentType, MAX_COVER_BYTES } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** Decodes the upload and checks that the bytes really are an image of the declared type (the organization logo's rule). */
 export const decodeCover = (contentType: CoverContentType, data: string): Buffer => decodeImageUpload(contentType, data, MAX_COVER_BYTES);
@@ -19,7 +20,7 @@ export async function replaceCover(deps: Deps, actor: Actor, id: string, content
   await deps.providers.storage.put(key, bytes, contentType);
   let previousKey: string | null = null;
   try {
-    const listing = await deps.db.transaction(async (trx) => {
+    const listing = await inTransaction(deps.db, async (trx) => {
       const before = await lockForChange(trx, actor, id);
       if (before.status === 'retired') throw conflict('status: a retired listing cannot be changed; publish it again first', ['status']);
       previousKey = before.cover_key;
@@ -38,7 +39,7 @@ export async function replaceCover(deps: Deps, actor: Actor, id: string, content
 
 /** Removes the cover. Idempotent: without one the listing is unchanged. */
 export async function removeCover(deps: Deps, actor: Actor, id: string): Promise<void> {
-  const previousKey = await deps.db.transaction(async (trx) => {
+  const previousKey = await inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     if (!before.cover_key) return null;
     await trx('skill_listings')

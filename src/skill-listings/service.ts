@@ -10,6 +10,7 @@ import type { SkillRow } from '../skills/index.ts';
 import { type ListingRow, type PresentableListing, selectListings } from './presenter.ts';
 import { forbiddenField, lockForChange, readListing, requireCatalogFields, requireMove } from './rules.ts';
 import type { ListingStatus, createListingBody, updateListingBody } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const contentFields = ['name', 'description', 'body', 'files'] as const;
 
@@ -20,7 +21,7 @@ export async function createListing(deps: Deps, actor: Actor, input: z.output<ty
   const files = listingFiles(skill.files);
   const title = input.title ?? skill.name;
   return uniqueSlug(() =>
-    deps.db.transaction(async (trx) => {
+    inTransaction(deps.db, async (trx) => {
       const slug = input.slug ?? (await freeSlug(trx, normaliseSlug(title)));
       if (input.slug !== undefined) await requireSlugFree(trx, input.slug);
       const [row] = (await trx('skill_listings')
@@ -69,7 +70,7 @@ export function listListings(db: Knex, actor: Actor, q: { status?: ListingStatus
  * keeps what the catalog needs.
  */
 export async function updateListing(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateListingBody>): Promise<PresentableListing> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     for (const field of ['verified', 'rank'] as const) if (changes[field] !== undefined && !actor.operator) throw forbiddenField(field);
     if (before.status === 'retired') throw conflict('status: a retired listing cannot be changed; publish it again first', ['status']);
@@ -91,7 +92,7 @@ export async function updateListing(deps: Deps, actor: Actor, id: string, change
 
 /** draft → published → retired → published, by the author or an operator; the first publication is remembered. */
 export async function changeStatus(deps: Deps, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     requireMove(before.status, status);
     if (status === 'published') requireCatalogFields(before);

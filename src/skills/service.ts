@@ -8,6 +8,7 @@ import type { z } from '../core/zod.ts';
 import type { SkillRow, SkillVersionRow } from './presenter.ts';
 import type { createOrganizationSkillBody } from './schema.ts';
 import { appendVersion, findVersion, jsonFiles, recordFirstVersion, type SkillContent } from './versions.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 const type = 'skill';
 
@@ -16,7 +17,7 @@ export type NewSkill = z.output<typeof createOrganizationSkillBody> & { organiza
 
 /** A custom skill and its version 1, in one transaction. A live skill's name is unique in its organization (409). */
 export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Promise<SkillRow> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
     const [skill] = (await trx('skills')
       .insert({
@@ -79,7 +80,7 @@ export const restoreSkill = (deps: Deps, actor: Actor, id: string) =>
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
 export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
     const source = await findVersion(trx, id, versionId);
     if (!source) throw notFound('skill version');

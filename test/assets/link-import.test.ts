@@ -8,8 +8,6 @@ import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { createStorage } from '../../src/providers/storage/index.ts';
-import type { Job } from 'pg-boss';
-import { runJob } from '../../src/jobs/define.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
@@ -17,7 +15,6 @@ import { createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
 import { expectAssetShape, png } from './helpers.ts';
-import { createDeps } from '../../src/deps.ts';
 
 /** Link import end to end: real web process, real pg-boss, a real worker, a fake upstream on loopback. */
 describe('link import and enrichment (worker)', function () {
@@ -242,9 +239,8 @@ describe('link import and enrichment (worker)', function () {
       expect(asset.import_error.message).to.be.a('string').and.not.equal('');
       expect(asset.enrichment).to.equal(null);
       expect(await stored(id)).to.equal(null);
-      // The asset settles inside the handler; pg-boss completes the job just after it returns.
-      await eventually(`the import job of ${id} completed`, async () => (await jobs(assetImportJob.name, id))[0]?.state === 'completed');
-      expect(await jobs(assetImportJob.name, id)).to.deep.equal([{ state: 'completed', retry_count: 0 }]);
+      // The asset ends in the transaction that fails the job for good: a failed job, never a completed one.
+      expect(await jobs(assetImportJob.name, id)).to.deep.equal([{ state: 'failed', retry_count: 0 }]);
       expect(await jobs(assetEnrichmentJob.name, id)).to.deep.equal([]);
       const params = (await server.request('get', `/assets/${id}/imported-parameters`, { token: alice.token })).body;
       expect(params).to.deep.include({ source_url: source, state: 'error', error: asset.import_error, size: null });
@@ -311,23 +307,13 @@ describe('link import and enrichment (worker)', function () {
     expect((await db('assets').where({ id }).first('upload_file_state')).upload_file_state).to.equal('in_progress');
     expect(await stored(id)).to.equal(null);
 
-    // The attempt pg-boss calls last (retryCount = retryLimit), run by the real handler on the real database.
-    const boss = createBoss(url, 'web');
-    await boss.start();
-    const log = createLogger(config, 'test-handler');
-    try {
-      const deps = createDeps(config, db, boss, log);
-      const job = {
-        id: 'last-attempt',
-        name: assetImportJob.name,
-        data: { asset_id: id },
-        retryCount: assetImportJob.policy.retryLimit,
-        signal: new AbortController().signal,
-      } as unknown as Job<unknown>;
-      await runJob(assetImportJob, job.data, { deps, job, log, signal: job.signal });
-    } finally {
-      await boss.stop({ graceful: false, close: true });
-    }
+    // The worker retries at once until the last attempt (retryCount = retryLimit), whose failure ends the asset with the job.
+    const [ended] = await eventually('the import failed for good', async () => {
+      const found = await jobs(assetImportJob.name, id);
+      return found[0]?.state === 'failed' ? found : null;
+    });
+    expect(ended).to.deep.equal({ state: 'failed', retry_count: assetImportJob.policy.retryLimit });
+    expect(unavailableHits).to.equal(assetImportJob.policy.retryLimit + 1);
     const asset = await get(id);
     expect(asset.upload_file_state).to.equal('error');
     expect(asset.import_error.code).to.equal('upstream_status');

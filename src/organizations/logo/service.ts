@@ -6,6 +6,7 @@ import type { Deps } from '../../platform/deps.ts';
 import type { OrganizationRow } from '../presenter.ts';
 import { columns } from '../service.ts';
 import type { LogoContentType } from './schema.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 type WithRole = { organization: OrganizationRow; role: string };
 
@@ -19,7 +20,7 @@ export async function replaceLogo(deps: Deps, actor: Actor, organizationId: stri
   await deps.providers.storage.put(key, bytes, contentType);
   let previousKey: string | null = null;
   try {
-    const result = await deps.db.transaction(async (trx) => {
+    const result = await inTransaction(deps.db, async (trx) => {
       const membership = await actor.member(organizationId);
       const before = await trx('organizations').where({ id: organizationId }).forUpdate().first('logo_key');
       previousKey = before.logo_key as string | null;
@@ -48,7 +49,7 @@ export async function replaceLogo(deps: Deps, actor: Actor, organizationId: stri
 /** Removes the logo. Idempotent: without a logo it answers the organization unchanged. */
 export async function removeLogo(deps: Deps, actor: Actor, organizationId: string): Promise<WithRole> {
   let previousKey: string | null = null;
-  const result = await deps.db.transaction(async (trx) => {
+  const result = await inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId);
     const before = (await trx('organizations').where({ id: organizationId }).forUpdate().first(columns)) as OrganizationRow;
     previousKey = before.logo_key;

@@ -9,6 +9,7 @@ import { notificationHub } from '../../db/notifications.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { refreshTrendsJob, type trendOperations } from './jobs.ts';
 import { claimRefresh, readTrends, TRENDS_CHANNEL, type TrendsRow, trendsKey } from './store.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 type TrendOperation = (typeof trendOperations)[number];
 
@@ -43,7 +44,7 @@ export async function getTrends(deps: Deps, operation: TrendOperation, region: s
 
 /** Enqueues a refresh unless one is already on its way (./store.ts claimRefresh), in one transaction with the claim. */
 async function requestRefresh(deps: Deps, operation: TrendOperation, region: string): Promise<void> {
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     if (await claimRefresh(trx, operation, region, deps.config.SOCIAL_TRENDS_TTL_SECONDS))
       await deps.jobs.enqueue(trx, refreshTrendsJob, { operation, region }, { organizationId: null });
   });

@@ -1,6 +1,7 @@
 // The SQL of cached public trends: one row per (operation, region), replaced on each refresh.
 import type { Knex } from 'knex';
 import { notify } from '../../db/notifications.ts';
+import { inTransaction } from '../../db/transaction.ts';
 
 export const TRENDS_CHANNEL = 'social_trends';
 
@@ -48,7 +49,7 @@ export async function claimRefresh(trx: Knex.Transaction, operation: string, reg
 
 /** Stores a fresh result and tells the waiting web requests (at commit). */
 export async function saveTrends(db: Knex, operation: string, region: string, result: unknown): Promise<void> {
-  await db.transaction(async (trx) => {
+  await inTransaction(db, async (trx) => {
     // clock_timestamp(), not now(): later than the request that asked for this refresh, even within one transaction's clock.
     await trx.raw(
       `INSERT INTO social_trends (operation, region, result, fetched_at) VALUES (?, ?, ?::jsonb, clock_timestamp())
