@@ -71,7 +71,7 @@ export function startRun(
   actor: Actor,
   conversationId: string,
   input: z.output<typeof startRunBody>,
-  options: Pick<EnqueueOptions, 'then'> = {},
+  options: Pick<EnqueueOptions, 'continueWith'> = {},
 ): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     const holder = await liveRunOf(trx, conversation);
@@ -92,7 +92,7 @@ export function startRun(
       })
       .returning('*')) as RunRow[];
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
-    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id, then: options.then });
+    await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id, continueWith: options.continueWith });
     return run!;
   });
 }

@@ -27,17 +27,17 @@ export async function openScheduledConversation(deps: Deps, actor: Actor, turn: 
 
 /**
  * Acquires the conversation's run lock and enqueues the chat run (the conversations machinery:
- * hold, stream, capture); `then` is sent when the chat run's job ends, whichever way.
+ * hold, stream, capture); `continueWith` is sent when the chat run's job ends, whichever way.
  */
 export async function startScheduledTurn(
   deps: Deps,
   actor: Actor,
   conversationId: string,
   turn: Pick<ScheduledTurn, 'model' | 'maxCredits'>,
-  then: EnqueueOptions['then'],
+  continueWith: EnqueueOptions['continueWith'],
 ): Promise<RunRow> {
   const input = { ...(turn.model && { model: turn.model }), ...(turn.maxCredits && { max_credits: turn.maxCredits }) };
-  return startRun(deps, actor, conversationId, input, { then });
+  return startRun(deps, actor, conversationId, input, { continueWith });
 }
 
 export { getRun as currentChatRun, stopRunById as stopChatRun };

@@ -8,7 +8,7 @@ import { affected } from './boss.ts';
 export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priority' | 'id'> {
   organizationId: string | null;
   /** A job to send when this one ends, in the transaction that ends it (src/jobs/origin.ts Continuation). */
-  then?: { job: JobDefinition; payload: object } | undefined;
+  continueWith?: { job: JobDefinition; payload: object } | undefined;
 }
 
 /**
@@ -37,9 +37,14 @@ export class JobQueue {
     return (await this.boss.schemaVersion()) !== null;
   }
 
-  async enqueue<J extends JobDefinition>(trx: Tx, job: J, payload: PayloadOf<J>, { organizationId, then, ...options }: EnqueueOptions): Promise<string> {
-    const continuation = then && { queue: then.job.name, payload: then.job.payload.parse(then.payload) as object };
-    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId(), then: continuation });
+  async enqueue<J extends JobDefinition>(
+    trx: Tx,
+    job: J,
+    payload: PayloadOf<J>,
+    { organizationId, continueWith, ...options }: EnqueueOptions,
+  ): Promise<string> {
+    const continuation = continueWith && { queue: continueWith.job.name, payload: continueWith.job.payload.parse(continueWith.payload) as object };
+    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId(), continueWith: continuation });
     const id = await this.boss.send(job.name, data, { ...options, ...(organizationId && { group: { id: organizationId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
     return id;

@@ -30,11 +30,11 @@ export interface Continuation {
 }
 
 /** The payload as stored: the validated payload and the origin's reserved keys. */
-export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'> & { then?: Continuation | undefined }): object {
+export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'> & { continueWith?: Continuation | undefined }): object {
   const stored: Record<string, unknown> = { ...payload };
   if (origin.requestId) stored[REQUEST_ID_KEY] = origin.requestId;
   if (origin.triggeredBy) stored[TRIGGERED_BY_KEY] = origin.triggeredBy;
-  if (origin.then) stored[THEN_KEY] = origin.then;
+  if (origin.continueWith) stored[THEN_KEY] = origin.continueWith;
   return stored;
 }
 
