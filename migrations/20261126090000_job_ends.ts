@@ -8,7 +8,9 @@ import type { Knex } from 'knex';
  * try) still need their resource settled, and it is the console's record of why work ended.
  *
  * Attempts gain the outcome `superseded`: the attempt lost its lease (cancelled, expired or
- * retried elsewhere while it ran) and wrote nothing.
+ * retried elsewhere while it ran) and wrote nothing. And an attempt is recorded when it starts
+ * (`ended_at` and `outcome` NULL while it runs), so a killed attempt stays in the history with the
+ * worker that really ran it.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -28,13 +30,22 @@ export async function up(knex: Knex): Promise<void> {
     ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_outcome_check;
     ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_outcome_check
       CHECK (outcome IN ('completed', 'failed', 'deferred', 'lost', 'cancelled', 'superseded'));
+
+    -- An attempt is written when it starts (no end, no outcome yet), so one whose worker is killed
+    -- is still in the history, credited to the worker that ran it; its end fills it in.
+    ALTER TABLE job_attempts ALTER COLUMN ended_at DROP NOT NULL, ALTER COLUMN outcome DROP NOT NULL;
+    ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_end_check CHECK ((ended_at IS NULL) = (outcome IS NULL));
+    CREATE INDEX job_attempts_open_idx ON job_attempts (worker_id, job_id) WHERE ended_at IS NULL;
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP TABLE job_ends;
-    DELETE FROM job_attempts WHERE outcome = 'superseded';
+    DROP INDEX job_attempts_open_idx;
+    ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_end_check;
+    DELETE FROM job_attempts WHERE outcome = 'superseded' OR outcome IS NULL;
+    ALTER TABLE job_attempts ALTER COLUMN ended_at SET NOT NULL, ALTER COLUMN outcome SET NOT NULL;
     ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_outcome_check;
     ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_outcome_check
       CHECK (outcome IN ('completed', 'failed', 'deferred', 'lost', 'cancelled'));

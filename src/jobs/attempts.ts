@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../platform/logger.ts';
 
-/** One finished attempt of one job, as the console's attempt history shows it. */
+export type AttemptOutcome = 'completed' | 'failed' | 'deferred' | 'lost' | 'cancelled' | 'superseded';
+
+/** One attempt of one job, as the console's attempt history shows it; `ended_at`/`outcome` are null while it runs. */
 export interface AttemptRecord {
   job_id: string;
   queue: string;
@@ -9,32 +11,52 @@ export interface AttemptRecord {
   attempt: number;
   worker_id: string | null;
   started_at: Date;
-  ended_at: Date;
-  outcome: 'completed' | 'failed' | 'deferred' | 'lost' | 'cancelled' | 'superseded';
+  ended_at: Date | null;
+  outcome: AttemptOutcome | null;
   error: { message: string; name?: string } | null;
 }
 
-/** Writes attempt records, many rows in one statement. */
+export type FinishedAttempt = AttemptRecord & { ended_at: Date; outcome: AttemptOutcome };
+
+const RECORDSET = `jsonb_to_recordset(?::jsonb) AS x(job_id uuid, queue text, organization_id text, attempt integer, worker_id uuid,
+                                                    started_at timestamptz, ended_at timestamptz, outcome text, error jsonb)`;
+
+/** Writes attempt records (started or finished), many rows in one statement. */
 export async function insertAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   await db.raw(
     `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
-     SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error
-       FROM jsonb_to_recordset(?::jsonb) AS x(job_id uuid, queue text, organization_id text, attempt integer, worker_id uuid,
-                                             started_at timestamptz, ended_at timestamptz, outcome text, error jsonb)`,
+     SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error FROM ${RECORDSET}`,
     [JSON.stringify(records)],
   );
 }
 
+/** Fills in the end of attempts whose start was written, in one statement. */
+async function endAttempts(db: Knex | Knex.Transaction, records: readonly FinishedAttempt[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.raw(
+    `UPDATE job_attempts a SET ended_at = x.ended_at, outcome = x.outcome, error = x.error
+       FROM ${RECORDSET}
+      WHERE a.job_id = x.job_id AND a.attempt = x.attempt AND a.worker_id = x.worker_id AND a.ended_at IS NULL`,
+    [JSON.stringify(records)],
+  );
+}
+
+const keyOf = (record: Pick<AttemptRecord, 'job_id' | 'attempt'>) => `${record.job_id}:${record.attempt}`;
+
 /**
- * pg-boss keeps only a job's last output; the attempt history is ours. A worker buffers its
- * finished attempts and writes them in one statement every `flushMs` (or at `maxBuffered`), so
- * the history costs one insert per batch, not one per job. Records still buffered when a worker
- * is SIGKILLed are lost — the job itself is not (pg-boss retries it), and the sweep that finds
- * the worker lost records its held attempts as `lost`.
+ * pg-boss keeps only a job's last output; the attempt history is ours. A worker writes each
+ * attempt when it starts — so a worker killed mid-attempt leaves it in the history, credited to
+ * itself, for the sweep to mark `lost` — and fills in its end when it ends. Writes are buffered and
+ * sent every `flushMs` (or at `maxBuffered`), many rows a statement; an attempt that ends before
+ * its start was sent is written once, finished. An attempt started less than `flushMs` before a
+ * SIGKILL is not recorded by its worker; the sweep that declares the worker lost records the
+ * attempts its last heartbeat reported.
  */
 export class AttemptLog {
-  private buffer: AttemptRecord[] = [];
+  /** Starts not yet written, by job and attempt. */
+  private starts = new Map<string, AttemptRecord>();
+  private ends: FinishedAttempt[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private failing = false;
@@ -42,37 +64,68 @@ export class AttemptLog {
   constructor(
     private readonly db: Knex,
     private readonly log: Logger,
-    private readonly flushMs = 250,
+    private readonly flushMs = 100,
     private readonly maxBuffered = 500,
   ) {}
 
-  record(record: AttemptRecord): void {
-    this.buffer.push(record);
-    if (this.buffer.length >= this.maxBuffered) void this.flush();
+  /** The attempt began (after the pause gate): written with the next flush. */
+  started(record: Omit<AttemptRecord, 'ended_at' | 'outcome' | 'error'>): void {
+    this.starts.set(keyOf(record), { ...record, ended_at: null, outcome: null, error: null });
+    this.schedule();
+  }
+
+  /** The attempt ended (or, deferred by a pause, never began): its start is completed, or the whole attempt written. */
+  record(record: FinishedAttempt): void {
+    const key = keyOf(record);
+    if (this.starts.has(key)) this.starts.set(key, record);
+    else this.ends.push(record);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.starts.size + this.ends.length >= this.maxBuffered) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
-  /** Writes what is buffered; on a database error the records are kept for the next flush (up to 10× the batch). */
+  /** A batch that was not written goes back in front of what arrived since (an end that arrived since completes its start). */
+  private putBack(inserts: readonly AttemptRecord[], ends: readonly FinishedAttempt[]): void {
+    const starts = new Map(inserts.map((record) => [keyOf(record), record] as const));
+    for (const [key, record] of this.starts) starts.set(key, record);
+    const leftover: FinishedAttempt[] = [];
+    for (const record of [...ends, ...this.ends]) {
+      if (starts.has(keyOf(record))) starts.set(keyOf(record), record);
+      else leftover.push(record);
+    }
+    this.starts = starts;
+    this.ends = leftover.slice(-this.maxBuffered * 10);
+  }
+
+  /** Writes what is buffered: starts (and whole attempts) first, then the ends of attempts written before. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const batch = this.buffer;
-    this.buffer = [];
+    const inserts = [...this.starts.values()];
+    const ends = this.ends;
+    this.starts = new Map();
+    this.ends = [];
     this.flushing = this.flushing.then(async () => {
-      if (batch.length === 0) return;
+      if (inserts.length === 0 && ends.length === 0) return;
       try {
-        await insertAttempts(this.db, batch);
+        await this.db.transaction(async (trx) => {
+          await insertAttempts(trx, inserts);
+          await endAttempts(trx, ends);
+        });
         this.failing = false;
       } catch (error) {
         // One warning per outage (the worker's database watch reports the outage itself), then quiet retries.
         (this.failing ? this.log.debug : this.log.warn).call(
           this.log,
-          { err: error, records: batch.length },
+          { err: error, records: inserts.length + ends.length },
           'attempt history: write failed; keeping the records for the next flush',
         );
         this.failing = true;
-        this.buffer = [...batch, ...this.buffer].slice(-this.maxBuffered * 10);
-        this.timer ??= setTimeout(() => void this.flush(), this.flushMs * 4);
+        this.putBack(inserts, ends);
+        this.timer ??= setTimeout(() => void this.flush(), this.flushMs * 10);
       }
     });
     return this.flushing;

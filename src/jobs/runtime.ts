@@ -4,7 +4,7 @@ import type { NotificationHub } from '../db/notifications.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { runInWorkContext } from '../platform/work-context.ts';
-import { attemptError, type AttemptLog, type AttemptRecord } from './attempts.ts';
+import { attemptError, type AttemptLog, type AttemptOutcome, type AttemptRecord } from './attempts.ts';
 import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type JobDefinition, runJob, whyNothing } from './define.ts';
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
 import { Lease } from './lease.ts';
@@ -89,7 +89,7 @@ export class JobRuntime {
     const started = new Date();
     const organizationId = attempt.groupId ?? null;
     const { payload: data, requestId, triggeredBy } = unstamp(attempt.data);
-    const record = (outcome: AttemptRecord['outcome'], error: AttemptRecord['error'] = null) =>
+    const record = (outcome: AttemptOutcome, error: AttemptRecord['error'] = null) =>
       attempts.record({
         job_id: attempt.id,
         queue: attempt.name,
@@ -126,6 +126,14 @@ export class JobRuntime {
       attempt: attempt.retryCount,
       organization_id: organizationId,
       started_at: started.toISOString(),
+    });
+    attempts.started({
+      job_id: attempt.id,
+      queue: attempt.name,
+      organization_id: organizationId,
+      attempt: attempt.retryCount,
+      worker_id: workerId,
+      started_at: started,
     });
     observer?.attemptStarted(attempt.name);
     const lease = new Lease(db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount });
@@ -172,7 +180,7 @@ export class JobRuntime {
     how: {
       lastAttempt: boolean;
       canceled: boolean;
-      record: (outcome: AttemptRecord['outcome'], error?: AttemptRecord['error']) => void;
+      record: (outcome: AttemptOutcome, error?: AttemptRecord['error']) => void;
       log: Logger;
       started: Date;
     },
@@ -184,7 +192,8 @@ export class JobRuntime {
       how.log.info({ reason: error instanceof Error ? error.message : String(error) }, 'job attempt stopped: it no longer holds its job');
       return undefined;
     };
-    if (isLeaseLost(error) || how.canceled) return superseded();
+    // pg-boss aborts an attempt's signal when its heartbeat finds the claim gone (retried elsewhere after a freeze): superseded too.
+    if (isLeaseLost(error) || how.canceled || (attempt.signal.aborted && !this.stopping)) return superseded();
     const forGood = isJobFailure(error) || (how.lastAttempt && !this.stopping);
     const failed = () => {
       how.record('failed', attemptError(error));

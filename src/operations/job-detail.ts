@@ -10,28 +10,28 @@ type Attempt = z.input<typeof attemptSchema>;
 type TimelineEvent = z.input<typeof timelineEventSchema>;
 
 /**
- * A job's attempt history: what the workers recorded (oldest first), plus the attempt running now,
- * from the job row and the worker whose heartbeat reports holding it.
+ * A job's attempt history, oldest first: every attempt a worker began (written when it began, so a
+ * killed one is there too, credited to the worker that ran it), `running` until its end is written.
+ * The attempt running now whose start its worker has not written yet (a fraction of a second) is
+ * added from the job row and the worker whose heartbeat reports holding that very attempt.
  */
 export async function attemptHistory(db: Knex | Knex.Transaction, job: JobRow): Promise<Attempt[]> {
   const rows = (await db('job_attempts')
     .where({ job_id: job.id })
-    .orderBy([{ column: 'started_at' }, { column: 'id' }])) as (AttemptRecord & {
-    started_at: Date;
-    ended_at: Date;
-  })[];
+    .orderBy([{ column: 'started_at' }, { column: 'id' }])) as AttemptRecord[];
   const history: Attempt[] = rows.map((row) => ({
     attempt: row.attempt,
     worker_id: row.worker_id,
     started_at: iso(row.started_at)!,
     ended_at: iso(row.ended_at),
-    duration_ms: new Date(row.ended_at).getTime() - new Date(row.started_at).getTime(),
-    outcome: row.outcome,
+    duration_ms: row.ended_at ? new Date(row.ended_at).getTime() - new Date(row.started_at).getTime() : null,
+    outcome: row.outcome ?? 'running',
     error: row.error,
   }));
-  if (job.state === 'active' && job.started_on) {
+  const current = history.some((attempt) => attempt.attempt === job.retry_count && attempt.outcome !== 'deferred');
+  if (job.state === 'active' && job.started_on && !current) {
     const holder = (await db('job_workers')
-      .whereRaw(`in_flight @> ?::jsonb`, [JSON.stringify([{ job_id: job.id }])])
+      .whereRaw(`in_flight @> ?::jsonb`, [JSON.stringify([{ job_id: job.id, attempt: job.retry_count }])])
       .whereNull('stopped_at')
       .first('id')) as { id: string } | undefined;
     history.push({
