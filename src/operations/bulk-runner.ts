@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { notify } from '../db/notifications.ts';
+import { idsStillIn, lockJobs } from '../jobs/boss-sql/index.ts';
 import type { JobContext } from '../jobs/define.ts';
 import { JOB_CONTROL_CHANNEL } from '../jobs/runtime.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -63,13 +64,10 @@ async function runBatch(trx: Knex.Transaction, deps: Deps, id: string): Promise<
 
 /** Acts on the items' jobs that are still actionable; every other item is skipped with why. */
 async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: readonly { job_id: string; queue: string }[]): Promise<Outcome[]> {
-  const jobs = (await trx('pgboss.job')
-    .whereIn(
-      'id',
-      items.map((item) => item.job_id),
-    )
-    .forUpdate()
-    .select('id', 'name', 'state')) as { id: string; name: string; state: string }[];
+  const jobs = await lockJobs(
+    trx,
+    items.map((item) => ({ queue: item.queue, id: item.job_id })),
+  );
   const state = new Map(jobs.map((job) => [job.id, job.state]));
   const outcomes: Outcome[] = [];
   const groups = new Map<string, string[]>(); // `${queue}\n${state}` → ids
@@ -85,14 +83,14 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
   }
   for (const [key, ids] of groups) {
     const [queue, now] = key.split('\n') as [string, string];
-    if (action === 'retry') await (now === 'failed' ? deps.jobs.retryFailed(trx, queue, ids) : deps.jobs.resumeCancelled(trx, queue, ids));
+    if (action === 'retry') await (now === 'failed' ? deps.jobs.commands.retryFailed(trx, queue, ids) : deps.jobs.commands.resumeCancelled(trx, queue, ids));
     else if (action === 'cancel') {
-      await deps.jobs.cancel(trx, queue, ids);
+      await deps.jobs.commands.cancel(trx, queue, ids);
       if (now === 'active') for (const jobId of ids) await notify(trx, JOB_CONTROL_CHANNEL, jobId);
     } else {
-      await deps.jobs.redrive(trx, queue, ids);
+      await deps.jobs.commands.redrive(trx, queue, ids);
       // A dead letter pg-boss could not move (a conflicting singleton in its queue) is still here.
-      const left = new Set(((await trx('pgboss.job').where({ name: queue }).whereIn('id', ids).select('id')) as { id: string }[]).map((row) => row.id));
+      const left = await idsStillIn(trx, queue, ids);
       for (const jobId of ids)
         outcomes.push(
           left.has(jobId)
