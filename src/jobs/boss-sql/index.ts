@@ -17,6 +17,19 @@
 /** The pg-boss release and schema version these statements were verified against. */
 export const VERIFIED_PGBOSS = { package: '12.35.0', schema: 43 } as const;
 
+/**
+ * What to re-check in pg-boss's source (node_modules/pg-boss/dist/plans.js, manager.js) before
+ * moving VERIFIED_PGBOSS to a new release: the test that pins it prints this list.
+ */
+export const UPGRADE_CHECKLIST = [
+  'every statement in src/jobs/boss-sql/ (job-reads, queue-reads, deferrals, locks, tables) still means what it says against the new tables',
+  'the columns they read and write (BOSS_COLUMNS) and the job_state enum order their `state < active` comparisons rely on',
+  "the attempt fence: a fetched attempt is the row with state 'active' and its retry_count (deferFetchedJob, fail/complete by {id, retryCount})",
+  "the dead-letter source_* columns: a failure's copy in its dead-letter queue has source_id/source_name = the failed job and source_root_id = its chain's first job; a redriven job has source_root_id and no source_id",
+  'the fail/retry CTEs: failJobsBody deletes and re-inserts a failed job under the same id and inserts its dead-letter copy (dlq_jobs); retryJobs moves failed → retry; redriveJobs deletes the dead letter it re-creates',
+  'the cached queue counts on the queue table (ready/deferred/active/failed_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
+] as const;
+
 /** Every column of pg-boss's tables read or written here (checked against the installed schema by the same test). */
 export const BOSS_COLUMNS = {
   job: [
