@@ -59,15 +59,15 @@ export class JobQueue {
   // Operator commands (the job console), each on the caller's transaction so the audit record commits with it: ./commands.ts.
   #commands: JobCommands | undefined;
 
-  /** The console's commands. */
+  /** The console's commands, with their outcomes per job (retry and redrive of one failure exclude each other). */
   get commands(): JobCommands {
     this.#commands ??= new JobCommands(this.boss);
     return this.#commands;
   }
 
-  /** Failed jobs get one more attempt. Returns how many changed (jobs in another state are left alone). */
+  /** Failed jobs get one more attempt (their dead letters are cancelled). Returns how many changed (jobs in another state, or already redriven, are left alone). */
   async retryFailed(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
-    return this.commands.retryFailed(trx, queue, ids);
+    return (await this.commands.retryFailed(trx, queue, ids)).done.length;
   }
 
   /** Cancelled jobs are queued again. */
@@ -84,9 +84,9 @@ export class JobQueue {
     return this.commands.remove(trx, queue, ids);
   }
 
-  /** Moves these dead letters back to the queue they failed on (pg-boss keeps their lineage). Returns how many moved. */
+  /** Moves these dead letters back to the queue they failed on, unless their failed job was retried instead. Returns how many moved. */
   async redrive(trx: Tx, deadLetterQueue: string, ids: readonly string[]): Promise<number> {
-    return this.commands.redrive(trx, deadLetterQueue, ids);
+    return (await this.commands.redrive(trx, deadLetterQueue, ids)).done.length;
   }
 
   /** An operator's "trigger now" of a cron job: marked so a paused schedule still runs it. */

@@ -82,7 +82,9 @@ const refusals: Record<Command, string> = {
 /**
  * retry (failed → one more attempt; cancelled → queued again), cancel (queued → cancelled;
  * running → cancelled and its handler's abort signal fired through NOTIFY), delete. Each with its
- * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded.
+ * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded. A failed
+ * job's retry cancels its dead letter, and is 409 when the dead letter was already redriven
+ * (src/jobs/commands.ts: one failure gets exactly one new attempt).
  */
 export async function commandJob(deps: Deps, actor: Actor, id: string, command: Command, reason: string | undefined) {
   const { job, caller } = await visibleJob(deps, actor, id);
@@ -90,17 +92,25 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
     const locked = await lockJobState(trx, job.name, id);
     if (!locked) throw notFound('job');
     let changed = false;
+    let deadLetter: string | undefined;
     if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.commands.remove(trx, job.name, [id])) > 0;
     else if (command === 'cancel') {
       changed = (await deps.jobs.commands.cancel(trx, job.name, [id])) > 0;
       if (changed && locked.state === 'active') await notify(trx, JOB_CONTROL_CHANNEL, id);
-    } else if (locked.state === 'failed') changed = (await deps.jobs.commands.retryFailed(trx, job.name, [id])) > 0;
-    else if (locked.state === 'cancelled') changed = (await deps.jobs.commands.resumeCancelled(trx, job.name, [id])) > 0;
+    } else if (locked.state === 'failed') {
+      const retried = await deps.jobs.commands.retryFailed(trx, job.name, [id]);
+      const refused = retried.skipped[0];
+      if (refused?.cause.kind === 'redriven' || refused?.cause.kind === 'dead-letter-running')
+        throw conflict(`this job is ${locked.state} and ${refused.reason}`, ['state']);
+      changed = retried.done.length > 0;
+      deadLetter = retried.deadLettersCancelled.get(id);
+    } else if (locked.state === 'cancelled') changed = (await deps.jobs.commands.resumeCancelled(trx, job.name, [id])) > 0;
     if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);
     await recordAction(trx, caller, {
       action: `job.${command}`,
       organizationId: job.group_id,
-      target: { queue: job.name, from_state: locked.state },
+      // The dead letter cancelled with the retry is named, so the log answers why it was not redriven.
+      target: { queue: job.name, from_state: locked.state, ...(deadLetter && { dead_letter_cancelled: deadLetter }) },
       jobIds: [id],
       count: 1,
       reason,

@@ -51,6 +51,7 @@ export const BOSS_COLUMNS = {
     'dead_letter',
     'source_name',
     'source_id',
+    'source_root_id',
   ],
   queue: ['name', 'dead_letter', 'ready_count', 'deferred_count', 'active_count', 'failed_count', 'monitor_on'],
 } as const;
@@ -71,7 +72,7 @@ export {
   previewJobRows,
   snapshotJobRows,
 } from './job-reads.ts';
-export { idsStillIn, type JobRef, type LockedJob, lockJobState, lockJobs } from './locks.ts';
+export { deadLetterSources, idsStillIn, type JobRef, type LockedJob, lockDeadLettersOf, lockJobState, lockJobs, redrivenCopiesOf } from './locks.ts';
 export {
   type OrganizationLoadRow,
   organizationLoad,
