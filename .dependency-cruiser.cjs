@@ -58,6 +58,15 @@ module.exports = {
       to: { path: '^src/alert-policy/' },
     },
     {
+      name: 'boss-sql-through-its-index',
+      severity: 'error',
+      comment:
+        'Every statement on pg-boss\'s schema lives in src/jobs/boss-sql/ (test/jobs/module-boundaries.test.ts checks that no other file ' +
+        'names the schema); the rest of the tree reaches it only through its index, the list of what it offers.',
+      from: { path: '^(src|workers)/', pathNot: '^src/jobs/boss-sql/' },
+      to: { path: '^src/jobs/boss-sql/', pathNot: '^src/jobs/boss-sql/index\\.ts$' },
+    },
+    {
       name: 'no-folder-cycles',
       severity: 'warn',
       comment:

@@ -13,7 +13,7 @@ import { notify } from '../db/notifications.ts';
 import type { Deps } from '../platform/deps.ts';
 import { type EndReason, type JobDefinition, LeaseLost } from './define.ts';
 import type { Lease } from './lease.ts';
-import { type DeadLetter, lockJob, spendRetries, unsettledDeadLetters, openJobsNaming } from './lease-sql.ts';
+import { type DeadLetter, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './boss-sql/index.ts';
 import { continuationOf, unstamp } from './origin.ts';
 
 /** A running attempt listens here for its own job id: a cancel NOTIFYs it at commit, and the handler's signal fires. */
@@ -74,11 +74,12 @@ export async function failForGood(deps: Deps, lease: Lease, definition: JobDefin
  * longer write anything (its lease is gone). Returns false when the job had already ended.
  */
 export async function cancelJob(trx: Knex.Transaction, deps: Deps, queue: string, jobId: string, reason: EndReason): Promise<boolean> {
-  const job = await lockJob(trx, queue, jobId);
+  const job = await lockJobRow(trx, queue, jobId);
   if (!job || !['created', 'retry', 'active'].includes(job.state)) return false;
   if ((await deps.jobs.cancel(trx, queue, [jobId])) === 0) return false;
+  // A dead letter's cancel ends nothing: its resource was settled when the job failed for good.
   const definition = deps.jobs.definition(queue);
-  const ends = await definition?.ends?.();
+  const ends = definition?.name === queue ? await definition.ends?.() : undefined;
   if (definition && ends) await ends.canceled(trx, payloadOf(definition, job.data), reason, { deps, jobId });
   await recordEnd(trx, { job_id: jobId, queue, organization_id: job.group_id, attempt: job.retry_count, end: 'canceled', reason });
   await continueAfter(trx, deps, job);
@@ -135,7 +136,7 @@ export async function settleAbandonedJobs(deps: Deps, definitions: readonly JobD
     const ends = (await definition.ends!())!;
     const { end, reason } = reasonOf(letter);
     settled += await deps.db.transaction(async (trx) => {
-      const job = await lockJob(trx, letter.queue, letter.job_id);
+      const job = await lockJobRow(trx, letter.queue, letter.job_id);
       // Retried by an operator meanwhile (its new attempt settles itself), or settled by another sweep.
       if (job?.state !== 'failed') return 0;
       const recorded = await trx('job_ends').where({ job_id: letter.job_id }).where('ended_at', '>=', letter.dead_at).first('id');

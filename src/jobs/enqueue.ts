@@ -3,6 +3,7 @@ import type { Tx } from '../db/knex.ts';
 import type { JobDefinition, PayloadOf } from './define.ts';
 import { currentRequestId, stamp } from './origin.ts';
 import { affected } from './boss.ts';
+import { JobCommands } from './commands.ts';
 
 /** Whom a job works for: every call site says so (`null` for the platform's own jobs). */
 export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priority' | 'id'> {
@@ -76,30 +77,37 @@ export class JobQueue {
     return affected(await this.boss.fail(queue, attempt, error, { db: fromKnex(trx) })) === 1;
   }
 
-  // Operator commands (the job console), each on the caller's transaction so the audit record commits with it.
+  // Operator commands (the job console), each on the caller's transaction so the audit record commits with it: ./commands.ts.
+  #commands: JobCommands | undefined;
 
-  /** Failed jobs get one more attempt. Returns how many changed (jobs in another state are left alone). */
+  /** The console's commands, with their outcomes per job (retry and redrive of one failure exclude each other). */
+  get commands(): JobCommands {
+    this.#commands ??= new JobCommands(this.boss);
+    return this.#commands;
+  }
+
+  /** Failed jobs get one more attempt (their dead letters are cancelled). Returns how many changed (jobs in another state, or already redriven, are left alone). */
   async retryFailed(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
-    return affected(await this.boss.retry(queue, [...ids], { db: fromKnex(trx) }));
+    return (await this.commands.retryFailed(trx, queue, ids)).done.length;
   }
 
   /** Cancelled jobs are queued again. */
   async resumeCancelled(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
-    return affected(await this.boss.resume(queue, [...ids], { db: fromKnex(trx) }));
+    return this.commands.resumeCancelled(trx, queue, ids);
   }
 
   /** Queued or running → cancelled (a running attempt's completion then changes nothing). */
   async cancel(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
-    return affected(await this.boss.cancel(queue, [...ids], { db: fromKnex(trx) }));
+    return this.commands.cancel(trx, queue, ids);
   }
 
   async remove(trx: Tx, queue: string, ids: readonly string[]): Promise<number> {
-    return affected(await this.boss.deleteJob(queue, [...ids], { db: fromKnex(trx) }));
+    return this.commands.remove(trx, queue, ids);
   }
 
-  /** Moves these dead letters back to the queue they failed on (pg-boss keeps their lineage). Returns how many moved. */
+  /** Moves these dead letters back to the queue they failed on, unless their failed job was retried instead. Returns how many moved. */
   async redrive(trx: Tx, deadLetterQueue: string, ids: readonly string[]): Promise<number> {
-    return this.boss.redrive(deadLetterQueue, { ids: [...ids], limit: ids.length, db: fromKnex(trx) });
+    return (await this.commands.redrive(trx, deadLetterQueue, ids)).done.length;
   }
 
   /** An operator's "trigger now" of a cron job: marked so a paused schedule still runs it. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { LeaseLost } from './define.ts';
-import { type LockedJob, lockJob } from './lease-sql.ts';
+import { type LeasedJob, lockJobRow } from './boss-sql/index.ts';
 
 /** The attempt a worker fetched: pg-boss's job id and retry count together are its fencing token. */
 export interface AttemptToken {
@@ -23,8 +23,8 @@ export class Lease {
   ) {}
 
   /** Locks the job row for `trx` and checks the lease; throws LeaseLost when it is gone. */
-  async hold(trx: Knex.Transaction): Promise<LockedJob> {
-    const job = await lockJob(trx, this.token.queue, this.token.id);
+  async hold(trx: Knex.Transaction): Promise<LeasedJob> {
+    const job = await lockJobRow(trx, this.token.queue, this.token.id);
     if (job?.state !== 'active' || job.retry_count !== this.token.attempt) throw new LeaseLost(this.token, job?.state ?? null);
     return job;
   }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Job } from 'pg-boss';
 import { notify, type NotificationHub } from '../db/notifications.ts';
 import type { Logger } from '../platform/logger.ts';
-import { BOSS_SCHEMA } from './boss.ts';
+import { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs } from './boss-sql/index.ts';
 
 /**
  * Pauses at three scopes — a queue, one organization on a queue, a schedule — with a reason and an
@@ -14,7 +14,7 @@ import { BOSS_SCHEMA } from './boss.ts';
  *   every job they fetch: one a pause covers — enqueued after the pause, or fetched by a worker
  *   that had not heard of it yet — is put back untouched (no attempt used) and deferred the same
  *   way. A paused schedule's cron job is completed as skipped unless an operator triggered it.
- * All the SQL on pauses is in this module.
+ * The SQL on pauses is in this module; what they do to pg-boss's jobs is in ./boss-sql/deferrals.ts.
  */
 export interface Pause {
   id: string;
@@ -35,7 +35,10 @@ export type PauseScope = Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'sc
 export const PAUSES_CHANNEL = 'job_pauses';
 
 /** An indefinite pause pushes jobs back by this much; a worker re-defers any that come back while it lasts. */
-const INDEFINITE_DEFERRAL = "interval '1 day'";
+const INDEFINITE_DEFERRAL = '1 day';
+
+/** Until the pause's expiry, or a day ahead for an indefinite one. */
+const deferralOf = (pause: Pause): DeferUntil => (pause.expires_at ? { at: pause.expires_at } : { interval: INDEFINITE_DEFERRAL });
 
 const OPEN = `resumed_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
 
@@ -81,30 +84,9 @@ export async function createPause(
   );
   const pause = rows[0] as Pause | undefined;
   if (!pause) return null;
-  const deferred = pause.queue ? await deferQueued(trx, pause) : 0;
+  const deferred = pause.queue ? await deferQueuedJobs(trx, { id: pause.id, queue: pause.queue, organizationId: pause.organization_id }, deferralOf(pause)) : 0;
   await notify(trx, PAUSES_CHANNEL, 'changed');
   return { pause, deferred };
-}
-
-async function deferQueued(trx: Knex.Transaction, pause: Pause): Promise<number> {
-  const until = pause.expires_at ? '?::timestamptz' : `now() + ${INDEFINITE_DEFERRAL}`;
-  const untilBinding = pause.expires_at ? [pause.expires_at] : [];
-  const { rows } = await trx.raw(
-    `WITH target AS (
-       SELECT id, start_after FROM ??.job
-        WHERE name = ? AND state IN ('created', 'retry') ${pause.organization_id ? 'AND group_id = ?' : ''}
-        FOR UPDATE SKIP LOCKED
-     ), moved AS (
-       UPDATE ??.job j SET start_after = GREATEST(j.start_after, ${until}) FROM target t WHERE j.name = ? AND j.id = t.id RETURNING j.id
-     ), remembered AS (
-       INSERT INTO job_deferrals (job_id, queue, pause_id, original_start_after)
-       SELECT t.id, ?, ?, t.start_after FROM target t
-       ON CONFLICT (job_id) DO NOTHING
-     )
-     SELECT count(*)::int AS n FROM moved`,
-    [BOSS_SCHEMA, pause.queue, ...(pause.organization_id ? [pause.organization_id] : []), BOSS_SCHEMA, ...untilBinding, pause.queue, pause.queue, pause.id],
-  );
-  return rows[0].n as number;
 }
 
 /** Ends a pause now and restores the start times of the jobs it deferred. `null` when it was not open. */
@@ -115,22 +97,9 @@ export async function resumePause(trx: Knex.Transaction, id: string, by: string)
     .update({ resumed_at: trx.fn.now(), resumed_by: by })
     .returning('*')) as Pause[];
   if (!pause) return null;
-  const restored = await restoreDeferred(trx, [id]);
+  const restored = await restoreDeferredJobs(trx, [id]);
   await notify(trx, PAUSES_CHANNEL, 'changed');
   return { pause, restored };
-}
-
-async function restoreDeferred(trx: Knex.Transaction, pauseIds: readonly string[]): Promise<number> {
-  const { rows } = await trx.raw(
-    `WITH d AS (DELETE FROM job_deferrals WHERE pause_id = ANY(?::uuid[]) RETURNING job_id, queue, original_start_after),
-          restored AS (
-            UPDATE ??.job j SET start_after = GREATEST(d.original_start_after, now())
-              FROM d WHERE j.name = d.queue AND j.id = d.job_id AND j.state IN ('created', 'retry')
-            RETURNING j.id)
-     SELECT count(*)::int AS n FROM restored`,
-    [[...pauseIds], BOSS_SCHEMA],
-  );
-  return rows[0].n as number;
 }
 
 /**
@@ -145,7 +114,7 @@ export async function closeExpiredPauses(db: Knex): Promise<number> {
       .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry' })
       .returning('id')) as { id: string }[];
     if (expired.length === 0) return 0;
-    await restoreDeferred(
+    await restoreDeferredJobs(
       trx,
       expired.map((p) => p.id),
     );
@@ -161,21 +130,7 @@ export async function closeExpiredPauses(db: Knex): Promise<number> {
  * longer active and leaves it alone.
  */
 export async function deferFetched(db: Knex, job: Pick<Job, 'id' | 'name' | 'retryCount'>, pause: Pause): Promise<boolean> {
-  const until = pause.expires_at ? '?::timestamptz' : `now() + ${INDEFINITE_DEFERRAL}`;
-  const { rows } = await db.raw(
-    `WITH moved AS (
-       UPDATE ??.job SET state = 'created', started_on = NULL, heartbeat_on = NULL, start_after = ${until}
-        WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?
-        RETURNING id
-     ), remembered AS (
-       INSERT INTO job_deferrals (job_id, queue, pause_id, original_start_after)
-       SELECT id, ?, ?, now() FROM moved
-       ON CONFLICT (job_id) DO UPDATE SET pause_id = EXCLUDED.pause_id
-     )
-     SELECT count(*)::int AS n FROM moved`,
-    [BOSS_SCHEMA, ...(pause.expires_at ? [pause.expires_at] : []), job.name, job.id, job.retryCount, job.name, pause.id],
-  );
-  return rows[0].n === 1;
+  return deferFetchedJob(db, job, pause.id, deferralOf(pause));
 }
 
 /**

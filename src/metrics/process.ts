@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
-import { BOSS_SCHEMA } from '../jobs/boss.ts';
 import type { Logger } from '../platform/logger.ts';
 import { type QueueAlert, registerAlertMetrics } from './alerts.ts';
 import { registerCreditMetrics } from './credits.ts';
@@ -23,7 +22,7 @@ export interface MetricSources {
 function processRegistry(kind: ProcessKind, db: Knex, sources: MetricSources, log: Logger): Registry {
   const registry = createMetricsRegistry(kind);
   registerPoolMetrics(registry, db, kind);
-  registerQueueMetrics(registry, db, { schema: BOSS_SCHEMA, log });
+  registerQueueMetrics(registry, db, { log });
   if (sources.alerts) registerAlertMetrics(registry, sources.alerts, { log });
   registerCreditMetrics(registry, db, { log });
   return registry;

@@ -6,7 +6,8 @@ import type { Deps } from '../platform/deps.ts';
 import type { Actor } from '../access/index.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
-import { matching, windowOf, withinTimeout, type JobRow } from './job-rows.ts';
+import { type JobSelection, previewJobRows, snapshotJobRows } from '../jobs/boss-sql/index.ts';
+import { windowOf, withinTimeout } from './job-rows.ts';
 import { searchableFields } from './job-service.ts';
 import { iso, presentJob } from './presenter.ts';
 import type { bulkActionSchema, JobFilter } from './schema.ts';
@@ -17,39 +18,25 @@ import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-mode
 export const BULK_LIMIT = 100_000;
 
 /** The jobs an action would take now: the filter, scoped to the caller, narrowed to the states the action applies to. */
-function selection(trx: Knex.Transaction, deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: JobFilter) {
+function selection(deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: JobFilter) {
   const scoped = caller.operator ? filter : { ...filter, organization_id: caller.organizationId! };
   if (scoped.state && !actionableStates[action].includes(scoped.state))
     throw badRequest(`filter.state: ${action} applies to ${actionableStates[action].join(', ')} jobs, not ${scoped.state}`, ['filter', 'state']);
   const isDead = (queue: string) => queue.endsWith('.dead');
   if (scoped.queue && action === 'redrive' && !isDead(scoped.queue))
     throw badRequest(`filter.queue: a redrive takes dead letters: name a dead-letter queue (${scoped.queue}.dead)`, ['filter', 'queue']);
-  const query = matching(trx, scoped, windowOf(scoped), searchableFields(deps));
-  if (!scoped.state) query.whereIn('state', actionableStates[action]);
-  // Dead letters are queued jobs nobody works: only a redrive moves them; retry and cancel leave them alone.
-  if (!scoped.queue) query.whereRaw(action === 'redrive' ? `name LIKE '%.dead'` : `name NOT LIKE '%.dead'`);
-  return { query, organizationId: scoped.organization_id ?? null };
+  const jobs: JobSelection = { ...scoped, states: actionableStates[action], deadLetters: action === 'redrive' ? 'only' : 'excluded' };
+  return { jobs, window: windowOf(scoped), searchable: searchableFields(deps), organizationId: scoped.organization_id ?? null };
 }
 
 export async function previewBulkAction(deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: JobFilter) {
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
-    const { query } = selection(trx, deps, caller, action, filter);
-    const byQueue = (await query.clone().select('name as queue').count<{ queue: string; n: string }[]>('* as n').groupBy('name').orderBy('n', 'desc')) as {
-      queue: string;
-      n: string;
-    }[];
-    const sample = (await query
-      .clone()
-      .select('*')
-      .orderBy([
-        { column: 'created_on', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(10)) as JobRow[];
+    const { jobs, window, searchable } = selection(deps, caller, action, filter);
+    const { byQueue, sample } = await previewJobRows(trx, jobs, window, searchable, 10);
     return {
       action,
-      count: byQueue.reduce((sum, row) => sum + Number(row.n), 0),
-      by_queue: byQueue.map((row) => ({ queue: row.queue, count: Number(row.n) })),
+      count: byQueue.reduce((sum, row) => sum + row.count, 0),
+      by_queue: byQueue,
       sample: sample.map((row) => presentJob(row, deps.jobs.definition(row.name))),
       limit: BULK_LIMIT,
     };
@@ -63,7 +50,7 @@ export async function previewBulkAction(deps: Deps, caller: ConsoleCaller, actio
 export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: JobFilter, reason: string) {
   return deps.db.transaction(async (trx) => {
     await trx.raw(`SET LOCAL statement_timeout = ${deps.config.OPS_STATEMENT_TIMEOUT_MS * 4}`);
-    const { query, organizationId } = selection(trx, deps, caller, action, filter);
+    const { jobs, window, searchable, organizationId } = selection(deps, caller, action, filter);
     const [bulk] = (await trx('bulk_actions')
       .insert({
         action,
@@ -75,15 +62,7 @@ export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action
         request_id: caller.requestId,
       })
       .returning('*')) as BulkActionRow[];
-    const snapshot = query
-      .clone()
-      .select(trx.raw('?::uuid', [bulk!.id]), 'id', 'name')
-      .limit(BULK_LIMIT + 1);
-    const { rowCount } = await trx.raw(
-      `INSERT INTO bulk_action_items (bulk_action_id, job_id, queue) ${snapshot.toSQL().sql}`,
-      snapshot.toSQL().bindings as Knex.Value[],
-    );
-    const total = rowCount as number;
+    const total = await snapshotJobRows(trx, jobs, window, searchable, { bulkActionId: bulk!.id, limit: BULK_LIMIT + 1 });
     if (total === 0) throw badRequest(`filter: matches no job a ${action} applies to`, ['filter']);
     if (total > BULK_LIMIT)
       throw badRequest(`filter: matches more than ${BULK_LIMIT} jobs; narrow it (time window, queue, organization) or run several`, ['filter']);

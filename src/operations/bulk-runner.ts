@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
+import { lockJobs } from '../jobs/boss-sql/index.ts';
+import type { CommandResult } from '../jobs/commands.ts';
 import type { JobContext } from '../jobs/define.ts';
 import { cancelJob } from '../jobs/ends.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -60,17 +62,26 @@ async function runBatch(trx: Knex.Transaction, deps: Deps, id: string): Promise<
   return false;
 }
 
-/** Acts on the items' jobs that are still actionable; every other item is skipped with why. */
+/**
+ * Acts on the items' jobs that are still actionable; every other item is skipped with why. A redrive
+ * is left to the command entirely (it locks each dead letter's failed job before the dead letter,
+ * the order every command keeps); retry and cancel lock the batch's jobs first.
+ */
 async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: readonly { job_id: string; queue: string }[]): Promise<Outcome[]> {
-  const jobs = (await trx('pgboss.job')
-    .whereIn(
-      'id',
-      items.map((item) => item.job_id),
-    )
-    .forUpdate()
-    .select('id', 'name', 'state')) as { id: string; name: string; state: string }[];
-  const state = new Map(jobs.map((job) => [job.id, job.state]));
   const outcomes: Outcome[] = [];
+  const record = (result: CommandResult) => {
+    for (const jobId of result.done) outcomes.push({ job_id: jobId, outcome: 'done', reason: null });
+    for (const skipped of result.skipped) outcomes.push({ job_id: skipped.id, outcome: 'skipped', reason: skipped.reason });
+  };
+  if (action === 'redrive') {
+    for (const [queue, ids] of byQueue(items)) record(await deps.jobs.commands.redrive(trx, queue, ids));
+    return outcomes;
+  }
+  const jobs = await lockJobs(
+    trx,
+    items.map((item) => ({ queue: item.queue, id: item.job_id })),
+  );
+  const state = new Map(jobs.map((job) => [job.id, job.state]));
   const groups = new Map<string, string[]>(); // `${queue}\n${state}` → ids
   for (const item of items) {
     const now = state.get(item.job_id);
@@ -84,23 +95,20 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
   }
   for (const [key, ids] of groups) {
     const [queue, now] = key.split('\n') as [string, string];
-    if (action === 'retry') await (now === 'failed' ? deps.jobs.retryFailed(trx, queue, ids) : deps.jobs.resumeCancelled(trx, queue, ids));
-    else if (action === 'cancel') {
+    // A failed job whose dead letter was redriven meanwhile is skipped, "already redriven".
+    if (action === 'retry' && now === 'failed') record(await deps.jobs.commands.retryFailed(trx, queue, ids));
+    else {
+      if (action === 'retry') await deps.jobs.commands.resumeCancelled(trx, queue, ids);
       // Each with its resource's end (a generation canceled, its hold released) and its running attempt told.
-      for (const jobId of ids) await cancelJob(trx, deps, queue, jobId, { code: 'canceled', message: 'canceled by an operator (bulk action)' });
-    } else {
-      await deps.jobs.redrive(trx, queue, ids);
-      // A dead letter pg-boss could not move (a conflicting singleton in its queue) is still here.
-      const left = new Set(((await trx('pgboss.job').where({ name: queue }).whereIn('id', ids).select('id')) as { id: string }[]).map((row) => row.id));
-      for (const jobId of ids)
-        outcomes.push(
-          left.has(jobId)
-            ? { job_id: jobId, outcome: 'skipped', reason: 'pg-boss could not move it back (a conflicting job)' }
-            : { job_id: jobId, outcome: 'done', reason: null },
-        );
-      continue;
+      else for (const jobId of ids) await cancelJob(trx, deps, queue, jobId, { code: 'canceled', message: 'canceled by an operator (bulk action)' });
+      record({ done: ids, skipped: [] });
     }
-    for (const jobId of ids) outcomes.push({ job_id: jobId, outcome: 'done', reason: null });
   }
   return outcomes;
+}
+
+function byQueue(items: readonly { job_id: string; queue: string }[]): Map<string, string[]> {
+  const groups = new Map<string, string[]>();
+  for (const item of items) groups.set(item.queue, [...(groups.get(item.queue) ?? []), item.job_id]);
+  return groups;
 }

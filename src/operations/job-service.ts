@@ -1,12 +1,13 @@
 import type { Actor } from '../access/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
+import { countJobRows, estimateJobRows, findJobRow, listJobRows, lockJobState } from '../jobs/boss-sql/index.ts';
 import { cancelJob } from '../jobs/ends.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { actionsOnJob, recordAction } from './audit.ts';
 import { attemptHistory, timelineOf } from './job-detail.ts';
-import { countJobs, estimateJobs, findJob, listJobs, windowOf, withinTimeout, type JobRow } from './job-rows.ts';
+import { windowOf, withinTimeout, type JobRow } from './job-rows.ts';
 import { presentAction, presentJob } from './presenter.ts';
 import type { JobFilter } from './schema.ts';
 
@@ -25,9 +26,9 @@ export async function listJobsFor(
   const window = windowOf(filter);
   const searchable = searchableFields(deps);
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
-    const page = await listJobs(trx, filter, window, searchable, query);
+    const page = await listJobRows(trx, filter, window, searchable, query);
     const exact = query.count === 'exact';
-    const total = exact ? await countJobs(trx, filter, window, searchable) : await estimateJobs(trx, filter, window, searchable);
+    const total = exact ? await countJobRows(trx, filter, window, searchable) : await estimateJobRows(trx, filter, window, searchable);
     return {
       items: page.items.map((row) => presentJob(row, deps.jobs.definition(row.name))),
       next_cursor: page.next_cursor,
@@ -46,14 +47,14 @@ export async function lookupJobs(
 ) {
   const filter = scoped(caller, { ...by, organization_id: caller.organizationId ?? undefined });
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
-    const found = await listJobs(trx, filter, null, searchableFields(deps), page);
+    const found = await listJobRows(trx, filter, null, searchableFields(deps), page);
     return { items: found.items.map((row) => presentJob(row, deps.jobs.definition(row.name))), next_cursor: found.next_cursor };
   });
 }
 
 /** The job, if the actor may see it (404 otherwise, like a missing one), with the caller it is seen as. */
 async function visibleJob(deps: Deps, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
-  const job = await findJob(deps.db, id);
+  const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   return { job, caller: await consoleCallerFor(actor, job.group_id) };
 }
@@ -80,40 +81,50 @@ const refusals: Record<Command, string> = {
 /**
  * retry (failed → one more attempt; cancelled → queued again), cancel (queued → cancelled;
  * running → cancelled and its handler's abort signal fired through NOTIFY), delete. Each with its
- * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded.
+ * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded. A failed
+ * job's retry cancels its dead letter, and is 409 when the dead letter was already redriven
+ * (src/jobs/commands.ts: one failure gets exactly one new attempt).
  */
 export async function commandJob(deps: Deps, actor: Actor, id: string, command: Command, reason: string | undefined) {
   const { job, caller } = await visibleJob(deps, actor, id);
   await deps.db.transaction(async (trx) => {
-    const locked = await trx('pgboss.job').where({ name: job.name, id }).forUpdate().first('state');
+    const locked = await lockJobState(trx, job.name, id);
     if (!locked) throw notFound('job');
     let changed = false;
-    if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.remove(trx, job.name, [id])) > 0;
+    let deadLetter: string | undefined;
+    if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.commands.remove(trx, job.name, [id])) > 0;
     else if (command === 'cancel') {
       // The job's resource ends with it (a generation canceled, its hold released), and a running attempt is told.
       changed = await cancelJob(trx, deps, job.name, id, {
         code: 'canceled',
         message: reason ? `canceled by an operator: ${reason}` : 'canceled by an operator',
       });
-    } else if (locked.state === 'failed') changed = (await deps.jobs.retryFailed(trx, job.name, [id])) > 0;
-    else if (locked.state === 'cancelled') changed = (await deps.jobs.resumeCancelled(trx, job.name, [id])) > 0;
+    } else if (locked.state === 'failed') {
+      const retried = await deps.jobs.commands.retryFailed(trx, job.name, [id]);
+      const refused = retried.skipped[0];
+      if (refused?.cause.kind === 'redriven' || refused?.cause.kind === 'dead-letter-running')
+        throw conflict(`this job is ${locked.state} and ${refused.reason}`, ['state']);
+      changed = retried.done.length > 0;
+      deadLetter = retried.deadLettersCancelled.get(id);
+    } else if (locked.state === 'cancelled') changed = (await deps.jobs.commands.resumeCancelled(trx, job.name, [id])) > 0;
     if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);
     await recordAction(trx, caller, {
       action: `job.${command}`,
       organizationId: job.group_id,
-      target: { queue: job.name, from_state: locked.state },
+      // The dead letter cancelled with the retry is named, so the log answers why it was not redriven.
+      target: { queue: job.name, from_state: locked.state, ...(deadLetter && { dead_letter_cancelled: deadLetter }) },
       jobIds: [id],
       count: 1,
       reason,
     });
   });
   if (command === 'delete') return null;
-  return presentJob((await findJob(deps.db, id))!, deps.jobs.definition(job.name));
+  return presentJob((await deps.jobs.commands.job(job.name, id))!, deps.jobs.definition(job.name));
 }
 
 /** The unredacted payload, for operators only; the reveal is recorded before the answer leaves. */
 export async function revealPayload(deps: Deps, caller: ConsoleCaller, id: string, reason: string) {
-  const job = await findJob(deps.db, id);
+  const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   await deps.db.transaction((trx) =>
     recordAction(trx, caller, {

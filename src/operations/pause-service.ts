@@ -2,7 +2,6 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import { paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
-import { BOSS_SCHEMA } from '../jobs/boss.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Actor } from '../access/index.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
@@ -80,7 +79,7 @@ const describe = (scope: Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'sc
 async function scopeOf(deps: Deps, caller: ConsoleCaller, request: PauseRequest): Promise<Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>> {
   const requireQueue = async () => {
     if (!request.queue) throw badRequest(`queue: is required to pause a ${request.scope}`, ['queue']);
-    const exists = await deps.db(`${BOSS_SCHEMA}.queue`).where({ name: request.queue }).first('name');
+    const exists = await deps.jobs.commands.queueExists(request.queue);
     if (!exists || request.queue.endsWith('.dead')) throw badRequest(`queue: ${request.queue} is not a queue workers run`, ['queue']);
     return request.queue;
   };

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { z } from '../core/zod.ts';
-import { BOSS_SCHEMA } from '../jobs/boss.ts';
+import { queueCounts, queueNames } from '../jobs/boss-sql/index.ts';
 import { openPauses } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConsoleCaller } from './access.ts';
@@ -25,26 +25,8 @@ export async function queueHealth(
 ) {
   const organizationId = caller.organizationId;
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
-    const names = ((await trx(`${BOSS_SCHEMA}.queue`).select('name', 'dead_letter').orderBy('name')) as { name: string; dead_letter: string | null }[]).filter(
-      (queue) => options.deadLetters || !queue.name.endsWith('.dead'),
-    );
-    const org = organizationId ? 'AND group_id = ?' : '';
-    const orgBinding = organizationId ? [organizationId] : [];
-    const { rows: waiting } = await trx.raw(
-      `SELECT name, state::text AS state, count(*) FILTER (WHERE start_after <= now())::int AS due, count(*) FILTER (WHERE start_after > now())::int AS deferred,
-              extract(epoch FROM now() - min(created_on) FILTER (WHERE start_after <= now()))::float AS oldest
-         FROM ??.job WHERE state < 'active' ${org} GROUP BY name, state`,
-      [BOSS_SCHEMA, ...orgBinding],
-    );
-    const { rows: active } = await trx.raw(`SELECT name, count(*)::int AS n FROM ??.job WHERE state = 'active' ${org} GROUP BY name`, [
-      BOSS_SCHEMA,
-      ...orgBinding,
-    ]);
-    const { rows: finished } = await trx.raw(
-      `SELECT name, state::text AS state, count(*)::int AS n FROM ??.job
-        WHERE created_on >= now() - make_interval(hours => ?) AND state > 'active' ${org} GROUP BY name, state`,
-      [BOSS_SCHEMA, options.hours, ...orgBinding],
-    );
+    const names = (await queueNames(trx)).filter((queue) => options.deadLetters || !queue.name.endsWith('.dead'));
+    const { waiting, active, finished } = await queueCounts(trx, { organizationId, hours: options.hours });
     const throughput = await throughputOf(trx, organizationId, options.hours);
     const workers = await liveWorkersByQueue(trx, deps.config.WORKER_LOST_AFTER_SECONDS);
     const pauses = (await openPauses(trx)).filter(
@@ -54,13 +36,13 @@ export async function queueHealth(
     const items: Queue[] = names.map(({ name, dead_letter }) => {
       const counts = emptyCounts();
       let oldest: number | null = null;
-      for (const row of waiting.filter((r: { name: string }) => r.name === name)) {
-        counts[row.state as 'created' | 'retry'] += row.due;
+      for (const row of waiting.filter((r) => r.name === name)) {
+        counts[row.state] += row.due;
         counts.deferred += row.deferred;
         if (row.oldest !== null) oldest = Math.max(oldest ?? 0, row.oldest);
       }
-      counts.active = active.find((r: { name: string }) => r.name === name)?.n ?? 0;
-      for (const row of finished.filter((r: { name: string }) => r.name === name)) counts[row.state as 'completed' | 'cancelled' | 'failed'] = row.n;
+      counts.active = active.find((r) => r.name === name)?.n ?? 0;
+      for (const row of finished.filter((r) => r.name === name)) counts[row.state] = row.n;
       const series = throughput.get(name) ?? [];
       const live = workers.get(name) ?? { live: 0, lastHeartbeatAge: null };
       return {

@@ -2,7 +2,7 @@ import { Cron } from 'croner';
 import { badRequest, notFound } from '../core/errors.ts';
 import { encodeCursor, decodeCursor } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
-import { BOSS_SCHEMA } from '../jobs/boss.ts';
+import { lastCreatedOn } from '../jobs/boss-sql/index.ts';
 import { cronSchedule, openPauses, type Pause } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
 import { triggerTaskRun } from '../scheduled-tasks/index.ts';
@@ -27,7 +27,6 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
   const platform: Schedule[] = [];
   if (caller.operator && !caller.organizationId && page.cursor === undefined)
     for (const job of deps.jobs.definitions.filter((j) => j.cron !== null)) {
-      const { rows } = await deps.db.raw(`SELECT max(created_on) AS last FROM ??.job WHERE name = ?`, [BOSS_SCHEMA, job.name]);
       platform.push({
         key: cronSchedule(job.name),
         kind: 'platform',
@@ -37,7 +36,7 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
         cron: job.cron!,
         timezone: 'UTC',
         enabled: true,
-        last_run_at: iso(rows[0].last),
+        last_run_at: iso(await lastCreatedOn(deps.db, job.name)),
         next_run_at: iso(new Cron(job.cron!, { timezone: 'UTC' }).nextRun()),
         paused: pauseOf(cronSchedule(job.name)),
       });

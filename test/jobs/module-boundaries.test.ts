@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { allJobs } from '../../src/jobs.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -17,6 +19,31 @@ async function filesLoadedBy(script: string): Promise<string[]> {
   const line = exit.stdout.split('\n').find((l) => l.startsWith('LOADED '));
   return JSON.parse(line!.slice('LOADED '.length)) as string[];
 }
+
+/** Every .ts file under `dir`, relative to the repository root. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('pg-boss internals: one module', () => {
+  it('no file of src/ or workers/ but src/jobs/boss-sql/ names pg-boss’s schema (src/jobs/boss.ts only hands it to pg-boss)', () => {
+    // The schema by name in SQL (`pgboss.job`), its constant, or the bare name as a string.
+    const namesSchema = /\bpgboss\.|\bBOSS_SCHEMA\b|['"`]pgboss['"`]/;
+    const allowed = (file: string) => file.startsWith('src/jobs/boss-sql/') || file === 'src/jobs/boss.ts';
+    const offenders = [...sourceFiles('src'), ...sourceFiles('workers')]
+      .filter((file) => !allowed(file))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .flatMap((line, i) => (namesSchema.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
+    expect(offenders, `SQL on pg-boss's tables belongs in src/jobs/boss-sql/ (behind a named function):\n${offenders.join('\n')}`).to.deep.equal([]);
+  });
+});
 
 describe('job modules: who loads what', function () {
   this.timeout(60_000);

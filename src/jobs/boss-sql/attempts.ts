@@ -1,12 +1,15 @@
-// The SQL the job runtime runs on pg-boss's job table to fence attempts, end jobs for good and find
-// the work a resource's job does. (Read src/jobs/boss.ts for the schema name; pg-boss's own commands
-// — complete, fail, cancel — are called through its API.)
 import type { Knex } from 'knex';
-import { BOSS_SCHEMA } from './boss.ts';
+import { BOSS_SCHEMA } from '../boss.ts';
+
+// Attempt fencing and job ends: what the runtime reads and locks on pg-boss's job table to fence a
+// worker's attempt (the row locked FOR NO KEY UPDATE, state 'active' and the attempt's retry_count)
+// before it writes results, settles or charges; to end a job for good; to find the open jobs
+// working on a resource; and to find failures pg-boss ended on its own. pg-boss's own commands —
+// complete, fail, cancel — go through its API.
 
 const JOB = `${BOSS_SCHEMA}.job`;
 
-export interface LockedJob {
+export interface LeasedJob {
   id: string;
   name: string;
   state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
@@ -19,9 +22,9 @@ export interface LockedJob {
  * Locks a job's row until the caller's transaction ends (FOR NO KEY UPDATE: pg-boss's heartbeat,
  * cancel, retry and expiry all wait for it) and returns it as it now stands.
  */
-export async function lockJob(trx: Knex.Transaction, queue: string, id: string): Promise<LockedJob | undefined> {
+export async function lockJobRow(trx: Knex.Transaction, queue: string, id: string): Promise<LeasedJob | undefined> {
   const { rows } = await trx.raw(`SELECT id, name, state, retry_count, group_id, data FROM ${JOB} WHERE name = ? AND id = ? FOR NO KEY UPDATE`, [queue, id]);
-  return rows[0] as LockedJob | undefined;
+  return rows[0] as LeasedJob | undefined;
 }
 
 /** No retry follows this attempt: pg-boss's next `fail` of it ends the job `failed` and copies it to its dead letters. */

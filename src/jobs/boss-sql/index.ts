@@ -1,0 +1,90 @@
+/**
+ * Every SQL statement of the application on pg-boss's schema (`pgboss.*`), behind named functions
+ * with typed rows, one file per concern:
+ * - ./job-reads.ts   the console's job lists, lookups, bulk previews and snapshots;
+ * - ./queue-reads.ts queue health, the tenant panel, the throughput snapshot, the /metrics gauges;
+ * - ./deferrals.ts   what pauses do to queued and fetched jobs;
+ * - ./locks.ts       row locks and dead-letter lineage for operator commands;
+ * - ./attempts.ts    attempt fencing, ending a job for good, open jobs of a resource, failures to settle;
+ * - ./tables.ts      autovacuum tuning and the console's indexes, run by `release`.
+ * Anything pg-boss's own API does (send, retry, redrive, cancel, resume, delete, getQueue,
+ * getJobById, schemaVersion) goes through the API instead. Nothing else in src/ or workers/ names
+ * the schema: test/jobs/module-boundaries.test.ts fails if something does.
+ *
+ * These statements depend on pg-boss's internals, verified against the version below. On any
+ * upgrade, test/jobs/boss-schema.test.ts fails until this is re-checked and the pins moved.
+ */
+
+/** The pg-boss release and schema version these statements were verified against. */
+export const VERIFIED_PGBOSS = { package: '12.35.0', schema: 43 } as const;
+
+/**
+ * What to re-check in pg-boss's source (node_modules/pg-boss/dist/plans.js, manager.js) before
+ * moving VERIFIED_PGBOSS to a new release: the test that pins it prints this list.
+ */
+export const UPGRADE_CHECKLIST = [
+  'every statement in src/jobs/boss-sql/ (job-reads, queue-reads, deferrals, locks, tables) still means what it says against the new tables',
+  'the columns they read and write (BOSS_COLUMNS) and the job_state enum order their `state < active` comparisons rely on',
+  "the attempt fence: a fetched attempt is the row with state 'active' and its retry_count (deferFetchedJob, fail/complete by {id, retryCount})",
+  "the dead-letter source_* columns: a failure's copy in its dead-letter queue has source_id/source_name = the failed job and source_root_id = its chain's first job; a redriven job has source_root_id and no source_id",
+  'the fail/retry CTEs: failJobsBody deletes and re-inserts a failed job under the same id and inserts its dead-letter copy (dlq_jobs); retryJobs moves failed → retry; redriveJobs deletes the dead letter it re-creates',
+  'the cached queue counts on the queue table (ready/deferred/active/failed_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
+] as const;
+
+/** Every column of pg-boss's tables read or written here (checked against the installed schema by the same test). */
+export const BOSS_COLUMNS = {
+  job: [
+    'id',
+    'name',
+    'state',
+    'group_id',
+    'data',
+    'output',
+    'retry_count',
+    'retry_limit',
+    'priority',
+    'created_on',
+    'start_after',
+    'started_on',
+    'completed_on',
+    'heartbeat_on',
+    'blocked',
+    'dead_letter',
+    'source_name',
+    'source_id',
+    'source_root_id',
+    'source_retry_count',
+    'source_output',
+  ],
+  queue: ['name', 'dead_letter', 'ready_count', 'deferred_count', 'active_count', 'failed_count', 'monitor_on'],
+} as const;
+
+export { type DeadLetter, type LeasedJob, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './attempts.ts';
+export { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs } from './deferrals.ts';
+export {
+  countJobRows,
+  estimateJobRows,
+  findJobRow,
+  findJobRows,
+  JOB_COLUMNS,
+  type JobRow,
+  type JobSelection,
+  type JobState,
+  type JobWindow,
+  lastCreatedOn,
+  listJobRows,
+  previewJobRows,
+  snapshotJobRows,
+} from './job-reads.ts';
+export { deadLetterSources, idsStillIn, type JobRef, type LockedJob, lockDeadLettersOf, lockJobState, lockJobs, redrivenCopiesOf } from './locks.ts';
+export {
+  type OrganizationLoadRow,
+  organizationLoad,
+  type QueueDepthRow,
+  queueCounts,
+  queueDepths,
+  queueNames,
+  recordThroughput,
+  type WaitingCount,
+} from './queue-reads.ts';
+export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';

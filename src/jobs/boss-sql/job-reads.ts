@@ -1,0 +1,185 @@
+import type { Knex } from 'knex';
+import { paginate, type Page } from '../../core/pagination.ts';
+import { BOSS_SCHEMA } from '../boss.ts';
+
+// The console's reads of pg-boss's job table. It holds millions of rows, so every list is bounded by
+// a time window on created_on (or an indexed request / resource id) and paged by keyset over
+// (created_on, id): the order of the console indexes (./tables.ts).
+
+const JOB = `${BOSS_SCHEMA}.job`;
+
+export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+
+/** A job as the console shows it: the columns of pgboss.job it reads (JOB_COLUMNS). */
+export interface JobRow {
+  id: string;
+  name: string;
+  state: JobState;
+  group_id: string | null;
+  data: Record<string, unknown> | null;
+  output: unknown;
+  retry_count: number;
+  retry_limit: number;
+  priority: number;
+  created_on: Date;
+  start_after: Date;
+  started_on: Date | null;
+  completed_on: Date | null;
+  dead_letter: string | null;
+  source_name: string | null;
+  source_id: string | null;
+}
+
+export const JOB_COLUMNS = [
+  'id',
+  'name',
+  'state',
+  'group_id',
+  'data',
+  'output',
+  'retry_count',
+  'retry_limit',
+  'priority',
+  'created_on',
+  'start_after',
+  'started_on',
+  'completed_on',
+  'dead_letter',
+  'source_name',
+  'source_id',
+] as const satisfies readonly (keyof JobRow)[];
+
+/** Which jobs: the console's filter, plus what a bulk action narrows it to. */
+export interface JobSelection {
+  queue?: string | undefined;
+  state?: JobState | undefined;
+  organization_id?: string | undefined;
+  request_id?: string | undefined;
+  resource_id?: string | undefined;
+  /** Only these states (a bulk action's actionable states, when no `state` is given). */
+  states?: readonly JobState[] | undefined;
+  /** Dead letters only (a redrive) or none (retry, cancel), when no `queue` is given. */
+  deadLetters?: 'only' | 'excluded' | undefined;
+}
+
+export interface JobWindow {
+  from: Date;
+  to: Date;
+}
+
+/** Payload fields a job type declared searchable (each indexed on the job table). */
+type Searchable = readonly string[];
+
+const keyset = [
+  { column: 'created_on', direction: 'desc', type: 'timestamp' },
+  { column: 'id', direction: 'desc' },
+] as const;
+
+/**
+ * The jobs a selection matches, as a query builder. `resource_id` matches any field a job type
+ * declared searchable (each indexed); the other filters are columns or the indexed request id.
+ */
+function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable) {
+  const query = db(JOB);
+  if (window) query.where('created_on', '>=', window.from).where('created_on', '<', window.to);
+  if (selection.queue) query.where('name', selection.queue);
+  if (selection.state) query.where('state', selection.state);
+  else if (selection.states) query.whereIn('state', selection.states);
+  if (selection.organization_id) query.where('group_id', selection.organization_id);
+  // `\\?` is knex's escape for jsonb's `?`; the containment test lets the planner use the partial indexes.
+  if (selection.request_id) query.whereRaw(`data \\? '$request_id' AND data->>'$request_id' = ?`, [selection.request_id]);
+  if (selection.resource_id) {
+    const id = selection.resource_id;
+    if (searchable.length === 0) query.whereRaw('false');
+    else
+      query.where((any) => {
+        for (const field of searchable) any.orWhereRaw(`(data \\? '${field}' AND data->>'${field}' = ?)`, [id]);
+      });
+  }
+  // Dead letters are queued jobs nobody works: only a redrive takes them; retry and cancel leave them alone.
+  if (!selection.queue && selection.deadLetters) query.whereRaw(selection.deadLetters === 'only' ? `name LIKE '%.dead'` : `name NOT LIKE '%.dead'`);
+  return query;
+}
+
+export async function listJobRows(
+  trx: Knex.Transaction,
+  selection: JobSelection,
+  window: JobWindow | null,
+  searchable: Searchable,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<JobRow>> {
+  return paginate<JobRow>(matching(trx, selection, window, searchable).select(JOB_COLUMNS), keyset, page);
+}
+
+/** The planner's estimate of the rows a selection matches: instant at any size (EXPLAIN, nothing runs). */
+export async function estimateJobRows(trx: Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable): Promise<number> {
+  // knex's compiled SQL keeps its `?` placeholders and `\\?` escapes, so it can be wrapped in another raw statement as it is.
+  const { sql, bindings } = matching(trx, selection, window, searchable).select(trx.raw('1')).toSQL();
+  const { rows } = await trx.raw(`EXPLAIN (FORMAT JSON) ${sql}`, bindings as readonly Knex.Value[]);
+  return Math.round(Number(rows[0]['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0));
+}
+
+export async function countJobRows(trx: Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable): Promise<number> {
+  const [row] = await matching(trx, selection, window, searchable).count<{ n: string }[]>('* as n');
+  return Number(row!.n);
+}
+
+/** What a bulk action would take: how many per queue, most first, and the newest `sampleSize`. */
+export async function previewJobRows(
+  trx: Knex.Transaction,
+  selection: JobSelection,
+  window: JobWindow,
+  searchable: Searchable,
+  sampleSize: number,
+): Promise<{ byQueue: { queue: string; count: number }[]; sample: JobRow[] }> {
+  const query = matching(trx, selection, window, searchable);
+  const byQueue = (await query.clone().select('name as queue').count<{ queue: string; n: string }[]>('* as n').groupBy('name').orderBy('n', 'desc')) as {
+    queue: string;
+    n: string;
+  }[];
+  const sample = (await query
+    .clone()
+    .select(JOB_COLUMNS)
+    .orderBy([
+      { column: 'created_on', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(sampleSize)) as JobRow[];
+  return { byQueue: byQueue.map((row) => ({ queue: row.queue, count: Number(row.n) })), sample };
+}
+
+/**
+ * Snapshots the ids a selection matches into `bulk_action_items` (at most `limit`), in one
+ * INSERT … SELECT. Returns how many were taken.
+ */
+export async function snapshotJobRows(
+  trx: Knex.Transaction,
+  selection: JobSelection,
+  window: JobWindow,
+  searchable: Searchable,
+  into: { bulkActionId: string; limit: number },
+): Promise<number> {
+  const snapshot = matching(trx, selection, window, searchable)
+    .select(trx.raw('?::uuid', [into.bulkActionId]), 'id', 'name')
+    .limit(into.limit)
+    .toSQL();
+  const { rowCount } = await trx.raw(`INSERT INTO bulk_action_items (bulk_action_id, job_id, queue) ${snapshot.sql}`, snapshot.bindings as Knex.Value[]);
+  return rowCount as number;
+}
+
+/** One job by id, in whatever queue (the console's job pages name no queue). */
+export async function findJobRow(db: Knex | Knex.Transaction, id: string): Promise<JobRow | undefined> {
+  return (await db(JOB).where({ id }).first(JOB_COLUMNS)) as JobRow | undefined;
+}
+
+/** Jobs by id, all at once. */
+export async function findJobRows(db: Knex | Knex.Transaction, ids: readonly string[]): Promise<JobRow[]> {
+  if (ids.length === 0) return [];
+  return (await db(JOB).whereIn('id', ids).select(JOB_COLUMNS)) as JobRow[];
+}
+
+/** When a job was last sent to `queue` (a platform schedule's last run; the queue/created_on index). */
+export async function lastCreatedOn(db: Knex | Knex.Transaction, queue: string): Promise<Date | null> {
+  const { rows } = await db.raw(`SELECT max(created_on) AS last FROM ${JOB} WHERE name = ?`, [queue]);
+  return (rows[0]?.last as Date | null) ?? null;
+}

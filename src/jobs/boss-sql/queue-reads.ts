@@ -1,0 +1,162 @@
+import type { Knex } from 'knex';
+import { BOSS_SCHEMA } from '../boss.ts';
+
+// Per-queue and per-organization readings of pg-boss's tables: queue health for the console, the
+// tenant panel, the per-minute throughput snapshot and the queue gauges of /metrics.
+
+const JOB = `${BOSS_SCHEMA}.job`;
+const QUEUE = `${BOSS_SCHEMA}.queue`;
+
+/**
+ * Every queue with its dead-letter queue, by name. SQL rather than pg-boss's getQueues(): queue
+ * health runs inside the console's statement-timeout transaction, and in processes (metrics) that
+ * hold no pg-boss instance.
+ */
+export async function queueNames(db: Knex | Knex.Transaction): Promise<{ name: string; dead_letter: string | null }[]> {
+  return (await db(QUEUE).select('name', 'dead_letter').orderBy('name')) as { name: string; dead_letter: string | null }[];
+}
+
+export interface WaitingCount {
+  name: string;
+  state: 'created' | 'retry';
+  /** Due now. */
+  due: number;
+  /** Pushed to later (start_after in the future: backoff, a delayed send, a pause). */
+  deferred: number;
+  /** Age in seconds of the oldest job due now. */
+  oldest: number | null;
+}
+
+/**
+ * Live counts per queue for queue health, all (organizationId null) or one organization's. Waiting
+ * and running jobs are few and indexed (pg-boss's fetch index, the console's active index);
+ * finished ones are counted over the last `hours` (the created_on index).
+ */
+export async function queueCounts(
+  trx: Knex.Transaction,
+  options: { organizationId: string | null; hours: number },
+): Promise<{
+  waiting: WaitingCount[];
+  active: { name: string; n: number }[];
+  finished: { name: string; state: 'completed' | 'cancelled' | 'failed'; n: number }[];
+}> {
+  const org = options.organizationId ? 'AND group_id = ?' : '';
+  const orgBinding = options.organizationId ? [options.organizationId] : [];
+  const { rows: waiting } = await trx.raw(
+    `SELECT name, state::text AS state, count(*) FILTER (WHERE start_after <= now())::int AS due, count(*) FILTER (WHERE start_after > now())::int AS deferred,
+            extract(epoch FROM now() - min(created_on) FILTER (WHERE start_after <= now()))::float AS oldest
+       FROM ${JOB} WHERE state < 'active' ${org} GROUP BY name, state`,
+    orgBinding,
+  );
+  const { rows: active } = await trx.raw(`SELECT name, count(*)::int AS n FROM ${JOB} WHERE state = 'active' ${org} GROUP BY name`, orgBinding);
+  const { rows: finished } = await trx.raw(
+    `SELECT name, state::text AS state, count(*)::int AS n FROM ${JOB}
+      WHERE created_on >= now() - make_interval(hours => ?) AND state > 'active' ${org} GROUP BY name, state`,
+    [options.hours, ...orgBinding],
+  );
+  return { waiting, active, finished };
+}
+
+export interface OrganizationLoadRow {
+  group_id: string;
+  /** The organization's name (null when it no longer exists). */
+  name: string | null;
+  active: number;
+  queued: number;
+  failed_last_hour: number;
+  queues: { queue: string; active: number; queued: number }[];
+}
+
+/**
+ * Each organization's running and waiting jobs (pg-boss's group index and the fetch index), noisiest
+ * first, with the last hour's failed attempts from the throughput snapshot.
+ */
+export async function organizationLoad(trx: Knex.Transaction, organizationId: string | null, limit: number): Promise<OrganizationLoadRow[]> {
+  const only = organizationId ? 'AND j.group_id = ?' : '';
+  const { rows } = await trx.raw(
+    `WITH load AS (
+       SELECT group_id, name, count(*) FILTER (WHERE state = 'active')::int AS active, count(*) FILTER (WHERE state < 'active')::int AS queued
+         FROM ${JOB} j
+        WHERE state <= 'active' AND group_id IS NOT NULL ${only}
+        GROUP BY group_id, name
+     ), totals AS (
+       SELECT group_id, sum(active)::int AS active, sum(queued)::int AS queued,
+              jsonb_agg(jsonb_build_object('queue', name, 'active', active, 'queued', queued) ORDER BY active DESC, queued DESC) AS queues
+         FROM load GROUP BY group_id
+        ORDER BY sum(active) DESC, sum(queued) DESC
+        LIMIT ?
+     )
+     SELECT t.*, o.name,
+            (SELECT coalesce(sum(failed), 0)::int FROM queue_throughput q
+              WHERE q.organization_id = t.group_id AND q.minute >= now() - interval '1 hour') AS failed_last_hour
+       FROM totals t LEFT JOIN organizations o ON o.id = t.group_id
+      ORDER BY t.active DESC, t.queued DESC, t.group_id`,
+    [...(organizationId ? [organizationId] : []), limit],
+  );
+  return rows as OrganizationLoadRow[];
+}
+
+/**
+ * Recomputes the last few minutes of `queue_throughput` per queue and organization: jobs created
+ * (the job table's created_on index) and attempts completed and failed (our attempt history).
+ */
+export async function recordThroughput(db: Knex | Knex.Transaction): Promise<void> {
+  await db.raw(
+    `INSERT INTO queue_throughput (minute, queue, organization_id, created, completed, failed)
+     SELECT minute, queue, organization_id, sum(created), sum(completed), sum(failed)
+       FROM (
+         SELECT date_trunc('minute', created_on) AS minute, name AS queue, coalesce(group_id, '') AS organization_id,
+                count(*) AS created, 0 AS completed, 0 AS failed
+           FROM ${JOB} WHERE created_on >= date_trunc('minute', now()) - interval '3 minutes'
+          GROUP BY 1, 2, 3
+         UNION ALL
+         SELECT date_trunc('minute', ended_at), queue, coalesce(organization_id, ''),
+                0, count(*) FILTER (WHERE outcome = 'completed'), count(*) FILTER (WHERE outcome IN ('failed', 'lost'))
+           FROM job_attempts WHERE ended_at >= date_trunc('minute', now()) - interval '3 minutes' AND outcome <> 'deferred'
+          GROUP BY 1, 2, 3
+       ) counted
+      GROUP BY 1, 2, 3
+     ON CONFLICT (minute, queue, organization_id)
+     DO UPDATE SET created = EXCLUDED.created, completed = EXCLUDED.completed, failed = EXCLUDED.failed`,
+  );
+}
+
+export interface QueueDepthRow {
+  name: string;
+  ready: number;
+  deferred: number;
+  active: number;
+  failed: number;
+  stats_age_seconds: number | null;
+  oldest_seconds: number | null;
+}
+
+/**
+ * One statement whatever the number of queues or jobs:
+ * - the depths are the counts pg-boss caches on its queue table (its monitor refreshes them every
+ *   WORKER_SUPERVISE_INTERVAL_SECONDS); counting the job table at every scrape would cost a scan of
+ *   each backlog, exactly when backlogs are large. `stats_age_seconds` says how old those counts are.
+ * - the oldest ready job is read per queue through a LATERAL: `ORDER BY priority DESC, created_on
+ *   LIMIT 1` on the fetch index job_i11 (name, priority DESC, created_on, start_after) WHERE state <
+ *   'active' AND NOT blocked — the same index scan the fetch itself does, one row per queue. That is
+ *   the head of the queue: the oldest waiting job while priorities are not used (the app sets none);
+ *   with priorities, the oldest of the top priority (a true min(created_on) would scan the backlog).
+ *   Jobs deferred to later (`start_after` in the future: delayed sends, retry backoff) are not late and
+ *   are left out; `start_after` is an index key column, so they are skipped inside the index.
+ */
+export async function queueDepths(db: Knex | Knex.Transaction): Promise<QueueDepthRow[]> {
+  const { rows } = await db.raw(`
+    SELECT q.name,
+           q.ready_count AS ready, q.deferred_count AS deferred, q.active_count AS active, q.failed_count AS failed,
+           extract(epoch FROM now() - q.monitor_on)::float8 AS stats_age_seconds,
+           extract(epoch FROM now() - head.created_on)::float8 AS oldest_seconds
+      FROM ${QUEUE} q
+      LEFT JOIN LATERAL (
+        SELECT j.created_on
+          FROM ${JOB} j
+         WHERE j.name = q.name AND j.state < 'active' AND NOT j.blocked AND j.start_after <= now()
+         ORDER BY j.priority DESC, j.created_on
+         LIMIT 1
+      ) head ON true`);
+  return rows as QueueDepthRow[];
+}
