@@ -86,15 +86,40 @@ export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost
       RETURNING id, in_flight, last_heartbeat_at`,
     [lostAfterSeconds],
   );
+  const lost = rows as { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[];
   let failed = 0;
-  const history: AttemptRecord[] = [];
-  for (const worker of rows as { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[]) {
+  for (const worker of lost) {
     log.warn({ worker_id: worker.id, jobs: worker.in_flight.length }, 'worker lost: failing the attempts it held so they are retried');
     for (const held of worker.in_flight) {
       const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (no heartbeat)` });
-      if (affected(result) === 0) continue;
-      failed += 1;
-      history.push({
+      failed += affected(result);
+    }
+  }
+  await closeLostAttempts(db, lost);
+  return failed;
+}
+
+const LOST = { message: 'the worker stopped heartbeating' };
+
+/**
+ * The history of lost workers: every attempt they began and never ended is `lost` — the ones
+ * they wrote when they began, and the ones only their last heartbeat reported (begun within a
+ * flush of their death) — whether pg-boss or this sweep failed the job.
+ */
+async function closeLostAttempts(db: Knex, workers: readonly { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[]): Promise<void> {
+  if (workers.length === 0) return;
+  const { rows } = await db.raw(
+    `UPDATE job_attempts a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
+       FROM job_workers w
+      WHERE w.id = a.worker_id AND a.worker_id = ANY(?::uuid[]) AND a.ended_at IS NULL
+      RETURNING a.job_id, a.attempt`,
+    [JSON.stringify(LOST), workers.map((worker) => worker.id)],
+  );
+  const closed = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
+  const unwritten: AttemptRecord[] = workers.flatMap((worker) =>
+    worker.in_flight
+      .filter((held) => !closed.has(`${held.job_id}:${held.attempt}`))
+      .map((held) => ({
         job_id: held.job_id,
         queue: held.queue,
         organization_id: held.organization_id,
@@ -102,11 +127,9 @@ export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost
         worker_id: worker.id,
         started_at: new Date(held.started_at),
         ended_at: new Date(worker.last_heartbeat_at),
-        outcome: 'lost',
-        error: { message: 'the worker stopped heartbeating' },
-      });
-    }
-  }
-  await insertAttempts(db, history);
-  return failed;
+        outcome: 'lost' as const,
+        error: LOST,
+      })),
+  );
+  await insertAttempts(db, unwritten);
 }
