@@ -54,8 +54,10 @@ const keyOf = (record: Pick<AttemptRecord, 'job_id' | 'attempt'>) => `${record.j
  * attempts its last heartbeat reported.
  */
 export class AttemptLog {
-  /** Starts not yet written, by job and attempt. */
+  /** Attempts to insert (begun, or ended without a written start), by job and attempt. */
   private starts = new Map<string, AttemptRecord>();
+  /** Attempts whose start is written (or being written) and whose end is not yet known. */
+  private readonly open = new Set<string>();
   private ends: FinishedAttempt[] = [];
   private timer: NodeJS.Timeout | null = null;
   private flushing: Promise<void> = Promise.resolve();
@@ -77,8 +79,8 @@ export class AttemptLog {
   /** The attempt ended (or, deferred by a pause, never began): its start is completed, or the whole attempt written. */
   record(record: FinishedAttempt): void {
     const key = keyOf(record);
-    if (this.starts.has(key)) this.starts.set(key, record);
-    else this.ends.push(record);
+    if (this.open.delete(key)) this.ends.push(record);
+    else this.starts.set(key, record);
     this.schedule();
   }
 
@@ -89,6 +91,7 @@ export class AttemptLog {
 
   /** A batch that was not written goes back in front of what arrived since (an end that arrived since completes its start). */
   private putBack(inserts: readonly AttemptRecord[], ends: readonly FinishedAttempt[]): void {
+    for (const record of inserts) this.open.delete(keyOf(record));
     const starts = new Map(inserts.map((record) => [keyOf(record), record] as const));
     for (const [key, record] of this.starts) starts.set(key, record);
     const leftover: FinishedAttempt[] = [];
@@ -108,6 +111,8 @@ export class AttemptLog {
     const ends = this.ends;
     this.starts = new Map();
     this.ends = [];
+    // Their ends, from now on, are updates of the rows this flush writes.
+    for (const record of inserts) if (record.outcome === null) this.open.add(keyOf(record));
     this.flushing = this.flushing.then(async () => {
       if (inserts.length === 0 && ends.length === 0) return;
       try {
