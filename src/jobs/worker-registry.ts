@@ -28,10 +28,15 @@ export interface WorkerIdentity {
  * `WORKER_LOST_AFTER_SECONDS` is marked lost — once, by whichever sweep gets there first — and
  * the attempts it held are failed through pg-boss, fenced to that attempt, so pg-boss retries
  * them now instead of after the queue's heartbeat or expiry; the history records them as `lost`.
+ * Work a hard kill interrupted resumes within seconds of the next start: a worker of the same host
+ * whose process is gone is lost after two silent heartbeats (swept at start and on every beat), and
+ * at start one pg-boss supervision pass fails the stale heartbeats and expired attempts of workers
+ * that died with their machine.
  */
 export class WorkerRegistry {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> = Promise.resolve();
+  private superviseNow: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Knex,
@@ -51,6 +56,12 @@ export class WorkerRegistry {
       queues: this.identity.queues,
       concurrency: this.identity.concurrency,
     });
+    // Not fatal: the sweep on every heartbeat tries again.
+    await this.sweepDeadWorkersOfThisHost().catch((error: unknown) => this.log.warn({ err: error }, 'workers: start-up sweep failed'));
+    // Attempts of workers that died with their machine: pg-boss's first monitor pass would come a whole supervise interval after start.
+    this.superviseNow = this.boss
+      .supervise(undefined, { reindex: false })
+      .catch((error: unknown) => this.log.debug({ err: error }, 'workers: start-up supervision failed'));
     this.timer = setInterval(() => {
       this.beating = this.beating.then(() => this.beat());
     }, this.timing.heartbeatMs);
@@ -58,7 +69,7 @@ export class WorkerRegistry {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.beating;
+    await Promise.all([this.beating, this.superviseNow]);
     await this.db('job_workers')
       .where({ id: this.identity.id })
       .update({ stopped_at: this.db.fn.now(), in_flight: '[]' })
@@ -72,26 +83,82 @@ export class WorkerRegistry {
         .where({ id: this.identity.id })
         .update({ last_heartbeat_at: this.db.fn.now(), in_flight: JSON.stringify(this.held()), lost_at: null });
       await sweepLostWorkers(this.db, this.boss, this.log, this.timing.lostAfterSeconds);
+      await this.sweepDeadWorkersOfThisHost();
     } catch (error) {
       this.log.debug({ err: error }, 'workers: heartbeat failed');
     }
   }
+
+  private sweepDeadWorkersOfThisHost(): Promise<number> {
+    return sweepDeadWorkersOfThisHost(this.db, this.boss, this.log, this.identity.id, (2 * this.timing.heartbeatMs) / 1000);
+  }
+}
+
+/** Which registered workers a sweep declares lost (SQL on `job_workers`), and why. */
+interface LostWorkers {
+  where: string;
+  bindings: readonly Knex.Value[];
+  /** Why, as the failed attempt's message says it. */
+  reason: string;
+  /** Why, as the attempt history says it. */
+  history: string;
 }
 
 /** Marks workers lost and fails the attempts they held (fenced). Returns how many attempts were failed. */
 export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lostAfterSeconds: number): Promise<number> {
+  return failLostWorkers(db, boss, log, {
+    where: 'last_heartbeat_at < now() - make_interval(secs => ?)',
+    bindings: [lostAfterSeconds],
+    reason: 'no heartbeat',
+    history: 'the worker stopped heartbeating',
+  });
+}
+
+/**
+ * Workers registered on this host whose process is gone (SIGKILL, a crash, the machine) are lost
+ * once silent for `silentSeconds` (two heartbeats), not `WORKER_LOST_AFTER_SECONDS`, so a worker
+ * starting after a hard kill has their jobs retried within seconds. Gone: no process has the pid,
+ * or the pid is this process's own and was registered before it started (a restarted container
+ * hands out the same pids). The silence is required too: containers sharing a host name (host
+ * networking) have pid namespaces of their own, where a live worker's pid looks gone.
+ */
+export async function sweepDeadWorkersOfThisHost(db: Knex, boss: PgBoss, log: Logger, self: string, silentSeconds: number): Promise<number> {
+  const host = hostname();
+  const silent = 'host = ? AND id <> ? AND last_heartbeat_at < now() - make_interval(secs => ?)';
+  const { rows } = await db.raw(`SELECT DISTINCT pid FROM job_workers WHERE stopped_at IS NULL AND lost_at IS NULL AND ${silent}`, [host, self, silentSeconds]);
+  const candidates = (rows as { pid: number }[]).map((row) => row.pid);
+  if (candidates.length === 0) return 0;
+  return failLostWorkers(db, boss, log, {
+    where: `${silent} AND (pid = ANY(?::int[]) OR (pid = ? AND started_at < now() - make_interval(secs => ?)))`,
+    bindings: [host, self, silentSeconds, candidates.filter(isGone), process.pid, process.uptime()],
+    reason: 'its process is gone',
+    history: 'the worker process was gone (found by a worker on its host)',
+  });
+}
+
+/** ESRCH: no such process. EPERM means it exists (another user's). */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWorkers): Promise<number> {
   const { rows } = await db.raw(
     `UPDATE job_workers SET lost_at = now()
-      WHERE stopped_at IS NULL AND lost_at IS NULL AND last_heartbeat_at < now() - make_interval(secs => ?)
+      WHERE stopped_at IS NULL AND lost_at IS NULL AND (${lost.where})
       RETURNING id, in_flight, last_heartbeat_at`,
-    [lostAfterSeconds],
+    lost.bindings,
   );
   let failed = 0;
   const history: AttemptRecord[] = [];
   for (const worker of rows as { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[]) {
-    log.warn({ worker_id: worker.id, jobs: worker.in_flight.length }, 'worker lost: failing the attempts it held so they are retried');
+    log.warn({ worker_id: worker.id, jobs: worker.in_flight.length, reason: lost.reason }, 'worker lost: failing the attempts it held so they are retried');
     for (const held of worker.in_flight) {
-      const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (no heartbeat)` });
+      const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
       if (affected(result) === 0) continue;
       failed += 1;
       history.push({
@@ -103,7 +170,7 @@ export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost
         started_at: new Date(held.started_at),
         ended_at: new Date(worker.last_heartbeat_at),
         outcome: 'lost',
-        error: { message: 'the worker stopped heartbeating' },
+        error: { message: lost.history },
       });
     }
   }
