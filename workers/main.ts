@@ -97,7 +97,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       clearTimeout(graceOver);
       if (!finished) {
         const handedBack = await handBack(db, runtime.held());
-        workerLog.info({ jobs: handedBack.map((job) => job.job_id) }, 'handing back the jobs still running after the grace');
+        if (handedBack.length) workerLog.info({ jobs: handedBack.map((job) => job.job_id) }, 'handing back the jobs still running after the grace');
         // Aborts the handlers still running; pg-boss's settle of a handed-back attempt finds it no longer active.
         await boss.stop({ graceful: false, close: false });
         await drained;
