@@ -60,6 +60,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
 
+  // Listen on loopback only, with no unix socket: several clusters may run side by side.
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', ...(options.flags ?? [])];
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initialiseCluster(clusterDir, credentials, asRoot, options.log);
   const postmaster = await startPostmaster(clusterDir, credentials.port, flags, asRoot, options.log);
