@@ -102,6 +102,8 @@ interface LostWorkers {
   reason: string;
   /** Why, as the attempt history says it. */
   history: string;
+  /** Retry now rather than after the queue's retry delay. */
+  retryAtOnce?: boolean;
 }
 
 /** Marks workers lost and fails the attempts they held (fenced). Returns how many attempts were failed. */
@@ -133,6 +135,8 @@ export async function sweepDeadWorkersOfThisHost(db: Knex, boss: PgBoss, log: Lo
     bindings: [host, self, silentSeconds, candidates.filter(isGone), process.pid, process.uptime()],
     reason: 'its process is gone',
     history: 'the worker process was gone (found by a worker on its host)',
+    // A killed process says nothing against its jobs: they resume at once (the retry limit still bounds a job that kills its worker).
+    retryAtOnce: true,
   });
 }
 
@@ -160,6 +164,8 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
     for (const held of worker.in_flight) {
       const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
       if (affected(result) === 0) continue;
+      // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
+      if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
       failed += 1;
       history.push({
         job_id: held.job_id,

@@ -16,8 +16,6 @@ describe('worker stop and restart', function () {
   before(async () => {
     url = await isolatedDatabase();
     db = createDb(url, { max: 2 });
-    // A failed attempt is retried at once; the queue's heartbeat and expiry stay as in production.
-    await tuneQueue(url, queue, { retryDelay: 0, retryBackoff: false });
   });
   after(async () => {
     await db.destroy();
