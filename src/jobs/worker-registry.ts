@@ -157,29 +157,45 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
       RETURNING id, in_flight, last_heartbeat_at`,
     lost.bindings,
   );
-  let failed = 0;
   const history: AttemptRecord[] = [];
-  for (const worker of rows as { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[]) {
-    log.warn({ worker_id: worker.id, jobs: worker.in_flight.length, reason: lost.reason }, 'worker lost: failing the attempts it held so they are retried');
-    for (const held of worker.in_flight) {
-      const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
-      if (affected(result) === 0) continue;
-      // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
-      if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
-      failed += 1;
-      history.push({
-        job_id: held.job_id,
-        queue: held.queue,
-        organization_id: held.organization_id,
-        attempt: held.attempt,
-        worker_id: worker.id,
-        started_at: new Date(held.started_at),
-        ended_at: new Date(worker.last_heartbeat_at),
-        outcome: 'lost',
-        error: { message: lost.history },
-      });
-    }
+  for (const worker of rows as LostWorker[]) {
+    const interrupted = await failHeldAttempts(boss, worker, lost);
+    // A warning when work was interrupted; a worker whose jobs had all ended (one killed while idle) is housekeeping.
+    log[interrupted.length > 0 ? 'warn' : 'info'](
+      { worker_id: worker.id, jobs: worker.in_flight.length, failed: interrupted.length, reason: lost.reason },
+      'worker lost: failing the attempts it held so they are retried',
+    );
+    history.push(...interrupted);
   }
   await insertAttempts(db, history);
+  return history.length;
+}
+
+interface LostWorker {
+  id: string;
+  in_flight: HeldJob[];
+  last_heartbeat_at: Date;
+}
+
+/** Fails the attempts the worker's last heartbeat listed, each fenced to its attempt; returns those still running (now failed). */
+async function failHeldAttempts(boss: PgBoss, worker: LostWorker, lost: LostWorkers): Promise<AttemptRecord[]> {
+  const failed: AttemptRecord[] = [];
+  for (const held of worker.in_flight) {
+    const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
+    if (affected(result) === 0) continue;
+    // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
+    if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
+    failed.push({
+      job_id: held.job_id,
+      queue: held.queue,
+      organization_id: held.organization_id,
+      attempt: held.attempt,
+      worker_id: worker.id,
+      started_at: new Date(held.started_at),
+      ended_at: new Date(worker.last_heartbeat_at),
+      outcome: 'lost',
+      error: { message: lost.history },
+    });
+  }
   return failed;
 }
