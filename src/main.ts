@@ -1,6 +1,6 @@
 // `npm start`: the whole service on one machine. Migrates, then runs one web and one worker
 // process (real separate processes, as in production) on the embedded PostgreSQL when
-// DATABASE_URL is unset. Ctrl-C stops both gracefully.
+// DATABASE_URL is unset. Ctrl-C (or SIGTERM) stops both gracefully, then the database, last.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { resolveJwtSecret } from './auth/secret.ts';
@@ -12,16 +12,25 @@ import { onShutdown } from './platform/shutdown.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
-const { url: databaseUrl, embedded } = await resolveDatabase(config, log);
-await release(databaseUrl, log);
-
-// Children get the resolved database and secret, so they neither start Postgres nor race on the secret file.
-const jwtSecret = await resolveJwtSecret(config);
-const env = { ...process.env, DATABASE_URL: databaseUrl, ...(jwtSecret && { JWT_SECRET: jwtSecret }) };
 const children: ChildProcess[] = [];
 let stopping = false;
 
-function spawn(file: string, name: string): ChildProcess {
+async function start() {
+  const database = await resolveDatabase(config, log);
+  await release(database.url, log);
+  // Children get the resolved database and secret, so they neither start Postgres nor race on the secret file.
+  const jwtSecret = await resolveJwtSecret(config);
+  const env = { ...process.env, DATABASE_URL: database.url, ...(jwtSecret && { JWT_SECRET: jwtSecret }) };
+  if (stopping) return database;
+  const web = spawn('./web.ts', 'web', env);
+  spawn('../workers/main.ts', 'worker', env);
+  web.on('message', (message: { type?: string; url?: string }) => {
+    if (message.type === 'ready') process.stdout.write(`\nWorkspace Platform is serving ${message.url}  (OpenAPI: ${message.url}/openapi.json)\n\n`);
+  });
+  return database;
+}
+
+function spawn(file: string, name: string, env: NodeJS.ProcessEnv): ChildProcess {
   const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env });
   child.on('exit', (code, signal) => {
     if (stopping) return;
@@ -32,24 +41,24 @@ function spawn(file: string, name: string): ChildProcess {
   return child;
 }
 
+/** The children first (each drains its own work), then the embedded database they used. */
 async function shutdown(): Promise<void> {
   stopping = true;
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
-  await embedded?.stop();
+  const database = await starting.catch(() => undefined);
+  await Promise.all(children.map(stopChild));
+  await database?.embedded?.stop();
 }
 
-const web = spawn('./web.ts', 'web');
-spawn('../workers/main.ts', 'worker');
-web.on('message', (message: { type?: string; url?: string }) => {
-  if (message.type === 'ready') process.stdout.write(`\nWorkspace Platform is serving ${message.url}  (OpenAPI: ${message.url}/openapi.json)\n\n`);
-});
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    // Under Ctrl-C the child has its own SIGINT already; SIGTERM covers a stop sent to this process alone.
+    child.kill('SIGTERM');
+  });
+}
+
+const starting = start();
+// Registered before start-up ends: a stop during migrations waits for them, then stops what started.
 onShutdown(log, shutdown);
+await starting;

@@ -83,14 +83,16 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config, 'web');
-  const { url: databaseUrl, embedded } = await resolveDatabase(config, log);
-  const web = await startWeb(config, databaseUrl, log);
-  log.info({ url: web.url }, `web listening on ${web.url}`);
-  process.send?.({ type: 'ready', url: web.url });
+  const database = resolveDatabase(config, log);
+  const web = database.then(({ url }) => startWeb(config, url, log));
+  // Registered before start-up ends: a stop meanwhile waits for it, then stops the web and, last, the database it started.
   onShutdown(log, async () => {
-    await web.stop();
-    await embedded?.stop();
+    await (await web).stop();
+    await (await database).embedded?.stop();
   });
+  const { url } = await web;
+  log.info({ url }, `web listening on ${url}`);
+  process.send?.({ type: 'ready', url });
 }
 
 if (import.meta.main) {

@@ -8,6 +8,7 @@ import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
 import { allJobs } from '../src/jobs.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
+import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import type { JobDefinition } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
@@ -102,8 +103,22 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     async stop() {
       watch.stop();
       pauses.stop();
+      // Interrupted attempts from here on are handed back or retried, never ended for good.
       await runtime.stop();
-      await boss.stop({ graceful: true, timeout: 30_000, close: true });
+      // Resolves once every running attempt has settled; no new job is fetched from here on.
+      const drained = Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: true }))).then(() => true);
+      let graceOver: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([drained, new Promise<false>((resolve) => (graceOver = setTimeout(resolve, config.SHUTDOWN_GRACE_MS, false)))]);
+      clearTimeout(graceOver);
+      if (!finished) {
+        const handedBack = await handBack(db, runtime.held());
+        if (handedBack.length) workerLog.info({ jobs: handedBack.map((job) => job.job_id) }, 'handing back the jobs still running after the grace');
+        // Aborts the handlers still running; pg-boss's settle of a handed-back attempt finds it no longer active.
+        await boss.stop({ graceful: false, close: false });
+        await drained;
+        await offerAgain(boss, handedBack);
+      }
+      await boss.stop({ graceful: false, close: true });
       await attempts.flush();
       await registry.stop();
       await metrics.stop();
@@ -137,12 +152,12 @@ async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtim
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config, 'worker');
-  const { url, embedded } = await resolveDatabase(config, log);
-  // Registered before the worker starts: a SIGTERM during start-up waits for it, then stops it cleanly.
-  const worker = startWorker(config, url, log);
+  const database = resolveDatabase(config, log);
+  const worker = database.then(({ url }) => startWorker(config, url, log));
+  // Registered before start-up ends: a stop meanwhile waits for it, then stops the worker and, last, the database it started.
   onShutdown(log, async () => {
     await (await worker).stop();
-    await embedded?.stop();
+    await (await database).embedded?.stop();
   });
   await worker;
 }

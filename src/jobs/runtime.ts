@@ -192,8 +192,14 @@ export class JobRuntime {
       how.log.info({ reason: error instanceof Error ? error.message : String(error) }, 'job attempt stopped: it no longer holds its job');
       return undefined;
     };
+    if (this.stopping && attempt.signal.aborted) {
+      // The worker is stopping and handed the attempt back (no attempt used): another worker runs it.
+      how.record('deferred', { message: 'handed back: the worker stopped before the attempt finished' });
+      how.log.info('job attempt handed back: the worker is stopping');
+      return undefined;
+    }
     // pg-boss aborts an attempt's signal when its heartbeat finds the claim gone (retried elsewhere after a freeze): superseded too.
-    if (isLeaseLost(error) || how.canceled || (attempt.signal.aborted && !this.stopping)) return superseded();
+    if (isLeaseLost(error) || how.canceled || attempt.signal.aborted) return superseded();
     const forGood = isJobFailure(error) || (how.lastAttempt && !this.stopping);
     const failed = () => {
       how.record('failed', attemptError(error));

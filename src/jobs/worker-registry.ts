@@ -28,10 +28,15 @@ export interface WorkerIdentity {
  * `WORKER_LOST_AFTER_SECONDS` is marked lost — once, by whichever sweep gets there first — and
  * the attempts it held are failed through pg-boss, fenced to that attempt, so pg-boss retries
  * them now instead of after the queue's heartbeat or expiry; the history records them as `lost`.
+ * Work a hard kill interrupted resumes within seconds of the next start: a worker of the same host
+ * whose process is gone is lost after two silent heartbeats (swept at start and on every beat), and
+ * at start one pg-boss supervision pass fails the stale heartbeats and expired attempts of workers
+ * that died with their machine.
  */
 export class WorkerRegistry {
   private timer: NodeJS.Timeout | null = null;
   private beating: Promise<void> = Promise.resolve();
+  private superviseNow: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Knex,
@@ -51,6 +56,12 @@ export class WorkerRegistry {
       queues: this.identity.queues,
       concurrency: this.identity.concurrency,
     });
+    // Not fatal: the sweep on every heartbeat tries again.
+    await this.sweepDeadWorkersOfThisHost().catch((error: unknown) => this.log.warn({ err: error }, 'workers: start-up sweep failed'));
+    // Attempts of workers that died with their machine: pg-boss's first monitor pass would come a whole supervise interval after start.
+    this.superviseNow = this.boss
+      .supervise(undefined, { reindex: false })
+      .catch((error: unknown) => this.log.debug({ err: error }, 'workers: start-up supervision failed'));
     this.timer = setInterval(() => {
       this.beating = this.beating.then(() => this.beat());
     }, this.timing.heartbeatMs);
@@ -58,7 +69,7 @@ export class WorkerRegistry {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    await this.beating;
+    await Promise.all([this.beating, this.superviseNow]);
     await this.db('job_workers')
       .where({ id: this.identity.id })
       .update({ stopped_at: this.db.fn.now(), in_flight: '[]' })
@@ -72,48 +83,127 @@ export class WorkerRegistry {
         .where({ id: this.identity.id })
         .update({ last_heartbeat_at: this.db.fn.now(), in_flight: JSON.stringify(this.held()), lost_at: null });
       await sweepLostWorkers(this.db, this.boss, this.log, this.timing.lostAfterSeconds);
+      await this.sweepDeadWorkersOfThisHost();
     } catch (error) {
       this.log.debug({ err: error }, 'workers: heartbeat failed');
     }
   }
+
+  private sweepDeadWorkersOfThisHost(): Promise<number> {
+    return sweepDeadWorkersOfThisHost(this.db, this.boss, this.log, this.identity.id, (2 * this.timing.heartbeatMs) / 1000);
+  }
+}
+
+/** Which registered workers a sweep declares lost (SQL on `job_workers`), and why. */
+interface LostWorkers {
+  where: string;
+  bindings: readonly Knex.Value[];
+  /** Why, as the failed attempt's message says it. */
+  reason: string;
+  /** Why, as the attempt history says it. */
+  history: string;
+  /** Retry now rather than after the queue's retry delay. */
+  retryAtOnce?: boolean;
 }
 
 /** Marks workers lost and fails the attempts they held (fenced). Returns how many attempts were failed. */
 export async function sweepLostWorkers(db: Knex, boss: PgBoss, log: Logger, lostAfterSeconds: number): Promise<number> {
+  return failLostWorkers(db, boss, log, {
+    where: 'last_heartbeat_at < now() - make_interval(secs => ?)',
+    bindings: [lostAfterSeconds],
+    reason: 'no heartbeat',
+    history: 'the worker stopped heartbeating',
+  });
+}
+
+/**
+ * Workers registered on this host whose process is gone (SIGKILL, a crash, the machine) are lost
+ * once silent for `silentSeconds` (two heartbeats), not `WORKER_LOST_AFTER_SECONDS`, so a worker
+ * starting after a hard kill has their jobs retried within seconds. Gone: no process has the pid,
+ * or the pid is this process's own and was registered before it started (a restarted container
+ * hands out the same pids). The silence is required too: containers sharing a host name (host
+ * networking) have pid namespaces of their own, where a live worker's pid looks gone.
+ */
+export async function sweepDeadWorkersOfThisHost(db: Knex, boss: PgBoss, log: Logger, self: string, silentSeconds: number): Promise<number> {
+  const host = hostname();
+  const silent = 'host = ? AND id <> ? AND last_heartbeat_at < now() - make_interval(secs => ?)';
+  const { rows } = await db.raw(`SELECT DISTINCT pid FROM job_workers WHERE stopped_at IS NULL AND lost_at IS NULL AND ${silent}`, [host, self, silentSeconds]);
+  const candidates = (rows as { pid: number }[]).map((row) => row.pid);
+  if (candidates.length === 0) return 0;
+  return failLostWorkers(db, boss, log, {
+    where: `${silent} AND (pid = ANY(?::int[]) OR (pid = ? AND started_at < now() - make_interval(secs => ?)))`,
+    bindings: [host, self, silentSeconds, candidates.filter(isGone), process.pid, process.uptime()],
+    reason: 'its process is gone',
+    history: 'the worker process was gone (found by a worker on its host)',
+    // A killed process says nothing against its jobs: they resume at once (the retry limit still bounds a job that kills its worker).
+    retryAtOnce: true,
+  });
+}
+
+/** ESRCH: no such process. EPERM means it exists (another user's). */
+function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWorkers): Promise<number> {
   const { rows } = await db.raw(
     `UPDATE job_workers SET lost_at = now()
-      WHERE stopped_at IS NULL AND lost_at IS NULL AND last_heartbeat_at < now() - make_interval(secs => ?)
+      WHERE stopped_at IS NULL AND lost_at IS NULL AND (${lost.where})
       RETURNING id, in_flight, last_heartbeat_at`,
-    [lostAfterSeconds],
+    lost.bindings,
   );
-  const lost = rows as { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[];
   let failed = 0;
-  for (const worker of lost) {
-    log.warn({ worker_id: worker.id, jobs: worker.in_flight.length }, 'worker lost: failing the attempts it held so they are retried');
-    for (const held of worker.in_flight) {
-      const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (no heartbeat)` });
-      failed += affected(result);
-    }
+  const workers = rows as LostWorker[];
+  for (const worker of workers) {
+    const interrupted = await failHeldAttempts(boss, worker, lost);
+    // A warning when work was interrupted; a worker whose jobs had all ended (one killed while idle) is housekeeping.
+    log[interrupted > 0 ? 'warn' : 'info'](
+      { worker_id: worker.id, jobs: worker.in_flight.length, failed: interrupted, reason: lost.reason },
+      'worker lost: failing the attempts it held so they are retried',
+    );
+    failed += interrupted;
   }
-  await closeLostAttempts(db, lost);
+  await closeLostAttempts(db, workers, { message: lost.history });
   return failed;
 }
 
-const LOST = { message: 'the worker stopped heartbeating' };
+interface LostWorker {
+  id: string;
+  in_flight: HeldJob[];
+  last_heartbeat_at: Date;
+}
+
+/** Fails the attempts the worker's last heartbeat listed, each fenced to its attempt; returns how many were still running (now failed). */
+async function failHeldAttempts(boss: PgBoss, worker: LostWorker, lost: LostWorkers): Promise<number> {
+  let failed = 0;
+  for (const held of worker.in_flight) {
+    const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
+    if (affected(result) === 0) continue;
+    // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
+    if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
+    failed += 1;
+  }
+  return failed;
+}
 
 /**
  * The history of lost workers: every attempt they began and never ended is `lost` — the ones
  * they wrote when they began, and the ones only their last heartbeat reported (begun within a
  * flush of their death) — whether pg-boss or this sweep failed the job.
  */
-async function closeLostAttempts(db: Knex, workers: readonly { id: string; in_flight: HeldJob[]; last_heartbeat_at: Date }[]): Promise<void> {
+async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error: { message: string }): Promise<void> {
   if (workers.length === 0) return;
   const { rows } = await db.raw(
     `UPDATE job_attempts a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
        FROM job_workers w
       WHERE w.id = a.worker_id AND a.worker_id = ANY(?::uuid[]) AND a.ended_at IS NULL
       RETURNING a.job_id, a.attempt`,
-    [JSON.stringify(LOST), workers.map((worker) => worker.id)],
+    [JSON.stringify(error), workers.map((worker) => worker.id)],
   );
   const closed = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
   const unwritten: AttemptRecord[] = workers.flatMap((worker) =>
@@ -128,7 +218,7 @@ async function closeLostAttempts(db: Knex, workers: readonly { id: string; in_fl
         started_at: new Date(held.started_at),
         ended_at: new Date(worker.last_heartbeat_at),
         outcome: 'lost' as const,
-        error: LOST,
+        error,
       })),
   );
   await insertAttempts(db, unwritten);
