@@ -1,12 +1,12 @@
 // Worker side of the chat run (loaded by the `handler` of chatRunJob in ./jobs.ts): hold credits,
 // stream the answer; the runtime then ends the run through ./run-ends.ts.
 import { isAppError } from '../core/errors.ts';
-import { placeHoldOnce } from '../credits/index.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { progressPublisher } from '../jobs/progress.ts';
+import { reserveCall, startCall } from '../metering/index.ts';
 import type { ChatUsage } from '../providers/chat/index.ts';
 import type { ChatRunPayload } from './jobs.ts';
-import { CHAT_RUN_HOLD_REASON, creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
+import { creditsFor, estimateTokens, type TurnAnswer, turnCall, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
 
@@ -22,26 +22,18 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   if (!pending || !(LIVE_RUN_STATUSES as readonly string[]).includes(pending.status)) return nothingToDo('the run has ended');
   const { prices, prompt, parameters, promptTokens } = await turnPricing(deps, pending);
 
-  // Running, with its hold: one step, so a retry finds the hold it placed (keyed by the run) or none.
+  // Running, with its call and hold: one step, so a retry finds the call it reserved (keyed by the run) or none.
   const run = await job.step(async (trx) => {
     let holdId = pending.hold_id;
     if (holdId === null) {
       const ceiling =
         pending.max_credits ?? Math.max(1, creditsFor({ input_tokens: promptTokens, output_tokens: parameters.max_tokens ?? DEFAULT_MAX_TOKENS }, prices));
-      const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
-        organizationId: pending.organization_id,
-        userId: pending.user_id,
-        amount: ceiling,
-        reason: CHAT_RUN_HOLD_REASON,
-        runId: pending.id,
-        conversationId: pending.conversation_id,
-        messageId: pending.message_id,
-        description: 'Reserved for a chat run',
-      }).catch((error: unknown) => {
+      const hold = await reserveCall(trx, deps, turnCall(pending, ceiling), { description: 'Reserved for a chat run' }).catch((error: unknown) => {
         // No credits (balance or spending limit): the run fails saying so; nothing to retry.
         if (isAppError(error, 'payment_required')) throw failForGood('payment_required', error.message);
         throw error;
       });
+      await startCall(trx, pending.id);
       holdId = hold.id;
     }
     const [updated] = (await trx('chat_runs')

@@ -2,8 +2,8 @@
 // rest released), or the hold released; the conversation's lock freed; followers told — all in the
 // transaction that ends the job. Lock order: (job row) → conversation → run → hold → balance.
 import type { Knex } from 'knex';
-import { captureHold, getHold, releaseHold } from '../credits/index.ts';
 import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
+import { outcomeOfEnd, settleCall } from '../metering/index.ts';
 import type { ChatUsage } from '../providers/chat/index.ts';
 import type { ChatRunPayload } from './jobs.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
@@ -43,15 +43,24 @@ async function appendAnswer(trx: Knex.Transaction, run: RunRow, answer: string):
   return inserted!.id;
 }
 
-/** The answer kept (appended if any), what it used captured and the rest released, the run in its end state, the lock freed. */
+/** How a chat turn reads in the ledger (its call's capture and release). */
+const turnLedger = (run: RunRow) => ({
+  captured: `Used by a chat run (${run.model})`,
+  metadata: { model: run.model },
+  released: 'Released: the chat run did not answer',
+});
+
+/**
+ * The answer kept (appended if any), what it used captured through its metered call's settle (the
+ * rest released), the run in its end state, the lock freed.
+ */
 async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, answer: string, usage: ChatUsage, status: 'succeeded' | 'stopped'): Promise<void> {
   const answerId = answer.length > 0 ? await appendAnswer(trx, run, answer) : null;
   let charged = 0;
-  const hold = run.hold_id === null ? null : await getHold(trx, run.hold_id);
-  if (hold?.status === 'held') {
+  if (run.hold_id !== null) {
     const { prices } = await turnPricing(context.deps, run, trx);
-    charged = Math.min(creditsFor(usage, prices), hold.amount - hold.captured - hold.released);
-    await captureHold(trx, hold.id, charged, { metadata: { model: run.model }, description: `Used by a chat run (${run.model})` });
+    const outcome = { status: 'succeeded' as const, result: { answer_message_id: answerId, status }, pages: 1, credits: creditsFor(usage, prices) };
+    charged = (await settleCall(trx, run.id, outcome, { ledger: turnLedger(run) })).credits_charged ?? 0;
   }
   await trx('chat_runs')
     .where({ id: run.id })
@@ -59,10 +68,9 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
   await unlock(trx, run, answer.length);
 }
 
-/** The run did not answer: its hold goes back, it records why, the lock is freed. */
+/** The run did not answer: its call's hold goes back, it records why, the lock is freed. */
 async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Promise<void> {
-  const hold = run.hold_id === null ? null : await getHold(trx, run.hold_id);
-  if (hold?.status === 'held') await releaseHold(trx, hold.id, { description: 'Released: the chat run did not answer' });
+  if (run.hold_id !== null) await settleCall(trx, run.id, outcomeOfEnd('failed', error), { ledger: turnLedger(run) });
   await trx('chat_runs')
     .where({ id: run.id })
     .update({ status: 'failed', error: JSON.stringify(error), credits_charged: 0, updated_at: trx.fn.now() });

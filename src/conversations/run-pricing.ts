@@ -1,12 +1,34 @@
 // What a chat turn costs: the model's prices, the prompt it answers, and credits for the tokens used.
 import type { Knex } from 'knex';
 import { effectiveChatModel, effectivePrices } from '../chat-models/index.ts';
+import type { NewCall } from '../metering/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ChatMessage, ChatUsage } from '../providers/chat/index.ts';
 import type { RunRow } from './runs.ts';
 
-/** The hold's reason for a chat turn (the credit reports group by it). */
-export const CHAT_RUN_HOLD_REASON = 'chat_run';
+/** A chat turn's metered call's operation (and its hold's reason: the credit reports group by it). */
+export const CHAT_RUN_OPERATION = 'chat_run';
+
+/** A chat turn as a metered call: the run's id is the call's and its hold's run id, its ceiling the quote. */
+export function turnCall(run: RunRow, ceiling: number): NewCall {
+  return {
+    id: run.id,
+    organization_id: run.organization_id,
+    user_id: run.user_id,
+    operation: CHAT_RUN_OPERATION,
+    input: { model: run.model, message_id: run.message_id },
+    quoted_credits: ceiling,
+    quoted_pages: 1,
+    max_credits: run.max_credits,
+    tool_call_id: null,
+    conversation_id: run.conversation_id,
+    message_id: run.message_id,
+    run_lock: false,
+    chat_run_id: run.id,
+    request_id: null,
+    hold_run_id: run.id,
+  };
+}
 
 type Prices = ReturnType<typeof effectivePrices>;
 

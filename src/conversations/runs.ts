@@ -19,7 +19,6 @@ import type { Deps } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
-import { chatRunEnds } from './run-ends.ts';
 import type { runSchema, startRunBody } from './run-schema.ts';
 
 const type = 'chat_conversation';
@@ -140,7 +139,7 @@ export async function stopRun(deps: Deps, actor: Actor, conversationId: string):
 export async function stopRunById(deps: Deps, runId: string, reason: EndReason): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     if ((await cancelWorkOn(trx, deps, chatRunJob, 'run_id', runId, reason)) === 0)
-      await chatRunEnds.canceled(trx, { run_id: runId }, reason, { deps, jobId: null });
+      await (await chatRunJob.ends!()).canceled(trx, { run_id: runId }, reason, { deps, jobId: null });
   });
 }
 

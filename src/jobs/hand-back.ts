@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
-import { BOSS_SCHEMA } from './boss.ts';
+import { putBackAttempt } from './boss-sql/index.ts';
 import type { HeldJob } from './worker-registry.ts';
 
 /**
@@ -17,14 +17,8 @@ const HELD_BACK_SECONDS = 30;
 /** Puts the attempts back to `created`, not claimable yet. Returns those that were still this worker's. */
 export async function handBack(db: Knex, attempts: readonly HeldJob[]): Promise<HeldJob[]> {
   const handedBack: HeldJob[] = [];
-  for (const attempt of attempts) {
-    const { rowCount } = await db.raw(
-      `UPDATE ??.job SET state = 'created', started_on = NULL, heartbeat_on = NULL, start_after = now() + make_interval(secs => ?)
-        WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`,
-      [BOSS_SCHEMA, HELD_BACK_SECONDS, attempt.queue, attempt.job_id, attempt.attempt],
-    );
-    if (rowCount === 1) handedBack.push(attempt);
-  }
+  for (const attempt of attempts)
+    if (await putBackAttempt(db, { queue: attempt.queue, id: attempt.job_id, attempt: attempt.attempt }, HELD_BACK_SECONDS)) handedBack.push(attempt);
   return handedBack;
 }
 

@@ -8,9 +8,9 @@ import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isMessageOf, runHoldingLock } from '../conversations/index.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
-import { placeHold } from '../credits/index.ts';
+import { type CreditHold, placeHold } from '../credits/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { holdRunIdOf, insertCall } from './calls.ts';
+import { holdRunIdOfCall, insertCall, type NewCall } from './calls.ts';
 import { meteredCallJob } from './jobs.ts';
 import { quoteOf, type ReadOperation } from './operation.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -56,7 +56,11 @@ export async function acceptCall(
   const chatRunId = await checkAttribution(deps, actor, terms);
 
   await inTransaction(deps.db, async (trx) => {
-    await insertCall(trx, {
+    const hold = {
+      expiresInSeconds: Math.ceil((spec.timeoutMs ?? deps.config.READ_TIMEOUT_MS) / 1000) + HOLD_GRACE_SECONDS,
+      description: `Reserved for ${spec.operation}`,
+    };
+    const row: NewCall = {
       id: call.id,
       organization_id: terms.organization_id,
       user_id: actor.userId,
@@ -71,21 +75,37 @@ export async function acceptCall(
       run_lock: terms.run_lock ?? false,
       chat_run_id: chatRunId,
       request_id: call.requestId ?? null,
-    });
-    await schedule(trx);
-    await placeHold(trx, deps.creditPeriods, {
-      organizationId: terms.organization_id,
-      userId: actor.userId,
-      amount: spec.quote.credits,
-      reason: spec.operation,
-      runId: holdRunIdOf(call.id),
-      runIsNew: true,
-      conversationId: terms.conversation_id,
-      messageId: terms.message_id,
-      toolCallId: terms.tool_call_id,
-      expiresInSeconds: Math.ceil((spec.timeoutMs ?? deps.config.READ_TIMEOUT_MS) / 1000) + HOLD_GRACE_SECONDS,
-      description: `Reserved for ${spec.operation}`,
-    });
+    };
+    await reserveCall(trx, deps, row, hold, schedule);
+  });
+}
+
+/**
+ * In the caller's transaction: the call's row, then what `schedule` adds (the job that performs it,
+ * a domain row), then its credit hold — last, so the organization's balance row is locked only from
+ * the reserve to the commit. A refused hold (402) throws and rolls all of it back.
+ */
+export async function reserveCall(
+  trx: Knex.Transaction,
+  deps: Pick<Deps, 'creditPeriods'>,
+  call: NewCall,
+  hold: { expiresInSeconds?: number; description: string },
+  schedule: (trx: Knex.Transaction) => Promise<void> = async () => undefined,
+): Promise<CreditHold> {
+  await insertCall(trx, call);
+  await schedule(trx);
+  return placeHold(trx, deps.creditPeriods, {
+    organizationId: call.organization_id,
+    userId: call.user_id,
+    amount: call.quoted_credits,
+    reason: call.operation,
+    runId: holdRunIdOfCall({ id: call.id, hold_run_id: call.hold_run_id ?? null }),
+    runIsNew: true,
+    conversationId: call.conversation_id,
+    messageId: call.message_id,
+    toolCallId: call.tool_call_id,
+    ...(hold.expiresInSeconds !== undefined && { expiresInSeconds: hold.expiresInSeconds }),
+    description: hold.description,
   });
 }
 

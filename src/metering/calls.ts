@@ -24,6 +24,8 @@ export interface CallRow {
   run_lock: boolean;
   chat_run_id: string | null;
   request_id: string | null;
+  /** Its hold's run id when not `metered-call:<id>` (a chat turn's hold is its run's id). */
+  hold_run_id: string | null;
   result: unknown;
   pages: number | null;
   credits_charged: number | null;
@@ -49,10 +51,14 @@ export type NewCall = Pick<
   | 'run_lock'
   | 'chat_run_id'
   | 'request_id'
->;
+> &
+  Partial<Pick<CallRow, 'hold_run_id'>>;
 
 /** The hold of a call is found by this run id (unique per organization), so the call row needs no second write under the balance lock. */
 export const holdRunIdOf = (callId: string) => `metered-call:${callId}`;
+
+/** The run id of this call's hold: the default, or the one it names (a chat turn's). */
+export const holdRunIdOfCall = (call: Pick<CallRow, 'id' | 'hold_run_id'>) => call.hold_run_id ?? holdRunIdOf(call.id);
 
 export const isOpen = (call: Pick<CallRow, 'status'>) => (OPEN_STATUSES as readonly string[]).includes(call.status);
 

@@ -2,8 +2,8 @@
 export { chargeOf, defineReadOperation, networks, quoteOf } from './operation.ts';
 export type { Network, PerformContext, PriceModel, ReadOperation, ReadOutcome } from './operation.ts';
 // The machinery (web side: accept and wait; worker side: the job; both: the one settle path).
-export { acceptCall, acceptRead, type CallSpec, type CallTerms } from './accept.ts';
-export { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, loadCall, startCall } from './calls.ts';
+export { acceptCall, acceptRead, type CallSpec, type CallTerms, reserveCall } from './accept.ts';
+export { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, loadCall, type NewCall, startCall } from './calls.ts';
 export { describeOperation } from './descriptors.ts';
 export { meteredCallJob } from './jobs.ts';
 export { presentCall } from './present.ts';

@@ -11,7 +11,7 @@ import { runHoldingLock } from '../conversations/index.ts';
 import { captureHold, findHoldByRun, releaseHold } from '../credits/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
-import { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, lockCall } from './calls.ts';
+import { type CallErrorCode, type CallRow, holdRunIdOfCall, isOpen, lockCall } from './calls.ts';
 import { notifyCallSettled } from './notify.ts';
 
 export type CallOutcome =
@@ -19,6 +19,8 @@ export type CallOutcome =
   | { status: 'failed' | 'canceled'; error: { code: CallErrorCode; message: string } };
 
 export interface SettleOptions {
+  /** How the capture and the release read in the ledger (default: `Used by <operation>`, the operation and pages as metadata). */
+  ledger?: { captured?: string; metadata?: Record<string, unknown>; released?: string };
   /**
    * The caller's own writes, in the settling transaction (only when this settle is the one that
    * happens): e.g. a generation's row and its assets, committed with the capture or not at all.
@@ -32,7 +34,7 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
     const call = await lockCall(trx, callId);
     if (!call) throw new Error(`no metered call ${callId}`);
     if (!isOpen(call)) return call;
-    const hold = await findHoldByRun(trx, call.organization_id, holdRunIdOf(call.id));
+    const hold = await findHoldByRun(trx, call.organization_id, holdRunIdOfCall(call));
     if (!hold) throw new Error(`metered call ${callId} has no credit hold`);
 
     if (outcome.status === 'succeeded') {
@@ -51,8 +53,8 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
       await options.alongside?.(trx, settled);
       await captureHold(trx, hold.id, credits, {
         toolCallId: call.tool_call_id,
-        description: `Used by ${call.operation}`,
-        metadata: { operation: call.operation, requests: outcome.pages },
+        description: options.ledger?.captured ?? `Used by ${call.operation}`,
+        metadata: options.ledger?.metadata ?? { operation: call.operation, requests: outcome.pages },
       });
       return settled;
     }
@@ -70,7 +72,9 @@ async function release(
 ): Promise<CallRow> {
   const settled = await finish(trx, call, { status, error: JSON.stringify(error), credits_charged: 0 });
   await options.alongside?.(trx, settled);
-  await releaseHold(trx, holdId, { description: `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}` });
+  await releaseHold(trx, holdId, {
+    description: options.ledger?.released ?? `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}`,
+  });
   return settled;
 }
 

@@ -72,3 +72,17 @@ export async function unsettledDeadLetters(db: Knex, queues: readonly string[], 
   );
   return rows as DeadLetter[];
 }
+
+/**
+ * Puts a stopping worker's attempt back to `created` without using an attempt (`started_on`
+ * cleared, so the next claim keeps its `retry_count`), fenced to that attempt, and not claimable
+ * for `heldBackSeconds` (see src/jobs/hand-back.ts for why). True when it was still the attempt's.
+ */
+export async function putBackAttempt(db: Knex, attempt: { queue: string; id: string; attempt: number }, heldBackSeconds: number): Promise<boolean> {
+  const { rowCount } = await db.raw(
+    `UPDATE ${JOB} SET state = 'created', started_on = NULL, heartbeat_on = NULL, start_after = now() + make_interval(secs => ?)
+      WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`,
+    [heldBackSeconds, attempt.queue, attempt.id, attempt.attempt],
+  );
+  return rowCount === 1;
+}

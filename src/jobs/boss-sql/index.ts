@@ -59,7 +59,7 @@ export const BOSS_COLUMNS = {
   queue: ['name', 'dead_letter', 'ready_count', 'deferred_count', 'active_count', 'failed_count', 'monitor_on'],
 } as const;
 
-export { type DeadLetter, type LeasedJob, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './attempts.ts';
+export { type DeadLetter, type LeasedJob, lockJobRow, openJobsNaming, putBackAttempt, spendRetries, unsettledDeadLetters } from './attempts.ts';
 export { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs } from './deferrals.ts';
 export {
   countJobRows,
