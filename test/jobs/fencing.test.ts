@@ -6,7 +6,12 @@ import { createOrganization, newUser, type TestUser } from '../support/factories
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { testDataDir } from '../support/config.ts';
-import { createDb, eventually, isolatedDatabase, retryDeadAttemptsQuickly, spawnWorker } from './support.ts';
+import type { Knex } from 'knex';
+import { invitationEmailJob } from '../../src/invitations/jobs.ts';
+import { createBoss } from '../../src/jobs/boss.ts';
+import { isLeaseLost } from '../../src/jobs/define.ts';
+import { Lease } from '../../src/jobs/lease.ts';
+import { createDb, eventually, isolatedDatabase, retryDeadAttemptsQuickly, seedInvitation, spawnWorker } from './support.ts';
 
 /**
  * Fencing (issue 18): a worker frozen with SIGSTOP loses its lease when its heartbeat goes stale;
@@ -102,5 +107,35 @@ describe('jobs: a frozen worker resumed after its jobs were retried elsewhere wr
       .select('e.kind', db.raw('count(*)::int AS n'));
     expect(Object.fromEntries(ledger.map((row) => [row.kind, row.n]))).to.deep.equal({ hold: GENERATIONS, capture: GENERATIONS });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('a lease is the attempt: once its job was retried, its steps and its end write nothing (LeaseLost)', async () => {
+    const boss = createBoss(url, 'web');
+    await boss.start();
+    try {
+      // An invitation e-mail job (any queue does): fetched once, failed back to retry, fetched again.
+      const { jobId } = await seedInvitation(db, url);
+      const queue = invitationEmailJob.name;
+      const [first] = await boss.fetch(queue);
+      expect(first?.id).to.equal(jobId);
+      await boss.fail(queue, { id: jobId, retryCount: first!.retryCount }, { message: 'the first attempt froze' });
+      await boss.update(queue, undefined, { id: jobId, startAfter: 0 });
+      const [second] = await boss.fetch(queue);
+      expect(second).to.include({ id: jobId, retryCount: 1 });
+
+      const stale = new Lease(db, { queue, id: jobId, attempt: 0 });
+      const current = new Lease(db, { queue, id: jobId, attempt: 1 });
+      // What an attempt's step would write (any row of ours will do).
+      const write = (trx: Knex.Transaction) =>
+        trx('job_ends').insert({ job_id: jobId, queue, attempt: 0, end: 'failed', reason: JSON.stringify({ code: 'fence', message: 'written by a step' }) });
+      const written = () => db('job_ends').where({ job_id: jobId });
+      const lost = await stale.step(write).catch((error: unknown) => error);
+      expect(isLeaseLost(lost), String(lost)).to.equal(true);
+      expect(await written()).to.have.length(0);
+      await current.step(write);
+      expect(await written()).to.have.length(1);
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
   });
 });
