@@ -46,12 +46,11 @@ const keyOf = (record: Pick<AttemptRecord, 'job_id' | 'attempt'>) => `${record.j
 
 /**
  * pg-boss keeps only a job's last output; the attempt history is ours. A worker writes each
- * attempt when it starts — so a worker killed mid-attempt leaves it in the history, credited to
- * itself, for the sweep to mark `lost` — and fills in its end when it ends. Writes are buffered and
- * sent every `flushMs` (or at `maxBuffered`), many rows a statement; an attempt that ends before
- * its start was sent is written once, finished. An attempt started less than `flushMs` before a
- * SIGKILL is not recorded by its worker; the sweep that declares the worker lost records the
- * attempts its last heartbeat reported.
+ * attempt before its handler runs — so a worker killed mid-attempt leaves it in the history,
+ * credited to itself, for the sweep to mark `lost` — and fills in its end when it ends. Starts go
+ * out on the next turn of the event loop (together, one statement); ends are buffered and sent
+ * every `flushMs` (or at `maxBuffered`), many rows a statement. While the database cannot be
+ * written, records are kept for the next flush and the jobs run on (history is not worth a stall).
  */
 export class AttemptLog {
   /** Attempts to insert (begun, or ended without a written start), by job and attempt. */
@@ -60,6 +59,8 @@ export class AttemptLog {
   private readonly open = new Set<string>();
   private ends: FinishedAttempt[] = [];
   private timer: NodeJS.Timeout | null = null;
+  /** The flush on the next turn of the event loop that the starts waiting now go out with. */
+  private soon: Promise<void> | null = null;
   private flushing: Promise<void> = Promise.resolve();
   private failing = false;
 
@@ -70,10 +71,20 @@ export class AttemptLog {
     private readonly maxBuffered = 500,
   ) {}
 
-  /** The attempt began (after the pause gate): written with the next flush. */
-  started(record: Omit<AttemptRecord, 'ended_at' | 'outcome' | 'error'>): void {
+  /**
+   * The attempt begins (after the pause gate). Resolves once its start is written — the runtime
+   * waits for it before the handler runs, so no attempt a SIGKILL interrupts is missing from the
+   * history. Starts arriving together (every slot of a busy worker) share one statement.
+   */
+  started(record: Omit<AttemptRecord, 'ended_at' | 'outcome' | 'error'>): Promise<void> {
     this.starts.set(keyOf(record), { ...record, ended_at: null, outcome: null, error: null });
-    this.schedule();
+    this.soon ??= new Promise((resolve) =>
+      setImmediate(() => {
+        this.soon = null;
+        resolve(this.flush());
+      }),
+    );
+    return this.soon;
   }
 
   /** The attempt ended (or, deferred by a pause, never began): its start is completed, or the whole attempt written. */

@@ -127,7 +127,7 @@ export class JobRuntime {
       organization_id: organizationId,
       started_at: started.toISOString(),
     });
-    attempts.started({
+    await attempts.started({
       job_id: attempt.id,
       queue: attempt.name,
       organization_id: organizationId,
