@@ -31,6 +31,25 @@ export async function insertAttempts(db: Knex | Knex.Transaction, records: reado
   );
 }
 
+/**
+ * Attempts pg-boss counted that no worker recorded — fetched by a worker killed before it could
+ * write the start (milliseconds), so no handler ran — are recorded `lost`, with no worker, when a
+ * later attempt of the same job begins. Rows of attempts that began are never touched.
+ */
+async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonly AttemptRecord[]): Promise<void> {
+  const retried = starts.filter((record) => record.attempt > 0);
+  if (retried.length === 0) return;
+  await db.raw(
+    `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
+     SELECT x.job_id, x.queue, x.organization_id, k, NULL, x.started_at, x.started_at, 'lost', ?::jsonb
+       FROM ${RECORDSET}, generate_series(0, x.attempt - 1) AS k
+      WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = x.job_id AND a.attempt = k)`,
+    [JSON.stringify(UNSEEN), JSON.stringify(retried)],
+  );
+}
+
+const UNSEEN = { message: 'no worker recorded this attempt: the worker that fetched it stopped before it began' };
+
 /** Fills in the end of attempts whose start was written, in one statement. */
 async function endAttempts(db: Knex | Knex.Transaction, records: readonly FinishedAttempt[]): Promise<void> {
   if (records.length === 0) return;
@@ -129,6 +148,7 @@ export class AttemptLog {
       try {
         await this.db.transaction(async (trx) => {
           await insertAttempts(trx, inserts);
+          await recordUnseenAttempts(trx, inserts);
           await endAttempts(trx, ends);
         });
         this.failing = false;

@@ -6,42 +6,62 @@ import type { Db } from '../../src/db/knex.ts';
 import { generationJob } from '../../src/generations/jobs.ts';
 import { invitationEmailJob, invitationEmailKey } from '../../src/invitations/jobs.ts';
 import { meteredCallJob } from '../../src/metering/index.ts';
+import { chatRunJob } from '../../src/conversations/jobs.ts';
+import { scheduledTaskFinishJob, scheduledTaskRunJob } from '../../src/scheduled-tasks/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { testDataDir } from '../support/config.ts';
 import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import type { ChildRun } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { sleep, startUpstream, type FakeUpstream } from '../support/upstream.ts';
-import { createDb, isolatedDatabase, spawnWorker } from './support.ts';
+import { createDb, eventually, isolatedDatabase, spawnWorker } from './support.ts';
 
 /**
- * Proof under faults: 1,000 jobs of five kinds (invitation e-mails, link imports, enrichment,
- * generations, metered social reads) run while worker PROCESSES are SIGKILLed in a loop — every ~2 s the oldest of
- * three is killed and a replacement started — until every job reached a final state. Then the
- * database is counted: each job completed exactly once, and no side effect happened twice (one
- * e-mail per invitation, one import and one enrichment per asset, one asset and one capture per
- * generation, one capture per read, a ledger that reconciles).
+ * Proof under faults: about 1,000 jobs of every kind (invitation e-mails, link imports, enrichment,
+ * generations, metered social reads, chat turns, scheduled runs) run while worker PROCESSES are
+ * SIGKILLed — or frozen with SIGSTOP and resumed with SIGCONT after their jobs were retried
+ * elsewhere — in a loop: every ~2 s the oldest of three is hit and a replacement started, until
+ * every job reached a final state. Then the database is counted: each job completed exactly once,
+ * and no side effect happened twice (one e-mail per invitation, one import and one enrichment per
+ * asset, one asset and one capture per generation, one capture per read, one answer and one capture
+ * per chat turn, one conversation per scheduled run), no hold is open, the ledger reconciles, and
+ * the history has every attempt (killed ones included) with the worker that ran it.
  *
- * The jobs: 200 invitation e-mails, 150 link imports (each hands over to one enrichment), 150
+ * The jobs: 120 invitation e-mails, 150 link imports (each hands over to one enrichment), 150
  * documents created with content (one enrichment each), 150 generations (each stores one asset,
- * which is enriched too), 50 metered social reads (the request waits for its worker):
- * 200 + 2·150 + 150 + 2·150 + 50 = 1,000.
+ * which is enriched too), 50 metered social reads (the request waits for its worker), 40 chat
+ * turns, 20 scheduled runs (a start job, its chat turn, the finish continuation):
+ * 120 + 2·150 + 150 + 2·150 + 50 + 40 + 3·20 = 1,020.
  */
 describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
-  this.timeout(240_000);
-  const INVITATIONS = 200;
+  this.timeout(300_000);
+  const INVITATIONS = 120;
+  const CHATS = 40;
+  const SCHEDULED = 20;
   const READS = 50;
   const IMPORTS = 150;
   const DOCUMENTS = 150;
   const GENERATIONS = 150;
   const GENERATION_CREDITS = 4; // a sandbox image
-  const QUEUES = [invitationEmailJob.name, assetImportJob.name, assetEnrichmentJob.name, generationJob.name, meteredCallJob.name];
+  const QUEUES = [
+    invitationEmailJob.name,
+    assetImportJob.name,
+    assetEnrichmentJob.name,
+    generationJob.name,
+    meteredCallJob.name,
+    chatRunJob.name,
+    scheduledTaskRunJob.name,
+    scheduledTaskFinishJob.name,
+  ];
   const EXPECTED: Record<string, number> = {
     [invitationEmailJob.name]: INVITATIONS,
     [assetImportJob.name]: IMPORTS,
     [assetEnrichmentJob.name]: IMPORTS + DOCUMENTS + GENERATIONS,
     [generationJob.name]: GENERATIONS,
     [meteredCallJob.name]: READS,
+    [chatRunJob.name]: CHATS + SCHEDULED,
+    [scheduledTaskRunJob.name]: SCHEDULED,
+    [scheduledTaskFinishJob.name]: SCHEDULED,
   };
   const TOTAL = Object.values(EXPECTED).reduce((a, b) => a + b, 0);
 
@@ -54,6 +74,8 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
   let orgs: string[];
   const orgOf = (i: number) => orgs[i % orgs.length]!;
   const workers = new Set<ChildRun>();
+  /** Workers frozen with SIGSTOP, until they are resumed. */
+  const frozen = new Set<ChildRun>();
   /** When each worker printed `worker started` (it works jobs from then on). */
   const readyAt = new Map<ChildRun, number>();
 
@@ -91,7 +113,7 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
       await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 10_000, description: 'Test credits' }));
   });
   after(async () => {
-    for (const worker of workers) kill(worker);
+    for (const worker of [...workers, ...frozen]) kill(worker);
     await Promise.all([...workers].map((worker) => worker.exited));
     await server?.stop();
     await db?.destroy();
@@ -108,6 +130,7 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
       // Crash windows: the side effect is recorded, then the attempt lingers before it completes.
       EMAIL_SANDBOX_DELAY_MS: '100',
       GENERATION_SANDBOX_DELAY_MS: '100',
+      CHAT_SANDBOX_DELAY_MS: '20',
     });
     workers.add(worker);
     worker.waitForOutput(/"worker started"/).then(
@@ -148,7 +171,15 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
     for (let i = 0; i < 3; i++) startWorker();
 
     // The load, through the real API, while the kill loop runs.
-    const created = { invitations: [] as string[], imports: [] as string[], documents: [] as string[], generations: [] as string[], reads: 0 };
+    const created = {
+      invitations: [] as string[],
+      imports: [] as string[],
+      documents: [] as string[],
+      generations: [] as string[],
+      chats: [] as string[],
+      scheduled: [] as string[],
+      reads: 0,
+    };
     type Work = () => Promise<void>;
     const expect201 = (what: string, res: { status: number; body: any }) => {
       if (res.status !== 201) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -201,6 +232,37 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
           created.generations.push(body.generation.id);
         });
     }
+    // Chat turns (a conversation each) and scheduled runs (triggered runs of one task per organization).
+    const tasks: string[] = [];
+    for (const org of orgs) {
+      const task = expect201(
+        'scheduled task',
+        await server.request('post', '/scheduled-tasks', {
+          token: alice.token,
+          body: { organization_id: org, title: 'Morning brief', prompt: 'Summarise the news in one line.', schedule: { cron: '0 6 * * *', timezone: 'UTC' } },
+        }),
+      );
+      tasks.push(task.id);
+    }
+    for (let i = 0; i < CHATS; i++)
+      work.push(async () => {
+        const conversation = expect201(
+          'conversation',
+          await server.request('post', '/conversations', { token: alice.token, body: { organization_id: orgOf(i), title: `Chat ${i}` } }),
+        );
+        const id = conversation.id ?? conversation.conversation?.id;
+        expect201('message', await server.request('post', `/conversations/${id}/messages`, { token: alice.token, body: { content: `Question number ${i}?` } }));
+        const run = expect201(
+          'run',
+          await server.request('post', `/conversations/${id}/run`, { token: alice.token, body: { model: 'sandbox-chat', max_credits: 20 } }),
+        );
+        created.chats.push(run.run.id);
+      });
+    for (let i = 0; i < SCHEDULED; i++)
+      work.push(async () => {
+        const run = expect201('trigger', await server.request('post', `/scheduled-tasks/${tasks[i % tasks.length]}/trigger`, { token: alice.token }));
+        created.scheduled.push(run.id ?? run.run.id);
+      });
     // Reads hold their request open until the worker settles them: a pool of their own.
     const reads = pool(
       Array.from({ length: READS }, (_, i) => i),
@@ -238,6 +300,7 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
     // least a second (else that tick kills nobody): on a busy machine a worker takes seconds to
     // start, and killing workers that never got to work would prove nothing and finish nothing.
     let kills = 0;
+    let freezes = 0;
     let skipped = 0;
     const finalStates = new Set(['completed', 'failed', 'cancelled']);
     const allFinal = async () => {
@@ -253,6 +316,21 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
       const oldest = [...workers][0]!;
       if (Date.now() - (readyAt.get(oldest) ?? Infinity) < 1000) {
         skipped++;
+        continue;
+      }
+      // Every third hit freezes the worker instead: its jobs are retried elsewhere once its heartbeat is
+      // stale (10 s), then it is resumed (and killed later as the oldest) — whatever it then tries to write is fenced off.
+      if ((kills + freezes) % 3 === 2) {
+        workers.delete(oldest);
+        frozen.add(oldest);
+        process.kill(-oldest.child.pid!, 'SIGSTOP');
+        freezes++;
+        startWorker();
+        void sleep(12_000).then(() => {
+          if (oldest.child.exitCode === null && oldest.child.signalCode === null) process.kill(-oldest.child.pid!, 'SIGCONT');
+          frozen.delete(oldest);
+          workers.add(oldest);
+        });
         continue;
       }
       kill(oldest);
@@ -346,18 +424,71 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
     expect(enrichJobs).to.have.length(enriched.length);
     expect(enrichJobs.filter((j) => j.n !== 1)).to.deep.equal([]);
 
-    // Credits: the ledger reconciles with the balance; exactly the generations were spent, nothing held.
+    // Chat turns: each answered once (one assistant message in its conversation) and captured once (per-hold check above).
+    expect(created.chats).to.have.length(CHATS);
+    const chats = await db('chat_runs').whereIn('id', created.chats).select('id', 'conversation_id', 'status', 'answer_message_id', 'credits_charged');
+    expect(chats.filter((c) => c.status !== 'succeeded' || !c.answer_message_id || !(c.credits_charged > 0))).to.deep.equal([]);
+    const answers: { n: number }[] = await db('conversation_messages')
+      .whereIn(
+        'conversation_id',
+        chats.map((c) => c.conversation_id),
+      )
+      .where({ role: 'assistant' })
+      .groupBy('conversation_id')
+      .select(db.raw('count(*)::int AS n'));
+    expect(answers).to.have.length(CHATS);
+    expect(answers.filter((a) => a.n !== 1)).to.deep.equal([]);
+
+    // Scheduled runs: each succeeded, with exactly one conversation of its own (no orphan from a retried start) and its turn's credits.
+    expect(created.scheduled).to.have.length(SCHEDULED);
+    const runs = await db('scheduled_task_runs as r')
+      .join('chat_runs as c', 'c.id', 'r.chat_run_id')
+      .whereIn('r.id', created.scheduled)
+      .select('r.state', 'r.credits_used', 'r.conversation_id', 'c.credits_charged', 'c.status as turn');
+    expect(runs.filter((r) => r.state !== 'succeeded' || r.turn !== 'succeeded' || r.credits_used !== r.credits_charged)).to.deep.equal([]);
+    expect(new Set(runs.map((r) => r.conversation_id)).size).to.equal(SCHEDULED);
+    const scheduledConversations = await db('conversations').whereIn('organization_id', orgs).whereNotNull('schedule_id').count('* as n').first();
+    expect(Number(scheduledConversations?.n)).to.equal(SCHEDULED);
+    const turnCredits = (await db('chat_runs').whereIn('organization_id', orgs).sum('credits_charged as n').first())?.n;
+
+    // History: every attempt of every job is there (killed and frozen ones included), each with the worker that ran it (an
+    // attempt whose worker died within milliseconds of fetching it, before its handler began, is `lost` with no worker), and
+    // each has ended (the sweeps close a lost worker's open attempts once its heartbeat is stale).
+    const openAttempts = () =>
+      db('job_attempts as a')
+        .leftJoin('job_workers as w', 'w.id', 'a.worker_id')
+        .whereNull('a.outcome')
+        .select('a.job_id', 'a.queue', 'a.attempt', 'a.started_at', 'w.pid', 'w.lost_at', 'w.stopped_at', 'w.last_heartbeat_at');
+    await eventually('every attempt has ended', async () => (await openAttempts()).length === 0, { timeoutMs: 60_000 }).catch(async (error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify((await openAttempts()).slice(0, 5))}`);
+    });
+    const gaps: { id: string; retry_count: number; recorded: number; anonymous: number; name: string; attempts: unknown[] }[] = (
+      await db.raw(
+        `SELECT j.id, j.retry_count,
+                count(DISTINCT a.attempt) FILTER (WHERE a.outcome <> 'deferred')::int AS recorded,
+                count(*) FILTER (WHERE a.worker_id IS NULL AND a.outcome <> 'lost')::int AS anonymous,
+                j.name, json_agg(json_build_object('attempt', a.attempt, 'outcome', a.outcome, 'worker', a.worker_id, 'error', a.error->>'message') ORDER BY a.started_at) AS attempts
+           FROM pgboss.job j LEFT JOIN job_attempts a ON a.job_id = j.id
+          WHERE j.name = ANY(?::text[])
+          GROUP BY j.id, j.retry_count, j.name
+         HAVING count(DISTINCT a.attempt) FILTER (WHERE a.outcome <> 'deferred') <> j.retry_count + 1 OR count(*) FILTER (WHERE a.worker_id IS NULL AND a.outcome <> 'lost') > 0`,
+        [QUEUES],
+      )
+    ).rows;
+    expect(gaps, `jobs whose history misses an attempt or its worker: ${JSON.stringify(gaps.slice(0, 3))}`).to.deep.equal([]);
+
+    // Credits: the ledger reconciles with the balance; exactly the generations, reads and chat turns were spent, nothing held.
     for (const org of orgs) expect(await reconcileCredits(db, org), `ledger of ${org}`).to.deep.equal([]);
     const balance = await db('credit_balances')
       .whereIn('organization_id', orgs)
       .first(db.raw('sum(captured)::int AS captured'), db.raw('sum(held)::int AS held'));
     expect({ captured: Number(balance.captured), held: Number(balance.held) }).to.deep.equal({
-      captured: GENERATIONS * GENERATION_CREDITS + readCredits,
+      captured: GENERATIONS * GENERATION_CREDITS + readCredits + Number(turnCredits),
       held: 0,
     });
 
     console.log(
-      `    kill loop: ${TOTAL} jobs, ${kills} workers killed (${skipped} ticks skipped), ${retried?.n} jobs retried, load done after ${loadMs} ms, all final after ${loopMs} ms`,
+      `    kill loop: ${TOTAL} jobs, ${kills} workers killed, ${freezes} frozen and resumed (${skipped} ticks skipped), ${retried?.n} jobs retried, load done after ${loadMs} ms, all final after ${loopMs} ms`,
     );
   });
 
