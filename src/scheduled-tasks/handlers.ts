@@ -26,7 +26,7 @@ const loadRun = async (db: Deps['db'], id: string) => (await db('scheduled_task_
 export async function startScheduledRun({ run_id }: ScheduledTaskRunPayload, job: JobContext): Promise<RunStart | NothingToDo> {
   return job.step(async (trx) => {
     const run = (await trx('scheduled_task_runs').where({ id: run_id }).forUpdate().first()) as TaskRunRow | undefined;
-    if (!run || run.state !== 'queued') return nothingToDo('the run has started or ended already');
+    if (run?.state !== 'queued') return nothingToDo('the run has started or ended already');
     const task = (await trx('scheduled_tasks').where({ id: run.task_id }).first()) as ScheduledTaskRow | undefined;
     // Disabling or deleting the task stops its queued scheduled runs too.
     if (!task || task.deleted_at || (run.trigger === 'schedule' && !task.enabled)) return { started: false };

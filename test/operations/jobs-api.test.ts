@@ -105,7 +105,12 @@ describe('job console: jobs, history, commands, access (issue 12)', function () 
     expect(failed.status, show(failed)).to.equal(200);
     expect(failed.body.job).to.include({ id, state: 'failed', attempts: 1, organization_id: org });
     expect(JSON.stringify(failed.body.job.output)).to.include('flaky failure').and.not.include('stack');
-    await eventually('the attempt is in the history', async () => (await get(`/ops/jobs/${id}`, admin.token)).body.history.length === 1);
+    // Written when it began, completed at its end (a moment later).
+    const ended = (history: { outcome: string }[]) => history.every((a) => a.outcome !== 'running');
+    await eventually('the attempt is in the history, ended', async () => {
+      const { history } = (await get(`/ops/jobs/${id}`, admin.token)).body;
+      return history.length === 1 && ended(history);
+    });
     const [attempt] = (await get(`/ops/jobs/${id}`, admin.token)).body.history;
     expect(attempt).to.include({ attempt: 0, outcome: 'failed', worker_id: stack.worker.id });
     expect(attempt.error.message).to.match(/^flaky failure for /);
@@ -121,7 +126,10 @@ describe('job console: jobs, history, commands, access (issue 12)', function () 
     const again = await post(`/ops/jobs/${id}/retry`, admin.token, {});
     expect(again.status, show(again)).to.equal(409);
 
-    await eventually('both attempts are in the history', async () => (await get(`/ops/jobs/${id}`, admin.token)).body.history.length === 2);
+    await eventually('both attempts are in the history, ended', async () => {
+      const { history } = (await get(`/ops/jobs/${id}`, admin.token)).body;
+      return history.length === 2 && ended(history);
+    });
     const detail = (await get(`/ops/jobs/${id}`, admin.token)).body;
     expect(detail.history.map((a: { outcome: string }) => a.outcome)).to.deep.equal(['failed', 'completed']);
     expect(detail.timeline.map((e: { event: string }) => e.event)).to.deep.equal([
