@@ -2,7 +2,7 @@
 // enqueued), or `error` with the reason — in the transaction that ends the job.
 import type { Knex } from 'knex';
 import type { EndReason, JobEnds } from '../jobs/define.ts';
-import { completeImport, failImport, type ImportedFile, pendingImport } from './import-state.ts';
+import { completeImport, failImport, type ImportedFile, pendingImport, reopenImport } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 
 async function fail(trx: Knex.Transaction, assetId: string, reason: EndReason): Promise<void> {
@@ -17,4 +17,6 @@ export const importEnds: JobEnds<AssetJobPayload, ImportedFile> = {
   },
   failed: (trx, { asset_id }, reason) => fail(trx, asset_id, reason),
   canceled: (trx, { asset_id }, reason) => fail(trx, asset_id, reason),
+  /** A retried import starts over: the asset back `in_progress`, its error cleared. */
+  reopen: (trx, { asset_id }) => reopenImport(trx, asset_id),
 };

@@ -109,6 +109,21 @@ export async function failImport(db: Db | Tx, asset: ImportSubject, reason: JobF
   });
 }
 
+/** error → in_progress for a retried import (an operator's retry of its failed job): the error cleared. False when it is not in error. */
+export async function reopenImport(db: Db | Tx, assetId: string): Promise<boolean> {
+  const reopened = await db('assets')
+    .where({ id: assetId, upload_file_state: 'error' })
+    .whereNotNull('import_parameters')
+    .update({
+      upload_file_state: 'in_progress',
+      import_error: null,
+      import_parameters: db.raw(`import_parameters - 'error'`),
+      updated_at: db.fn.now(),
+    })
+    .returning('id');
+  return reopened.length === 1;
+}
+
 /** Whether the asset's file is stored for good (its import succeeded). */
 export async function importSucceeded(db: Db, assetId: string): Promise<boolean> {
   return (await db('assets').where({ id: assetId }).first('upload_file_state'))?.upload_file_state === 'success';

@@ -14,7 +14,9 @@ export type SkipCause =
   /** A retry of a failure whose dead-letter copy is being worked right now. */
   | { kind: 'dead-letter-running'; deadLetter: string }
   /** pg-boss could not re-create the dead letter in its queue (a singleton conflict): it failed it in place. */
-  | { kind: 'conflict' };
+  | { kind: 'conflict' }
+  /** Its resource ended with the failure and its kind cannot reopen it (src/jobs/ends.ts reopenForRetry). */
+  | { kind: 'not-reopened' };
 
 export interface Skipped {
   id: string;
@@ -51,6 +53,8 @@ function reasonOf(cause: SkipCause): string {
       return `its dead letter ${cause.deadLetter} is running`;
     case 'conflict':
       return 'pg-boss could not move it back (a conflicting job)';
+    case 'not-reopened':
+      return 'its work ended with the failure and cannot be reopened';
   }
 }
 

@@ -53,6 +53,13 @@ export interface JobEnds<Payload, Result> {
   succeeded?(trx: Knex.Transaction, payload: Payload, result: Result, context: EndContext): Promise<void>;
   failed(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
   canceled(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
+  /**
+   * An operator retries the failed job (or redrives its dead letter): put its resource back in
+   * progress for one more attempt, in that transaction, and say true. A kind without it (or saying
+   * false) refuses the retry — its resource ended with the failure (e.g. a generation's credits were
+   * released), so the work is started anew instead.
+   */
+  reopen?(trx: Knex.Transaction, payload: Payload, context: EndContext): Promise<boolean>;
 }
 
 /** What a handler gets besides its payload. */

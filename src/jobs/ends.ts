@@ -149,3 +149,17 @@ export async function settleAbandonedJobs(deps: Deps, definitions: readonly JobD
   }
   return settled;
 }
+
+/**
+ * Before an operator's retry of a failed job, or redrive of its dead letter (`queue` either): the
+ * kind's `reopen` puts its resource back in progress in the caller's transaction. Returns why the
+ * retry is refused — a kind with ends that cannot reopen, or a resource no longer failed — or null.
+ */
+export async function reopenForRetry(trx: Knex.Transaction, deps: Deps, queue: string, data: unknown): Promise<string | null> {
+  const definition = deps.jobs.definition(queue);
+  const ends = await definition?.ends?.();
+  if (!definition || !ends) return null;
+  if (!ends.reopen) return `its work ended with the failure (${definition.name}: its resource settled, any credits released); start it anew instead`;
+  const reopened = await ends.reopen(trx, payloadOf(definition, data), { deps, jobId: null });
+  return reopened ? null : 'its resource is no longer in the state the failure left it in; nothing to retry';
+}

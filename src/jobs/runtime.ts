@@ -166,6 +166,14 @@ export class JobRuntime {
     }
   }
 
+  /** Whether pg-boss will not retry this attempt's job (read under the lease: LeaseLost when it is no longer ours). */
+  private noRetryLeft(lease: Lease): Promise<boolean> {
+    return this.parts.db.transaction(async (trx) => {
+      const job = await lease.hold(trx);
+      return job.retry_count >= job.retry_limit;
+    });
+  }
+
   /**
    * An attempt that threw. A lost lease (canceled, expired, retried elsewhere) ends it quietly: the
    * job's new owner writes. A failure for good — `failForGood`, or any error on the last attempt —
@@ -200,7 +208,14 @@ export class JobRuntime {
     }
     // pg-boss aborts an attempt's signal when its heartbeat finds the claim gone (retried elsewhere after a freeze): superseded too.
     if (isLeaseLost(error) || how.canceled || attempt.signal.aborted) return superseded();
-    const forGood = isJobFailure(error) || (how.lastAttempt && !this.stopping);
+    let forGood: boolean;
+    try {
+      // The job row's own retry limit decides (a queue's policy may have changed since the job was sent).
+      forGood = isJobFailure(error) || (!this.stopping && (how.lastAttempt || (await this.noRetryLeft(lease))));
+    } catch (failure) {
+      if (isLeaseLost(failure)) return superseded();
+      throw failure;
+    }
     const failed = () => {
       how.record('failed', attemptError(error));
       observer?.attemptEnded(attempt.name, 'failed', seconds(how.started));

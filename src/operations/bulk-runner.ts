@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { lockJobs } from '../jobs/boss-sql/index.ts';
+import { findJobRows, lockJobs } from '../jobs/boss-sql/index.ts';
 import type { CommandResult } from '../jobs/commands.ts';
 import type { JobContext } from '../jobs/define.ts';
-import { cancelJob } from '../jobs/ends.ts';
+import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
 import type { Deps } from '../platform/deps.ts';
 import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
 
@@ -74,7 +74,7 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
     for (const skipped of result.skipped) outcomes.push({ job_id: skipped.id, outcome: 'skipped', reason: skipped.reason });
   };
   if (action === 'redrive') {
-    for (const [queue, ids] of byQueue(items)) record(await deps.jobs.commands.redrive(trx, queue, ids));
+    for (const [queue, ids] of byQueue(items)) await reopenEach(trx, deps, queue, ids, record, (sp, id) => deps.jobs.commands.redrive(sp, queue, [id]));
     return outcomes;
   }
   const jobs = await lockJobs(
@@ -96,7 +96,7 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
   for (const [key, ids] of groups) {
     const [queue, now] = key.split('\n') as [string, string];
     // A failed job whose dead letter was redriven meanwhile is skipped, "already redriven".
-    if (action === 'retry' && now === 'failed') record(await deps.jobs.commands.retryFailed(trx, queue, ids));
+    if (action === 'retry' && now === 'failed') await reopenEach(trx, deps, queue, ids, record, (sp, id) => deps.jobs.commands.retryFailed(sp, queue, [id]));
     else {
       if (action === 'retry') await deps.jobs.commands.resumeCancelled(trx, queue, ids);
       // Each with its resource's end (a generation canceled, its hold released) and its running attempt told.
@@ -105,6 +105,44 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
     }
   }
   return outcomes;
+}
+
+/** Rolls back one job's reopen when its command skipped it (the savepoint's way out). */
+class SkippedByCommand extends Error {
+  constructor(readonly result: CommandResult) {
+    super('skipped');
+  }
+}
+
+/**
+ * Retries (or redrives) each failed job on its own savepoint, with its resource reopened by its kind
+ * (src/jobs/ends.ts reopenForRetry): a kind that cannot reopen skips the job with why, and a
+ * command that skips it (already retried or redriven) rolls the reopen back.
+ */
+async function reopenEach(
+  trx: Knex.Transaction,
+  deps: Deps,
+  queue: string,
+  ids: readonly string[],
+  record: (result: CommandResult) => void,
+  command: (savepoint: Knex.Transaction, id: string) => Promise<CommandResult>,
+): Promise<void> {
+  const data = new Map((await findJobRows(trx, ids)).map((job) => [job.id, job.data]));
+  for (const id of ids) {
+    const result = await trx
+      .transaction(async (savepoint) => {
+        const refusal = await reopenForRetry(savepoint, deps, queue, data.get(id));
+        if (refusal) return { done: [], skipped: [{ id, cause: { kind: 'not-reopened' as const }, reason: refusal }] };
+        const done = await command(savepoint, id);
+        if (done.done.length === 0) throw new SkippedByCommand(done);
+        return done;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof SkippedByCommand) return error.result;
+        throw error;
+      });
+    record(result);
+  }
 }
 
 function byQueue(items: readonly { job_id: string; queue: string }[]): Map<string, string[]> {

@@ -1,7 +1,7 @@
 import type { Actor } from '../access/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import { countJobRows, estimateJobRows, findJobRow, listJobRows, lockJobState } from '../jobs/boss-sql/index.ts';
-import { cancelJob } from '../jobs/ends.ts';
+import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
@@ -100,6 +100,9 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
         message: reason ? `canceled by an operator: ${reason}` : 'canceled by an operator',
       });
     } else if (locked.state === 'failed') {
+      // Its resource ended with the failure: its kind reopens it for the new attempt, or the retry is refused.
+      const refusal = await reopenForRetry(trx, deps, job.name, job.data);
+      if (refusal) throw conflict(`this job is failed and ${refusal}`, ['state']);
       const retried = await deps.jobs.commands.retryFailed(trx, job.name, [id]);
       const refused = retried.skipped[0];
       if (refused?.cause.kind === 'redriven' || refused?.cause.kind === 'dead-letter-running')

@@ -59,6 +59,15 @@ export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {
   async canceled(trx, { run_id }, reason, context) {
     await endRun(trx, context, run_id, 'canceled', { error: reason });
   },
+  /** A run that failed before it started its turn is queued again (one that started a turn ends with it). */
+  async reopen(trx, { run_id }) {
+    const reopened = await trx('scheduled_task_runs')
+      .where({ id: run_id, state: 'failed' })
+      .whereNull('chat_run_id')
+      .update({ state: 'queued', error: null, credits_used: null, finished_at: null })
+      .returning('id');
+    return reopened.length === 1;
+  },
 };
 
 export const runFinishEnds: JobEnds<ScheduledTaskRunPayload, TurnOutcome> = {

@@ -24,11 +24,18 @@ describe('cancel from the job console settles the resource with its job', functi
   const hanging: ServerResponse[] = [];
   let closed = 0;
 
+  /** What /flip.txt serves: first a type that is refused for good, then a text file. */
+  let flipped = false;
+
   before(async () => {
     upstream = await startUpstream({
       '/slow.txt': (_req, res) => {
         hanging.push(res);
         res.on('close', () => closed++);
+      },
+      '/flip.txt': (_req, res) => {
+        res.writeHead(200, { 'content-type': flipped ? 'text/plain' : 'application/x-msdownload' });
+        res.end('hello from the flip side');
       },
     });
     stack = await startOpsStack({ CHAT_SANDBOX_DELAY_MS: '150', GENERATION_SANDBOX_DELAY_MS: '60000', OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}` });
@@ -110,5 +117,31 @@ describe('cancel from the job console settles the resource with its job', functi
     expect(asset).to.deep.equal({ upload_file_state: 'error', import_error: operatorCancel });
     await eventually('the download was aborted', async () => closed === 1);
     expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+  });
+
+  it('a retry reopens what its kind can reopen: a failed link import runs again and succeeds; a failed generation is refused (409), its credits stay released', async () => {
+    const created = await post('/assets/imports/link', { organization_id: org, url: `${upstream.url}/flip.txt` });
+    const assetId = created.body.id as string;
+    await eventually('the import failed for good', async () => (await jobOf(assetImportJob, 'asset_id', assetId))?.state === 'failed');
+    expect(await stack.db('assets').where({ id: assetId }).first('upload_file_state')).to.deep.equal({ upload_file_state: 'error' });
+    flipped = true;
+    const importJob = await jobOf(assetImportJob, 'asset_id', assetId);
+    const retried = await post(`/ops/jobs/${importJob.id}/retry`, { reason: 'the site serves text now' });
+    expect(retried.status, show(retried)).to.equal(200);
+    await eventually(
+      'the import succeeded',
+      async () => (await stack.db('assets').where({ id: assetId }).first('upload_file_state')).upload_file_state === 'success',
+    );
+    expect(await stack.db('assets').where({ id: assetId }).first('import_error')).to.deep.equal({ import_error: null });
+
+    const generation = await post('/generations', { organization_id: org, kind: 'text', prompt: 'sandbox-fail' });
+    const generationId = generation.body.generation.id as string;
+    await eventually('the generation failed', async () => (await jobOf(generationJob, 'generation_id', generationId))?.state === 'failed');
+    const generationJobRow = await jobOf(generationJob, 'generation_id', generationId);
+    const refused = await post(`/ops/jobs/${generationJobRow.id}/retry`, { reason: 'try again' });
+    expect(refused.status, show(refused)).to.equal(409);
+    expect(refused.body.message).to.match(/^this job is failed and its work ended with the failure \(generation\.run\.v1: /);
+    expect((await jobOf(generationJob, 'generation_id', generationId)).state).to.equal('failed');
+    expect(await stack.db('generations').where({ id: generationId }).first('status')).to.deep.equal({ status: 'failed' });
   });
 });

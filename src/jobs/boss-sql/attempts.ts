@@ -14,6 +14,7 @@ export interface LeasedJob {
   name: string;
   state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
   retry_count: number;
+  retry_limit: number;
   group_id: string | null;
   data: unknown;
 }
@@ -23,7 +24,10 @@ export interface LeasedJob {
  * cancel, retry and expiry all wait for it) and returns it as it now stands.
  */
 export async function lockJobRow(trx: Knex.Transaction, queue: string, id: string): Promise<LeasedJob | undefined> {
-  const { rows } = await trx.raw(`SELECT id, name, state, retry_count, group_id, data FROM ${JOB} WHERE name = ? AND id = ? FOR NO KEY UPDATE`, [queue, id]);
+  const { rows } = await trx.raw(`SELECT id, name, state, retry_count, retry_limit, group_id, data FROM ${JOB} WHERE name = ? AND id = ? FOR NO KEY UPDATE`, [
+    queue,
+    id,
+  ]);
   return rows[0] as LeasedJob | undefined;
 }
 
