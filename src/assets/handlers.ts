@@ -5,7 +5,7 @@ import { OutboundFetchError } from '../net/errors.ts';
 import { safeFetch, type SafeFetchResult } from '../net/safe-fetch.ts';
 import type { Deps } from '../platform/deps.ts';
 import { enrich, UnreadableAssetError, type Enrichment } from './enrichment.ts';
-import { finishEnrichment, type ImportedFile, pendingImport, startEnrichment, type EnrichmentSubject } from './import-state.ts';
+import { type EnrichmentSubject, type ImportedFile, pendingImport, startEnrichment } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 import { isImportableMediaType } from './media-types.ts';
 import { assetFileKey } from './presenter.ts';
@@ -45,26 +45,20 @@ export async function importLink({ asset_id }: AssetJobPayload, { deps, signal, 
 }
 
 /**
- * Measures an asset: pending → in_progress → success | error. Idempotent: only pending or
- * in_progress assets are worked on, and the final write is conditional on in_progress, so a
- * repeated attempt rewrites the same facts or nothing.
+ * Measures an asset (pending → in_progress here; its end records success or error, ./enrichment-ends.ts).
+ * Idempotent: only pending or in_progress assets are worked on, and the end is conditional on the
+ * state it leaves, so a repeated attempt rewrites the same facts or nothing. An unreadable asset
+ * fails for good at once; other failures are retried, and the last one ends it in `error`.
  */
-export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, log, lastAttempt }: JobContext): Promise<void> {
-  const asset = await startEnrichment(deps.db, asset_id);
-  if (!asset) return log.info({ asset_id }, 'asset enrichment: nothing to do');
-  let learned: Enrichment;
+export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, step }: JobContext): Promise<Enrichment | NothingToDo> {
+  const asset = await step((trx) => startEnrichment(trx, asset_id));
+  if (!asset) return nothingToDo('the asset needs no enrichment (measured already, or gone)');
   try {
-    learned = await measure(deps, asset);
+    return await measure(deps, asset);
   } catch (error) {
-    const permanent = error instanceof UnreadableAssetError;
-    if (!permanent && !lastAttempt) throw error;
-    await finishEnrichment(deps.db, asset, {
-      state: 'error',
-      error: { code: permanent ? 'unreadable' : 'enrichment_failed', message: (error as Error).message },
-    });
-    return;
+    if (error instanceof UnreadableAssetError) throw failForGood('unreadable', error.message, error);
+    throw error;
   }
-  await finishEnrichment(deps.db, asset, { state: 'success', enrichment: learned });
 }
 
 async function measure(deps: Deps, asset: EnrichmentSubject): Promise<Enrichment> {

@@ -135,7 +135,7 @@ export type EnrichmentSubject = Pick<AssetRow, 'id' | 'organization_id' | 'type'
  * pending → in_progress. Returns the asset to measure, or null when there is nothing to do. An asset
  * already in_progress (a crashed attempt) is measured again.
  */
-export async function startEnrichment(db: Db, assetId: string): Promise<EnrichmentSubject | null> {
+export async function startEnrichment(db: Db | Tx, assetId: string): Promise<EnrichmentSubject | null> {
   const asset = (await db('assets')
     .where({ id: assetId })
     .first('id', 'organization_id', 'type', 'mime_type', 'content', 'upload_file_state', 'enrichment_state')) as
@@ -149,15 +149,19 @@ export async function startEnrichment(db: Db, assetId: string): Promise<Enrichme
 
 export type EnrichmentOutcome = { state: 'success'; enrichment: Enrichment } | { state: 'error'; error: JobFailure };
 
-/** in_progress → success | error, recording what was measured or why not. False when another attempt finished first. */
-export async function finishEnrichment(db: Db, asset: EnrichmentSubject, outcome: EnrichmentOutcome): Promise<boolean> {
+/**
+ * in_progress → success | error, recording what was measured or why not (an error also from
+ * pending: a queued enrichment canceled or failed for good). False when another attempt finished first.
+ */
+export async function finishEnrichment(db: Db | Tx, asset: Pick<EnrichmentSubject, 'id' | 'organization_id'>, outcome: EnrichmentOutcome): Promise<boolean> {
   return inTransaction(db, async (trx) => {
     const findings =
       outcome.state === 'success'
         ? { enrichment: JSON.stringify(outcome.enrichment), enrichment_error: null }
         : { enrichment: null, enrichment_error: JSON.stringify(outcome.error) };
     const updated = await trx('assets')
-      .where({ id: asset.id, enrichment_state: 'in_progress' })
+      .where({ id: asset.id })
+      .whereIn('enrichment_state', outcome.state === 'success' ? ['in_progress'] : ['pending', 'in_progress'])
       .update({ enrichment_state: outcome.state, ...findings, updated_at: trx.fn.now() })
       .returning('id');
     if (!updated.length) return false;

@@ -20,12 +20,14 @@ export const assetImportJob = defineJob({
   ends: () => import('./import-ends.ts').then((m) => m.importEnds),
 });
 
-/** Enrichment: size, checksum, image dimensions, text length → the asset's `enrichment`. */
+/** Enrichment: size, checksum, image dimensions, text length → the asset's `enrichment` (or `enrichment_error`), with the job's end. */
 export const assetEnrichmentJob = defineJob({
   name: 'asset.enrich',
   version: 1,
   payload: assetPayload,
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 5 * 60 },
+  expectedSeconds: 10,
   handler: () => import('./handlers.ts').then((m) => m.enrichAsset),
+  ends: () => import('./enrichment-ends.ts').then((m) => m.enrichmentEnds),
 });

@@ -228,7 +228,7 @@ export class JobRuntime {
     }
     const reason: EndReason = isJobFailure(error)
       ? { code: error.code, message: error.message }
-      : { code: 'failed', message: error instanceof Error ? error.message : String(error) };
+      : { code: snakeCode(error) ?? 'failed', message: error instanceof Error ? error.message : String(error) };
     try {
       await failForGood(deps, lease, definition, definition.payload.parse(data), reason);
     } catch (failure) {
@@ -240,5 +240,11 @@ export class JobRuntime {
     return undefined;
   }
 }
+
+/** An error's own snake_case `code` (e.g. an outbound fetch's `upstream_status`), kept as the end's reason; not a driver's SQLSTATE. */
+const snakeCode = (error: unknown): string | null => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code) ? code : null;
+};
 
 const seconds = (since: Date) => (Date.now() - since.getTime()) / 1000;

@@ -66,7 +66,8 @@ describe('worker stop and restart', function () {
     // Declared lost by the host's sweep (the process was gone), not by WORKER_LOST_AFTER_SECONDS or pg-boss's heartbeat.
     const history = await eventually('the attempt history has both attempts', async () => {
       const attempts = await db('job_attempts').where({ job_id: jobId }).orderBy('id').select('outcome', 'worker_id', db.raw(`error->>'message' AS message`));
-      return attempts.length === 2 && attempts;
+      // Each is written when it begins and completed at its end: wait for both ends.
+      return attempts.length === 2 && attempts.every((a) => a.outcome !== null) && attempts;
     });
     expect(history[0]).to.deep.equal({ outcome: 'lost', worker_id: killed.id, message: 'the worker process was gone (found by a worker on its host)' });
     expect(history[1].outcome).to.equal('completed');
