@@ -4,6 +4,7 @@ import { assetImportJob } from '../../src/assets/jobs.ts';
 import { chatRunJob } from '../../src/conversations/jobs.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { generationJob } from '../../src/generations/jobs.ts';
+import { meteredCallJob } from '../../src/metering/index.ts';
 import type { JobDefinition } from '../../src/jobs/define.ts';
 import { eventually } from '../support/eventually.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
@@ -23,6 +24,8 @@ describe('cancel from the job console settles the resource with its job', functi
   let org: string;
   const hanging: ServerResponse[] = [];
   let closed = 0;
+  let socialClosed = 0;
+  let socialHeld = 0;
 
   /** What /flip.txt serves: first a type that is refused for good, then a text file. */
   let flipped = false;
@@ -33,12 +36,24 @@ describe('cancel from the job console settles the resource with its job', functi
         hanging.push(res);
         res.on('close', () => closed++);
       },
+      '/v1/social/net2_profile': (_req, res) => {
+        // A social read that never answers: the console cancels it.
+        hanging.push(res);
+        socialHeld++;
+        res.on('close', () => socialClosed++);
+      },
       '/flip.txt': (_req, res) => {
         res.writeHead(200, { 'content-type': flipped ? 'text/plain' : 'application/x-msdownload' });
         res.end('hello from the flip side');
       },
     });
-    stack = await startOpsStack({ CHAT_SANDBOX_DELAY_MS: '150', GENERATION_SANDBOX_DELAY_MS: '60000', OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}` });
+    stack = await startOpsStack({
+      CHAT_SANDBOX_DELAY_MS: '150',
+      GENERATION_SANDBOX_DELAY_MS: '60000',
+      OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}`,
+      SOCIAL_API_URL: upstream.url,
+      SOCIAL_API_KEY: 'sk-social-test',
+    });
     owner = newUser();
     org = await createOrganization(stack.server, owner);
   });
@@ -117,6 +132,61 @@ describe('cancel from the job console settles the resource with its job', functi
     expect(asset).to.deep.equal({ upload_file_state: 'error', import_error: operatorCancel });
     await eventually('the download was aborted', async () => closed === 1);
     expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+  });
+
+  it('a metered read waiting at its provider: the call ends canceled with its hold released, and the waiting request is told (503, nothing charged)', async () => {
+    const pending = post('/social/net2_profile', { organization_id: org, input: { username: 'waiting' }, tool_call_id: 'console-cancel' });
+    const call = await eventually('the call runs', async () => {
+      const row = await stack.db('metered_calls').where({ tool_call_id: 'console-cancel' }).first('id', 'status');
+      return row?.status === 'running' && socialHeld === 1 ? row : null;
+    });
+    const job = await jobOf(meteredCallJob, 'call_id', call.id);
+    await cancelFromConsole(job.id);
+    expect(await stack.db('metered_calls').where({ id: call.id }).first('status', 'credits_charged', 'error')).to.deep.equal({
+      status: 'canceled',
+      credits_charged: 0,
+      error: operatorCancel,
+    });
+    expect(
+      await stack
+        .db('credit_holds')
+        .where({ run_id: `metered-call:${call.id}` })
+        .first('status', 'captured'),
+    ).to.deep.equal({ status: 'released', captured: 0 });
+    const answered = await pending;
+    expect(answered.status, show(answered)).to.equal(503);
+    expect(answered.body.message).to.equal('net2_profile: canceled by an operator: stuck at the provider; nothing was charged');
+    await eventually('the provider call was aborted', async () => socialClosed === 1);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+  });
+
+  it('a scheduled run whose chat turn is canceled ends canceled, with the credits its turn used', async () => {
+    const task = await post('/scheduled-tasks', {
+      organization_id: org,
+      title: 'Console cancel',
+      prompt: 'Write a long essay about harbours.',
+      schedule: { cron: '0 6 * * *', timezone: 'UTC' },
+    });
+    expect(task.status, show(task)).to.equal(201);
+    const triggered = await post(`/scheduled-tasks/${task.body.id}/trigger`);
+    expect(triggered.status, show(triggered)).to.equal(201);
+    const runId = triggered.body.run.id as string;
+    const run = await eventually('the run streams its turn', async () => {
+      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('state', 'chat_run_id');
+      const chat = row?.chat_run_id && (await stack.db('chat_runs').where({ id: row.chat_run_id }).first('snapshot'));
+      return chat && chat.snapshot.length > 0 ? row : null;
+    });
+    const job = await jobOf(chatRunJob, 'run_id', run.chat_run_id);
+    await cancelFromConsole(job.id);
+    const chat = await stack.db('chat_runs').where({ id: run.chat_run_id }).first('status', 'credits_charged');
+    expect(chat.status).to.equal('stopped');
+    // The turn's end sent the run's continuation: the run ends as its turn did.
+    const ended = await eventually('the run ended', async () => {
+      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('state', 'credits_used', 'error');
+      return row.state !== 'running' ? row : null;
+    });
+    expect(ended).to.deep.equal({ state: 'canceled', credits_used: chat.credits_charged, error: { code: 'canceled', message: 'the run was canceled' } });
+    expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
   });
 
   it('a retry reopens what its kind can reopen: a failed link import runs again and succeeds; a failed generation is refused (409), its credits stay released', async () => {
