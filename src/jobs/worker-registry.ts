@@ -277,45 +277,35 @@ export async function failSilentAttempts(db: Knex, boss: PgBoss, log: Logger): P
   }
   if (failed.length === 0) return 0;
   log.warn({ jobs: failed.map((attempt) => attempt.id) }, 'attempts whose heartbeat stopped failed so they are retried');
-  await closeSilentAttempts(db, failed);
+  await recordUnwrittenAttempts(db, failed);
   return failed.length;
 }
 
 /**
- * Their history: the attempt its worker wrote is closed `lost`; one killed before it was written
- * (within 100 ms of its fetch) is recorded `lost` with no worker — none reported holding it.
+ * Their history, for the attempts killed before their worker wrote them (within 100 ms of the fetch):
+ * recorded `lost`, with no worker (none reported holding them). An attempt its worker wrote is left
+ * open: the worker ends it if it comes back (frozen, partitioned: `superseded`), or the sweep that
+ * declares it lost closes it `lost`.
  */
-async function closeSilentAttempts(db: Knex, attempts: readonly SilentAttempt[]): Promise<void> {
-  const error = { message: 'no heartbeat: the worker running it was gone or frozen' };
-  const records = attempts.map((attempt) => ({
-    job_id: attempt.id,
-    queue: attempt.name,
-    organization_id: attempt.group_id,
-    attempt: attempt.retry_count,
-    worker_id: null,
-    started_at: new Date(attempt.started_on),
-    ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
-    outcome: 'lost' as const,
-    error,
-  }));
-  await db.transaction(async (trx) => {
-    const { rows } = await trx.raw(
-      `UPDATE job_attempts a SET ended_at = GREATEST(x.ended_at, a.started_at), outcome = 'lost', error = ?::jsonb
-         FROM jsonb_to_recordset(?::jsonb) AS x(job_id uuid, attempt integer, ended_at timestamptz)
-        WHERE a.job_id = x.job_id AND a.attempt = x.attempt AND a.ended_at IS NULL
-        RETURNING a.job_id, a.attempt`,
-      [JSON.stringify(error), JSON.stringify(records)],
-    );
-    const closed = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
-    const { rows: written } = await trx.raw(
-      `SELECT DISTINCT job_id, attempt FROM job_attempts
-        WHERE job_id = ANY(?::uuid[]) AND outcome IS DISTINCT FROM 'deferred'`,
-      [records.map((record) => record.job_id)],
-    );
-    for (const row of written as { job_id: string; attempt: number }[]) closed.add(`${row.job_id}:${row.attempt}`);
-    await insertAttempts(
-      trx,
-      records.filter((record) => !closed.has(`${record.job_id}:${record.attempt}`)),
-    );
-  });
+async function recordUnwrittenAttempts(db: Knex, attempts: readonly SilentAttempt[]): Promise<void> {
+  const { rows } = await db.raw(`SELECT DISTINCT job_id, attempt FROM job_attempts WHERE job_id = ANY(?::uuid[]) AND outcome IS DISTINCT FROM 'deferred'`, [
+    attempts.map((attempt) => attempt.id),
+  ]);
+  const written = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
+  await insertAttempts(
+    db,
+    attempts
+      .filter((attempt) => !written.has(`${attempt.id}:${attempt.retry_count}`))
+      .map((attempt) => ({
+        job_id: attempt.id,
+        queue: attempt.name,
+        organization_id: attempt.group_id,
+        attempt: attempt.retry_count,
+        worker_id: null,
+        started_at: new Date(attempt.started_on),
+        ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
+        outcome: 'lost' as const,
+        error: { message: 'no heartbeat: the worker running it was gone or frozen' },
+      })),
+  );
 }
