@@ -40,7 +40,11 @@ function queueOptions(job: JobDefinition): Omit<Queue, 'name'> {
   };
 }
 
-/** Creates every queue and its dead-letter queue, or brings their policy up to date. Idempotent. */
+/**
+ * Creates every queue and its dead-letter queue, or brings their policy up to date, and records
+ * each kind's expected attempt time in `job_kinds` (read by the console and /metrics, whose process
+ * may not load the kind). Idempotent.
+ */
 export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[]): Promise<void> {
   for (const job of jobs) {
     const deadLetter = { policy: 'standard', deleteAfterSeconds: 30 * 24 * 3600, retentionSeconds: 30 * 24 * 3600 } as const;
@@ -53,6 +57,16 @@ export async function ensureQueues(boss: PgBoss, jobs: readonly JobDefinition[])
       await boss.updateQueue(job.name, { ...changeable, heartbeatSeconds: job.policy.heartbeatSeconds });
     }
   }
+  const kinds = jobs.map((job) => ({ queue: job.name, expected_seconds: job.expectedSeconds }));
+  if (kinds.length === 0) return;
+  // Through pg-boss's connection: release hands this function only its PgBoss.
+  await boss.getDb().executeSql(
+    `INSERT INTO job_kinds (queue, expected_seconds)
+     SELECT x.queue, x.expected_seconds FROM jsonb_to_recordset($1::jsonb) AS x(queue text, expected_seconds double precision)
+     ON CONFLICT (queue) DO UPDATE SET expected_seconds = EXCLUDED.expected_seconds, updated_at = now()
+      WHERE job_kinds.expected_seconds IS DISTINCT FROM EXCLUDED.expected_seconds`,
+    [JSON.stringify(kinds)],
+  );
 }
 
 /** pg-boss's command result (typed as `{}` in its declarations) carries the count of jobs the command changed. */

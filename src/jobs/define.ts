@@ -134,7 +134,8 @@ export const defaultPolicy: QueuePolicy = {
   retryBackoff: true,
   retryDelayMaxSeconds: 600,
   expireInSeconds: 15 * 60,
-  heartbeatSeconds: 20,
+  // 2 × WORKER_HEARTBEAT_SECONDS' default and pg-boss's minimum: a dead worker's job is retried within 10 s plus one registry beat.
+  heartbeatSeconds: 10,
   deleteAfterSeconds: 7 * 24 * 3600,
 };
 

@@ -4,6 +4,7 @@ import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../platform/logger.ts';
 import { insertAttempts, type AttemptRecord } from './attempts.ts';
 import { affected } from './boss.ts';
+import { type SilentAttempt, silentAttempts } from './boss-sql/index.ts';
 
 /** A job a worker holds right now, as its heartbeat reports it. */
 export interface HeldJob {
@@ -32,6 +33,13 @@ export interface WorkerIdentity {
  * whose process is gone is lost after two silent heartbeats (swept at start and on every beat), and
  * at start one pg-boss supervision pass fails the stale heartbeats and expired attempts of workers
  * that died with their machine.
+ *
+ * The recovery bound for a worker killed at any moment — even right after a fetch, before a heartbeat
+ * listed the job: its job is retried within max(2 × WORKER_HEARTBEAT_SECONDS, the queue's
+ * heartbeatSeconds) after its last sign of life, plus one heartbeat of another worker (10 + 5 s by
+ * default). Two checks on every beat give it: the lost-worker sweeps fail what a worker listed *and*
+ * the attempts it wrote to the history (within 100 ms of each fetch), and `failSilentAttempts` fails
+ * attempts whose pg-boss heartbeat went stale (set at the fetch itself).
  */
 export class WorkerRegistry {
   private timer: NodeJS.Timeout | null = null;
@@ -84,6 +92,7 @@ export class WorkerRegistry {
         .update({ last_heartbeat_at: this.db.fn.now(), in_flight: JSON.stringify(this.held()), lost_at: null });
       await sweepLostWorkers(this.db, this.boss, this.log, this.timing.lostAfterSeconds);
       await this.sweepDeadWorkersOfThisHost();
+      await failSilentAttempts(this.db, this.boss, this.log);
     } catch (error) {
       this.log.debug({ err: error }, 'workers: heartbeat failed');
     }
@@ -159,11 +168,13 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
   );
   let failed = 0;
   const workers = rows as LostWorker[];
+  const begun = await begunAttempts(db, workers);
   for (const worker of workers) {
-    const interrupted = await failHeldAttempts(boss, worker, lost);
+    const attempts = begun.get(worker.id) ?? [];
+    const interrupted = await failHeldAttempts(boss, worker, attempts, lost);
     // A warning when work was interrupted; a worker whose jobs had all ended (one killed while idle) is housekeeping.
     log[interrupted > 0 ? 'warn' : 'info'](
-      { worker_id: worker.id, jobs: worker.in_flight.length, failed: interrupted, reason: lost.reason },
+      { worker_id: worker.id, jobs: attempts.length, failed: interrupted, reason: lost.reason },
       'worker lost: failing the attempts it held so they are retried',
     );
     failed += interrupted;
@@ -178,10 +189,31 @@ interface LostWorker {
   last_heartbeat_at: Date;
 }
 
-/** Fails the attempts the worker's last heartbeat listed, each fenced to its attempt; returns how many were still running (now failed). */
-async function failHeldAttempts(boss: PgBoss, worker: LostWorker, lost: LostWorkers): Promise<number> {
+type BegunAttempt = Pick<HeldJob, 'job_id' | 'queue' | 'attempt'>;
+
+/**
+ * Per lost worker, the attempts it began and never ended: those its last heartbeat listed, and those
+ * it wrote to the history since (an attempt is written within 100 ms of its fetch, a heartbeat only
+ * every WORKER_HEARTBEAT_SECONDS) — so a worker killed right after a fetch has that job retried too.
+ */
+async function begunAttempts(db: Knex, workers: readonly LostWorker[]): Promise<Map<string, BegunAttempt[]>> {
+  const begun = new Map(workers.map((worker) => [worker.id, [...worker.in_flight] as BegunAttempt[]] as const));
+  if (workers.length === 0) return begun;
+  const { rows } = await db.raw(`SELECT worker_id, job_id, queue, attempt FROM job_attempts WHERE worker_id = ANY(?::uuid[]) AND ended_at IS NULL`, [
+    workers.map((worker) => worker.id),
+  ]);
+  for (const row of rows as (BegunAttempt & { worker_id: string })[]) {
+    const list = begun.get(row.worker_id)!;
+    if (!list.some((held) => held.job_id === row.job_id && held.attempt === row.attempt))
+      list.push({ job_id: row.job_id, queue: row.queue, attempt: row.attempt });
+  }
+  return begun;
+}
+
+/** Fails the attempts the worker began and never ended, each fenced to its attempt; returns how many were still running (now failed). */
+async function failHeldAttempts(boss: PgBoss, worker: LostWorker, attempts: readonly BegunAttempt[], lost: LostWorkers): Promise<number> {
   let failed = 0;
-  for (const held of worker.in_flight) {
+  for (const held of attempts) {
     const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
     if (affected(result) === 0) continue;
     // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
@@ -222,4 +254,58 @@ async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error
       })),
   );
   await insertAttempts(db, unwritten);
+}
+
+/**
+ * Fails, fenced and through pg-boss, the running attempts whose pg-boss heartbeat is older than their
+ * queue's `heartbeatSeconds`, and retries them at once (a lost heartbeat says nothing against the
+ * job; the retry limit still bounds one that kills its worker). pg-boss's monitor does the same,
+ * but only once per WORKER_SUPERVISE_INTERVAL_SECONDS and bundled with its stats aggregate over
+ * the whole job table, too costly to run every few seconds; this reads only the few running jobs
+ * (the active index), so every worker runs it on every registry heartbeat. Running jobs pay nothing
+ * more than their pg-boss heartbeat, one UPDATE every heartbeatSeconds / 2. Returns how many it failed.
+ */
+export async function failSilentAttempts(db: Knex, boss: PgBoss, log: Logger): Promise<number> {
+  const silent = await silentAttempts(db);
+  const failed: SilentAttempt[] = [];
+  for (const attempt of silent) {
+    const message = `no heartbeat for ${attempt.heartbeat_seconds} s: the worker running it is gone or frozen`;
+    const result = await boss.fail(attempt.name, { id: attempt.id, retryCount: attempt.retry_count }, { message });
+    if (affected(result) === 0) continue;
+    await boss.update(attempt.name, undefined, { id: attempt.id, startAfter: 0 });
+    failed.push(attempt);
+  }
+  if (failed.length === 0) return 0;
+  log.warn({ jobs: failed.map((attempt) => attempt.id) }, 'attempts whose heartbeat stopped failed so they are retried');
+  await recordUnwrittenAttempts(db, failed);
+  return failed.length;
+}
+
+/**
+ * Their history, for the attempts killed before their worker wrote them (within 100 ms of the fetch):
+ * recorded `lost`, with no worker (none reported holding them). An attempt its worker wrote is left
+ * open: the worker ends it if it comes back (frozen, partitioned: `superseded`), or the sweep that
+ * declares it lost closes it `lost`.
+ */
+async function recordUnwrittenAttempts(db: Knex, attempts: readonly SilentAttempt[]): Promise<void> {
+  const { rows } = await db.raw(`SELECT DISTINCT job_id, attempt FROM job_attempts WHERE job_id = ANY(?::uuid[]) AND outcome IS DISTINCT FROM 'deferred'`, [
+    attempts.map((attempt) => attempt.id),
+  ]);
+  const written = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
+  await insertAttempts(
+    db,
+    attempts
+      .filter((attempt) => !written.has(`${attempt.id}:${attempt.retry_count}`))
+      .map((attempt) => ({
+        job_id: attempt.id,
+        queue: attempt.name,
+        organization_id: attempt.group_id,
+        attempt: attempt.retry_count,
+        worker_id: null,
+        started_at: new Date(attempt.started_on),
+        ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
+        outcome: 'lost' as const,
+        error: { message: 'no heartbeat: the worker running it was gone or frozen' },
+      })),
+  );
 }

@@ -11,7 +11,7 @@ export interface QueueAlert {
 
 /**
  * `job_queue_alert{queue,kind}` = the alert's measured value (backlog age in seconds, failed share,
- * seconds without a live worker) for every alert in force — the same alerts `GET /ops/queues`
+ * seconds without a live worker, attempts stuck past their expected time) for every alert in force — the same alerts `GET /ops/queues`
  * reports, from the same thresholds — and `job_queue_alert_threshold{kind}`. A queue without an
  * alert has no series: alert on `job_queue_alert` being present.
  */
@@ -19,7 +19,7 @@ export function registerAlertMetrics(registry: Registry, read: () => Promise<Que
   const alerts = softReading(registry, 'alerts', read, [], { cacheMs: options.cacheMs ?? 15_000, log: options.log });
   new Gauge({
     name: 'job_queue_alert',
-    help: 'Alerts in force per queue (backlog_age, failure_rate, no_live_worker): the measured value',
+    help: 'Alerts in force per queue (backlog_age, failure_rate, no_live_worker, stuck_attempts): the measured value',
     labelNames: ['queue', 'kind'],
     registers: [registry],
     async collect() {

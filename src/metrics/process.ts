@@ -10,7 +10,7 @@ import { registerQueueMetrics } from './queues.ts';
 import { createMetricsRegistry, type ProcessKind } from './registry.ts';
 import { type MetricsServer, startMetricsServer } from './server.ts';
 
-type MetricsConfig = Pick<Config, 'HOST' | 'METRICS_TOKEN' | 'METRICS_PORT' | 'WORKER_METRICS_PORT'>;
+type MetricsConfig = Pick<Config, 'HOST' | 'METRICS_TOKEN' | 'METRICS_PORT' | 'WORKER_METRICS_PORT' | 'WORKER_LOST_AFTER_SECONDS'>;
 
 /** A process's registry with the database-backed collectors every process exposes. */
 /** Readings the composition root hands in (they belong to domains metrics must not import). */
@@ -19,10 +19,10 @@ export interface MetricSources {
   alerts?: () => Promise<QueueAlert[]>;
 }
 
-function processRegistry(kind: ProcessKind, db: Knex, sources: MetricSources, log: Logger): Registry {
+function processRegistry(kind: ProcessKind, config: MetricsConfig, db: Knex, sources: MetricSources, log: Logger): Registry {
   const registry = createMetricsRegistry(kind);
   registerPoolMetrics(registry, db, kind);
-  registerQueueMetrics(registry, db, { log });
+  registerQueueMetrics(registry, db, { log, liveWithinSeconds: config.WORKER_LOST_AFTER_SECONDS });
   if (sources.alerts) registerAlertMetrics(registry, sources.alerts, { log });
   registerCreditMetrics(registry, db, { log });
   return registry;
@@ -43,7 +43,7 @@ export interface WorkerMetrics {
  * set). Without the port nothing listens; the counters still count (cheap), for a later exposure.
  */
 export async function startWorkerMetrics(config: MetricsConfig, db: Knex, log: Logger, sources: MetricSources = {}): Promise<WorkerMetrics> {
-  const registry = processRegistry('worker', db, sources, log);
+  const registry = processRegistry('worker', config, db, sources, log);
   const jobs = new JobMetrics(registry);
   let server: MetricsServer | undefined;
   if (config.WORKER_METRICS_PORT !== undefined) {
@@ -71,7 +71,7 @@ export interface WebMetrics {
  */
 export async function startWebMetrics(config: MetricsConfig, db: Knex, log: Logger, sources: MetricSources = {}): Promise<WebMetrics | undefined> {
   if (config.METRICS_PORT === undefined && config.METRICS_TOKEN === undefined) return undefined;
-  const registry = processRegistry('web', db, sources, log);
+  const registry = processRegistry('web', config, db, sources, log);
   if (config.METRICS_PORT === undefined) return { registry, appToken: config.METRICS_TOKEN, url: undefined, stop: async () => {} };
   const server = await startMetricsServer({ registry, port: config.METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log });
   return { registry, appToken: undefined, url: server.url, stop: () => server.close() };

@@ -9,7 +9,8 @@ import { recordAction } from './audit.ts';
 import { type JobSelection, previewJobRows, snapshotJobRows } from '../jobs/boss-sql/index.ts';
 import { windowOf, withinTimeout } from './job-rows.ts';
 import { searchableFields } from './job-service.ts';
-import { iso, presentJob } from './presenter.ts';
+import { iso } from './presenter.ts';
+import { presentJobs } from './running.ts';
 import type { bulkActionSchema, JobFilter } from './schema.ts';
 import { bulkActionJob } from './jobs.ts';
 import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
@@ -37,7 +38,7 @@ export async function previewBulkAction(deps: Deps, caller: ConsoleCaller, actio
       action,
       count: byQueue.reduce((sum, row) => sum + row.count, 0),
       by_queue: byQueue,
-      sample: sample.map((row) => presentJob(row, deps.jobs.definition(row.name))),
+      sample: await presentJobs(trx, deps, sample),
       limit: BULK_LIMIT,
     };
   });

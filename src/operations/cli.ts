@@ -10,6 +10,7 @@ export const USAGE = `usage: npm run ops -- <command> [options]
 commands:
   jobs list [--state S] [--queue Q] [--organization ORG] [--from T] [--to T]
             [--resource ID] [--request ID] [--limit N] [--cursor C] [--exact]
+            [--stuck]            only jobs running past their kind's expected time on a live worker
   jobs show ID
   jobs retry ID [--reason R]
   jobs cancel ID [--reason R]

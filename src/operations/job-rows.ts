@@ -9,10 +9,10 @@ export type { JobRow } from '../jobs/boss-sql/index.ts';
 
 export const MAX_WINDOW_DAYS = 31;
 
-/** The filter's time window: default the 24 hours before `to` (default now); at most 31 days. */
-export function windowOf(filter: Pick<JobFilter, 'from' | 'to'>, now = new Date()): { from: Date; to: Date } {
+/** The filter's time window: default the `defaultDays` (one) before `to` (default now); at most 31 days. */
+export function windowOf(filter: Pick<JobFilter, 'from' | 'to'>, now = new Date(), defaultDays = 1): { from: Date; to: Date } {
   const to = filter.to ? new Date(filter.to) : now;
-  const from = filter.from ? new Date(filter.from) : new Date(to.getTime() - 24 * 3600_000);
+  const from = filter.from ? new Date(filter.from) : new Date(to.getTime() - defaultDays * 24 * 3600_000);
   if (from >= to) throw badRequest('from: must be before to', ['from']);
   if (to.getTime() - from.getTime() > MAX_WINDOW_DAYS * 24 * 3600_000) throw badRequest(`from: the window may span at most ${MAX_WINDOW_DAYS} days`, ['from']);
   return { from, to };

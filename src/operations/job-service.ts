@@ -1,14 +1,15 @@
 import type { Actor } from '../access/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { countJobRows, estimateJobRows, findJobRow, listJobRows, lockJobState } from '../jobs/boss-sql/index.ts';
+import { countJobRows, estimateJobRows, findJobRow, type JobSelection, listJobRows, lockJobState, runningAttempts } from '../jobs/boss-sql/index.ts';
 import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { actionsOnJob, recordAction } from './audit.ts';
 import { attemptHistory, timelineOf } from './job-detail.ts';
-import { windowOf, withinTimeout, type JobRow } from './job-rows.ts';
+import { MAX_WINDOW_DAYS, windowOf, withinTimeout, type JobRow } from './job-rows.ts';
 import { presentAction, presentJob } from './presenter.ts';
+import { liveness, presentJobs } from './running.ts';
 import type { JobFilter } from './schema.ts';
 
 /** Every payload field some job type declared searchable (each one indexed on the job table). */
@@ -20,17 +21,19 @@ const scoped = (caller: ConsoleCaller, filter: JobFilter): JobFilter => (caller.
 export async function listJobsFor(
   deps: Deps,
   caller: ConsoleCaller,
-  query: JobFilter & { limit: number; cursor?: string | undefined; count: 'estimated' | 'exact' },
+  query: JobFilter & { stuck?: boolean | undefined; limit: number; cursor?: string | undefined; count: 'estimated' | 'exact' },
 ) {
-  const filter = scoped(caller, query);
-  const window = windowOf(filter);
+  const scopedFilter = scoped(caller, query);
+  const filter: JobSelection = { ...scopedFilter, stuck: query.stuck ? liveness(deps.config) : undefined };
+  // Stuck attempts are found through the active index whatever their age: the window only bounds how far back they were created.
+  const window = windowOf(scopedFilter, new Date(), query.stuck ? MAX_WINDOW_DAYS : 1);
   const searchable = searchableFields(deps);
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const page = await listJobRows(trx, filter, window, searchable, query);
     const exact = query.count === 'exact';
     const total = exact ? await countJobRows(trx, filter, window, searchable) : await estimateJobRows(trx, filter, window, searchable);
     return {
-      items: page.items.map((row) => presentJob(row, deps.jobs.definition(row.name))),
+      items: await presentJobs(trx, deps, page.items),
       next_cursor: page.next_cursor,
       total: { value: total, exact },
       window: { from: window.from.toISOString(), to: window.to.toISOString() },
@@ -48,7 +51,7 @@ export async function lookupJobs(
   const filter = scoped(caller, { ...by, organization_id: caller.organizationId ?? undefined });
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const found = await listJobRows(trx, filter, null, searchableFields(deps), page);
-    return { items: found.items.map((row) => presentJob(row, deps.jobs.definition(row.name))), next_cursor: found.next_cursor };
+    return { items: await presentJobs(trx, deps, found.items), next_cursor: found.next_cursor };
   });
 }
 
@@ -61,9 +64,13 @@ async function visibleJob(deps: Deps, actor: Actor, id: string): Promise<{ job: 
 
 export async function jobDetail(deps: Deps, actor: Actor, id: string) {
   const { job } = await visibleJob(deps, actor, id);
-  const [history, actions] = await Promise.all([attemptHistory(deps.db, job), actionsOnJob(deps.db, id)]);
+  const [history, actions, running] = await Promise.all([
+    attemptHistory(deps.db, job),
+    actionsOnJob(deps.db, id),
+    job.state === 'active' ? runningAttempts(deps.db, [id], liveness(deps.config)) : [],
+  ]);
   return {
-    job: presentJob(job, deps.jobs.definition(job.name)),
+    job: presentJob(job, deps.jobs.definition(job.name), running[0]),
     history,
     timeline: timelineOf(job, history, actions),
     actions: actions.map(presentAction),

@@ -1,4 +1,5 @@
 import type { z } from '../core/zod.ts';
+import type { RunningAttempt } from '../jobs/boss-sql/index.ts';
 import type { JobDefinition } from '../jobs/define.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Pause } from '../jobs/pauses.ts';
@@ -31,7 +32,8 @@ export function withoutStacks(value: unknown): unknown {
   );
 }
 
-export function presentJob(row: JobRow, definition: JobDefinition | undefined): z.input<typeof jobSchema> {
+/** `running`: the job's running attempt as ./running.ts times it (none: not running, or not timed by this answer). */
+export function presentJob(row: JobRow, definition: JobDefinition | undefined, running?: RunningAttempt): z.input<typeof jobSchema> {
   const { payload, requestId } = unstamp(row.data ?? {});
   const visible = visiblePayload(payload as Record<string, unknown>, definition);
   return {
@@ -52,6 +54,9 @@ export function presentJob(row: JobRow, definition: JobDefinition | undefined): 
     completed_at: iso(row.completed_on),
     dead_letter: row.dead_letter,
     source: row.source_name && row.source_id ? { queue: row.source_name, job_id: row.source_id } : null,
+    stuck: running?.stuck ?? false,
+    running_for_seconds: running ? Math.round(running.running_for_seconds * 10) / 10 : null,
+    expected_seconds: running?.expected_seconds ?? null,
   };
 }
 

@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
 import type { z } from '../core/zod.ts';
-import { queueCounts, queueNames } from '../jobs/boss-sql/index.ts';
+import { queueCounts, queueNames, type RunningAttempt, stuckAttempts } from '../jobs/boss-sql/index.ts';
 import { openPauses } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConsoleCaller } from './access.ts';
 import { withinTimeout } from './job-rows.ts';
 import { iso, presentPause } from './presenter.ts';
+import { liveness } from './running.ts';
 import type { alertSchema, queueSchema } from './schema.ts';
 
 type Queue = z.input<typeof queueSchema>;
@@ -16,7 +17,8 @@ const emptyCounts = () => ({ created: 0, retry: 0, active: 0, completed: 0, canc
 /**
  * Queue health. Waiting and running jobs are counted live (they are few, and indexed: pg-boss's
  * fetch index and the console's active index); finished jobs over the last `hours` (the created_on
- * index); throughput from the per-minute snapshot; alerts from the configured thresholds.
+ * index); throughput from the per-minute snapshot; alerts from the configured thresholds and from
+ * the attempts running past their kind's expected time on a live worker (stuck).
  */
 export async function queueHealth(
   deps: Pick<Deps, 'db' | 'config'>,
@@ -29,6 +31,7 @@ export async function queueHealth(
     const { waiting, active, finished } = await queueCounts(trx, { organizationId, hours: options.hours });
     const throughput = await throughputOf(trx, organizationId, options.hours);
     const workers = await liveWorkersByQueue(trx, deps.config.WORKER_LOST_AFTER_SECONDS);
+    const stuck = await stuckAttempts(trx, { organizationId, ...liveness(deps.config) });
     const pauses = (await openPauses(trx)).filter(
       (p) => p.scope !== 'schedule' && (!organizationId || p.scope === 'queue' || p.organization_id === organizationId),
     );
@@ -45,6 +48,7 @@ export async function queueHealth(
       for (const row of finished.filter((r) => r.name === name)) counts[row.state] = row.n;
       const series = throughput.get(name) ?? [];
       const live = workers.get(name) ?? { live: 0, lastHeartbeatAge: null };
+      const stuckHere = stuck.filter((attempt) => attempt.name === name);
       return {
         name,
         dead_letter,
@@ -52,8 +56,9 @@ export async function queueHealth(
         oldest_ready_seconds: oldest === null ? null : Math.round(oldest * 10) / 10,
         throughput: series,
         live_workers: live.live,
+        stuck_attempts: stuckHere.length,
         pauses: pauses.filter((p) => p.queue === name).map((p) => presentPause(p)),
-        alerts: name.endsWith('.dead') ? [] : alertsOf(deps, { oldest, series, live, waiting: counts.created + counts.retry }),
+        alerts: name.endsWith('.dead') ? [] : alertsOf(deps, { oldest, series, live, waiting: counts.created + counts.retry, stuck: stuckHere }),
       };
     });
     return { items, alerts: items.flatMap((queue) => queue.alerts.map((alert) => ({ ...alert, queue: queue.name }))) };
@@ -92,7 +97,14 @@ async function liveWorkersByQueue(trx: Knex.Transaction, lostAfterSeconds: numbe
 
 function alertsOf(
   deps: Pick<Deps, 'config'>,
-  queue: { oldest: number | null; series: Queue['throughput']; live: { live: number; lastHeartbeatAge: number | null }; waiting: number },
+  queue: {
+    oldest: number | null;
+    series: Queue['throughput'];
+    live: { live: number; lastHeartbeatAge: number | null };
+    waiting: number;
+    /** Longest-running first. */
+    stuck: readonly RunningAttempt[];
+  },
 ): Alert[] {
   const alerts: Alert[] = [];
   const { OPS_ALERT_BACKLOG_AGE_SECONDS, OPS_ALERT_FAILURE_RATE, OPS_ALERT_NO_WORKER_SECONDS } = deps.config;
@@ -102,6 +114,7 @@ function alertsOf(
       message: `the oldest waiting job is ${Math.round(queue.oldest)} s old`,
       value: Math.round(queue.oldest),
       threshold: OPS_ALERT_BACKLOG_AGE_SECONDS,
+      job_id: null,
     });
   const recent = queue.series.filter((point) => new Date(point.minute).getTime() >= Date.now() - 15 * 60_000);
   const failed = recent.reduce((sum, point) => sum + point.failed, 0);
@@ -112,6 +125,7 @@ function alertsOf(
       message: `${failed} of ${attempts} attempts failed in the last 15 minutes`,
       value: Math.round((failed / attempts) * 1000) / 1000,
       threshold: OPS_ALERT_FAILURE_RATE,
+      job_id: null,
     });
   const silentFor = queue.live.lastHeartbeatAge ?? Number.POSITIVE_INFINITY;
   if (queue.live.live === 0 && silentFor > OPS_ALERT_NO_WORKER_SECONDS)
@@ -120,7 +134,19 @@ function alertsOf(
       message: queue.live.lastHeartbeatAge === null ? 'no worker has served this queue in the last day' : `no live worker for ${Math.round(silentFor)} s`,
       value: Number.isFinite(silentFor) ? Math.round(silentFor) : -1,
       threshold: OPS_ALERT_NO_WORKER_SECONDS,
+      job_id: null,
     });
+  const [longest] = queue.stuck;
+  if (longest) {
+    const attempts = queue.stuck.length === 1 ? '1 attempt is' : `${queue.stuck.length} attempts are`;
+    alerts.push({
+      kind: 'stuck_attempts',
+      message: `${attempts} running past the expected ${longest.expected_seconds} s on a live worker; the longest, job ${longest.id}, for ${Math.round(longest.running_for_seconds)} s`,
+      value: queue.stuck.length,
+      threshold: 0,
+      job_id: longest.id,
+    });
+  }
   return alerts;
 }
 

@@ -77,9 +77,9 @@ export const operationsRoutes: AnyRoute[] = [
     path: '/ops/jobs',
     operationId: 'listJobs',
     tag,
-    summary: 'Jobs by queue, state, organization, time window, resource id or request id, newest first',
+    summary: 'Jobs by queue, state, organization, time window, resource id or request id, or only the stuck ones, newest first',
     description:
-      'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A query past the statement timeout answers 503.',
+      'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.',
     query: listJobsQuery,
     authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of jobs', schema: jobPage },
@@ -235,9 +235,9 @@ export const operationsRoutes: AnyRoute[] = [
     path: '/ops/queues',
     operationId: 'listQueues',
     tag,
-    summary: 'Queue health: counts by state, oldest waiting age, throughput per minute, live workers, pauses and alerts',
+    summary: 'Queue health: counts by state, oldest waiting age, throughput per minute, live workers, stuck attempts, pauses and alerts',
     description:
-      'Waiting and running jobs are counted live; finished ones over the last `hours`; throughput comes from the per-minute snapshot. Alerts: oldest ready job older than `OPS_ALERT_BACKLOG_AGE_SECONDS`, failed share of the last 15 minutes’ attempts above `OPS_ALERT_FAILURE_RATE`, no live worker for `OPS_ALERT_NO_WORKER_SECONDS`.',
+      'Waiting and running jobs are counted live; finished ones over the last `hours`; throughput comes from the per-minute snapshot. Alerts: oldest ready job older than `OPS_ALERT_BACKLOG_AGE_SECONDS`, failed share of the last 15 minutes’ attempts above `OPS_ALERT_FAILURE_RATE`, no live worker for `OPS_ALERT_NO_WORKER_SECONDS`, attempts running past their kind’s expected time on a live worker (`stuck_attempts`, naming the longest-running job).',
     query: listQueuesQuery,
     authorize: jobConsole('query'),
     response: { status: 200, description: 'Every queue', schema: queueList },

@@ -49,6 +49,10 @@ export type JobFilter = z.output<typeof jobFilter>;
 export const listJobsQuery = jobFilter
   .extend({
     ...pageQuery,
+    stuck: queryBoolean.optional().openapi({
+      description:
+        '`true`: only stuck attempts — jobs running longer than their kind’s expected time (`expected_seconds`) on a live worker. The default window is then the last 31 days (running jobs are few; the console’s active-jobs index finds them).',
+    }),
     count: z.enum(['estimated', 'exact']).default('estimated').openapi({
       description:
         'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
@@ -93,6 +97,16 @@ export const jobSchema = z
     completed_at: timestamp.nullable(),
     dead_letter: z.string().nullable().describe('Where the job goes when its retries are exhausted'),
     source: z.object({ queue: z.string(), job_id: uuid }).nullable().describe('For a job in a dead-letter queue: the queue and job it failed on'),
+    stuck: z
+      .boolean()
+      .describe(
+        'Running longer than its kind’s expected time (`expected_seconds`) while a live worker (heartbeat within `WORKER_LOST_AFTER_SECONDS`) holds it. An attempt of a dead worker is not stuck: it is lost and retried.',
+      ),
+    running_for_seconds: z.number().nullable().describe('How long the current attempt has been running; null unless the job is running'),
+    expected_seconds: z
+      .number()
+      .nullable()
+      .describe('How long an attempt of this job kind usually takes (its `expectedSeconds`); null unless the job is running'),
   })
   .openapi('Job');
 
@@ -192,10 +206,13 @@ export const bulkActionPage = pageOf(bulkActionSchema).openapi('BulkActionPage')
 
 export const alertSchema = z
   .object({
-    kind: z.enum(['backlog_age', 'failure_rate', 'no_live_worker']),
+    kind: z
+      .enum(['backlog_age', 'failure_rate', 'no_live_worker', 'stuck_attempts'])
+      .describe('`stuck_attempts`: attempts running past their kind’s expected time on a live worker (value: how many; threshold 0)'),
     message: z.string(),
     value: z.number(),
     threshold: z.number(),
+    job_id: uuid.nullable().describe('For `stuck_attempts`: the job stuck the longest; null for the other kinds'),
   })
   .openapi('QueueAlert');
 
@@ -236,6 +253,10 @@ export const queueSchema = z
       .array(z.object({ minute: timestamp, created: z.number().int(), completed: z.number().int(), failed: z.number().int() }))
       .describe('Per minute over the last `hours`, oldest first (from the periodic snapshot)'),
     live_workers: z.number().int(),
+    stuck_attempts: z
+      .number()
+      .int()
+      .describe('Attempts running past the kind’s expected time on a live worker now (for `organization_id`: that organization’s)'),
     pauses: z.array(pauseSchema).describe('Pauses in force on this queue'),
     alerts: z.array(alertSchema),
   })

@@ -6,6 +6,7 @@
  * - ./deferrals.ts   what pauses do to queued and fetched jobs;
  * - ./locks.ts       row locks and dead-letter lineage for operator commands;
  * - ./attempts.ts    attempt fencing, ending a job for good, open jobs of a resource, failures to settle;
+ * - ./running.ts     running attempts against their kind's expected time (stuck), stale heartbeats;
  * - ./tables.ts      autovacuum tuning and the console's indexes, run by `release`.
  * Anything pg-boss's own API does (send, retry, redrive, cancel, resume, delete, getQueue,
  * getJobById, schemaVersion) goes through the API instead. Nothing else in src/ or workers/ names
@@ -28,6 +29,7 @@ export const UPGRADE_CHECKLIST = [
   "the attempt fence: a fetched attempt is the row with state 'active' and its retry_count (deferFetchedJob, fail/complete by {id, retryCount})",
   "the dead-letter source_* columns: a failure's copy in its dead-letter queue has source_id/source_name = the failed job and source_root_id = its chain's first job; a redriven job has source_root_id and no source_id",
   'the fail/retry CTEs: failJobsBody deletes and re-inserts a failed job under the same id and inserts its dead-letter copy (dlq_jobs); retryJobs moves failed → retry; redriveJobs deletes the dead letter it re-creates',
+  'the stale-heartbeat condition silentAttempts copies from failJobsByHeartbeat (heartbeat_on + heartbeat_seconds < job_now() on an active job), and the in_flight attempt numbers stuck attempts are matched by (retry_count)',
   'the cached queue counts on the queue table (ready/deferred/active/failed_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
 ] as const;
 
@@ -48,6 +50,7 @@ export const BOSS_COLUMNS = {
     'started_on',
     'completed_on',
     'heartbeat_on',
+    'heartbeat_seconds',
     'blocked',
     'dead_letter',
     'source_name',
@@ -87,4 +90,5 @@ export {
   recordThroughput,
   type WaitingCount,
 } from './queue-reads.ts';
+export { type Liveness, type RunningAttempt, runningAttempts, type SilentAttempt, silentAttempts, stuckAttempts } from './running.ts';
 export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';

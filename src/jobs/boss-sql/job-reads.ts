@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { paginate, type Page } from '../../core/pagination.ts';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { type Liveness, stuckCondition } from './running.ts';
 
 // The console's reads of pg-boss's job table. It holds millions of rows, so every list is bounded by
 // a time window on created_on (or an indexed request / resource id) and paged by keyset over
@@ -60,6 +61,8 @@ export interface JobSelection {
   states?: readonly JobState[] | undefined;
   /** Dead letters only (a redrive) or none (retry, cancel), when no `queue` is given. */
   deadLetters?: 'only' | 'excluded' | undefined;
+  /** Only stuck attempts: running past their kind's expected time on a worker that is live by this measure. */
+  stuck?: Liveness | undefined;
 }
 
 export interface JobWindow {
@@ -95,6 +98,11 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
       query.where((any) => {
         for (const field of searchable) any.orWhereRaw(`(data \\? '${field}' AND data->>'${field}' = ?)`, [id]);
       });
+  }
+  if (selection.stuck) {
+    // `state = 'active'` on the outer query too, so the planner reaches the few running jobs through the active index.
+    const stuck = stuckCondition(selection.stuck);
+    query.where('state', 'active').whereRaw(stuck.sql, stuck.bindings);
   }
   // Dead letters are queued jobs nobody works: only a redrive takes them; retry and cancel leave them alone.
   if (!selection.queue && selection.deadLetters) query.whereRaw(selection.deadLetters === 'only' ? `name LIKE '%.dead'` : `name NOT LIKE '%.dead'`);

@@ -24,6 +24,7 @@ export const options = {
   all: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
   interval: { type: 'string' },
+  stuck: { type: 'boolean' },
 } as const;
 export type Option = keyof typeof options;
 export type Values = { [K in Option]?: (typeof options)[K]['type'] extends 'string' ? string : boolean };
@@ -46,10 +47,14 @@ export interface Context {
   sleep(ms: number): Promise<void>;
 }
 
+/** `active (stuck: 95s, expected 30s)` for a stuck job: the state column carries it (scripts read the columns by position). */
+const stateOf = (job: Json) => (job.stuck ? `${job.state} (stuck: ${running(job)})` : job.state);
+const running = (job: Json) => `${age(job.running_for_seconds)}, expected ${age(job.expected_seconds)}`;
+
 const jobRows = (jobs: Json[]) =>
   formatTable(
     ['ID', 'QUEUE', 'STATE', 'ORGANIZATION', 'ATTEMPTS', 'CREATED', 'REQUEST'],
-    jobs.map((job) => [job.id, job.queue, job.state, job.organization_id, `${job.attempts}/${job.retry_limit + 1}`, time(job.created_at), job.request_id]),
+    jobs.map((job) => [job.id, job.queue, stateOf(job), job.organization_id, `${job.attempts}/${job.retry_limit + 1}`, time(job.created_at), job.request_id]),
   );
 
 const jobAction = (verb: 'retry' | 'cancel'): Command => ({
@@ -64,11 +69,12 @@ const jobAction = (verb: 'retry' | 'cancel'): Command => ({
 /** Every command, by its words (`jobs list`, `queues`, …). */
 export const commands: Record<string, Command> = {
   'jobs list': {
-    takes: ['state', 'queue', 'organization', 'from', 'to', 'resource', 'request', 'limit', 'cursor', 'exact'],
+    takes: ['state', 'queue', 'organization', 'from', 'to', 'resource', 'request', 'limit', 'cursor', 'exact', 'stuck'],
     args: [],
     async run({ values, call, show }) {
       const page = await call('GET', '/ops/jobs', {
         query: {
+          stuck: values.stuck ? 'true' : undefined,
           state: values.state,
           queue: values.queue,
           organization_id: values.organization,
@@ -83,9 +89,11 @@ export const commands: Record<string, Command> = {
       });
       show(page, () => {
         const total = `${page.total.exact ? '' : '~'}${page.total.value}`;
-        const footer = `${page.items.length} of ${total} jobs created ${time(page.window.from)} .. ${time(page.window.to)}`;
+        const footer = `${page.items.length} of ${total} ${values.stuck ? 'stuck ' : ''}jobs created ${time(page.window.from)} .. ${time(page.window.to)}`;
         // The next page keeps this page's window (a default window would have moved on).
-        const next = page.next_cursor ? `\nnext page: --from ${page.window.from} --to ${page.window.to} --cursor ${page.next_cursor}` : '';
+        const next = page.next_cursor
+          ? `\nnext page:${values.stuck ? ' --stuck' : ''} --from ${page.window.from} --to ${page.window.to} --cursor ${page.next_cursor}`
+          : '';
         return `${jobRows(page.items)}\n${footer}${next}\n`;
       });
     },
@@ -101,7 +109,8 @@ export const commands: Record<string, Command> = {
           facts([
             ['id', job.id],
             ['queue', job.queue],
-            ['state', job.state],
+            ['state', stateOf(job)],
+            ['running', job.running_for_seconds === null ? null : running(job)],
             ['organization', job.organization_id],
             ['request', job.request_id],
             ['attempts', `${job.attempts} (retry limit ${job.retry_limit})`],
@@ -205,8 +214,13 @@ export const commands: Record<string, Command> = {
             q.pauses.length ? 'yes' : '',
           ]),
         );
+        // Below the table, like the alerts: the table's columns are read by position.
+        const stuck = list.items
+          .filter((q: Json) => q.stuck_attempts > 0)
+          .map((q: Json) => `STUCK ${q.name}: ${q.stuck_attempts} (npm run ops -- jobs list --stuck --queue ${q.name})\n`)
+          .join('');
         const alerts = list.alerts.map((a: Json) => `ALERT ${a.queue}: ${a.message}\n`).join('');
-        return alerts ? `${table}\n${alerts}` : table;
+        return alerts || stuck ? `${table}\n${stuck}${alerts}` : table;
       });
     },
   },

@@ -72,6 +72,10 @@ const select = (name, label, options, value) =>
   );
 const jobLink = (id, text = id.slice(0, 8)) => h('a', { href: `#/jobs/${id}`, class: 'mono', title: id, 'data-testid': 'job-link' }, text);
 const jobsLink = (params, text) => h('a', { href: `#/jobs?${new URLSearchParams(params)}` }, text);
+const stuckBadge = () =>
+  h('span', { class: 'state state-stuck', 'data-testid': 'job-stuck', title: 'running past its kind’s expected time on a live worker' }, 'stuck');
+/** How long a running job's attempt has run, against its kind's expected time. */
+const running = (job) => (job.running_for_seconds === null ? null : `${age(job.running_for_seconds)} (${age(job.expected_seconds)})`);
 
 // Local datetime-local values ⇄ ISO timestamps.
 const toIso = (local) => (local ? new Date(local).toISOString() : undefined);
@@ -160,6 +164,12 @@ async function jobsView(params) {
     input('to', 'To', toLocal(filter.to), { type: 'datetime-local' }),
     input('resource_id', 'Resource id', filter.resource_id),
     input('request_id', 'Request id', filter.request_id),
+    h(
+      'label',
+      { class: 'inline', title: 'running past their kind’s expected time on a live worker' },
+      h('input', { type: 'checkbox', name: 'stuck', value: 'true', checked: filter.stuck === 'true', 'data-testid': 'filter-stuck' }),
+      'stuck only',
+    ),
     h('button', { type: 'submit', class: 'primary', 'data-testid': 'jobs-apply' }, 'Apply'),
   );
   form.addEventListener('submit', (event) => {
@@ -181,7 +191,8 @@ async function jobsView(params) {
       cells([
         jobLink(job.id),
         job.queue,
-        stateBadge(job.state, 'job-row-state'),
+        [stateBadge(job.state, 'job-row-state'), job.stuck && [' ', stuckBadge()]],
+        running(job),
         job.organization_id,
         `${job.attempts} / ${job.retry_limit + 1}`,
         when(job.created_at),
@@ -200,7 +211,7 @@ async function jobsView(params) {
       { class: 'muted', 'data-testid': 'jobs-total' },
       `${page.total.exact ? '' : '≈ '}${page.total.value} jobs created ${when(page.window.from)} – ${when(page.window.to)}`,
     ),
-    table('jobs-table', ['Job', 'Queue', 'State', 'Organization', 'Attempts', 'Created', 'Request'], rows),
+    table('jobs-table', ['Job', 'Queue', 'State', 'Running (expected)', 'Organization', 'Attempts', 'Created', 'Request'], rows),
     page.items.length === 0 && h('p', { class: 'muted' }, 'No jobs match.'),
     h(
       'p',
@@ -238,7 +249,21 @@ async function jobView(id) {
   }
   const failed = job.state === 'failed';
   return [
-    h('h2', {}, 'Job ', h('span', { class: 'mono', 'data-testid': 'job-id' }, job.id), ' ', stateBadge(job.state, 'job-state')),
+    h(
+      'h2',
+      {},
+      'Job ',
+      h('span', { class: 'mono', 'data-testid': 'job-id' }, job.id),
+      ' ',
+      stateBadge(job.state, 'job-state'),
+      job.stuck && [' ', stuckBadge()],
+    ),
+    job.stuck &&
+      h(
+        'p',
+        { class: 'alert', 'data-testid': 'job-stuck-notice' },
+        `Stuck: its attempt has run ${age(job.running_for_seconds)}, past the ${age(job.expected_seconds)} its kind usually takes, on a live worker. Cancel it to stop its handler.`,
+      ),
     h(
       'div',
       { class: 'toolbar' },
@@ -263,6 +288,7 @@ async function jobView(id) {
         ['Created', when(job.created_at)],
         ['Start after', when(job.start_after)],
         ['Started', when(job.started_at)],
+        ['Running for', running(job)],
         ['Completed', when(job.completed_at)],
         ['Dead letter', job.dead_letter],
         ['Source', job.source && [job.source.queue, ' ', jobLink(job.source.job_id)]],
@@ -370,12 +396,12 @@ async function queuesView(params) {
     h(
       'ul',
       { 'data-testid': 'queue-alerts' },
-      alerts.map((alert) => h('li', { class: 'alert' }, h('strong', {}, alert.queue), `: ${alert.message}`)),
+      alerts.map((alert) => h('li', { class: 'alert' }, h('strong', {}, alert.queue), `: ${alert.message}`, alert.job_id && [' ', jobLink(alert.job_id)])),
     ),
     alerts.length === 0 && h('p', { class: 'muted' }, 'No alerts.'),
     table(
       'queues-table',
-      ['Queue', ...states, 'Oldest ready', 'Workers', 'Paused', 'Throughput (created / completed / failed)'],
+      ['Queue', ...states, 'Stuck', 'Oldest ready', 'Workers', 'Paused', 'Throughput (created / completed / failed)'],
       items.map((queue) =>
         h(
           'tr',
@@ -383,6 +409,7 @@ async function queuesView(params) {
           cells([
             jobsLink({ queue: queue.name }, queue.name),
             ...states.map((state) => queue.counts[state]),
+            queue.stuck_attempts ? jobsLink({ queue: queue.name, stuck: 'true' }, String(queue.stuck_attempts)) : 0,
             age(queue.oldest_ready_seconds),
             queue.live_workers,
             queue.pauses.map((pause) => pause.reason).join('; ') || '—',
