@@ -36,12 +36,20 @@ export async function up(knex: Knex): Promise<void> {
     ALTER TABLE job_attempts ALTER COLUMN ended_at DROP NOT NULL, ALTER COLUMN outcome DROP NOT NULL;
     ALTER TABLE job_attempts ADD CONSTRAINT job_attempts_end_check CHECK ((ended_at IS NULL) = (outcome IS NULL));
     CREATE INDEX job_attempts_open_idx ON job_attempts (worker_id, job_id) WHERE ended_at IS NULL;
+
+    -- One row per attempt (a deferral, which uses no attempt, aside): the worker's own record and a
+    -- sweep's record of an attempt nobody wrote cannot both land.
+    DELETE FROM job_attempts a USING job_attempts b
+     WHERE a.job_id = b.job_id AND a.attempt = b.attempt AND a.id > b.id
+       AND a.outcome IS DISTINCT FROM 'deferred' AND b.outcome IS DISTINCT FROM 'deferred';
+    CREATE UNIQUE INDEX job_attempts_once_idx ON job_attempts (job_id, attempt) WHERE outcome IS DISTINCT FROM 'deferred';
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP TABLE job_ends;
+    DROP INDEX job_attempts_once_idx;
     DROP INDEX job_attempts_open_idx;
     ALTER TABLE job_attempts DROP CONSTRAINT job_attempts_end_check;
     DELETE FROM job_attempts WHERE outcome = 'superseded' OR outcome IS NULL;

@@ -21,12 +21,17 @@ export type FinishedAttempt = AttemptRecord & { ended_at: Date; outcome: Attempt
 const RECORDSET = `jsonb_to_recordset(?::jsonb) AS x(job_id uuid, queue text, organization_id text, attempt integer, worker_id uuid,
                                                     started_at timestamptz, ended_at timestamptz, outcome text, error jsonb)`;
 
-/** Writes attempt records (started or finished), many rows in one statement. */
+/**
+ * Writes attempt records (started or finished), many rows in one statement. An attempt already
+ * recorded (a sweep recorded it `lost` while its worker was frozen, before its start was written)
+ * keeps that record.
+ */
 export async function insertAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   await db.raw(
     `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
-     SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error FROM ${RECORDSET}`,
+     SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error FROM ${RECORDSET}
+     ON CONFLICT DO NOTHING`,
     [JSON.stringify(records)],
   );
 }
@@ -43,7 +48,8 @@ async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonl
     `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
      SELECT x.job_id, x.queue, x.organization_id, k, NULL, x.started_at, x.started_at, 'lost', ?::jsonb
        FROM ${RECORDSET}, generate_series(0, x.attempt - 1) AS k
-      WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = x.job_id AND a.attempt = k)`,
+      WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = x.job_id AND a.attempt = k)
+     ON CONFLICT DO NOTHING`,
     [JSON.stringify(UNSEEN), JSON.stringify(retried)],
   );
 }
