@@ -169,9 +169,11 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
   let failed = 0;
   const workers = rows as LostWorker[];
   const begun = await begunAttempts(db, workers);
+  // The history first: the workers are marked lost now, and no later sweep picks them up again.
+  await closeLostAttempts(db, workers, { message: lost.history });
   for (const worker of workers) {
     const attempts = begun.get(worker.id) ?? [];
-    const interrupted = await failHeldAttempts(boss, worker, attempts, lost);
+    const interrupted = await failHeldAttempts(boss, worker, attempts, lost, log);
     // A warning when work was interrupted; a worker whose jobs had all ended (one killed while idle) is housekeeping.
     log[interrupted > 0 ? 'warn' : 'info'](
       { worker_id: worker.id, jobs: attempts.length, failed: interrupted, reason: lost.reason },
@@ -179,7 +181,6 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
     );
     failed += interrupted;
   }
-  await closeLostAttempts(db, workers, { message: lost.history });
   return failed;
 }
 
@@ -211,14 +212,19 @@ async function begunAttempts(db: Knex, workers: readonly LostWorker[]): Promise<
 }
 
 /** Fails the attempts the worker began and never ended, each fenced to its attempt; returns how many were still running (now failed). */
-async function failHeldAttempts(boss: PgBoss, worker: LostWorker, attempts: readonly BegunAttempt[], lost: LostWorkers): Promise<number> {
+async function failHeldAttempts(boss: PgBoss, worker: LostWorker, attempts: readonly BegunAttempt[], lost: LostWorkers, log: Logger): Promise<number> {
   let failed = 0;
   for (const held of attempts) {
-    const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
-    if (affected(result) === 0) continue;
-    // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
-    if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
-    failed += 1;
+    try {
+      const result = await boss.fail(held.queue, { id: held.job_id, retryCount: held.attempt }, { message: `worker ${worker.id} was lost (${lost.reason})` });
+      if (affected(result) === 0) continue;
+      // Pulls a retry forward (a job failed for good is left as it is); pg-boss notifies the workers.
+      if (lost.retryAtOnce) await boss.update(held.queue, undefined, { id: held.job_id, startAfter: 0 });
+      failed += 1;
+    } catch (error) {
+      // One attempt that cannot be failed now is left to pg-boss's heartbeat; the others still are.
+      log.warn({ err: error, job_id: held.job_id, worker_id: worker.id }, 'worker lost: could not fail an attempt it held');
+    }
   }
   return failed;
 }
