@@ -14,6 +14,7 @@ import { presentJobs } from './running.ts';
 import type { bulkActionSchema, JobFilter } from './schema.ts';
 import { bulkActionJob } from './jobs.ts';
 import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** A bulk action snapshots at most this many jobs; a larger selection is refused (narrow the filter or run several). */
 export const BULK_LIMIT = 100_000;
@@ -49,7 +50,7 @@ export async function previewBulkAction(deps: Deps, caller: ConsoleCaller, actio
  * in), then a job works them in throttled batches. Row, snapshot, job and audit record commit together.
  */
 export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: JobFilter, reason: string) {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     await trx.raw(`SET LOCAL statement_timeout = ${deps.config.OPS_STATEMENT_TIMEOUT_MS * 4}`);
     const { jobs, window, searchable, organizationId } = selection(deps, caller, action, filter);
     const [bulk] = (await trx('bulk_actions')
@@ -76,7 +77,7 @@ export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action
 
 /** Asks a running bulk action to stop after its current batch. */
 export async function abortBulkAction(deps: Deps, caller: ConsoleCaller, id: string, reason: string | undefined) {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const bulk = await visibleBulkAction(trx, caller, id, { forUpdate: true });
     if (bulk.state !== 'running') throw conflict(`the bulk action is already ${bulk.state}`, ['state']);
     const [row] = (await trx('bulk_actions').where({ id }).update({ abort_requested_at: trx.fn.now() }).returning('*')) as BulkActionRow[];

@@ -6,6 +6,7 @@ import type { JobContext } from '../jobs/define.ts';
 import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
 import type { Deps } from '../platform/deps.ts';
 import { actionableStates, type BulkActionRow, type BulkKind } from './bulk-model.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 interface Outcome {
   job_id: string;
@@ -22,7 +23,7 @@ interface Outcome {
 export async function runBulkAction({ bulk_action_id }: { bulk_action_id: string }, { deps, signal, log }: JobContext): Promise<void> {
   for (;;) {
     signal.throwIfAborted();
-    const finished = await deps.db.transaction((trx) => runBatch(trx, deps, bulk_action_id));
+    const finished = await inTransaction(deps.db, (trx) => runBatch(trx, deps, bulk_action_id));
     if (finished) {
       log.info({ bulk_action_id }, 'bulk action finished');
       return;

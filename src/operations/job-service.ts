@@ -11,6 +11,7 @@ import { MAX_WINDOW_DAYS, windowOf, withinTimeout, type JobRow } from './job-row
 import { presentAction, presentJob } from './presenter.ts';
 import { liveness, presentJobs } from './running.ts';
 import type { JobFilter } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 /** Every payload field some job type declared searchable (each one indexed on the job table). */
 export const searchableFields = (deps: Deps) => [...new Set(deps.jobs.definitions.flatMap((job) => job.searchable))];
@@ -94,7 +95,7 @@ const refusals: Record<Command, string> = {
  */
 export async function commandJob(deps: Deps, actor: Actor, id: string, command: Command, reason: string | undefined) {
   const { job, caller } = await visibleJob(deps, actor, id);
-  await deps.db.transaction(async (trx) => {
+  await inTransaction(deps.db, async (trx) => {
     const locked = await lockJobState(trx, job.name, id);
     if (!locked) throw notFound('job');
     let changed = false;
@@ -136,7 +137,7 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
 export async function revealPayload(deps: Deps, caller: ConsoleCaller, id: string, reason: string) {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
-  await deps.db.transaction((trx) =>
+  await inTransaction(deps.db, (trx) =>
     recordAction(trx, caller, {
       action: 'job.reveal',
       organizationId: job.group_id,

@@ -9,6 +9,7 @@ import { recordAction } from './audit.ts';
 import { presentPause } from './presenter.ts';
 import type { createPauseBody } from './schema.ts';
 import { requireSchedule } from './schedules.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 type PauseRequest = z.output<typeof createPauseBody>;
 
@@ -21,7 +22,7 @@ export async function pause(deps: Deps, caller: ConsoleCaller, request: PauseReq
   const scope = await scopeOf(deps, caller, request);
   const expiresAt = request.expires_at ? new Date(request.expires_at) : null;
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('expires_at: must be in the future', ['expires_at']);
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const created = await createPause(trx, scope, { reason: request.reason, expires_at: expiresAt, created_by: caller.actorId });
     if (!created) throw conflict(`${describe(scope)} is already paused: resume that pause first (GET /ops/pauses)`, ['scope']);
     await recordAction(trx, caller, {
@@ -36,7 +37,7 @@ export async function pause(deps: Deps, caller: ConsoleCaller, request: PauseReq
 }
 
 export async function resume(deps: Deps, caller: ConsoleCaller, id: string, reason: string | undefined) {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     const existing = (await trx('job_pauses').where({ id }).first()) as Pause | undefined;
     if (!existing || !visible(caller, existing)) throw notFound('pause');
     const resumed = await resumePause(trx, id, caller.actorId);

@@ -10,6 +10,7 @@ import type { ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { iso, presentPause } from './presenter.ts';
 import type { scheduleSchema } from './schema.ts';
+import { inTransaction } from '../db/transaction.ts';
 
 type Schedule = z.input<typeof scheduleSchema>;
 
@@ -96,7 +97,7 @@ export async function scheduleOwner(deps: Deps, key: string): Promise<string | n
 
 /** Runs a schedule now, even while it is paused: a cron job marked as the operator's, or a manual run of the task. */
 export async function triggerSchedule(deps: Deps, caller: ConsoleCaller, key: string, organizationId: string | null) {
-  return deps.db.transaction(async (trx) => {
+  return inTransaction(deps.db, async (trx) => {
     let jobId: string | null = null;
     let runId: string | null = null;
     if (key.startsWith('cron:')) {
