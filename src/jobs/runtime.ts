@@ -89,14 +89,18 @@ export class JobRuntime {
     const started = new Date();
     const organizationId = attempt.groupId ?? null;
     const { payload: data, requestId, triggeredBy } = unstamp(attempt.data);
+    // The attempt as the history names it: its job, its number, the worker running it.
+    const which = {
+      job_id: attempt.id,
+      queue: attempt.name,
+      organization_id: organizationId,
+      attempt: attempt.retryCount,
+      worker_id: workerId,
+      started_at: started,
+    };
     const record = (outcome: AttemptOutcome, error: AttemptRecord['error'] = null) =>
       attempts.record({
-        job_id: attempt.id,
-        queue: attempt.name,
-        organization_id: organizationId,
-        attempt: attempt.retryCount,
-        worker_id: workerId,
-        started_at: started,
+        ...which,
         ended_at: new Date(),
         outcome,
         error,
@@ -127,14 +131,7 @@ export class JobRuntime {
       organization_id: organizationId,
       started_at: started.toISOString(),
     });
-    await attempts.started({
-      job_id: attempt.id,
-      queue: attempt.name,
-      organization_id: organizationId,
-      attempt: attempt.retryCount,
-      worker_id: workerId,
-      started_at: started,
-    });
+    await attempts.started(which);
     observer?.attemptStarted(attempt.name);
     const lease = new Lease(db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount });
     const lastAttempt = attempt.retryCount >= definition.policy.retryLimit;

@@ -16,6 +16,8 @@
  * upgrade, test/jobs/boss-schema.test.ts fails until this is re-checked and the pins moved.
  */
 
+import { JOB_COLUMNS } from './job-reads.ts';
+
 /** The pg-boss release and schema version these statements were verified against. */
 export const VERIFIED_PGBOSS = { package: '12.35.0', schema: 43 } as const;
 
@@ -35,30 +37,8 @@ export const UPGRADE_CHECKLIST = [
 
 /** Every column of pg-boss's tables read or written here (checked against the installed schema by the same test). */
 export const BOSS_COLUMNS = {
-  job: [
-    'id',
-    'name',
-    'state',
-    'group_id',
-    'data',
-    'output',
-    'retry_count',
-    'retry_limit',
-    'priority',
-    'created_on',
-    'start_after',
-    'started_on',
-    'completed_on',
-    'heartbeat_on',
-    'heartbeat_seconds',
-    'blocked',
-    'dead_letter',
-    'source_name',
-    'source_id',
-    'source_root_id',
-    'source_retry_count',
-    'source_output',
-  ],
+  // The console's job rows, and what the runtime, the sweeps and the pauses read besides.
+  job: [...JOB_COLUMNS, 'heartbeat_on', 'heartbeat_seconds', 'blocked', 'source_root_id', 'source_retry_count', 'source_output'],
   queue: ['name', 'dead_letter', 'ready_count', 'deferred_count', 'active_count', 'failed_count', 'monitor_on'],
 } as const;
 
