@@ -13,6 +13,8 @@ describe('providers: HTTP social data service', () => {
   const attempts = new Map<string, number>();
   const seen: { path: string; authorization: string | undefined; contentType: string | undefined; body: any }[] = [];
   const closedEarly: string[] = [];
+  /** Requests the stalling route has received. */
+  let stalled = 0;
 
   const scenarios: Record<string, (req: IncomingMessage, res: ServerResponse, attempt: number) => void | Promise<void>> = {
     net2_profile: (_req, res) => ok(res, 2),
@@ -48,6 +50,7 @@ describe('providers: HTTP social data service', () => {
     unauthorized: (_req, res) => json(res, 401, { error: 'bad key' }),
     // Never answers; records when the client hangs up (res 'close' before any end).
     stall: (_req, res) => {
+      stalled += 1;
       res.on('close', () => closedEarly.push('stall'));
     },
   };
@@ -165,10 +168,12 @@ describe('providers: HTTP social data service', () => {
   it("stops the request when the caller's signal aborts, rethrowing the abort", async () => {
     const controller = new AbortController();
     const reason = new Error('read canceled');
-    setTimeout(() => controller.abort(reason), 50);
-    const error = await read('stall', {}, controller.signal).catch((e: unknown) => e);
-    expect(error).to.equal(reason);
-    for (let i = 0; i < 50 && closedEarly.length === 0; i++) await sleep(10);
+    const pending = read('stall', {}, controller.signal).catch((e: unknown) => e);
+    // Aborted once the service holds the request (on a busy machine it may take longer than any fixed delay to get there).
+    for (let i = 0; i < 500 && stalled === 0; i++) await sleep(10);
+    controller.abort(reason);
+    expect(await pending).to.equal(reason);
+    for (let i = 0; i < 500 && closedEarly.length === 0; i++) await sleep(10);
     expect(closedEarly).to.deep.equal(['stall']);
   });
 });
