@@ -14,7 +14,12 @@ import { waitFor } from './bench.ts';
  * as the npm scripts run them) on one database, production settings, the sandbox providers, files
  * under a temporary DATA_DIR. Every process started here is stopped by `stop()`.
  */
-export async function benchStack(databaseUrl: string, env: Record<string, string> = {}) {
+export async function benchStack(databaseUrl: string, env: Record<string, string> = {}, options: { nodeArgs?: string[] } = {}) {
+  // As nodeWithTsx, with the bench's own node flags (a memory probe, a heap-snapshot signal) after tsx.
+  const node = (file: string): [string, string[]] => {
+    const [command, args] = nodeWithTsx(file);
+    return [command, [...args.slice(0, -1), ...(options.nodeArgs ?? []), file]];
+  };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'workspace-bench-'));
   const common = {
     DATABASE_URL: databaseUrl,
@@ -38,7 +43,7 @@ export async function benchStack(databaseUrl: string, env: Record<string, string
     /** A web process on a free loopback port, healthy. */
     async web(extra: Record<string, string> = {}): Promise<{ url: string; process: ChildRun }> {
       const port = await freePort();
-      const child = run(...nodeWithTsx('src/web.ts'), { ...common, PORT: String(port), HOST: '127.0.0.1', ...extra });
+      const child = run(...node('src/web.ts'), { ...common, PORT: String(port), HOST: '127.0.0.1', ...extra });
       children.push(child);
       const url = `http://127.0.0.1:${port}`;
       await waitUntilHealthy(url, child);
@@ -48,7 +53,7 @@ export async function benchStack(databaseUrl: string, env: Record<string, string
     async workers(db: Knex, count: number, extra: Record<string, string> = {}): Promise<ChildRun[]> {
       const { rows } = await db.raw(`SELECT count(*)::int AS n FROM job_workers WHERE stopped_at IS NULL AND lost_at IS NULL`);
       const before = rows[0].n as number;
-      const list = Array.from({ length: count }, () => run(...nodeWithTsx('workers/main.ts'), { ...common, ...extra }));
+      const list = Array.from({ length: count }, () => run(...node('workers/main.ts'), { ...common, ...extra }));
       children.push(...list);
       await waitFor(
         'the workers to start',
