@@ -20,7 +20,8 @@
  *
  * Flags (or BENCH_*): --tasks (2000), --organizations (20), --workers (2), --concurrency (4),
  * --timeout (seconds to wait for the runs, 900), --sandbox-delay-ms (CHAT_SANDBOX_DELAY_MS, 0),
- * --log-level (the workers', warn).
+ * --log-level (the workers', warn), --pg-statements (0; 1: an embedded server with pg_stat_statements,
+ * and the SQL that took the time per run).
  * Run: npm run bench:scheduled-tasks                   (~2 min)
  *      npm run bench:scheduled-tasks -- --tasks=10000  (~10 min on a shared 2-core machine)
  */
@@ -33,8 +34,8 @@ import { JobQueue } from '../src/jobs/enqueue.ts';
 import { chatRunJob } from '../src/conversations/jobs.ts';
 import { dispatchScheduledTasksJob, scheduledTaskFinishJob, scheduledTaskRunJob } from '../src/scheduled-tasks/jobs.ts';
 import { TEST_JWT_SECRET } from '../test/support/config.ts';
-import { createTestDatabase } from '../test/support/database.ts';
 import { type ChildRun, nodeWithTsx, run } from '../test/support/processes.ts';
+import { benchDatabase, resetStatements, topStatements } from './support/database.ts';
 import { ascending, cpuSeconds, databaseWork, fmt, int, load, loads, percentile, postgresCpu, readFlags, text, waitFor } from './support/bench.ts';
 
 readFlags();
@@ -47,7 +48,8 @@ const SANDBOX_DELAY_MS = int('SANDBOX_DELAY_MS', 0);
 const LOG_LEVEL = text('LOG_LEVEL', 'warn');
 const BATCH = 200;
 
-const database = await createTestDatabase();
+const database = await benchDatabase(int('PG_STATEMENTS', 0) > 0);
+let statements: string[] = [];
 const db = createDb(database.url, { max: 6 });
 const sender = createBoss(database.url, 'web');
 sender.on('error', (error) => console.error('sender pg-boss error', error));
@@ -173,6 +175,7 @@ try {
       workers.map((w) => w.child.pid!),
       TASKS,
       async () => {
+        if (database.statements) await resetStatements(db);
         const id = await db.transaction((trx) => jobs.enqueue(trx, dispatchScheduledTasksJob, {}, { organizationId: null }));
         console.log(`slot ${slot.toISOString()}: dispatcher job sent (load ${load()})`);
         const deadline = performance.now() + TIMEOUT_SECONDS * 1000;
@@ -186,7 +189,10 @@ try {
           const { runs, started, finished } = rows[0] as { runs: number; started: number; finished: number };
           const elapsed = ((Date.now() - slot.getTime()) / 1000).toFixed(0);
           console.log(`  +${elapsed.padStart(4)} s: ${runs} runs created, ${started} started, ${finished} finished (load ${load()})`);
-          if (finished >= TASKS) return id;
+          if (finished >= TASKS) {
+            if (database.statements) statements = await topStatements(db, TASKS);
+            return id;
+          }
           if (finished !== lastFinished) [lastFinished, lastProgressAt] = [finished, performance.now()];
           if (performance.now() - lastProgressAt > 60_000) throw new Error('no run finished for 60 s: stalled');
           if (performance.now() > deadline) throw new Error(`not every run finished within ${TIMEOUT_SECONDS} s`);
@@ -244,6 +250,7 @@ try {
   console.log(`  run finished behind the slot:            ${distribution(endLate)}`);
   console.log(`  throughput: ${fmt.rate(oursRate, ' runs/s')} (slot → last run finished ${fmt.s(lastEnd)}; load ${loadOurs}); ${cpuLine(oursCpu, 'run')}`);
   console.log(`  database per run: ${oursDb}`);
+  if (statements.length) console.log(`  SQL per run (pg_stat_statements):\n    ${statements.join('\n    ')}`);
   for (const q of perQueue as { name: string; n: number; not_completed: number; wait: number[]; work: number[] }[])
     console.log(
       `  ${q.name.padEnd(30)} ${String(q.n).padStart(6)} jobs${q.not_completed ? ` (${q.not_completed} not completed)` : ''}: wait p50 ${fmt.ms(q.wait[0]!)} p95 ${fmt.ms(q.wait[1]!)}, run p50 ${fmt.ms(q.work[0]!)} p95 ${fmt.ms(q.work[1]!)}`,

@@ -8,20 +8,21 @@
  *   fake upstream on loopback → success), chat turns 12 % (a message, POST /run → succeeded), scheduled
  *   runs 8 % (POST /scheduled-tasks/{id}/trigger → the run succeeded), over BENCH_ORGANIZATIONS (4).
  * Every BENCH_SAMPLE_SECONDS (30) it prints the RSS of the web and worker processes (from /proc) and
- * their heap (process.memoryUsage through bench/support/memory-probe.ts), the actions done and the
+ * their live heap (process.memoryUsage after a forced GC, through bench/support/memory-probe.ts), the actions done and the
  * errors since the last sample, and the load. At the end: whether each process's memory is flat over
  * the second half (least-squares slope; flat when the fitted growth over that half is under 10 MiB or
  * 5 %), the errors (by action, and error lines the processes logged), and — once the queues are
  * drained — the credit ledger reconciled exactly (src/credits/reconcile.ts) with no hold left open.
  * BENCH_HEAP_SNAPSHOTS=1 takes V8 heap snapshots of each process at half time and at the end
- * (--heapsnapshot-signal) and prints what grew between them, by constructor.
+ * (--heapsnapshot-signal) and prints what grew between them, by constructor (a snapshot inflates the
+ * process's RSS for the rest of the run: judge that run by the live heap).
  *
  * Flags (or BENCH_*): --minutes (3), --clients (20), --workers (2), --organizations (4), --sample-seconds (30),
  * --heap-snapshots (0), --log-level (the processes', warn).
  * Run: npm run bench:soak                       (~4 min)
  *      npm run bench:soak -- --minutes=60       (the issue's hour)
  */
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -77,7 +78,7 @@ const stack = await benchStack(
     OUTBOUND_ALLOWLIST: new URL(upstreamUrl).host,
     BENCH_MEMORY_PROBE_MS: String(Math.min(10_000, SAMPLE_SECONDS * 1000)),
   },
-  { nodeArgs: ['--import', './bench/support/memory-probe.ts', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diagnostics}`] },
+  { nodeArgs: ['--expose-gc', '--import', './bench/support/memory-probe.ts', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diagnostics}`] },
 );
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -243,7 +244,9 @@ async function client(n: number, deadline: number): Promise<void> {
     } catch (error) {
       stats.get(name)!.errors += 1;
       interval.errors += 1;
-      const message = `${name}: ${error instanceof Error ? error.message : String(error)}`.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<id>');
+      // fetch's own failures say why in their cause (a reset connection, a refused one).
+      const cause = error instanceof Error && error.cause instanceof Error ? ` (${(error.cause as { code?: string }).code ?? error.cause.message})` : '';
+      const message = `${name}: ${error instanceof Error ? error.message : String(error)}${cause}`.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '<id>');
       errorMessages.set(message, (errorMessages.get(message) ?? 0) + 1);
       await sleep(200);
     }
@@ -285,7 +288,19 @@ async function heapSnapshots(children: [string, ChildRun][]): Promise<Map<string
     300_000,
     1000,
   );
-  await sleep(2000); // the last bytes of the files
+  // A snapshot is written while its process stands still: done when its size stays put for 3 s.
+  let sizes = '';
+  await waitFor(
+    'the heap snapshots to be written',
+    async () => {
+      const now = (await Promise.all([...files.values()].map((file) => stat(file).then((s) => s.size)))).join(',');
+      const stable = now === sizes;
+      sizes = now;
+      return stable ? true : undefined;
+    },
+    600_000,
+    3000,
+  );
   return files;
 }
 
@@ -310,7 +325,7 @@ try {
       const probe = lastProbe(child);
       const s = { minute, rss: rssMiB(child.child.pid!), heapUsed: mib(probe?.heapUsed ?? Number.NaN), external: mib(probe?.external ?? Number.NaN) };
       samples.get(name)!.push(s);
-      parts.push(`${name} ${s.rss.toFixed(0)} MiB (heap ${s.heapUsed.toFixed(0)}, ext ${s.external.toFixed(0)})`);
+      parts.push(`${name} ${s.rss.toFixed(0)} MiB (live heap ${s.heapUsed.toFixed(0)}, ext ${s.external.toFixed(0)})`);
     }
     console.log(`  ${minute.toFixed(1).padStart(5)} min: ${parts.join(' · ')} · ${interval.ok} done, ${interval.errors} errors · load ${load()}`);
     interval = { ok: 0, errors: 0 };
@@ -392,7 +407,7 @@ try {
     };
     const rss = verdict('rss');
     const heap = verdict('heapUsed');
-    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}; heap ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min ${heap.flat ? 'flat' : 'GROWING'}`;
+    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}${HEAP_SNAPSHOTS ? ' (a heap snapshot inflates RSS: judge by the live heap)' : ''}; live heap ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min (${heap.growth.toFixed(1)} MiB) ${heap.flat ? 'flat' : 'GROWING'}`;
     console.log(`  ${line}`);
     verdicts.push(
       `${name} ${rss.flat && heap.flat ? 'flat' : 'growing'} (RSS ${rss.first.toFixed(0)}→${rss.last.toFixed(0)} MiB, ${rss.perMinute.toFixed(2)} MiB/min over the 2nd half)`,
