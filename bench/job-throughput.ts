@@ -7,12 +7,15 @@
  *   enqueued with `JobQueue.enqueueMany` / `enqueue` on a knex transaction, each job for one of
  *   BENCH_ORGANIZATIONS organizations, and run by `startWorker` (workers/main.ts): pause gate,
  *   attempt history (batched), worker registry, per-organization group concurrency, work context,
- *   a `job done` log line per job at the production level `info` (written to /dev/null).
+ *   a `job done` log line per job at the production level `info` (written to /dev/null), and the
+ *   slots woken after each job (keepFetching).
  * - raw: a second queue with the identical policy (`ensureQueues` of a twin definition), jobs sent
  *   with plain `boss.insert` / `boss.send` carrying the same group ids, worked by a plain PgBoss
  *   (createBoss 'worker' with the worker's intervals) with `boss.work` and the work options of
  *   workers/main.ts `subscribeAll` (batchSize 1, localConcurrency WORKER_CONCURRENCY, groupConcurrency
- *   JOB_ORGANIZATION_CONCURRENCY, the polling settings) and a no-op handler.
+ *   JOB_ORGANIZATION_CONCURRENCY, the polling settings, its slots woken after each job through
+ *   pg-boss's `notifyWorker` as ours are) and a no-op handler.
+ * Before each measurement pg-boss's cached queue stats say the queue is empty (as after a quiet spell).
  *
  * Measured, raw and ours taking turns round by round (the machine's speed swings, see README "Benchmarks"):
  *  (a) drain: BENCH_JOBS jobs queued while no worker runs (the enqueue rate is printed too), then
@@ -23,23 +26,32 @@
  *      and the p50 of its parts (send → created_on → started_on → completed_on). The job table is
  *      vacuumed and analyzed first. When ours is over 2× raw, the two mixes (our enqueue into a raw
  *      worker, raw sends into our worker) show which side is slow.
- * Both again after BENCH_FINISHED completed jobs (half per queue, created over the last 7 days) are
- * inserted into pgboss.job and analyzed. Ratios are medians over rounds of ours / raw of the same round.
+ *  (d) the concurrency curve: at each local concurrency of BENCH_CURVE (1,2,4,8,16,32,64) raw and ours
+ *      drain BENCH_CURVE_JOBS jobs, then take BENCH_CURVE_RATE jobs/s for BENCH_CURVE_SECONDS: drain
+ *      rate, pick-up (created_on → started_on) p50/p95, the rate achieved, and stalls — a drain or an
+ *      offered load that falls below 25 % of its earlier rate for 3 s while jobs wait, a pick-up p95 over
+ *      BENCH_STALL_SECONDS, or jobs still waiting 30 s after the last send (then the bench gives up on
+ *      them). BENCH_CURVE_PACING=1 adds raw pg-boss with its own pacing (no wake-up after a job), which
+ *      shows the stall our workers had before they woke their slots.
+ * Phases (a)–(b) again after BENCH_FINISHED completed jobs (half per queue, created over the last 7 days)
+ * are inserted into pgboss.job and analyzed. Ratios are medians over rounds of ours / raw of the same round.
  * When ours is below 0.8× raw in a phase (BENCH_VARIANTS=auto; `all` always, `none` never), local
  * copies of the worker with one component switched off at a time drain BENCH_VARIANT_JOBS jobs each,
  * in BENCH_VARIANT_ROUNDS rounds interleaved with raw, to show what each component costs.
  *
- * Env (or argv `--jobs=5000` for BENCH_JOBS etc.): BENCH_JOBS (20000), BENCH_FINISHED (1000000),
- * BENCH_ROUNDS (3), BENCH_ORGANIZATIONS (20), BENCH_RATE (200; 0 skips latency), BENCH_LATENCY_SECONDS (5),
- * BENCH_VARIANTS (auto), BENCH_VARIANT_JOBS (BENCH_JOBS / 4), BENCH_VARIANT_ROUNDS (1), BENCH_LOG_LEVEL
- * (the worker's level, `info`).
- * Run: npm run bench:job-throughput                                    (~10 min with the variants)
- *      BENCH_JOBS=5000 BENCH_FINISHED=100000 npm run bench:job-throughput   (quick)
+ * Env (or argv `--jobs=5000` for BENCH_JOBS etc.): BENCH_JOBS (5000), BENCH_FINISHED (0), BENCH_ROUNDS (3),
+ * BENCH_ORGANIZATIONS (20), BENCH_RATE (200; 0 skips latency), BENCH_LATENCY_SECONDS (5), BENCH_CURVE
+ * (1,2,4,8,16,32,64; `none` skips it), BENCH_CURVE_JOBS (2000), BENCH_CURVE_RATE (300), BENCH_CURVE_SECONDS (4),
+ * BENCH_CURVE_PACING (0), BENCH_STALL_SECONDS (5), BENCH_VARIANTS (auto), BENCH_VARIANT_JOBS (BENCH_JOBS / 4),
+ * BENCH_VARIANT_ROUNDS (1), BENCH_LOG_LEVEL (the worker's level, `info`).
+ * Run: npm run bench:job-throughput                                     (~6 min)
+ *      npm run bench:job-throughput -- --finished=1000000               (+ the phases on a 1M-row job table, ~10 min)
+ *      npm run bench:job-throughput -- --curve=1,64 --curve-pacing=1    (with pg-boss's own pacing)
  */
 import { randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { WorkOptions } from 'pg-boss';
+import type { PgBoss, WorkOptions } from 'pg-boss';
 import { pino } from 'pino';
 import { z } from 'zod';
 import { createDb } from '../src/db/knex.ts';
@@ -68,8 +80,8 @@ const int = (name: string, fallback: number) => {
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number ≥ 0`);
   return Math.floor(value);
 };
-const JOBS = Math.max(1, int('BENCH_JOBS', 20_000));
-const FINISHED = int('BENCH_FINISHED', 1_000_000);
+const JOBS = Math.max(1, int('BENCH_JOBS', 5000));
+const FINISHED = int('BENCH_FINISHED', 0);
 const ROUNDS = Math.max(1, int('BENCH_ROUNDS', 3));
 const ORGANIZATIONS = Math.max(1, int('BENCH_ORGANIZATIONS', 20));
 const RATE = int('BENCH_RATE', 200);
@@ -78,7 +90,29 @@ const VARIANTS = (process.env.BENCH_VARIANTS ?? 'auto') as 'auto' | 'all' | 'non
 const VARIANT_JOBS = Math.max(1, int('BENCH_VARIANT_JOBS', Math.ceil(JOBS / 4)));
 const VARIANT_ROUNDS = Math.max(1, int('BENCH_VARIANT_ROUNDS', 1));
 const WORKER_LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info';
-const GOAL = 0.8;
+const CURVE = (process.env.BENCH_CURVE ?? '1,2,4,8,16,32,64')
+  .split(',')
+  .filter((c) => c.trim() !== '' && c !== 'none')
+  .map((c) => {
+    const value = Number(c);
+    if (!Number.isInteger(value) || value < 1 || value > 64) throw new Error('BENCH_CURVE: concurrencies from 1 to 64, comma-separated');
+    return value;
+  });
+const CURVE_JOBS = Math.max(1, int('BENCH_CURVE_JOBS', 2000));
+const CURVE_RATE = Math.max(1, int('BENCH_CURVE_RATE', 300));
+const CURVE_SECONDS = Math.max(1, int('BENCH_CURVE_SECONDS', 4));
+/** The curve's raw pg-boss with its own pacing too (no wake-up after a job): shows the stall ours had. */
+const CURVE_PACING = process.env.BENCH_CURVE_PACING === '1';
+/** A pick-up p95 above this many seconds is a stall. */
+const STALL_SECONDS = Math.max(1, int('BENCH_STALL_SECONDS', 5));
+/** A stall: STALL_WINDOWS seconds in a row below STALL_FRACTION of the rate before, work waiting. */
+const STALL_WINDOWS = 3;
+const STALL_FRACTION = 0.25;
+/** The curve waits this long after the last send before it gives up on a stalled worker. */
+const CURVE_GIVE_UP_MS = 30_000;
+const GOAL = 0.9;
+/** BENCH_VARIANTS=auto measures each component when ours is below this. */
+const VARIANTS_BELOW = 0.8;
 const FILL_CHUNK = 1000;
 if (!['auto', 'all', 'none'].includes(VARIANTS)) throw new Error('BENCH_VARIANTS must be auto, all or none');
 
@@ -114,9 +148,9 @@ interface Running {
 
 type Kind = 'raw' | 'ours';
 
-const workOptions = (groupConcurrency: boolean): WorkOptions => ({
+const workOptions = (groupConcurrency: boolean, concurrency = config.WORKER_CONCURRENCY): WorkOptions => ({
   batchSize: 1,
-  localConcurrency: config.WORKER_CONCURRENCY,
+  localConcurrency: concurrency,
   ...(groupConcurrency && { groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY }),
   pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
   notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
@@ -128,16 +162,32 @@ const workerBoss = (url: string) =>
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
   });
 
-async function startRaw(url: string, groupConcurrency = true): Promise<Running> {
+/** As workers/main.ts keepFetching: the slots holding a job fetch again at once instead of waiting their poll interval. */
+const keepFetching = (boss: PgBoss, queue: string) => {
+  for (const slot of boss.getWipData()) if (slot.name === queue && slot.count > 0) boss.notifyWorker(slot.id);
+};
+
+/**
+ * Raw pg-boss: a plain PgBoss, the work options of workers/main.ts and a no-op handler. `wake`
+ * (default): its slots are woken after each job as ours are (workers/main.ts keepFetching); without
+ * it, pg-boss's own pacing — a slot waits its poll interval after each job unless a NOTIFY came or
+ * its cached queue stats (30–90 s old) show a backlog.
+ */
+async function startRaw(url: string, options: { groupConcurrency?: boolean; concurrency?: number; wake?: boolean } = {}): Promise<Running> {
   const boss = workerBoss(url);
   boss.on('error', (error) => log.warn({ err: error }, 'raw pg-boss error'));
   await boss.start();
-  await boss.work(rawTwin.name, workOptions(groupConcurrency), async () => tick());
+  const wake = options.wake !== false;
+  await boss.work(rawTwin.name, workOptions(options.groupConcurrency !== false, options.concurrency), async () => {
+    tick();
+    if (wake) keepFetching(boss, rawTwin.name);
+  });
   return { stop: () => boss.stop({ graceful: true, timeout: 30_000, close: true }) };
 }
 
-async function startOurs(url: string): Promise<Running> {
-  return startWorker(config, url, workerLogger(), { jobs: [noopJob] });
+async function startOurs(url: string, concurrency = config.WORKER_CONCURRENCY): Promise<Running> {
+  const settings = concurrency === config.WORKER_CONCURRENCY ? config : { ...config, WORKER_CONCURRENCY: concurrency };
+  return startWorker(settings, url, workerLogger(), { jobs: [noopJob] });
 }
 
 /** What a local copy of startWorker switches off, one component at a time. */
@@ -151,6 +201,8 @@ interface Variant {
   runtime?: false;
   logLevel?: 'warn';
   raw?: true;
+  /** false: the slots are not woken after a job (pg-boss's own pacing). */
+  wake?: false;
 }
 
 class NoPauses extends PauseGate {
@@ -168,7 +220,7 @@ class NoHistory extends AttemptLog {
 
 /** workers/main.ts `startWorker` for one job, copied with switches (no database watch: it only acts on errors). */
 async function startVariant(url: string, variant: Variant): Promise<Running> {
-  if (variant.raw) return startRaw(url, variant.groupConcurrency !== false);
+  if (variant.raw) return startRaw(url, { groupConcurrency: variant.groupConcurrency !== false, wake: variant.wake !== false });
   const job: JobDefinition = noopJob;
   await job.handler();
   const id = randomUUID();
@@ -194,8 +246,12 @@ async function startVariant(url: string, variant: Variant): Promise<Running> {
   if (variant.registry !== false) await registry.start();
   await boss.work(job.name, workOptions(variant.groupConcurrency !== false), async ([attempt]) => {
     if (!attempt) return undefined;
-    if (variant.runtime === false) return runJob(job, attempt.data, { deps, job: attempt, log: workerLog, signal: attempt.signal });
-    return runtime.run(job, attempt);
+    try {
+      if (variant.runtime === false) return await runJob(job, attempt.data, { deps, job: attempt, log: workerLog, signal: attempt.signal });
+      return await runtime.run(job, attempt);
+    } finally {
+      if (variant.wake !== false) keepFetching(boss, job.name);
+    }
   });
   return {
     async stop() {
@@ -219,6 +275,7 @@ const VARIANT_LIST: Variant[] = [
   { label: '− runtime (runJob called directly)', runtime: false },
   { label: '− all of the above', pauses: false, attempts: false, registry: false, groupConcurrency: false, logLevel: 'warn', runtime: false },
   { label: 'raw − groupConcurrency', raw: true, groupConcurrency: false },
+  { label: "raw − wake (pg-boss's own pacing)", raw: true, wake: false },
 ];
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -263,13 +320,18 @@ async function fill(kind: Kind, count: number): Promise<number> {
 const pending = async (queue: string) =>
   Number((await db.raw(`SELECT count(*) AS n FROM pgboss.job WHERE name = ? AND state < 'completed'`, [queue])).rows[0].n);
 
-/** Resolves when the handlers ran `target` times and no job of the queue is left unfinished; returns that instant. */
-async function finished(queue: string, target: number): Promise<number> {
+/**
+ * Resolves when the handlers ran `target` times and no job of the queue is left unfinished; returns
+ * that instant — or null when `giveUpMs` passed first (the curve's bounded wait on a stalled worker).
+ */
+async function finished(queue: string, target: number, giveUpMs = Number.POSITIVE_INFINITY): Promise<number | null> {
   const reached = progress.count < target ? new Promise<void>((resolve) => (progress.reached = resolve)) : Promise.resolve();
   // A stalled worker is reported, then the run given up (a bench must not hang).
+  const deadline = performance.now() + giveUpMs;
   let seen = progress.count;
   let stalledSince = performance.now();
-  while (!(await Promise.race([reached.then(() => true), sleep(1000, false)]))) {
+  while (!(await Promise.race([reached.then(() => true), sleep(250, false)]))) {
+    if (performance.now() > deadline) return null;
     if (progress.count !== seen) [seen, stalledSince] = [progress.count, performance.now()];
     else if (performance.now() - stalledSince > 20_000) {
       const { rows } = await db.raw(`SELECT state, count(*)::int AS n FROM pgboss.job WHERE name = ? AND state < 'completed' GROUP BY state`, [queue]);
@@ -281,56 +343,136 @@ async function finished(queue: string, target: number): Promise<number> {
 }
 
 /**
- * pg-boss bursts (fetches again without pause) only while its cached queue stats show a backlog: the
- * monitor counts the queue every WORKER_SUPERVISE_INTERVAL_SECONDS (30 s) and a worker re-reads those
- * counts every 60 s (and at start). A backlog the cache has not seen yet drains at a fraction of the rate
- * (one fetch per NOTIFY or poll interval), so each worker starts with the counts the monitor would
- * have written by now: the queued jobs before a drain, none before the latency run.
+ * Handled jobs counted every 250 ms while a measurement runs. `stall()` finds the first stretch of
+ * STALL_WINDOWS one-second windows, work still waiting, whose rate is below STALL_FRACTION of the
+ * level before it (the median of the earlier windows with work waiting).
  */
-const primeQueueStats = (queue: string, queued: number) =>
-  db.raw('UPDATE pgboss.queue SET queued_count = ?, ready_count = ?, monitor_on = now() WHERE name = ?', [queued, queued, queue]);
+function watchProgress(waiting: () => number) {
+  const samples: { t: number; done: number; waiting: number }[] = [];
+  const take = () => samples.push({ t: performance.now(), done: progress.count, waiting: waiting() });
+  take();
+  const timer = setInterval(take, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+    },
+    stall(): Stall | null {
+      const windows: { at: number; rate: number; waiting: boolean }[] = [];
+      for (let i = 4; i < samples.length; i += 4) {
+        const [a, b] = [samples[i - 4]!, samples[i]!];
+        windows.push({ at: (b.t - samples[0]!.t) / 1000, rate: ((b.done - a.done) * 1000) / (b.t - a.t), waiting: b.waiting > 0 });
+      }
+      const busy: number[] = [];
+      let run = 0;
+      for (const [i, w] of windows.entries()) {
+        if (!w.waiting) {
+          run = 0;
+          continue;
+        }
+        const level = busy.length >= 2 ? median(busy) : Number.NaN;
+        if (level > 0 && w.rate < STALL_FRACTION * level) {
+          run += 1;
+          if (run >= STALL_WINDOWS) {
+            const stretch = windows.slice(i - run + 1, i + 1);
+            return { at: stretch[0]!.at - 1, seconds: run, rate: median(stretch.map((x) => x.rate)), level, waiting: samples[(i + 1) * 4]?.waiting ?? 0 };
+          }
+        } else {
+          run = 0;
+          busy.push(w.rate);
+        }
+      }
+      return null;
+    },
+  };
+}
+
+interface Stall {
+  /** Seconds into the measurement. */
+  at: number;
+  seconds: number;
+  rate: number;
+  level: number;
+  waiting: number;
+}
+const stallText = (s: Stall) =>
+  `from ${s.at.toFixed(0)} s, ${s.seconds}+ s at ${s.rate.toFixed(1)} jobs/s against ${s.level.toFixed(0)} jobs/s before (${s.waiting} jobs waiting)`;
+
+/**
+ * Before each measurement pg-boss's cached queue stats say nothing is queued, as after any quiet
+ * spell: pg-boss itself would burst only once its monitor (every 30 s) and its cache (every 60 s)
+ * saw the backlog; ours and raw keep fetching because each slot is woken after a job
+ * (workers/main.ts keepFetching), which is what a drain measures.
+ */
+const resetQueueStats = (queue: string) => db.raw('UPDATE pgboss.queue SET queued_count = 0, ready_count = 0, monitor_on = now() WHERE name = ?', [queue]);
 
 const vacuum = async () => {
   for (const table of tables) await db.raw('VACUUM ANALYZE ??.??', ['pgboss', table]);
 };
 
+interface Drain {
+  jobsPerSecond: number;
+  enqueuePerSecond: number;
+  stall: Stall | null;
+}
+
 /** Drains `count` queued jobs with a fresh worker; jobs/s from the first handler call to the last completion. */
-async function drain(kind: Kind, count: number, start: (url: string) => Promise<Running>): Promise<{ jobsPerSecond: number; enqueuePerSecond: number }> {
+async function drain(kind: Kind, count: number, start: (url: string) => Promise<Running>): Promise<Drain> {
   const queue = queueOf(kind);
   const since = new Date();
   const enqueuePerSecond = await fill(kind, count);
   await vacuum();
-  await primeQueueStats(queue, count);
+  await resetQueueStats(queue);
   Object.assign(progress, { count: 0, firstAt: 0, target: count });
+  const watch = watchProgress(() => count - progress.count);
   const worker = await start(url);
-  const end = await finished(queue, count);
+  const end = (await finished(queue, count))!;
+  watch.stop();
   const jobsPerSecond = count / ((end - progress.firstAt) / 1000);
   await worker.stop();
   await db.raw('DELETE FROM pgboss.job WHERE name = ? AND created_on >= ?', [queue, since]);
-  return { jobsPerSecond, enqueuePerSecond };
+  return { jobsPerSecond, enqueuePerSecond, stall: watch.stall() };
 }
 
-/** Offers RATE jobs/s for LATENCY_SECONDS to a running worker, each sent on its own; send → completed_on percentiles. */
+/** Offers `rate` jobs/s for `seconds` to a running worker, each sent on its own; send → completed_on percentiles. */
 interface Latency {
   p50: number;
   p95: number;
   achieved: number;
   /** p50 of each part. */
   parts: { enqueue: number; pickup: number; run: number };
+  /** created_on → started_on. */
+  pickup: { p50: number; p95: number };
+  stall: Stall | null;
+  /** Jobs not done when the bounded wait gave up (the curve), else 0. */
+  left: number;
 }
 
-/** `send`: who enqueues (ours: `JobQueue.enqueue` in a transaction; raw: `boss.send`); `work`: which worker, on its own queue. */
-async function latency(send: Kind, work: Kind = send): Promise<Latency> {
+interface LatencyOptions {
+  /** Who works the jobs (default: who sends them). */
+  work?: Kind;
+  concurrency?: number;
+  rate?: number;
+  seconds?: number;
+  /** Raw only: false for pg-boss's own pacing. */
+  wake?: boolean;
+  /** Give up this long after the last send (the rest counted as left). */
+  giveUpMs?: number;
+}
+
+/** `send`: who enqueues (ours: `JobQueue.enqueue` in a transaction; raw: `boss.send`); the worker works its own queue. */
+async function latency(send: Kind, options: LatencyOptions = {}): Promise<Latency> {
+  const { work = send, concurrency = config.WORKER_CONCURRENCY, rate = RATE, seconds = LATENCY_SECONDS } = options;
   const job = work === 'raw' ? rawTwin : noopJob;
   const queue = job.name;
   // As before a drain: planner statistics taken now (no queued job), not at the last drain's backlog, whose
   // deleted rows would otherwise still be in the indexes the fetch reads.
   await vacuum();
-  await primeQueueStats(queue, 0);
-  const worker = await (work === 'raw' ? startRaw(url) : startOurs(url));
+  await resetQueueStats(queue);
+  const worker = await (work === 'raw' ? startRaw(url, { concurrency, wake: options.wake !== false }) : startOurs(url, concurrency));
   await sleep(1000); // the first fetch comes back empty: the queue is idle, the worker waits on NOTIFY
   const since = new Date();
-  const total = RATE * LATENCY_SECONDS;
+  const total = rate * seconds;
   Object.assign(progress, { count: 0, firstAt: 0, target: total });
   const sends: Promise<unknown>[] = [];
   const sendOne = (n: number) => {
@@ -339,33 +481,46 @@ async function latency(send: Kind, work: Kind = send): Promise<Latency> {
       ? db.transaction((trx) => jobQueue.enqueue(trx, job, data, { organizationId: organizationOf(n) }))
       : sender.send(queue, data, { group: { id: organizationOf(n) } });
   };
-  const started = performance.now();
   let sent = 0;
+  const watch = watchProgress(() => sent - progress.count);
+  const started = performance.now();
   while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - started) * RATE) / 1000) + 1);
+    const due = Math.min(total, Math.floor(((performance.now() - started) * rate) / 1000) + 1);
     while (sent < due) sends.push(sendOne(sent++));
     await sleep(1);
   }
   await Promise.all(sends);
-  const end = await finished(queue, total);
+  const end = await finished(queue, total, options.giveUpMs);
+  watch.stop();
+  const left = end === null ? total - progress.count : 0;
   await worker.stop();
   // Whole (send → completed_on) and its parts: send → created_on (enqueue), → started_on (pick-up), → completed_on (run + complete).
+  // Jobs left by a give-up count with the instant the worker stopped as their start and end.
   const { rows } = await db.raw(
     `WITH t AS (
-       SELECT extract(epoch FROM created_on) * 1000 AS created, extract(epoch FROM started_on) * 1000 AS started,
-              extract(epoch FROM completed_on) * 1000 AS completed, (data->>'sent_at')::float8 AS sent
-         FROM pgboss.job WHERE name = ? AND created_on >= ? AND state = 'completed')
+       SELECT extract(epoch FROM created_on) * 1000 AS created, extract(epoch FROM coalesce(started_on, now())) * 1000 AS started,
+              extract(epoch FROM coalesce(completed_on, now())) * 1000 AS completed, (data->>'sent_at')::float8 AS sent
+         FROM pgboss.job WHERE name = ? AND created_on >= ?)
      SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY completed - sent) AS p,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY created - sent) AS enqueue,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY started - created) AS pickup,
+            percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY started - created) AS pickup,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY completed - started) AS run
        FROM t`,
     [queue, since],
   );
   await db.raw('DELETE FROM pgboss.job WHERE name = ? AND created_on >= ?', [queue, since]);
   const [p50, p95] = rows[0].p as number[];
-  const { enqueue, pickup, run } = rows[0] as { enqueue: number; pickup: number; run: number };
-  return { p50: p50!, p95: p95!, achieved: total / ((end - started) / 1000), parts: { enqueue, pickup, run } };
+  const [pickup50, pickup95] = rows[0].pickup as number[];
+  const { enqueue, run } = rows[0] as { enqueue: number; run: number };
+  return {
+    p50: p50!,
+    p95: p95!,
+    achieved: progress.count / (((end ?? performance.now()) - started) / 1000),
+    parts: { enqueue, pickup: pickup50!, run },
+    pickup: { p50: pickup50!, p95: pickup95! },
+    stall: watch.stall(),
+    left,
+  };
 }
 
 /** BENCH_FINISHED completed jobs, half per queue, created over the last 7 days, kept for another 7; then ANALYZE. */
@@ -434,6 +589,11 @@ async function phase(label: string): Promise<PhaseResult> {
       `    round ${round}: raw ${rate(raw.jobsPerSecond)}   ours ${rate(our.jobsPerSecond)}   ${times(ratios.at(-1)!)}   ` +
         `(enqueue: raw ${rate(raw.enqueuePerSecond)}, ours ${rate(our.enqueuePerSecond)}; load ${load()})`,
     );
+    for (const [who, d] of [
+      ['raw', raw],
+      ['ours', our],
+    ] as const)
+      if (d.stall) console.log(`      STALL (${who}): ${stallText(d.stall)}`);
   }
   const result: PhaseResult = {
     label,
@@ -458,8 +618,15 @@ async function phase(label: string): Promise<PhaseResult> {
       const parts = (l: Latency) => `${l.parts.enqueue.toFixed(1)} + ${l.parts.pickup.toFixed(1)} + ${l.parts.run.toFixed(1)}`;
       console.log(
         `    round ${round}: raw p50 ${ms(raw.p50)} p95 ${ms(raw.p95)} (${rate(raw.achieved)})   ours p50 ${ms(our.p50)} p95 ${ms(our.p95)} (${rate(our.achieved)})` +
-          `   p50 parts enqueue + pick-up + run: raw ${parts(raw)}, ours ${parts(our)}`,
+          `   p50 parts enqueue + pick-up + run: raw ${parts(raw)}, ours ${parts(our)}; load ${load()}`,
       );
+      for (const [who, l] of [
+        ['raw', raw],
+        ['ours', our],
+      ] as const) {
+        if (l.stall) console.log(`      STALL (${who}): ${stallText(l.stall)}`);
+        if (l.pickup.p95 > STALL_SECONDS * 1000) console.log(`      STALL (${who}): pick-up p95 ${(l.pickup.p95 / 1000).toFixed(1)} s > ${STALL_SECONDS} s`);
+      }
     }
     const pick = (list: { p50: number; p95: number }[]) => ({ p50: median(list.map((s) => s.p50)), p95: median(list.map((s) => s.p95)) });
     result.latency = {
@@ -472,8 +639,8 @@ async function phase(label: string): Promise<PhaseResult> {
     );
     if (result.latency.ratio50 > 2) {
       // Which side is slow: our enqueue into a raw worker, raw sends into our worker.
-      const enqueueSide = await latency('ours', 'raw');
-      const workerSide = await latency('raw', 'ours');
+      const enqueueSide = await latency('ours', { work: 'raw' });
+      const workerSide = await latency('raw', { work: 'ours' });
       const line = (l: Latency) =>
         `p50 ${ms(l.p50)} p95 ${ms(l.p95)} (${rate(l.achieved)}; parts ${l.parts.enqueue.toFixed(1)} + ${l.parts.pickup.toFixed(1)} + ${l.parts.run.toFixed(1)})`;
       console.log(`    mixed: ours enqueue → raw worker ${line(enqueueSide)}`);
@@ -482,7 +649,7 @@ async function phase(label: string): Promise<PhaseResult> {
     }
   }
 
-  if (VARIANTS === 'all' || (VARIANTS === 'auto' && result.ratio < GOAL)) {
+  if (VARIANTS === 'all' || (VARIANTS === 'auto' && result.ratio < VARIANTS_BELOW)) {
     console.log(`  (c) what each component costs: drain ${VARIANT_JOBS.toLocaleString('en-US')} jobs, ${VARIANT_ROUNDS} rounds, each vs raw of its round`);
     const perVariant = new Map<string, { rates: number[]; ratios: number[] }>(VARIANT_LIST.map((v) => [v.label, { rates: [], ratios: [] }]));
     const rawRates: number[] = [];
@@ -509,8 +676,63 @@ async function phase(label: string): Promise<PhaseResult> {
   return result;
 }
 
+interface CurvePoint {
+  concurrency: number;
+  drain: { raw: number; ours: number };
+  pickup: { raw: Latency; ours: Latency; paced?: Latency };
+  stalls: string[];
+}
+
+/**
+ * The concurrency curve: at each WORKER_CONCURRENCY (local concurrency) of one worker, raw and ours
+ * each drain CURVE_JOBS queued jobs, then take CURVE_RATE jobs/s sent one by one for CURVE_SECONDS;
+ * drain rate, pick-up (created → started) p50/p95 and the rate achieved, and any stall: a drain or
+ * an offered load that fell below a quarter of its rate for 3 s with work waiting, or a pick-up p95
+ * over STALL_SECONDS, or jobs still waiting 30 s after the last send.
+ */
+async function curve(): Promise<CurvePoint[]> {
+  console.log(
+    `\n(d) concurrency curve, one worker, ${ORGANIZATIONS} organizations: drain ${CURVE_JOBS.toLocaleString('en-US')} queued jobs; then ${CURVE_RATE} jobs/s offered for ${CURVE_SECONDS} s (load ${load()})`,
+  );
+  console.log(
+    `    ${'conc'.padStart(4)}  ${'drain raw'.padStart(14)} ${'ours'.padStart(14)} ${'ratio'.padStart(6)}   pick-up p50 / p95: ${'raw'.padEnd(22)} ${'ours'.padEnd(22)}${CURVE_PACING ? ` ${"raw, pg-boss's pacing".padEnd(30)}` : ''} achieved raw / ours`,
+  );
+  const points: CurvePoint[] = [];
+  for (const concurrency of CURVE) {
+    const rawDrain = await drain('raw', CURVE_JOBS, (u) => startRaw(u, { concurrency }));
+    const ourDrain = await drain('ours', CURVE_JOBS, (u) => startOurs(u, concurrency));
+    const offered = { concurrency, rate: CURVE_RATE, seconds: CURVE_SECONDS, giveUpMs: CURVE_GIVE_UP_MS };
+    const raw = await latency('raw', offered);
+    const ours = await latency('ours', offered);
+    const paced = CURVE_PACING ? await latency('raw', { ...offered, wake: false }) : undefined;
+    const stalls: string[] = [];
+    const check = (who: string, l: Latency | undefined) => {
+      if (!l) return;
+      if (l.stall) stalls.push(`${who} offered: ${stallText(l.stall)}`);
+      if (l.pickup.p95 > STALL_SECONDS * 1000) stalls.push(`${who}: pick-up p95 ${(l.pickup.p95 / 1000).toFixed(1)} s > ${STALL_SECONDS} s`);
+      if (l.left) stalls.push(`${who}: ${l.left} jobs still waiting ${CURVE_GIVE_UP_MS / 1000} s after the last send (given up)`);
+    };
+    if (rawDrain.stall) stalls.push(`raw drain: ${stallText(rawDrain.stall)}`);
+    if (ourDrain.stall) stalls.push(`ours drain: ${stallText(ourDrain.stall)}`);
+    check('raw', raw);
+    check('ours', ours);
+    check("raw (pg-boss's pacing)", paced);
+    const pick = (l: Latency) => `${ms(l.pickup.p50)} / ${ms(l.pickup.p95)}`.padEnd(22);
+    console.log(
+      `    ${String(concurrency).padStart(4)}  ${rate(rawDrain.jobsPerSecond).padStart(14)} ${rate(ourDrain.jobsPerSecond).padStart(14)} ${times(ourDrain.jobsPerSecond / rawDrain.jobsPerSecond).padStart(6)}` +
+        `   ${''.padEnd(19)}${pick(raw)} ${pick(ours)}${paced ? ` ${`${pick(paced)} ${Math.round(paced.achieved)}/s`.padEnd(30)}` : ''} ${Math.round(raw.achieved)} / ${Math.round(ours.achieved)}/s   (load ${load()})`,
+    );
+    for (const stall of stalls) console.log(`          STALL ${stall}`);
+    points.push({ concurrency, drain: { raw: rawDrain.jobsPerSecond, ours: ourDrain.jobsPerSecond }, pickup: { raw, ours, ...(paced && { paced }) }, stalls });
+  }
+  const ourStalls = points.filter((p) => p.stalls.some((x) => x.startsWith('ours')));
+  console.log(`    stalls of ours: ${ourStalls.length ? ourStalls.map((p) => p.concurrency).join(', ') : 'none'}`);
+  return points;
+}
+
 const loadBefore = load();
 const results: PhaseResult[] = [];
+let points: CurvePoint[] = [];
 try {
   console.log(
     'job throughput: our runtime (startWorker) vs raw pg-boss, ' +
@@ -518,6 +740,7 @@ try {
       `worker log level ${WORKER_LOG_LEVEL}; load ${loadBefore}`,
   );
   results.push(await phase('phase 1: job table without finished jobs'));
+  if (CURVE.length) points = await curve();
   if (FINISHED > 0) {
     const seconds = await insertFinished(FINISHED);
     console.log(`\ninserted ${FINISHED.toLocaleString('en-US')} finished jobs and analyzed in ${seconds.toFixed(1)} s`);
@@ -544,6 +767,14 @@ try {
       );
     if (r.variants) parts.push(`without: ${r.variants.map((v) => `${v.label.replace(/^− /, '')} ${times(v.ratio)}`).join(', ')}`);
     console.log(`- ${r.label}: ${parts.join('; ')}`);
+  }
+  if (points.length) {
+    const cell = (p: CurvePoint) =>
+      `${p.concurrency}: ${Math.round(p.drain.raw)}/${Math.round(p.drain.ours)} (${times(p.drain.ours / p.drain.raw)}), pick-up p95 ${p.pickup.raw.pickup.p95.toFixed(0)}/${p.pickup.ours.pickup.p95.toFixed(0)} ms` +
+      (p.pickup.paced ? `, paced ${p.pickup.paced.pickup.p95.toFixed(0)} ms at ${Math.round(p.pickup.paced.achieved)}/s` : '');
+    console.log(`- concurrency curve (drain raw/ours jobs/s, pick-up p95 raw/ours at ${CURVE_RATE}/s): ${points.map(cell).join('; ')}`);
+    const stalled = points.filter((p) => p.stalls.length);
+    console.log(`- stalls: ${stalled.length ? stalled.map((p) => `at ${p.concurrency}: ${p.stalls.join('; ')}`).join(' | ') : 'none'}`);
   }
   console.log(`goal ≥ ${GOAL}× raw: ${results.every((r) => r.ratio >= GOAL) ? 'met' : 'not met'}`);
 } finally {

@@ -143,9 +143,27 @@ async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtim
         notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
         burstWhenReadyExceeds: 1,
       },
-      async ([attempt]) => (attempt ? runtime.run(job, attempt) : undefined),
+      async ([attempt]) => {
+        if (!attempt) return undefined;
+        try {
+          return await runtime.run(job, attempt);
+        } finally {
+          keepFetching(boss, job.name);
+        }
+      },
     );
   }
+}
+
+/**
+ * A slot that just worked a job fetches again at once instead of waiting its poll interval: pg-boss
+ * bursts only when its cached queue stats (refreshed every 30–90 s) show a backlog, so a backlog that
+ * arrives at once (a batch of runs, NOTIFYs that stopped) drained at one job per slot per interval.
+ * Waking the slots that hold a job (this one among them) keeps them fetching while there is work;
+ * their first empty fetch falls back to polling.
+ */
+function keepFetching(boss: PgBoss, queue: string): void {
+  for (const slot of boss.getWipData()) if (slot.name === queue && slot.count > 0) boss.notifyWorker(slot.id);
 }
 
 // No top-level await: test files import this module, and a module with one cannot be require()d.
