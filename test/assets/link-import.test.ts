@@ -301,12 +301,6 @@ describe('link import and enrichment (worker)', function () {
 
   it('retries a transient upstream failure (asset stays in_progress), and its last attempt ends the asset in error', async () => {
     const id = await startImport(`${upstream.url}/unavailable`);
-    const retried = await eventually(async () => (await jobs(assetImportJob.name, id)).find((j) => j.state === 'retry'));
-    expect(retried.retry_count).to.equal(0);
-    expect(unavailableHits).to.be.at.least(1);
-    expect((await db('assets').where({ id }).first('upload_file_state')).upload_file_state).to.equal('in_progress');
-    expect(await stored(id)).to.equal(null);
-
     // The worker retries at once until the last attempt (retryCount = retryLimit), whose failure ends the asset with the job.
     const [ended] = await eventually('the import failed for good', async () => {
       const found = await jobs(assetImportJob.name, id);
@@ -319,6 +313,17 @@ describe('link import and enrichment (worker)', function () {
     expect(asset.import_error.code).to.equal('upstream_status');
     expect(asset.import_error.message).to.match(/503/);
     expect(await stored(id)).to.equal(null);
+    // In progress through every retry: one failure recorded, at the end; each attempt in the history.
+    expect(await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action')).to.deep.equal([
+      'asset.import_started',
+      'asset.import_failed',
+    ]);
+    const attempts = await eventually('every attempt has ended in the history', async () => {
+      const job = await db('pgboss.job').where({ name: assetImportJob.name }).whereRaw(`data->>'asset_id' = ?`, [id]).first('id');
+      const rows = await db('job_attempts').where({ job_id: job.id }).orderBy('attempt').pluck('outcome');
+      return rows.length === assetImportJob.policy.retryLimit + 1 && rows.every((outcome) => outcome !== null) && rows;
+    });
+    expect(attempts).to.deep.equal(Array.from({ length: assetImportJob.policy.retryLimit + 1 }, () => 'failed'));
   });
 });
 
