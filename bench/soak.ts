@@ -12,7 +12,7 @@
  * forced GC, so it is the live heap — which changes RSS too), the actions done and the
  * errors since the last sample, and the load. At the end: whether each process's memory is flat over
  * the second half (least-squares slope; flat when the fitted growth over that half is under 10 MiB or
- * 5 %), the errors (by action, and error lines the processes logged), and — once the queues are
+ * 5 %; RSS, and with --live-heap=1 the live heap too), the errors (by action, and error lines the processes logged), and — once the queues are
  * drained — the credit ledger reconciled exactly (src/credits/reconcile.ts) with no hold left open.
  * BENCH_HEAP_SNAPSHOTS=1 takes V8 heap snapshots of each process at half time and at the end
  * (--heapsnapshot-signal) and prints what grew between them, by constructor (a snapshot inflates the
@@ -423,10 +423,12 @@ try {
     };
     const rss = verdict('rss');
     const heap = verdict('heapUsed');
-    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}${HEAP_SNAPSHOTS ? ' (a heap snapshot inflates RSS: judge by the heap)' : ''}; ${heapLabel} ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min (${heap.growth.toFixed(1)} MiB) ${heap.flat ? 'flat' : 'GROWING'}`;
+    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}${HEAP_SNAPSHOTS ? ' (a heap snapshot inflates RSS: judge by the heap)' : ''}; ${heapLabel} ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min (${heap.growth.toFixed(1)} MiB)${LIVE_HEAP ? ` ${heap.flat ? 'flat' : 'GROWING'}` : ' (between collections: not judged; --live-heap=1 measures the live heap)'}`;
     console.log(`  ${line}`);
+    // Without a forced GC the heap figure is a sawtooth (what it holds between collections): only RSS is judged then.
+    const flat = rss.flat && (!LIVE_HEAP || heap.flat);
     verdicts.push(
-      `${name} ${rss.flat && heap.flat ? 'flat' : 'growing'} (RSS ${rss.first.toFixed(0)}→${rss.last.toFixed(0)} MiB, ${rss.perMinute.toFixed(2)} MiB/min over the 2nd half)`,
+      `${name} ${flat ? 'flat' : 'growing'} (RSS ${rss.first.toFixed(0)}→${rss.last.toFixed(0)} MiB, ${rss.perMinute.toFixed(2)} MiB/min over the 2nd half)`,
     );
   }
   if (snapshots)
