@@ -8,17 +8,18 @@
  *   fake upstream on loopback → success), chat turns 12 % (a message, POST /run → succeeded), scheduled
  *   runs 8 % (POST /scheduled-tasks/{id}/trigger → the run succeeded), over BENCH_ORGANIZATIONS (4).
  * Every BENCH_SAMPLE_SECONDS (30) it prints the RSS of the web and worker processes (from /proc) and
- * their live heap (process.memoryUsage after a forced GC, through bench/support/memory-probe.ts), the actions done and the
+ * their heap (process.memoryUsage through bench/support/memory-probe.ts; with --live-heap=1 after a
+ * forced GC, so it is the live heap — which changes RSS too), the actions done and the
  * errors since the last sample, and the load. At the end: whether each process's memory is flat over
  * the second half (least-squares slope; flat when the fitted growth over that half is under 10 MiB or
- * 5 %), the errors (by action, and error lines the processes logged), and — once the queues are
+ * 5 %; RSS, and with --live-heap=1 the live heap too), the errors (by action, and error lines the processes logged), and — once the queues are
  * drained — the credit ledger reconciled exactly (src/credits/reconcile.ts) with no hold left open.
  * BENCH_HEAP_SNAPSHOTS=1 takes V8 heap snapshots of each process at half time and at the end
  * (--heapsnapshot-signal) and prints what grew between them, by constructor (a snapshot inflates the
  * process's RSS for the rest of the run: judge that run by the live heap).
  *
  * Flags (or BENCH_*): --minutes (3), --clients (20), --workers (2), --organizations (4), --sample-seconds (30),
- * --heap-snapshots (0), --log-level (the processes', warn).
+ * --heap-snapshots (0), --live-heap (0), --log-level (the processes', warn).
  * Run: npm run bench:soak                       (~4 min)
  *      npm run bench:soak -- --minutes=60       (the issue's hour)
  */
@@ -46,6 +47,9 @@ const WORKERS = Math.max(1, int('WORKERS', 2));
 const ORGANIZATIONS = Math.max(1, int('ORGANIZATIONS', 4));
 const SAMPLE_SECONDS = Math.max(5, int('SAMPLE_SECONDS', 30));
 const HEAP_SNAPSHOTS = int('HEAP_SNAPSHOTS', 0) > 0;
+/** Force a GC before each memory probe, so the heap figure is the live heap (this changes how RSS behaves: V8 no longer lets the heap grow before it collects). */
+const LIVE_HEAP = int('LIVE_HEAP', 0) > 0;
+const heapLabel = LIVE_HEAP ? 'live heap' : 'heap';
 const WAIT_MS = 120_000;
 const POLL_MS = 200;
 
@@ -78,7 +82,12 @@ const stack = await benchStack(
     OUTBOUND_ALLOWLIST: new URL(upstreamUrl).host,
     BENCH_MEMORY_PROBE_MS: String(Math.min(10_000, SAMPLE_SECONDS * 1000)),
   },
-  { nodeArgs: ['--expose-gc', '--import', './bench/support/memory-probe.ts', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diagnostics}`] },
+  {
+    nodeArgs: [
+      ...(LIVE_HEAP ? ['--expose-gc'] : []),
+      ...['--import', './bench/support/memory-probe.ts', '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${diagnostics}`],
+    ],
+  },
 );
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -260,6 +269,7 @@ interface Sample {
   minute: number;
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
 }
 const lastProbe = (child: ChildRun) => {
@@ -267,7 +277,7 @@ const lastProbe = (child: ChildRun) => {
   const at = stderr.lastIndexOf('BENCH_MEMORY ');
   if (at < 0) return null;
   const line = stderr.slice(at + 'BENCH_MEMORY '.length, stderr.indexOf('\n', at));
-  return JSON.parse(line) as { heapUsed: number; external: number; arrayBuffers: number };
+  return JSON.parse(line) as { heapUsed: number; heapTotal: number; external: number; arrayBuffers: number };
 };
 const mib = (bytes: number) => bytes / 1048576;
 
@@ -323,9 +333,15 @@ try {
     const parts: string[] = [];
     for (const [name, child] of processes) {
       const probe = lastProbe(child);
-      const s = { minute, rss: rssMiB(child.child.pid!), heapUsed: mib(probe?.heapUsed ?? Number.NaN), external: mib(probe?.external ?? Number.NaN) };
+      const s = {
+        minute,
+        rss: rssMiB(child.child.pid!),
+        heapUsed: mib(probe?.heapUsed ?? Number.NaN),
+        heapTotal: mib(probe?.heapTotal ?? Number.NaN),
+        external: mib(probe?.external ?? Number.NaN),
+      };
       samples.get(name)!.push(s);
-      parts.push(`${name} ${s.rss.toFixed(0)} MiB (live heap ${s.heapUsed.toFixed(0)}, ext ${s.external.toFixed(0)})`);
+      parts.push(`${name} ${s.rss.toFixed(0)} MiB (${heapLabel} ${s.heapUsed.toFixed(0)} of ${s.heapTotal.toFixed(0)}, ext ${s.external.toFixed(0)})`);
     }
     console.log(`  ${minute.toFixed(1).padStart(5)} min: ${parts.join(' · ')} · ${interval.ok} done, ${interval.errors} errors · load ${load()}`);
     interval = { ok: 0, errors: 0 };
@@ -407,10 +423,12 @@ try {
     };
     const rss = verdict('rss');
     const heap = verdict('heapUsed');
-    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}${HEAP_SNAPSHOTS ? ' (a heap snapshot inflates RSS: judge by the live heap)' : ''}; live heap ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min (${heap.growth.toFixed(1)} MiB) ${heap.flat ? 'flat' : 'GROWING'}`;
+    const line = `${name}: RSS ${rss.first.toFixed(0)} → ${rss.last.toFixed(0)} MiB, ${rss.perMinute >= 0 ? '+' : ''}${rss.perMinute.toFixed(2)} MiB/min (${rss.growth.toFixed(1)} MiB) ${rss.flat ? 'flat' : 'GROWING'}${HEAP_SNAPSHOTS ? ' (a heap snapshot inflates RSS: judge by the heap)' : ''}; ${heapLabel} ${heap.first.toFixed(0)} → ${heap.last.toFixed(0)} MiB, ${heap.perMinute >= 0 ? '+' : ''}${heap.perMinute.toFixed(2)} MiB/min (${heap.growth.toFixed(1)} MiB)${LIVE_HEAP ? ` ${heap.flat ? 'flat' : 'GROWING'}` : ' (between collections: not judged; --live-heap=1 measures the live heap)'}`;
     console.log(`  ${line}`);
+    // Without a forced GC the heap figure is a sawtooth (what it holds between collections): only RSS is judged then.
+    const flat = rss.flat && (!LIVE_HEAP || heap.flat);
     verdicts.push(
-      `${name} ${rss.flat && heap.flat ? 'flat' : 'growing'} (RSS ${rss.first.toFixed(0)}→${rss.last.toFixed(0)} MiB, ${rss.perMinute.toFixed(2)} MiB/min over the 2nd half)`,
+      `${name} ${flat ? 'flat' : 'growing'} (RSS ${rss.first.toFixed(0)}→${rss.last.toFixed(0)} MiB, ${rss.perMinute.toFixed(2)} MiB/min over the 2nd half)`,
     );
   }
   if (snapshots)

@@ -152,28 +152,39 @@ async function activity(db: Raw): Promise<Activity> {
 }
 
 /**
- * What the database did for each unit of work (run, job, request) while `work` ran: transactions
- * committed and rows inserted/updated/deleted per table (the busiest first). Other sessions on the
- * same database (the bench's own polling) are counted too. Takes 21 s more (statistics flush).
+ * Counts what the database does from now on, for `report(units)`: transactions committed and rows
+ * inserted/updated/deleted per table (the busiest first), per unit of work (run, job, request).
+ * Other sessions on the same database (the bench's own polling) are counted too. Each end waits
+ * 10.5 s for the statistics to be flushed: start it before the timed part, not inside it.
  */
-export async function databaseWork<T>(db: Raw, units: number, work: () => Promise<T>): Promise<{ value: T; report: string }> {
+export async function countDatabaseWork(db: Raw): Promise<{ report(units: number): Promise<string> }> {
   const before = await activity(db);
+  return {
+    async report(units) {
+      const after = await activity(db);
+      const per = (n: number) => (n / units).toFixed(1);
+      const writes = [...after.tables]
+        .map(([name, t]) => {
+          const b = before.tables.get(name) ?? { ins: 0, upd: 0, del: 0 };
+          return { name, ins: t.ins - b.ins, upd: t.upd - b.upd, del: t.del - b.del };
+        })
+        .filter((t) => t.ins + t.upd + t.del > 0)
+        .sort((a, b) => b.ins + b.upd + b.del - (a.ins + a.upd + a.del));
+      const total = writes.reduce((s, t) => s + t.ins + t.upd + t.del, 0);
+      return (
+        `${per(after.commits - before.commits)} transactions, ${per(total)} rows written: ` +
+        writes
+          .slice(0, 12)
+          .map((t) => `${t.name} ${[t.ins && `+${per(t.ins)}`, t.upd && `~${per(t.upd)}`, t.del && `-${per(t.del)}`].filter(Boolean).join(' ')}`)
+          .join(', ')
+      );
+    },
+  };
+}
+
+/** `work` between the two ends of countDatabaseWork (its time then includes 21 s of waiting for statistics). */
+export async function databaseWork<T>(db: Raw, units: number, work: () => Promise<T>): Promise<{ value: T; report: string }> {
+  const counter = await countDatabaseWork(db);
   const value = await work();
-  const after = await activity(db);
-  const per = (n: number) => (n / units).toFixed(1);
-  const writes = [...after.tables]
-    .map(([name, t]) => {
-      const b = before.tables.get(name) ?? { ins: 0, upd: 0, del: 0 };
-      return { name, ins: t.ins - b.ins, upd: t.upd - b.upd, del: t.del - b.del };
-    })
-    .filter((t) => t.ins + t.upd + t.del > 0)
-    .sort((a, b) => b.ins + b.upd + b.del - (a.ins + a.upd + a.del));
-  const total = writes.reduce((s, t) => s + t.ins + t.upd + t.del, 0);
-  const report =
-    `${per(after.commits - before.commits)} transactions, ${per(total)} rows written: ` +
-    writes
-      .slice(0, 12)
-      .map((t) => `${t.name} ${[t.ins && `+${per(t.ins)}`, t.upd && `~${per(t.upd)}`, t.del && `-${per(t.del)}`].filter(Boolean).join(' ')}`)
-      .join(', ');
-  return { value, report };
+  return { value, report: await counter.report(units) };
 }
