@@ -33,7 +33,7 @@
  * Non-members of the organization never reach anything.
  */
 export { Actor, actorFor, resourceNoun, type Access, type PermissionNeed } from './actor.ts';
-export { whereReadable, selectRoleRank, sharedSql, readableSql } from './sql.ts';
+export { whereReadable, selectRoleRank, sharedSql, readableSql, readableReferenceSql } from './sql.ts';
 export { allows, capabilitiesOf, policies } from './policies/index.ts';
 export { roleOfRank, type ResourceRow, type ResourceType, type Role, type Capability, type Viewer } from './types.ts';
 export { getAccessRecord } from './service.ts';

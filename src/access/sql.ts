@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { inheritedCeiling } from './policies/index.ts';
-import { entryOf, type ResourceEntry } from './resources.ts';
+import { entryOf, resourceEntries, type ResourceEntry } from './resources.ts';
 import { roleRank, type ResourceType, type Viewer } from './types.ts';
 
 /**
@@ -162,4 +162,31 @@ export function sourceRankSql(type: ResourceType, alias: string, viewer: Viewer,
   const entry = requireEntry(type);
   if (viewer.administers) return { sql: '3', bindings: [] };
   return withProjects ? ownRank(entry, alias, viewer) : directRank(entry, alias, viewer);
+}
+
+const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/**
+ * SQL boolean over a reference stored as (type, id) text — an activity entry's subject, an id in
+ * its data: can the viewer read the row it names? The same predicate as `readableSql`, evaluated
+ * on the one row a primary-key probe finds. A scalar subquery, not EXISTS: Postgres may turn an
+ * EXISTS into a hashed set of every readable row of the organization (the whole table's access
+ * computed for one page of a feed); a scalar subquery stays a probe per outer row. A type that is not a registered resource type
+ * (`member`, `role`, `organization`…) is not a resource and yields `otherwise`. CASE, not OR, so
+ * Postgres evaluates only the branch of the stored type, and an id that is not a uuid never
+ * reaches the cast (it names no resource).
+ */
+export function readableReferenceSql(typeExpr: string, idExpr: string, viewer: Viewer, otherwise: boolean): Fragment {
+  const branches = Object.values(resourceEntries).map((entry, i) => {
+    const r = `ref${i}`;
+    const readable = readableSql(entry.type, r, viewer);
+    return {
+      sql: `WHEN '${entry.type}' THEN (${idExpr} ~ '${uuidPattern}' AND COALESCE((SELECT ${readable.sql} FROM ${entry.table} ${r} WHERE ${r}.id = (${idExpr})::uuid), false))`,
+      bindings: readable.bindings,
+    };
+  });
+  return {
+    sql: `(CASE ${typeExpr} ${branches.map((b) => b.sql).join(' ')} ELSE ${otherwise} END)`,
+    bindings: branches.flatMap((b) => b.bindings),
+  };
 }
