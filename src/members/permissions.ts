@@ -21,6 +21,7 @@ export const organizationPermissions = [
   'connectors.manage', // create, change and delete the organization's connectors
   'chat_models.manage', // the organization's copy of a chat model: enable, name, parameters, prices
   'jobs.manage', // the job console for the organization's own jobs: inspect, retry, cancel, pause
+  'skill_listings.publish', // put the organization's skills into the global skill catalog (with edit rights on the skill)
 ] as const;
 
 export type OrganizationPermission = (typeof organizationPermissions)[number];
@@ -33,7 +34,8 @@ const all = new Set<OrganizationPermission>(organizationPermissions);
 /** The documented permission matrix of the built-in roles. */
 export const builtInRolePermissions: Record<BuiltInRole, ReadonlySet<OrganizationPermission>> = {
   owner: all,
-  // Admins run the organization but cannot delete it or manage its money.
+  // Admins run the organization but cannot delete it or manage its money. Members publish nothing
+  // to the global catalog: what leaves the organization is the owners' and admins' decision (or a custom role's).
   admin: new Set(organizationPermissions.filter((p) => p !== 'organization.delete' && p !== 'billing.manage')),
   member: new Set<OrganizationPermission>(['members.view', 'activity.view', 'credits.view', 'resources.create']),
 };

@@ -37,8 +37,10 @@ export const skillListingRoutes: AnyRoute[] = [
     tag,
     body: createListingBody,
     response: { status: 201, description: 'The new listing', schema: listingEnvelope },
-    errors: [404, 409],
-    authorize: rule('any signed-in caller who can read the skill named by `skill_id` (404 otherwise); they become the listing’s author'),
+    errors: [403, 404, 409],
+    authorize: rule(
+      'a member who can edit the skill named by `skill_id` and holds `skill_listings.publish` in its organization (owners and admins); 404 when the caller cannot read the skill, 403 when they can read it without editing it or lack the permission; the caller becomes the listing’s author',
+    ),
     handler: async ({ body, actor, deps }) => ({ listing: presentListing(await createListing(deps, actor, body)) }),
   }),
   defineRoute({
@@ -88,7 +90,7 @@ export const skillListingRoutes: AnyRoute[] = [
     operationId: 'changeSkillListingStatus',
     summary: 'Publish, retire or republish a listing',
     description:
-      'Moves: draft → published, published → retired, retired → published; anything else is 409 naming `status` and the allowed moves. Publishing needs a title, a summary, at least one category, a name and a body (409 naming the missing field). `published_at` is set by the first publication only.',
+      'Moves: draft → published, published → retired, retired → published; anything else is 409 naming `status` and the allowed moves. Publishing needs a title, a summary, at least one category, a name and a body (409 naming the missing field). An author publishing (or republishing) needs, at that moment, edit rights on the listing’s skill and `skill_listings.publish` in its organization (403 naming `status` otherwise); operators need neither. `published_at` is set by the first publication only.',
     tag,
     params: listingIdParams,
     body: changeStatusBody,

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
-import { AppError, conflict, forbidden, notFound } from '../core/errors.ts';
+import { AppError, conflict, forbidden, isAppError, notFound } from '../core/errors.ts';
+import type { SkillRow } from '../skills/index.ts';
 import { type ListingRow, type PresentableListing, selectListings } from './presenter.ts';
 import type { ListingStatus } from './schema.ts';
 
@@ -25,6 +26,36 @@ export async function lockForChange(trx: Knex.Transaction, actor: Actor, id: str
   if (!row || !reads(actor, row)) throw notFound('skill listing');
   if (!manages(actor, row)) throw forbidden('only the listing’s author or an operator may change it');
   return row;
+}
+
+export const publishPermission = 'skill_listings.publish';
+
+/**
+ * What putting an organization's skill into the global catalog takes: edit rights on the skill
+ * (404 when the caller cannot read it, 403 when they only view it) and `skill_listings.publish`
+ * in the skill's organization (403). Reading a skill is not enough: the catalog is public.
+ */
+export async function requirePublishRights(db: Knex, actor: Actor, skillId: string): Promise<SkillRow> {
+  const { row, viewer } = await actor.resource<SkillRow>(db, 'skill', skillId, 'edit');
+  await actor.member(viewer.organizationId, publishPermission);
+  return row;
+}
+
+/**
+ * Publishing a listing again checks its author's rights on the skill as they are now (a role or a
+ * grant taken away since the draft was made). The caller sees the listing, so what they lack is a
+ * 403, also when the skill is gone or no longer readable to them. Operators moderate the catalog.
+ */
+export async function requireRightsToPublish(db: Knex, actor: Actor, listing: Pick<ListingRow, 'skill_id'>): Promise<void> {
+  if (actor.operator) return;
+  const message = `status: publishing needs edit rights on the listing’s skill and the permission ${publishPermission} in its organization`;
+  const refused = new AppError('forbidden', message, [{ path: ['status'], message }]);
+  if (!listing.skill_id) throw refused;
+  try {
+    await requirePublishRights(db, actor, listing.skill_id);
+  } catch (error) {
+    throw isAppError(error, 'not_found') || isAppError(error, 'forbidden') ? refused : error;
+  }
 }
 
 /** 403 naming the field a non-operator sent. */

@@ -6,17 +6,16 @@ import { paginate, type Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import type { SkillRow } from '../skills/index.ts';
 import { type ListingRow, type PresentableListing, selectListings } from './presenter.ts';
-import { forbiddenField, lockForChange, readListing, requireCatalogFields, requireMove } from './rules.ts';
+import { forbiddenField, lockForChange, readListing, requireCatalogFields, requireMove, requirePublishRights, requireRightsToPublish } from './rules.ts';
 import type { ListingStatus, createListingBody, updateListingBody } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 
 const contentFields = ['name', 'description', 'body', 'files'] as const;
 
-/** A draft listing (version 1) copying a live skill the caller can read; the caller is its author. */
+/** A draft listing (version 1) copying a live skill the caller may publish (edit rights and the permission); the caller is its author. */
 export async function createListing(deps: Deps, actor: Actor, input: z.output<typeof createListingBody>): Promise<PresentableListing> {
-  const { row: skill } = await actor.resource<SkillRow>(deps.db, 'skill', input.skill_id, 'read');
+  const skill = await requirePublishRights(deps.db, actor, input.skill_id);
   requireLive(skill, 'skill');
   const files = listingFiles(skill.files);
   const title = input.title ?? skill.name;
@@ -90,10 +89,14 @@ export async function updateListing(deps: Deps, actor: Actor, id: string, change
   });
 }
 
-/** draft → published → retired → published, by the author or an operator; the first publication is remembered. */
+/**
+ * draft → published → retired → published, by the author or an operator; the first publication is
+ * remembered. An author publishing needs the rights a new listing needs, as they are now.
+ */
 export async function changeStatus(deps: Deps, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
   return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
+    if (status === 'published') await requireRightsToPublish(trx, actor, before);
     requireMove(before.status, status);
     if (status === 'published') requireCatalogFields(before);
     await trx('skill_listings')
