@@ -25,9 +25,14 @@ export interface Pause {
   reason: string;
   expires_at: Date | null;
   created_by: string;
+  /** An operator of the service set it, or the organization's owners or admins (only operators lift an operator's). */
+  set_by: 'operator' | 'organization';
   created_at: Date;
   resumed_at: Date | null;
+  /** Who ended it, or `expiry`. */
   resumed_by: string | null;
+  /** Null while open; false for `expiry`. */
+  resumed_by_operator: boolean | null;
 }
 
 export type PauseScope = Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>;
@@ -67,20 +72,20 @@ export const taskSchedule = (taskId: string) => `task:${taskId}`;
 export async function createPause(
   trx: Knex.Transaction,
   scope: PauseScope,
-  fields: { reason: string; expires_at: Date | null; created_by: string },
+  fields: { reason: string; expires_at: Date | null; created_by: string; set_by: Pause['set_by'] },
 ): Promise<{ pause: Pause; deferred: number } | null> {
   const same = { scope: scope.scope, queue: scope.queue, organization_id: scope.organization_id, schedule: scope.schedule };
   await trx('job_pauses')
     .where(same)
     .whereNull('resumed_at')
     .where('expires_at', '<=', trx.fn.now())
-    .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry' });
+    .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry', resumed_by_operator: false });
   const { rows } = await trx.raw(
-    `INSERT INTO job_pauses (scope, queue, organization_id, schedule, reason, expires_at, created_by)
-     VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO job_pauses (scope, queue, organization_id, schedule, reason, expires_at, created_by, set_by)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT DO NOTHING
      RETURNING *`,
-    [scope.scope, scope.queue, scope.organization_id, scope.schedule, fields.reason, fields.expires_at, fields.created_by],
+    [scope.scope, scope.queue, scope.organization_id, scope.schedule, fields.reason, fields.expires_at, fields.created_by, fields.set_by],
   );
   const pause = rows[0] as Pause | undefined;
   if (!pause) return null;
@@ -90,11 +95,15 @@ export async function createPause(
 }
 
 /** Ends a pause now and restores the start times of the jobs it deferred. `null` when it was not open. */
-export async function resumePause(trx: Knex.Transaction, id: string, by: string): Promise<{ pause: Pause; restored: number } | null> {
+export async function resumePause(
+  trx: Knex.Transaction,
+  id: string,
+  by: { id: string; operator: boolean },
+): Promise<{ pause: Pause; restored: number } | null> {
   const [pause] = (await trx('job_pauses')
     .where({ id })
     .whereNull('resumed_at')
-    .update({ resumed_at: trx.fn.now(), resumed_by: by })
+    .update({ resumed_at: trx.fn.now(), resumed_by: by.id, resumed_by_operator: by.operator })
     .returning('*')) as Pause[];
   if (!pause) return null;
   const restored = await restoreDeferredJobs(trx, [id]);
@@ -111,7 +120,7 @@ export async function closeExpiredPauses(db: Knex): Promise<number> {
     const expired = (await trx('job_pauses')
       .whereNull('resumed_at')
       .where('expires_at', '<=', trx.fn.now())
-      .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry' })
+      .update({ resumed_at: trx.raw('expires_at'), resumed_by: 'expiry', resumed_by_operator: false })
       .returning('id')) as { id: string }[];
     if (expired.length === 0) return 0;
     await restoreDeferredJobs(

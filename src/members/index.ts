@@ -6,6 +6,7 @@ export {
   countMembers,
   findMembership,
   hasMemberWithEmail,
+  holdsPermissionAnywhere,
   isMember,
   lockMemberForShare,
   memberEmails,

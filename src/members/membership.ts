@@ -132,6 +132,15 @@ export function membershipsOfUser(db: Knex, userId: string): Knex.QueryBuilder {
   return db('organization_members as m').join('organizations as o', 'o.id', 'm.organization_id').whereNull('o.deleted_at').where('m.user_id', userId);
 }
 
+/** Whether the user holds `permission` in at least one live organization (e.g. sees what every organization's admins see). */
+export async function holdsPermissionAnywhere(db: Knex, userId: string, permission: OrganizationPermission): Promise<boolean> {
+  const row = await membershipsOfUser(db, userId)
+    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
+    .whereRaw(roleHoldsSql(permission))
+    .first('m.organization_id');
+  return row !== undefined;
+}
+
 /** Whether a member of the organization has this e-mail address (lower case). */
 export async function hasMemberWithEmail(db: Knex, organizationId: string, email: string): Promise<boolean> {
   return Boolean(

@@ -2,6 +2,7 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import { paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
+import { holdsPermissionAnywhere } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Actor } from '../access/index.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
@@ -23,7 +24,12 @@ export async function pause(deps: Deps, caller: ConsoleCaller, request: PauseReq
   const expiresAt = request.expires_at ? new Date(request.expires_at) : null;
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('expires_at: must be in the future', ['expires_at']);
   return inTransaction(deps.db, async (trx) => {
-    const created = await createPause(trx, scope, { reason: request.reason, expires_at: expiresAt, created_by: caller.actorId });
+    const created = await createPause(trx, scope, {
+      reason: request.reason,
+      expires_at: expiresAt,
+      created_by: caller.actorId,
+      set_by: caller.operator ? 'operator' : 'organization',
+    });
     if (!created) throw conflict(`${describe(scope)} is already paused: resume that pause first (GET /ops/pauses)`, ['scope']);
     await recordAction(trx, caller, {
       action: 'pause.create',
@@ -32,7 +38,7 @@ export async function pause(deps: Deps, caller: ConsoleCaller, request: PauseReq
       count: created.deferred,
       reason: request.reason,
     });
-    return { pause: presentPause(created.pause), deferred: created.deferred };
+    return { pause: presentPause(created.pause, caller), deferred: created.deferred };
   });
 }
 
@@ -40,7 +46,10 @@ export async function resume(deps: Deps, caller: ConsoleCaller, id: string, reas
   return inTransaction(deps.db, async (trx) => {
     const existing = (await trx('job_pauses').where({ id }).first()) as Pause | undefined;
     if (!existing || !visible(caller, existing)) throw notFound('pause');
-    const resumed = await resumePause(trx, id, caller.actorId);
+    // An operator's pause (a whole queue, a platform schedule, or the organization by the service)
+    // is the operators' to lift; the organization's owners and admins lift only their own.
+    if (!caller.operator && existing.set_by === 'operator') throw forbidden('only operators of the service may end a pause an operator set');
+    const resumed = await resumePause(trx, id, { id: caller.actorId, operator: caller.operator });
     if (!resumed) throw conflict('the pause already ended', ['resumed_at']);
     await recordAction(trx, caller, {
       action: 'pause.resume',
@@ -49,14 +58,15 @@ export async function resume(deps: Deps, caller: ConsoleCaller, id: string, reas
       count: resumed.restored,
       reason,
     });
-    return { pause: presentPause(resumed.pause), restored: resumed.restored };
+    return { pause: presentPause(resumed.pause, caller), restored: resumed.restored };
   });
 }
 
 export async function listPauses(deps: Deps, caller: ConsoleCaller, query: { open: boolean; limit: number; cursor?: string | undefined }) {
   const rows = deps.db('job_pauses').select('*');
   if (query.open) rows.whereNull('resumed_at').where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', deps.db.fn.now()));
-  if (!caller.operator) rows.where({ organization_id: caller.organizationId });
+  // An organization's work is held by its own pauses and by the service-wide ones (a whole queue).
+  if (!caller.operator) rows.where((q) => q.where({ organization_id: caller.organizationId }).orWhere({ scope: 'queue' }));
   const page = await paginate<Pause>(
     rows,
     [
@@ -65,10 +75,11 @@ export async function listPauses(deps: Deps, caller: ConsoleCaller, query: { ope
     ],
     query,
   );
-  return { items: page.items.map((p) => presentPause(p)), next_cursor: page.next_cursor };
+  return { items: page.items.map((p) => presentPause(p, caller)), next_cursor: page.next_cursor };
 }
 
-const visible = (caller: ConsoleCaller, pause: Pause) => caller.operator || (pause.organization_id !== null && pause.organization_id === caller.organizationId);
+const visible = (caller: ConsoleCaller, pause: Pause) =>
+  caller.operator || pause.scope === 'queue' || (pause.organization_id !== null && pause.organization_id === caller.organizationId);
 
 const describe = (scope: Pick<Pause, 'scope' | 'queue' | 'organization_id' | 'schedule'>) =>
   scope.scope === 'queue'
@@ -106,9 +117,17 @@ async function scopeOf(deps: Deps, caller: ConsoleCaller, request: PauseRequest)
   }
 }
 
-/** The caller as viewer of the pause: operators, or the jobs.manage holders of its organization (404 otherwise, as for a missing one). */
+/**
+ * The caller as viewer of the pause: operators, or the jobs.manage holders of its organization (404
+ * otherwise, as for a missing one). A service-wide pause (a whole queue) holds every organization's
+ * work, so every organization's owners and admins see it; ending it is the operators' (403).
+ */
 export async function pauseCaller(deps: Deps, actor: Actor, id: string): Promise<ConsoleCaller> {
-  const row = (await deps.db('job_pauses').where({ id }).first('organization_id')) as { organization_id: string | null } | undefined;
+  const row = (await deps.db('job_pauses').where({ id }).first('organization_id', 'scope')) as Pick<Pause, 'organization_id' | 'scope'> | undefined;
   if (!row) throw notFound('pause');
+  if (row.scope === 'queue' && !actor.operator) {
+    if (await holdsPermissionAnywhere(deps.db, actor.userId, 'jobs.manage')) throw forbidden('only operators of the service may end a service-wide pause');
+    throw notFound('pause');
+  }
   return consoleCallerFor(actor, row.organization_id, 'pause');
 }

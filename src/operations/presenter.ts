@@ -5,7 +5,7 @@ import { unstamp } from '../jobs/origin.ts';
 import type { Pause } from '../jobs/pauses.ts';
 import type { OperatorActionRow } from './audit.ts';
 import type { JobRow } from './job-rows.ts';
-import type { jobSchema, operatorActionSchema, pauseSchema } from './schema.ts';
+import type { jobSchema, operatorActionSchema, organizationPauseSchema, pauseSchema } from './schema.ts';
 
 export const REDACTED = '[redacted]';
 
@@ -77,20 +77,36 @@ export function presentAction(row: OperatorActionRow): z.input<typeof operatorAc
   };
 }
 
-export function presentPause(pause: Pause, now = Date.now()): z.input<typeof pauseSchema> {
-  return {
+/**
+ * A pause for a console caller. Operators see who set or ended it and why; an organization's owners
+ * and admins see that their work is paused, since when and until when, and who and why only for what
+ * their organization did itself — an operator's id and internal reason stay with the operators.
+ */
+export function presentPause(
+  pause: Pause,
+  caller: { operator: boolean },
+  now = Date.now(),
+): z.input<typeof pauseSchema> | z.input<typeof organizationPauseSchema> {
+  const common = {
     id: pause.id,
     scope: pause.scope,
     queue: pause.queue,
     organization_id: pause.organization_id,
     schedule: pause.schedule,
-    reason: pause.reason,
+    set_by: pause.set_by,
     expires_at: iso(pause.expires_at),
-    created_by: pause.created_by,
     created_at: iso(pause.created_at)!,
     resumed_at: iso(pause.resumed_at),
-    resumed_by: pause.resumed_by,
     open: pause.resumed_at === null && (pause.expires_at === null || new Date(pause.expires_at).getTime() > now),
+    can_resume: caller.operator || pause.set_by === 'organization',
+  };
+  if (caller.operator) return { ...common, reason: pause.reason, created_by: pause.created_by, resumed_by: pause.resumed_by };
+  const own = pause.set_by === 'organization';
+  return {
+    ...common,
+    reason: own ? pause.reason : null,
+    created_by: own ? pause.created_by : null,
+    resumed_by: pause.resumed_by_operator === false ? pause.resumed_by : null,
   };
 }
 

@@ -22,7 +22,7 @@ const emptyCounts = () => ({ created: 0, retry: 0, active: 0, completed: 0, canc
  */
 export async function queueHealth(
   deps: Pick<Deps, 'db' | 'config'>,
-  caller: Pick<ConsoleCaller, 'organizationId'>,
+  caller: Pick<ConsoleCaller, 'organizationId' | 'operator'>,
   options: { hours: number; deadLetters: boolean },
 ) {
   const organizationId = caller.organizationId;
@@ -57,7 +57,7 @@ export async function queueHealth(
         throughput: series,
         live_workers: live.live,
         stuck_attempts: stuckHere.length,
-        pauses: pauses.filter((p) => p.queue === name).map((p) => presentPause(p)),
+        pauses: pauses.filter((p) => p.queue === name).map((p) => presentPause(p, caller)),
         alerts: name.endsWith('.dead') ? [] : alertsOf(deps, { oldest, series, live, waiting: counts.created + counts.retry, stuck: stuckHere }),
       };
     });
@@ -152,5 +152,5 @@ function alertsOf(
 
 /** The alerts in force now, across every organization (for `/metrics`). */
 export async function currentAlerts(deps: Pick<Deps, 'db' | 'config'>) {
-  return (await queueHealth(deps, { organizationId: null }, { hours: 1, deadLetters: false })).alerts;
+  return (await queueHealth(deps, { organizationId: null, operator: true }, { hours: 1, deadLetters: false })).alerts;
 }

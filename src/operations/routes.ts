@@ -251,6 +251,8 @@ export const operationsRoutes: AnyRoute[] = [
     operationId: 'listPauses',
     tag,
     summary: 'Pauses in force (or all), newest first',
+    description:
+      'Operators see every pause as `Pause`. An organization’s owners and admins (`jobs.manage`, naming `organization_id`) see the pauses that hold its work — its own and the service-wide ones (whole queues) — as `OrganizationPause`: what is paused, since when (`created_at`) and until when; who set it and why only for pauses the organization set itself (`set_by`).',
     query: listPausesQuery,
     authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of pauses', schema: pausePage },
@@ -279,9 +281,13 @@ export const operationsRoutes: AnyRoute[] = [
     summary: 'End a pause now: the jobs it deferred are due again at once',
     params: pauseIdParams,
     body: reasonBody,
-    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the paused organization; 404 for anyone else'),
+    description:
+      'Operators end any pause. An organization’s owners and admins end only the pauses their organization set (`set_by: organization`, `can_resume`); a pause an operator set — on their organization, or service-wide — is 403 to them.',
+    authorize: rule(
+      'operators of the service; the owners and admins (`jobs.manage`) of the paused organization for a pause it set (403 for one an operator set, and for a service-wide pause); 404 for anyone else',
+    ),
     response: { status: 200, description: 'The ended pause', schema: pauseResumed },
-    errors: [404, 409],
+    errors: [403, 404, 409],
     handler: async ({ deps, actor, params, body }) => {
       return resume(deps, await pauseCaller(deps, actor, params.pause_id), params.pause_id, body.reason);
     },

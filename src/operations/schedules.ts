@@ -23,7 +23,7 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
   const pauses = (await openPauses(deps.db)).filter((p) => p.scope === 'schedule');
   const pauseOf = (key: string) => {
     const pause = pauses.find((p) => p.schedule === key);
-    return pause ? presentPause(pause) : null;
+    return pause ? presentPause(pause, caller) : null;
   };
   const platform: Schedule[] = [];
   if (caller.operator && !caller.organizationId && page.cursor === undefined)

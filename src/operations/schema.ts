@@ -216,22 +216,52 @@ export const alertSchema = z
   })
   .openapi('QueueAlert');
 
+const pauseFields = {
+  id: uuid,
+  scope: z
+    .enum(['queue', 'organization', 'schedule'])
+    .describe('`queue`: the whole queue, every organization (service-wide); `organization`: one organization on a queue; `schedule`: a cron schedule'),
+  queue: z.string().nullable(),
+  organization_id: z.string().nullable(),
+  schedule: z.string().nullable(),
+  set_by: z
+    .enum(['operator', 'organization'])
+    .describe('`operator`: an operator of the service set it (every queue and platform-schedule pause); `organization`: the organization’s owners or admins'),
+  expires_at: timestamp.nullable(),
+  created_at: timestamp.describe('Paused since'),
+  resumed_at: timestamp.nullable(),
+  open: z.boolean().describe('In force now (not resumed, not expired)'),
+  can_resume: z.boolean().describe('The caller may end it: operators any pause; an organization’s owners and admins only one their organization set'),
+};
+
+/** The operators' view: who and why, always. */
 export const pauseSchema = z
   .object({
-    id: uuid,
-    scope: z.enum(['queue', 'organization', 'schedule']),
-    queue: z.string().nullable(),
-    organization_id: z.string().nullable(),
-    schedule: z.string().nullable(),
+    ...pauseFields,
     reason: z.string(),
-    expires_at: timestamp.nullable(),
-    created_by: z.string(),
-    created_at: timestamp,
-    resumed_at: timestamp.nullable(),
-    resumed_by: z.string().nullable(),
-    open: z.boolean().describe('In force now (not resumed, not expired)'),
+    created_by: z.string().describe('The user who set it'),
+    resumed_by: z.string().nullable().describe('The user who ended it, or `expiry`'),
   })
-  .openapi('Pause');
+  .openapi('Pause', { description: 'A pause as operators of the service see it.' });
+
+/** An organization's view: that its work is paused and since when; who and why only for pauses it set itself. */
+export const organizationPauseSchema = z
+  .object({
+    ...pauseFields,
+    reason: z
+      .string()
+      .nullable()
+      .describe('The reason given, for a pause the organization set; null when `set_by` is `operator` (operators’ reasons are internal)'),
+    created_by: z.string().nullable().describe('The member who set it; null when `set_by` is `operator`'),
+    resumed_by: z.string().nullable().describe('The member who ended it, or `expiry`; null while open or when an operator ended it'),
+  })
+  .openapi('OrganizationPause', {
+    description:
+      'A pause as an organization’s owners and admins see it: what is paused, since when and until when. Who set or ended it and why are shown only for what the organization did itself.',
+  });
+
+/** What a console caller gets: operators `Pause`, an organization's owners and admins `OrganizationPause`. */
+export const pauseView = z.union([pauseSchema, organizationPauseSchema]);
 
 export const queueSchema = z
   .object({
@@ -257,7 +287,7 @@ export const queueSchema = z
       .number()
       .int()
       .describe('Attempts running past the kind’s expected time on a live worker now (for `organization_id`: that organization’s)'),
-    pauses: z.array(pauseSchema).describe('Pauses in force on this queue'),
+    pauses: z.array(pauseView).describe('Pauses in force on this queue (for an organization: the service-wide ones and its own, as `OrganizationPause`)'),
     alerts: z.array(alertSchema),
   })
   .openapi('Queue');
@@ -297,9 +327,9 @@ export const listPausesQuery = z
     ...pageQuery,
   })
   .strict();
-export const pausePage = pageOf(pauseSchema).openapi('PausePage');
-export const pauseCreated = z.object({ pause: pauseSchema, deferred: z.number().int().describe('Queued jobs pushed back') }).openapi('PauseCreated');
-export const pauseResumed = z.object({ pause: pauseSchema, restored: z.number().int().describe('Deferred jobs made due again') }).openapi('PauseResumed');
+export const pausePage = pageOf(pauseView).openapi('PausePage');
+export const pauseCreated = z.object({ pause: pauseView, deferred: z.number().int().describe('Queued jobs pushed back') }).openapi('PauseCreated');
+export const pauseResumed = z.object({ pause: pauseView, restored: z.number().int().describe('Deferred jobs made due again') }).openapi('PauseResumed');
 
 // Workers
 
@@ -339,7 +369,7 @@ export const scheduleSchema = z
     enabled: z.boolean(),
     last_run_at: timestamp.nullable(),
     next_run_at: timestamp.nullable(),
-    paused: pauseSchema.nullable(),
+    paused: pauseView.nullable(),
   })
   .openapi('Schedule');
 export const listSchedulesQuery = z.object({ organization_id: organizationId.optional(), ...pageQuery }).strict();

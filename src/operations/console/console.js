@@ -56,6 +56,8 @@ const table = (testid, headers, rows) =>
     ),
     h('tbody', {}, rows),
   );
+// An organization's view of an operator's pause carries no reason (operators' reasons are internal).
+const pauseReason = (pause) => pause.reason ?? 'paused by the service';
 const cells = (values) =>
   values.map((value) => (value instanceof Node ? h('td', {}, value) : h('td', typeof value === 'number' ? { class: 'num' } : {}, value ?? '—')));
 const input = (name, label, value, attrs = {}) => h('label', {}, label, h('input', { name, value: value ?? '', 'data-testid': `filter-${name}`, ...attrs }));
@@ -412,7 +414,7 @@ async function queuesView(params) {
             queue.stuck_attempts ? jobsLink({ queue: queue.name, stuck: 'true' }, String(queue.stuck_attempts)) : 0,
             age(queue.oldest_ready_seconds),
             queue.live_workers,
-            queue.pauses.map((pause) => pause.reason).join('; ') || '—',
+            queue.pauses.map(pauseReason).join('; ') || '—',
             sparkline(queue.throughput),
           ]),
         ),
@@ -476,7 +478,7 @@ async function schedulesView(params) {
             schedule.enabled ? 'yes' : 'no',
             when(schedule.last_run_at),
             when(schedule.next_run_at),
-            schedule.paused?.reason,
+            schedule.paused && pauseReason(schedule.paused),
             h('button', { type: 'button', 'data-testid': 'schedule-trigger', onclick: trigger(schedule.key) }, 'Trigger'),
           ]),
         ),
@@ -538,12 +540,12 @@ async function pausesView(params) {
           cells([
             pause.scope,
             [pause.queue, pause.organization_id, pause.schedule].filter(Boolean).join(' / '),
-            pause.reason,
-            pause.created_by,
+            pauseReason(pause),
+            pause.created_by ?? 'an operator',
             when(pause.created_at),
             when(pause.expires_at),
             pause.open ? 'yes' : `no (resumed ${when(pause.resumed_at)})`,
-            pause.open ? h('button', { type: 'button', 'data-testid': 'pause-resume', onclick: resume(pause.id) }, 'Resume') : '',
+            pause.open && pause.can_resume ? h('button', { type: 'button', 'data-testid': 'pause-resume', onclick: resume(pause.id) }, 'Resume') : '',
           ]),
         ),
       ),
