@@ -46,11 +46,14 @@ export async function recordAction(trx: Knex.Transaction, caller: ConsoleCaller,
 
 export async function listActions(
   db: Knex,
-  filter: { organizationId: string | null; jobId?: string | undefined; action?: string | undefined },
+  filter: { organizationId: string | null; jobId?: string | undefined; action?: string | undefined; operator: boolean },
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<OperatorActionRow>> {
   const query = db('operator_actions').select('*');
   if (filter.organizationId) query.where({ organization_id: filter.organizationId });
+  // Who set or ended an operator's pause, and why, are the operators' (an organization sees the
+  // pause itself, with since when, in GET /ops/pauses): those entries stay out of its log.
+  if (!filter.operator) query.whereNot((q) => q.where({ actor_role: 'operator' }).whereIn('action', ['pause.create', 'pause.resume']));
   if (filter.action) query.where({ action: filter.action });
   if (filter.jobId) query.where((q) => onJob(q, filter.jobId!));
   return paginate<OperatorActionRow>(

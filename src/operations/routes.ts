@@ -379,13 +379,19 @@ export const operationsRoutes: AnyRoute[] = [
     operationId: 'listOperatorActions',
     tag,
     summary: 'The append-only log of operator actions: who, role, organization, action, filter or ids, count, reason, request id',
+    description:
+      'Operators see every entry. An organization’s owners and admins see the entries about their organization, except operators’ `pause.create` and `pause.resume` (who paused their work and why are the operators’; the pause itself, with since when, is in `GET /ops/pauses`).',
     query: auditQuery,
     authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of actions, newest first', schema: auditPage },
     errors: [403],
     handler: async ({ deps, actor, query }) => {
       const caller = await consoleCaller(actor, query.organization_id);
-      const page = await listActions(deps.db, { organizationId: caller.organizationId, jobId: query.job_id, action: query.action }, query);
+      const page = await listActions(
+        deps.db,
+        { organizationId: caller.organizationId, jobId: query.job_id, action: query.action, operator: caller.operator },
+        query,
+      );
       return { items: page.items.map(presentAction), next_cursor: page.next_cursor };
     },
   }),

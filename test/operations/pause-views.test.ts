@@ -106,6 +106,20 @@ describe('pauses as an organization sees them (issue 19 item 3)', () => {
 
     for (const id of [onOrg.body.pause.id, serviceWide.body.pause.id, own.body.pause.id])
       expect((await post(operator, `/ops/pauses/${id}/resume`)).status).to.equal(200);
+
+    // The audit log tells the organization nothing more: an operator's pause entries stay out of its view.
+    const pauseIdsIn = (items: { action: string; target: { pause_id?: string } }[]) => items.map((a) => `${a.action} ${a.target.pause_id}`);
+    const tenantLog = await get(owner, '/ops/audit-log', { organization_id: org });
+    expect(tenantLog.status, show(tenantLog)).to.equal(200);
+    expect(pauseIdsIn(tenantLog.body.items)).to.deep.equal([`pause.create ${own.body.pause.id}`]);
+    for (const secret of [...operatorReasons, operator.id]) expect(JSON.stringify(tenantLog.body)).to.not.include(secret);
+    const operatorLog = await get(operator, '/ops/audit-log', { organization_id: org });
+    expect(pauseIdsIn(operatorLog.body.items)).to.deep.equal([
+      `pause.resume ${own.body.pause.id}`,
+      `pause.resume ${onOrg.body.pause.id}`,
+      `pause.create ${own.body.pause.id}`,
+      `pause.create ${onOrg.body.pause.id}`,
+    ]);
   });
 
   it('only operators end an operator’s pause (403 to the organization’s admins, 404 to others); admins end their own', async () => {
