@@ -26,8 +26,9 @@ export async function up(knex: Knex): Promise<void> {
 
 /**
  * The raw keys are gone for good: rows keep their hash in `key`, which no client sends, so they
- * simply stop matching (a retry after the rollback runs as a new request) and expire. Requests in
- * progress have no answer the old code could replay: their rows are dropped.
+ * simply stop matching (a retry after the rollback runs as a new request) and expire; migrating up
+ * again hashes that value once more, so they stay unmatched until they expire. Requests in progress
+ * have no answer the old code could replay: their rows are dropped.
  */
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
