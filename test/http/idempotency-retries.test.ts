@@ -425,6 +425,28 @@ describe('Idempotency-Key on every operation that creates something or moves cre
     expect(JSON.stringify(await db('idempotency_keys').select('*'))).not.to.contain(first.body.url);
   });
 
+  it('a request interrupted before its answer was recorded (its lease ended) is never run again: 409 saying its outcome is unknown', async () => {
+    const f = await fixture();
+    const create = () =>
+      server.request('post', '/conversations', {
+        token: f.owner.token,
+        headers: { 'idempotency-key': 'crashed' },
+        body: { organization_id: f.org, title: 'Once' },
+      });
+    // What a web process that died mid-request leaves behind: the key in progress, its lease over.
+    const first = await create();
+    expect(first.status).to.equal(201);
+    await db('idempotency_keys')
+      .where({ user_id: f.owner.id, key_hash: sha256('crashed') })
+      .update({ response_status: null, response_body: null, locked_until: db.raw("now() - interval '1 second'") });
+    const conversations = await count(db('conversations').where({ organization_id: f.org }).count('* as n'));
+    const retry = await create();
+    expect(retry.status).to.equal(409);
+    expect(retry.body.data.issues[0].path).to.deep.equal(['Idempotency-Key']);
+    expect(retry.body.message).to.match(/^Idempotency-Key: the request with this key was interrupted before its answer was recorded/);
+    expect(await count(db('conversations').where({ organization_id: f.org }).count('* as n'))).to.equal(conversations);
+  });
+
   it('a key is remembered 24 hours: an older one counts as new even before the hourly job deletes it', async () => {
     const f = await fixture();
     const adjust = () =>
