@@ -39,7 +39,7 @@ const pricing = (operation: ReadOperation) =>
   '; the quote (the ceiling held before the read) counts every page the input allows, the charge only the pages fetched.';
 
 const billing =
-  'The quoted ceiling is held and the read enqueued in one transaction; a worker calls the provider, validates its answer against the output schema and captures exactly `credits_charged` (the rest of the hold is released), and this request answers when it is settled. Refused with 400 (nothing held) when the quote exceeds `max_credits`; 402 when the balance or the caller’s spending limit cannot cover it; 409 with `run_lock` once the turn lost its lock. A provider failure or malformed answer is 502, a timeout 504, input the provider refuses 422: nothing is charged for any of them, nor when the caller hangs up before the answer. Every read that runs is billed, a repeated `tool_call_id` too; `tool_call_id`, `conversation_id` and `message_id` are kept on the ledger rows.';
+  'The quoted ceiling is held and the read enqueued in one transaction; a worker calls the provider, validates its answer against the output schema and captures exactly `credits_charged` (the rest of the hold is released), and this request answers when it is settled. Refused with 400 (nothing held) when the quote exceeds `max_credits`; 402 when the balance or the caller’s spending limit cannot cover it; 409 with `run_lock` once the turn lost its lock. A provider failure or malformed answer is 502, a timeout 504, input the provider refuses 422: nothing is charged for any of them, nor when the caller hangs up before the answer. Every read that runs is billed, a repeated `tool_call_id` too (a retry with the same `Idempotency-Key` replays the first answer instead of running again); `tool_call_id`, `conversation_id` and `message_id` are kept on the ledger rows.';
 
 /** POST <path>: run the read and answer with its result. */
 function readRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRoute {
@@ -51,6 +51,7 @@ function readRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRout
     method: 'post',
     path: options.path,
     operationId: options.operationId,
+    idempotent: {},
     tag: options.tag,
     summary: options.summary,
     description: `${operation.description}\n\n${pricing(operation)}\n\n${billing}`,

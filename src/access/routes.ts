@@ -38,6 +38,7 @@ export const accessRoutes: AnyRoute[] = [
     method: 'post',
     path: '/access/{resource_type}/{resource_id}/grants',
     operationId: 'createGrant',
+    idempotent: {},
     summary: 'Share a resource with a member of its organization',
     description:
       'Owners only. `user_id` must be a member of the resource’s organization and not its owner (400 naming `user_id`). A second grant for the same user is 409: change the role of the existing grant with PATCH.',

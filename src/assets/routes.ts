@@ -41,6 +41,7 @@ export const assetRoutes: AnyRoute[] = [
     method: 'post',
     path: '/assets/imports/link',
     operationId: 'importAssetFromLink',
+    idempotent: {},
     summary: 'Import an asset from a URL; a worker downloads it',
     description:
       'Answers at once with the asset in `upload_file_state: in_progress`. A worker downloads the URL (http/https only; loopback, private, link-local and other special addresses are refused, redirects are re-checked; size, time and content-type limits apply), stores the file and sets `type`, `mime_type`, `url` and `success` — or `error` with the reason in `import_error`. Enrichment follows.',

@@ -65,6 +65,7 @@ export const billingRoutes: AnyRoute[] = [
     method: 'patch',
     path: '/organizations/{organization_id}/subscription',
     operationId: 'changeSubscriptionPlan',
+    idempotent: {},
     summary: 'Change the plan now (prorated) or at the end of the period',
     description:
       'Upgrades take effect now by default: the prorated price difference is charged and the prorated credit allowance difference is granted. Downgrades wait for the period end by default (see `scheduled_change`). Paid plans need a billing customer (409 otherwise).',
@@ -82,6 +83,7 @@ export const billingRoutes: AnyRoute[] = [
     method: 'post',
     path: '/organizations/{organization_id}/billing/customer',
     operationId: 'createBillingCustomer',
+    idempotent: {},
     summary: "Create the organization's billing contact (name, e-mail, address, tax id)",
     tag,
     params,
@@ -108,6 +110,7 @@ export const billingRoutes: AnyRoute[] = [
     method: 'post',
     path: '/organizations/{organization_id}/billing/portal-sessions',
     operationId: 'createBillingPortalSession',
+    idempotent: { oneTime: ['url'] },
     summary: "Open a short-lived session of the billing provider's self-service portal",
     tag,
     params,

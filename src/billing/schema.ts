@@ -101,7 +101,15 @@ export const portalSessionBody = z
   .object({ return_url: z.string().url().max(2000).optional().openapi({ description: 'Where the portal sends the user back; default: the service URL.' }) })
   .strict();
 
-export const portalSessionSchema = z.object({ url: z.string().url(), expires_at: timestamp }).openapi('BillingPortalSession');
+export const portalSessionSchema = z
+  .object({
+    url: z.string().url().optional().openapi({
+      description:
+        'The portal link, a one-time secret: never stored, so a replayed answer (`Idempotent-Replayed: true`) leaves it out; open a new session for a new link.',
+    }),
+    expires_at: timestamp,
+  })
+  .openapi('BillingPortalSession');
 
 export const billingSummarySchema = z
   .object({

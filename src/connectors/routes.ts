@@ -34,6 +34,7 @@ export const connectorRoutes: AnyRoute[] = [
     method: 'post',
     path: '/connectors',
     operationId: 'createConnector',
+    idempotent: {},
     summary: 'Create a connector of the organization',
     description:
       'Organization-level settings: `type` (`http`, `mcp`, `openapi`), `name` (unique among the live connectors of the organization, case-insensitive: 409), `url` (http or https; an address that is loopback, private, link-local or otherwise not public, or a name resolving to one, is refused with 400 on `url` unless `OUTBOUND_ALLOWLIST` opens it) and `auth_scheme` (`none` by default, `bearer`, `header`, `basic`). Secrets are not set here: each user sets their own (`PATCH /connector-credentials/{connector_id}`).',

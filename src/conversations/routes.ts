@@ -108,6 +108,7 @@ export const conversationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/conversations/{conversation_id}/messages',
     operationId: 'postConversationMessage',
+    idempotent: {},
     tag,
     summary: 'Append a message',
     description:
@@ -158,6 +159,7 @@ export const conversationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/conversations/{conversation_id}/fork',
     operationId: 'forkConversation',
+    idempotent: {},
     tag,
     summary: 'Fork a conversation at a message',
     description:
@@ -173,6 +175,7 @@ export const conversationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/conversations/{conversation_id}/run',
     operationId: 'startConversationRun',
+    idempotent: {},
     tag,
     summary: 'Start a chat run (acquire the run lock)',
     description:

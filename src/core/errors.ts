@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'conflict'
+  | 'idempotency_key_reused'
   | 'rate_limited'
   | 'unavailable'
   | 'upstream_refused'
@@ -26,6 +27,7 @@ export const errorCodes: readonly ErrorCode[] = [
   'not_found',
   'method_not_allowed',
   'conflict',
+  'idempotency_key_reused',
   'rate_limited',
   'unavailable',
   'upstream_refused',
@@ -44,6 +46,8 @@ const statusOfCode: Record<ErrorCode, number> = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  // The Idempotency-Key was already used with another request (CONVENTIONS §3).
+  idempotency_key_reused: 422,
   rate_limited: 429,
   unavailable: 503,
   // A provider (social data, search, a fetched page) refused the input, failed or was too slow; nothing was charged.

@@ -8,7 +8,7 @@ import { isMember } from '../members/index.ts';
 import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { type IdempotentRequest, withIdempotency } from '../http/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -77,27 +77,32 @@ export async function createAdjustment(
   actor: Actor,
   organizationId: string,
   body: z.output<typeof adjustmentBody>,
-  key: string | undefined,
+  idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof adjustmentEnvelope>> {
   const userId = body.user_id ?? actor.userId;
   if (body.user_id !== undefined && !(await isMember(deps.db, organizationId, body.user_id))) throw notFound('member');
-  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'adjustCredits', request: body, status: 201 }, async (trx) => {
-    const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: actor.userId });
-    await recordActivity(trx, {
-      organizationId,
-      actorId: actor.userId,
-      action: 'credits.adjusted',
-      subjectType: 'organization',
-      subjectId: organizationId,
-      data: { amount: body.amount, reason: body.reason, user_id: userId },
-    });
-    // A debit may cross an alert threshold: check at once rather than at the next sweep.
-    if (body.amount < 0) await enqueueBalanceAlertCheck(deps, trx, organizationId);
-    const rows = (await trx('credit_ledger_entries as e')
-      .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
-      .whereIn('e.id', ids)
-      .orderBy('e.seq')
-      .select(entryColumns)) as EntryRow[];
-    return { transactions: rows.map(presentEntry), credits: await creditsOf(trx, organizationId) };
-  });
+  return withIdempotency(
+    deps.db,
+    idempotency,
+    async (trx) => {
+      const ids = await adjustCredits(trx, { organizationId, amount: body.amount, reason: body.reason, userId, adjustedById: actor.userId });
+      await recordActivity(trx, {
+        organizationId,
+        actorId: actor.userId,
+        action: 'credits.adjusted',
+        subjectType: 'organization',
+        subjectId: organizationId,
+        data: { amount: body.amount, reason: body.reason, user_id: userId },
+      });
+      // A debit may cross an alert threshold: check at once rather than at the next sweep.
+      if (body.amount < 0) await enqueueBalanceAlertCheck(deps, trx, organizationId);
+      const rows = (await trx('credit_ledger_entries as e')
+        .leftJoin('credit_holds as h', 'h.id', 'e.hold_id')
+        .whereIn('e.id', ids)
+        .orderBy('e.seq')
+        .select(entryColumns)) as EntryRow[];
+      return { transactions: rows.map(presentEntry), credits: await creditsOf(trx, organizationId) };
+    },
+    201,
+  );
 }

@@ -1,6 +1,6 @@
 // Low-balance alerts: thresholds on an organization's credit balance (its alert policy says which
 // and whom to tell). Credits own them because credits know when the balance moves.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { memberEmails } from '../members/index.ts';
@@ -80,7 +80,8 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
             to,
             subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
             text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
-            idempotency_key: `balance-alert:${crossing}:${to}`,
+            // The recipient by its hash: the key is shown to operators (job console), the address is not.
+            idempotency_key: `balance-alert:${crossing}:${createHash('sha256').update(to).digest('hex')}`,
           },
           { organizationId },
         );

@@ -5,7 +5,7 @@
 import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
 import { notFound } from '../core/errors.ts';
-import { withIdempotency } from '../http/idempotency.ts';
+import { type IdempotentRequest, withIdempotency } from '../http/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -22,22 +22,27 @@ export async function beginChatRun(
   actor: Actor,
   organizationId: string,
   body: z.output<typeof beginRunBody>,
-  key: string | undefined,
+  idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
-  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'beginChatRunCredits', request: body, status: 201 }, async (trx) => {
-    const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
-      organizationId,
-      userId: actor.userId,
-      amount: body.amount,
-      reason: CHAT_RUN,
-      runId: body.run_id,
-      conversationId: body.conversation_id,
-      messageId: body.message_id,
-      expiresInSeconds: body.expires_in_seconds,
-      description: 'Reserved for a chat run',
-    });
-    return { hold: presentHold(hold) };
-  });
+  return withIdempotency(
+    deps.db,
+    idempotency,
+    async (trx) => {
+      const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
+        organizationId,
+        userId: actor.userId,
+        amount: body.amount,
+        reason: CHAT_RUN,
+        runId: body.run_id,
+        conversationId: body.conversation_id,
+        messageId: body.message_id,
+        expiresInSeconds: body.expires_in_seconds,
+        description: 'Reserved for a chat run',
+      });
+      return { hold: presentHold(hold) };
+    },
+    201,
+  );
 }
 
 export async function captureChatRun(
@@ -45,10 +50,10 @@ export async function captureChatRun(
   actor: Actor,
   organizationId: string,
   body: z.output<typeof captureRunBody>,
-  key: string | undefined,
+  idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof captureEnvelope>> {
   const membership = await actor.member(organizationId);
-  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'captureChatRunCredits', request: body }, async (trx) => {
+  return withIdempotency(deps.db, idempotency, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
     const { hold, capture } = await captureFromHold(trx, run.id, body.amount, {
       captureKey: body.capture_id ?? body.tool_call_id,
@@ -67,10 +72,10 @@ export async function settleChatRun(
   actor: Actor,
   organizationId: string,
   body: z.output<typeof settleRunBody>,
-  key: string | undefined,
+  idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
   const membership = await actor.member(organizationId);
-  return withIdempotency(deps.db, { organizationId, userId: actor.userId, key, operation: 'settleChatRunCredits', request: body }, async (trx) => {
+  return withIdempotency(deps.db, idempotency, async (trx) => {
     const run = await findRun(trx, membership, body.run_id);
     return { hold: presentHold((await settleHold(trx, run.id)).hold) };
   });

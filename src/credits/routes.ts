@@ -1,6 +1,5 @@
 import { member } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
-import { idempotencyHeaders } from '../http/idempotency.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { createAdjustment } from './adjustments.ts';
 import { beginChatRun, captureChatRun, settleChatRun } from './chat-runs.ts';
@@ -24,7 +23,6 @@ import { getCredits, getCycle, getMemberCredits, updateMemberCredits } from './s
 import { listTransactions } from './transactions.ts';
 
 const tag = 'Credits';
-const idempotencyKey = (headers: Record<string, unknown>) => headers['idempotency-key'] as string | undefined;
 const replayNote = ' Honours `Idempotency-Key`.';
 
 export const creditRoutes: AnyRoute[] = [
@@ -77,12 +75,12 @@ export const creditRoutes: AnyRoute[] = [
       replayNote,
     tag,
     params: organizationIdParams,
-    headers: idempotencyHeaders,
+    idempotent: { mode: 'transaction' },
     body: beginRunBody,
     response: { status: 201, description: 'The hold of the run', schema: holdEnvelope },
     errors: [402, 403, 404, 409, 422],
     authorize: member('resources.create'),
-    handler: async ({ params, body, actor, deps, ctx }) => beginChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, idempotency }) => beginChatRun(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({
     method: 'post',
@@ -95,12 +93,12 @@ export const creditRoutes: AnyRoute[] = [
       replayNote,
     tag,
     params: organizationIdParams,
-    headers: idempotencyHeaders,
+    idempotent: { mode: 'transaction' },
     body: captureRunBody,
     response: { status: 200, description: 'The capture and the run’s hold after it', schema: captureEnvelope },
     errors: [403, 404, 409, 422],
     authorize: member(),
-    handler: async ({ params, body, actor, deps, ctx }) => captureChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, idempotency }) => captureChatRun(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({
     method: 'post',
@@ -110,12 +108,12 @@ export const creditRoutes: AnyRoute[] = [
     description: `Settling again returns the same hold and writes nothing. A run that was released or expired cannot be settled (409).${replayNote}`,
     tag,
     params: organizationIdParams,
-    headers: idempotencyHeaders,
+    idempotent: { mode: 'transaction' },
     body: settleRunBody,
     response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
     errors: [403, 404, 409, 422],
     authorize: member(),
-    handler: async ({ params, body, actor, deps, ctx }) => settleChatRun(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, idempotency }) => settleChatRun(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({
     method: 'post',
@@ -129,12 +127,12 @@ export const creditRoutes: AnyRoute[] = [
       replayNote,
     tag,
     params: organizationIdParams,
-    headers: idempotencyHeaders,
+    idempotent: { mode: 'transaction' },
     body: adjustmentBody,
     response: { status: 201, description: 'The ledger rows written and the credits after them', schema: adjustmentEnvelope },
     errors: [403, 404, 409, 422],
     authorize: member('credits.manage'),
-    handler: async ({ params, body, actor, deps, ctx }) => createAdjustment(deps, actor, params.organization_id, body, idempotencyKey(ctx.headers)),
+    handler: async ({ params, body, actor, deps, idempotency }) => createAdjustment(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({
     method: 'get',

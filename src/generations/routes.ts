@@ -61,6 +61,7 @@ export const generationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/generations',
     operationId: 'createGeneration',
+    idempotent: {},
     tag,
     summary: 'Start a generation (image, audio, video or text) on a worker',
     description:

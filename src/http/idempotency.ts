@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { AppError, conflict } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { IDEMPOTENCY_KEY_TTL_SECONDS } from '../platform/maintenance/sweeps.ts';
 
 /** The `headers` schema of an operation that honours Idempotency-Key (Koa lowercases header names). */
 export const idempotencyHeaders = z.object({
@@ -13,66 +14,51 @@ export const idempotencyHeaders = z.object({
     .optional()
     .openapi({
       description:
-        'Makes a retry safe, per caller and organization: the same key with the same request replays the stored response and changes nothing; ' +
-        'with another request it is a 422; while the first request is still running it is a 409. A request that failed stored nothing and may be retried. ' +
-        'Keys are remembered for 24 hours (deleted by an hourly job after that); a key reused later counts as a new request. ' +
-        'Another member sending the same key makes a request of their own: keys never replay someone else’s response.',
+        'Makes a retry safe, per caller (and organization): the same key with the same request replays the first answer — the same status and body, ' +
+        'with `Idempotent-Replayed: true` — and nothing runs twice; with another request it is a 422 `idempotency_key_reused`; while the first request ' +
+        'is still running it is a 409. A request answered with an error (4xx or 5xx) charged and kept nothing: its key is released and a retry runs afresh. ' +
+        'Keys are remembered for 24 hours, after which a key counts as new; only their SHA-256 is stored. ' +
+        'Another member sending the same key makes a request of their own: keys never replay someone else’s answer.',
       example: '8e0f2b1c-run-42-begin',
     }),
 });
 
-export interface IdempotencyScope {
-  /** Keys are unique per organization and caller: another member's key is another request. */
+/** How a route honours Idempotency-Key (`Route.idempotent`). */
+export interface IdempotentOptions {
+  /**
+   * `record` (the default): the key is recorded as in progress before the handler runs (committed,
+   * so a concurrent retry sees it even while the answer waits for a job) and completed with the
+   * answer after. `transaction`: the handler passes `input.idempotency` to `withIdempotency`,
+   * which records the answer in the same transaction as the change (exactly once even if the
+   * process dies between the two).
+   */
+  mode?: 'record' | 'transaction';
+  /** Top-level answer fields that are one-time secrets: never stored, left out of a replayed answer. */
+  oneTime?: readonly string[];
+}
+
+/** One request carrying an Idempotency-Key, as the route layer resolved it. */
+export interface IdempotentRequest {
+  /** Keys are per organization (path or body `organization_id`; '' when the request names none) and caller. */
   organizationId: string;
   userId: string;
-  key: string | undefined;
-  /** The operation (operationId): the same key on another operation counts as another request. */
+  /** SHA-256 (hex) of the key: the key itself is never stored (clients put e-mail addresses in keys). */
+  keyHash: string;
+  /** The operationId: the same key on another operation is another request (422). */
   operation: string;
-  /** Everything that identifies the request: path parameters and body. */
-  request: unknown;
-  /** HTTP status of the successful response, kept with it. */
-  status?: number;
+  /** SHA-256 of the operation, path parameters, query and body. */
+  requestHash: string;
+  oneTime: readonly string[];
+  /** Marks the answer as a replay (the route sets `Idempotent-Replayed: true`). */
+  replayed(): void;
 }
 
-/**
- * Runs `act` in one transaction, exactly once per Idempotency-Key: the stored response is written
- * in the same transaction as the change, so a crash leaves either both or neither. A transaction-
- * scoped advisory lock marks the key in flight; a concurrent request with it gets 409 at once.
- */
-export async function withIdempotency<T>(db: Knex, scope: IdempotencyScope, act: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  if (scope.key === undefined) return inTransaction(db, act);
-  const key = scope.key;
-  const hash = requestHash(scope.operation, scope.request);
-  return inTransaction(db, async (trx) => {
-    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [
-      `idempotency:${scope.organizationId}:${scope.userId}:${key}`,
-    ]);
-    if (!rows[0].free) throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
-    const stored = (await trx('idempotency_keys')
-      .where({ organization_id: scope.organizationId, user_id: scope.userId, key })
-      .first('request_hash', 'response_body')) as { request_hash: string; response_body: T } | undefined;
-    if (stored) {
-      if (stored.request_hash !== hash) {
-        const message = 'Idempotency-Key: this key was already used with a different request; use a new key for a new request';
-        throw new AppError('validation_failed', message, [{ path: ['Idempotency-Key'], message }], { status: 422 });
-      }
-      return stored.response_body;
-    }
-    const response = await act(trx);
-    await trx('idempotency_keys').insert({
-      organization_id: scope.organizationId,
-      user_id: scope.userId,
-      key,
-      operation: scope.operation,
-      request_hash: hash,
-      response_status: scope.status ?? 200,
-      response_body: JSON.stringify(response ?? null),
-    });
-    return response;
-  });
-}
+/** An answer not recorded after this long belongs to a request that was interrupted (no request runs this long). */
+const LEASE_SECONDS = 15 * 60;
 
-function requestHash(operation: string, request: unknown): string {
+export const hashOfKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export function requestHash(operation: string, request: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify([operation, canonical(request)]))
     .digest('hex');
@@ -90,4 +76,131 @@ function canonical(value: unknown): unknown {
     );
   }
   return value;
+}
+
+interface StoredKey {
+  request_hash: string;
+  response_status: number | null;
+  response_body: unknown;
+  interrupted: boolean;
+}
+
+const keyOf = (request: IdempotentRequest) => ({ organization_id: request.organizationId, user_id: request.userId, key_hash: request.keyHash });
+
+/** What a stored key means for a new request with it: its answer replayed, or why it cannot run. */
+function answerFromStored(request: IdempotentRequest, stored: StoredKey): { status: number; body: unknown } {
+  if (stored.request_hash !== request.requestHash) {
+    const message = 'Idempotency-Key: this key was already used with a different request; use a new key for a new request';
+    throw new AppError('idempotency_key_reused', message, [{ path: ['Idempotency-Key'], message }]);
+  }
+  if (stored.response_status === null) {
+    if (stored.interrupted)
+      throw conflict(
+        'Idempotency-Key: the request with this key was interrupted before its answer was recorded, so whether it took effect is unknown; check, then use a new key',
+        ['Idempotency-Key'],
+      );
+    throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
+  }
+  request.replayed();
+  return { status: stored.response_status, body: stored.response_body };
+}
+
+async function storedKey(db: Knex | Knex.Transaction, request: IdempotentRequest): Promise<StoredKey | undefined> {
+  return (await db('idempotency_keys')
+    .where(keyOf(request))
+    .first('request_hash', 'response_status', 'response_body', db.raw('coalesce(locked_until < now(), false) AS interrupted'))) as StoredKey | undefined;
+}
+
+/** A key older than the retention counts as new even before the hourly job deletes it. */
+async function forgetExpired(db: Knex | Knex.Transaction, request: IdempotentRequest): Promise<void> {
+  await db('idempotency_keys')
+    .where(keyOf(request))
+    .where('created_at', '<', db.raw('now() - make_interval(secs => ?)', [IDEMPOTENCY_KEY_TTL_SECONDS]))
+    .delete();
+}
+
+const withoutOneTime = (body: unknown, oneTime: readonly string[]) =>
+  oneTime.length > 0 && body && typeof body === 'object' && !Array.isArray(body)
+    ? Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([field]) => !oneTime.includes(field)))
+    : body;
+
+/**
+ * Record mode, first step: the key is written as in progress and committed before the request
+ * runs. Returns the stored answer to replay instead, or throws 422 (another request) / 409 (in
+ * progress or interrupted).
+ */
+export async function claimKey(db: Knex, request: IdempotentRequest): Promise<{ status: number; body: unknown } | undefined> {
+  await forgetExpired(db, request);
+  const inserted = await db('idempotency_keys')
+    .insert({
+      ...keyOf(request),
+      operation: request.operation,
+      request_hash: request.requestHash,
+      response_status: null,
+      locked_until: db.raw('now() + make_interval(secs => ?)', [LEASE_SECONDS]),
+    })
+    .onConflict(['organization_id', 'user_id', 'key_hash'])
+    .ignore()
+    .returning('key_hash');
+  if (inserted.length > 0) return undefined;
+  const stored = await storedKey(db, request);
+  // Deleted between the insert and the read (released by its failed request): the caller retries.
+  if (!stored) throw conflict('Idempotency-Key: a request with this key has just finished; retry', ['Idempotency-Key']);
+  return answerFromStored(request, stored);
+}
+
+/** Record mode, last step: the answer is stored (its one-time fields left out) for replays. */
+export async function completeKey(db: Knex, request: IdempotentRequest, status: number, body: unknown): Promise<void> {
+  await db('idempotency_keys')
+    .where(keyOf(request))
+    .whereNull('response_status')
+    .update({ response_status: status, response_body: JSON.stringify(withoutOneTime(body ?? null, request.oneTime)), locked_until: null });
+}
+
+/**
+ * Record mode, on an error answer: the key is released so a retry runs afresh. Every operation
+ * that records keys changes nothing when it answers an error (its transaction rolls back; a
+ * metered read that fails or times out bills nothing).
+ */
+export async function releaseKey(db: Knex, request: IdempotentRequest): Promise<void> {
+  await db('idempotency_keys').where(keyOf(request)).whereNull('response_status').delete();
+}
+
+/**
+ * Transaction mode: runs `act` in one transaction, exactly once per Idempotency-Key: the answer is
+ * stored in the same transaction as the change, so a crash leaves either both or neither. A
+ * transaction-scoped advisory lock marks the key in flight; a concurrent request with it gets 409
+ * at once. A replay returns the stored answer (the route marks it replayed).
+ */
+export async function withIdempotency<T>(
+  db: Knex,
+  request: IdempotentRequest | undefined,
+  act: (trx: Knex.Transaction) => Promise<T>,
+  status = 200,
+): Promise<T> {
+  if (request === undefined) return inTransaction(db, act);
+  return inTransaction(db, async (trx) => {
+    const { rows } = await trx.raw('SELECT pg_try_advisory_xact_lock(hashtextextended(?, 1)) AS free', [
+      `idempotency:${request.organizationId}:${request.userId}:${request.keyHash}`,
+    ]);
+    if (!rows[0].free) throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
+    await forgetExpired(trx, request);
+    const stored = await storedKey(trx, request);
+    if (stored) return answerFromStored(request, stored).body as T;
+    const response = await act(trx);
+    const inserted = await trx('idempotency_keys')
+      .insert({
+        ...keyOf(request),
+        operation: request.operation,
+        request_hash: request.requestHash,
+        response_status: status,
+        response_body: JSON.stringify(withoutOneTime(response ?? null, request.oneTime)),
+      })
+      .onConflict(['organization_id', 'user_id', 'key_hash'])
+      .ignore()
+      .returning('key_hash');
+    // Another operation recorded the key meanwhile: this request rolls back.
+    if (inserted.length === 0) throw conflict('Idempotency-Key: a request with this key is still in progress; retry when it has finished', ['Idempotency-Key']);
+    return response;
+  });
 }

@@ -1,8 +1,8 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
-import type { AnyRoute } from './route.ts';
+import { type AnyRoute, headersOf } from './route.ts';
 import { describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
@@ -99,6 +99,13 @@ function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
   });
 }
 
+const replayedHeader: NonNullable<ResponseConfig['headers']> = {
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
 export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {
   const registry = new OpenAPIRegistry();
@@ -110,17 +117,23 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
   const error = registry.register('Error', errorBodySchema);
 
   for (const route of routes) {
-    const statuses = new Set<number>([...(route.public ? [400, 500] : [400, 401, 429, 500]), ...(route.errors ?? [])]);
-    const responses: Record<string, { description: string; content?: Record<string, { schema: ZodType }> }> = {
+    const statuses = new Set<number>([
+      ...(route.public ? [400, 500] : [400, 401, 429, 500]),
+      ...(route.errors ?? []),
+      // Idempotency-Key: a request still running with the key (409), the key used for another request (422).
+      ...(route.idempotent ? [409, 422] : []),
+    ]);
+    const responses: Record<string, { description: string; headers?: ResponseConfig['headers']; content?: Record<string, { schema: ZodType }> }> = {
       [route.response.status]: {
         description: route.response.description,
+        ...(route.idempotent && { headers: replayedHeader }),
         ...(route.response.schema && { content: { 'application/json': { schema: route.response.schema as ZodType } } }),
       },
     };
     for (const status of [...statuses].sort()) {
       responses[status] = { description: errorDescriptions[status] ?? 'Error', content: { 'application/json': { schema: error } } };
     }
-    const headerSchema = route.headers as ZodObject | undefined;
+    const headerSchema = headersOf(route) as ZodObject | undefined;
     registry.registerPath({
       method: route.method,
       path: route.path,

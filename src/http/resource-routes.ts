@@ -55,6 +55,8 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
     ): AnyRoute {
       return defineRoute({
         ...operation('post', resource.path, op),
+        // Every create honours Idempotency-Key (CONVENTIONS §3).
+        idempotent: {},
         body: op.body,
         response: { status: 201, description: `The new ${noun}`, schema },
         errors: [403, ...(op.errors ?? [])],

@@ -6,6 +6,16 @@ import type { Caller } from '../core/caller.ts';
 import { enforce, type Authorization } from './authorize.ts';
 import { AppError, fromZodIssues } from '../core/errors.ts';
 import { JSON_MAX_DEPTH, z } from '../core/zod.ts';
+import {
+  claimKey,
+  completeKey,
+  hashOfKey,
+  idempotencyHeaders,
+  type IdempotentOptions,
+  type IdempotentRequest,
+  releaseKey,
+  requestHash,
+} from './idempotency.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -23,6 +33,8 @@ export interface HandlerInput<P extends ZodType, Q extends ZodType, B extends Zo
   actor: Actor;
   deps: Deps;
   ctx: Context;
+  /** The request's Idempotency-Key, resolved (routes with `idempotent`, when the caller sent one). */
+  idempotency?: IdempotentRequest | undefined;
 }
 
 /**
@@ -49,6 +61,11 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   public?: boolean;
   /** Who may call it (./authorize.ts): enforced before the handler, stated in /openapi.json. Required unless `public`. */
   authorize?: Authorization;
+  /**
+   * Honours Idempotency-Key (CONVENTIONS §3: every POST that creates something or moves credits):
+   * documents and reads the header; a retry replays the first answer (./idempotency.ts).
+   */
+  idempotent?: IdempotentOptions;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
@@ -119,6 +136,7 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
   // Unknown query parameters are refused like unknown body fields (a typo must not silently drop a filter).
   // A route without a query schema takes none, so every query string is checked the same way.
   const query = route.query instanceof ZodObject ? route.query.strict() : (route.query ?? noQuery);
+  const headers = headersOf(route);
   return async (ctx: Context) => {
     const rawBody = (ctx.request as { body?: unknown }).body;
     refuseUnsafeInput('params', ctx.params);
@@ -127,7 +145,7 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
     refuseUnsafeInput('body', rawBody);
     const hasBody = rawBody !== undefined && !(typeof rawBody === 'object' && rawBody !== null && !Array.isArray(rawBody) && Object.keys(rawBody).length === 0);
     if (!route.body && hasBody) throw new AppError('validation_failed', 'body: this operation takes no request body');
-    if (route.headers) parse(route.headers, ctx.headers, 'headers');
+    const parsedHeaders = headers ? (parse(headers, ctx.headers, 'headers') as Record<string, unknown>) : undefined;
     const input: HandlerInput<ZodType, ZodType, ZodType> = {
       params: route.params ? parse(route.params, ctx.params, 'params') : undefined,
       query: query ? parse(query, ctx.query, 'query') : undefined,
@@ -138,18 +156,70 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
       ctx,
     };
     if (route.authorize) await enforce(route.authorize, { ...input, db: deps.db });
-    const result = await route.handler(input);
-    ctx.status = route.response.status;
-    if (route.response.status === 204 || !route.response.schema) return;
-    if (validateResponses) {
-      // Development and tests: a response that drifts from its documented schema is a bug.
-      const checked = route.response.schema.safeParse(result);
-      if (!checked.success) {
-        throw new Error(`response of ${route.operationId} does not match its schema: ${JSON.stringify(checked.error.issues.slice(0, 3))}`);
-      }
-      ctx.body = checked.data;
-    } else {
-      ctx.body = result;
+    // After authorization: a caller who may no longer act gets no replay either.
+    input.idempotency = route.idempotent && idempotentRequest(route, input, parsedHeaders?.['idempotency-key'] as string | undefined, ctx);
+    if (!input.idempotency || route.idempotent?.mode === 'transaction') return present(route, ctx, await route.handler(input), validateResponses);
+    const stored = await claimKey(deps.db, input.idempotency);
+    if (stored) {
+      ctx.status = stored.status;
+      ctx.body = stored.body;
+      return;
     }
+    let result: unknown;
+    try {
+      result = await route.handler(input);
+    } catch (error) {
+      // An error answer changed nothing (see releaseKey): the retry may run. Should the release
+      // itself fail, the key stays in progress and answers 409 — never a second run.
+      await releaseKey(deps.db, input.idempotency).catch(() => undefined);
+      throw error;
+    }
+    present(route, ctx, result, validateResponses);
+    await completeKey(deps.db, input.idempotency, ctx.status, ctx.body);
   };
+}
+
+/** The headers an operation reads: its own, plus Idempotency-Key when it honours it. */
+export function headersOf(route: AnyRoute): ZodType | undefined {
+  if (!route.idempotent) return route.headers;
+  if (route.headers === undefined) return idempotencyHeaders;
+  if (!(route.headers instanceof ZodObject)) throw new Error(`${route.operationId}: an idempotent route's headers must be an object schema`);
+  return route.headers.extend(idempotencyHeaders.shape);
+}
+
+function idempotentRequest(
+  route: AnyRoute,
+  input: HandlerInput<ZodType, ZodType, ZodType>,
+  key: string | undefined,
+  ctx: Context,
+): IdempotentRequest | undefined {
+  if (key === undefined || route.public) return undefined;
+  const named = (value: unknown) =>
+    value && typeof value === 'object' && 'organization_id' in value ? (value as { organization_id: unknown }).organization_id : undefined;
+  const organization = named(input.params) ?? named(input.body);
+  return {
+    organizationId: typeof organization === 'string' ? organization : '',
+    userId: input.actor.userId,
+    keyHash: hashOfKey(key),
+    operation: route.operationId,
+    requestHash: requestHash(route.operationId, { params: input.params, query: input.query, body: input.body }),
+    oneTime: route.idempotent?.oneTime ?? [],
+    replayed: () => ctx.set('Idempotent-Replayed', 'true'),
+  };
+}
+
+/** The answer: the route's status and its body, checked against the documented schema in development and tests. */
+function present(route: AnyRoute, ctx: Context, result: unknown, validateResponses: boolean): void {
+  ctx.status = route.response.status;
+  if (route.response.status === 204 || !route.response.schema) return;
+  if (validateResponses) {
+    // Development and tests: a response that drifts from its documented schema is a bug.
+    const checked = route.response.schema.safeParse(result);
+    if (!checked.success) {
+      throw new Error(`response of ${route.operationId} does not match its schema: ${JSON.stringify(checked.error.issues.slice(0, 3))}`);
+    }
+    ctx.body = checked.data;
+  } else {
+    ctx.body = result;
+  }
 }

@@ -173,6 +173,7 @@ export const operationsRoutes: AnyRoute[] = [
     method: 'post',
     path: '/ops/bulk-actions',
     operationId: 'createBulkAction',
+    idempotent: {},
     tag,
     summary: 'Start a durable bulk retry, cancel or redrive',
     description:
@@ -263,6 +264,7 @@ export const operationsRoutes: AnyRoute[] = [
     method: 'post',
     path: '/ops/pauses',
     operationId: 'createPause',
+    idempotent: {},
     tag,
     summary: 'Pause a queue, one organization on a queue, or a schedule, with a reason and an optional expiry',
     description:

@@ -34,6 +34,7 @@ export const organizationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/organizations',
     operationId: 'createOrganization',
+    idempotent: {},
     summary: 'Create an organization; the caller becomes its owner',
     tag,
     body: createOrganizationBody,

@@ -54,6 +54,7 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
     defineRoute({
       method: 'post',
       ...add,
+      idempotent: {},
       summary: `File an existing ${noun} into a project`,
       description: `Needs the editor role on the project and the owner role on the ${noun} (filing shares it with everyone the project reaches). 409 when it is already there or either is deleted.`,
       tag,

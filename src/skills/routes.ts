@@ -132,6 +132,7 @@ export const skillRoutes: AnyRoute[] = [
     method: 'post',
     path: '/organizations/{organization_id}/skills',
     operationId: 'createOrganizationSkill',
+    idempotent: {},
     summary: 'Create a custom skill in an organization (organization-scoped shape)',
     description: [
       'Body: `name` (1–120 characters), `description` (≤ 2000) and `body` (≤ 200000) are required strings; `files` (any JSON, ≤ 1 MB) is optional; nothing else is accepted.',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
@@ -84,6 +85,10 @@ describe('low-balance alerts (billing.balance-alert-check handler)', () => {
     const [job] = await emailJobs();
     await balanceAlertEmailHandler.run(job.data, context);
     await balanceAlertEmailHandler.run(job.data, context);
+    // The key names the recipient by its SHA-256 only: the job console shows keys, never addresses.
+    expect(job.data.idempotency_key).to.match(/^balance-alert:[0-9a-f-]{36}:[0-9a-f]{64}$/);
+    expect(job.data.idempotency_key).not.to.contain('@');
+    expect(job.data.idempotency_key.endsWith(createHash('sha256').update(job.data.to).digest('hex'))).to.equal(true);
     const sent = await deps.db('email_outbox').where({ idempotency_key: job.data.idempotency_key });
     expect(sent).to.have.length(1);
     expect(sent[0]).to.include({ to_address: job.data.to, subject: job.data.subject });

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob } from '../../src/platform/maintenance/jobs.ts';
@@ -13,6 +13,8 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { createDb, eventually, isolatedDatabase, jobState } from '../jobs/support.ts';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 const creditPeriods = createCreditPeriods();
 
@@ -91,7 +93,7 @@ describe('credits expiry jobs', function () {
     const org = `org_${randomUUID().slice(0, 8)}`;
     const key = (name: string, age: string) => ({
       organization_id: org,
-      key: name,
+      key_hash: sha256(name),
       operation: 'adjustCredits',
       request_hash: 'h',
       response_status: 201,
@@ -105,9 +107,9 @@ describe('credits expiry jobs', function () {
       key('new', '0 seconds'),
     ]);
     await runJob(deleteExpiredIdempotencyKeysJob);
-    expect(await db('idempotency_keys').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['new', 'young']);
+    expect(await db('idempotency_keys').where({ organization_id: org }).pluck('key_hash')).to.have.members([sha256('new'), sha256('young')]);
     // Running again deletes nothing more.
     await runJob(deleteExpiredIdempotencyKeysJob);
-    expect(await db('idempotency_keys').where({ organization_id: org }).orderBy('key').pluck('key')).to.deep.equal(['new', 'young']);
+    expect(await db('idempotency_keys').where({ organization_id: org }).pluck('key_hash')).to.have.members([sha256('new'), sha256('young')]);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
@@ -182,11 +183,13 @@ describe('credits over HTTP', () => {
       const replay = await run(owner, org, 'begin', { amount: 10, run_id: 'idem-1' }, 'key-1');
       expect(replay.status).to.equal(201);
       expect(replay.body).to.deep.equal(first.body);
+      expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+      expect(first.headers.get('idempotent-replayed')).to.equal(null);
       expect((await entriesOf(ctx.db, org)).length).to.equal(count);
 
       const different = await run(owner, org, 'begin', { run_id: 'idem-2', amount: 10 }, 'key-1');
       expect(different.status).to.equal(422);
-      expect(different.body.code).to.equal('validation_failed');
+      expect(different.body.code).to.equal('idempotency_key_reused');
       expect(different.body.data.issues[0].path).to.deep.equal(['Idempotency-Key']);
       expect(await ctx.db('credit_holds').where({ organization_id: org, run_id: 'idem-2' }).first()).to.equal(undefined);
 
@@ -208,7 +211,9 @@ describe('credits over HTTP', () => {
       const org = await createOrganization(ctx.server, owner);
       // Hold the key's lock in another session, as a running request would.
       await ctx.db.transaction(async (trx) => {
-        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 1))', [`idempotency:${org}:${owner.id}:busy-key`]);
+        await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 1))', [
+          `idempotency:${org}:${owner.id}:${createHash('sha256').update('busy-key').digest('hex')}`,
+        ]);
         const res = await run(owner, org, 'begin', { run_id: 'busy', amount: 5 }, 'busy-key');
         expect(res.status).to.equal(409);
         expect(res.body.message).to.match(/^Idempotency-Key: a request with this key is still in progress/);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
@@ -28,8 +29,12 @@ describe('Idempotency-Key belongs to the caller who sent it', () => {
 
     const adjustments = await ctx.db('activity_events').where({ organization_id: org, action: 'credits.adjusted' }).orderBy('created_at').pluck('actor_id');
     expect(adjustments).to.deep.equal([owner.id, admin.id]);
-    expect(await ctx.db('idempotency_keys').where({ organization_id: org, key: 'shared-key-1' }).orderBy('user_id').pluck('user_id')).to.deep.equal(
-      [owner.id, admin.id].sort(),
-    );
+    expect(
+      await ctx
+        .db('idempotency_keys')
+        .where({ organization_id: org, key_hash: createHash('sha256').update('shared-key-1').digest('hex') })
+        .orderBy('user_id')
+        .pluck('user_id'),
+    ).to.deep.equal([owner.id, admin.id].sort());
   });
 });
