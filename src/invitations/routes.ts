@@ -22,6 +22,7 @@ export const invitationRoutes: AnyRoute[] = [
     method: 'post',
     path: '/organizations/{organization_id}/invitations',
     operationId: 'createInvitation',
+    idempotent: {},
     summary: 'Invite someone by e-mail to join the organization with a role',
     description:
       'Needs the invitations.manage permission; only owners may invite owners. The invitation expires after 7 days. An e-mail is sent to the address by a worker. 409 when the address already has a pending invitation or belongs to a member.',

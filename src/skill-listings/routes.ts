@@ -31,6 +31,7 @@ export const skillListingRoutes: AnyRoute[] = [
     method: 'post',
     path: '/skill-listings',
     operationId: 'createSkillListing',
+    idempotent: {},
     summary: 'List a custom skill in the catalog (a draft, version 1)',
     description:
       'Copies the skill’s name, description, body and files. `title` defaults to the skill’s name and `summary` to its description; `author` is the caller’s name (else e-mail). Without `slug` one is made from the title (kebab case, `-2`, `-3`… when taken); a `slug` that is taken is 409 naming `slug`. 409 naming `files` when the skill’s files are not `[{path, content}]`.',
@@ -183,6 +184,7 @@ export const skillListingRoutes: AnyRoute[] = [
     method: 'post',
     path: '/skill-catalog/{slug}/add',
     operationId: 'addSkillFromCatalog',
+    idempotent: {},
     summary: 'Add a published listing to an organization as a community skill',
     description:
       'The caller owns the new skill (`source: community`, `listing_id`, `listing_version`); the listing’s `uses` grows by one. 404 for a slug that is not published; 409 when a live skill of the organization has the name.',
