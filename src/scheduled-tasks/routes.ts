@@ -50,7 +50,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     operationId: 'createScheduledTask',
     summary: 'Create a scheduled task: a prompt run by a chat model on a cron schedule',
     description:
-      'The cron (five fields) and the IANA timezone are validated (400 naming `schedule.cron` or `schedule.timezone`); a schedule firing more often than SCHEDULED_TASK_MIN_INTERVAL_SECONDS (5 minutes by default), including around daylight-saving changes, is refused. The answer shows `next_run_at` and the next five runs in the task’s timezone. `email_recipients` must be members of the organization, `model` available to it, `skill_id` readable, `project_id` editable (400 naming the field). The caller owns it; needs `resources.create`.',
+      'The cron (five fields) and the IANA timezone are validated (400 naming `schedule.cron` or `schedule.timezone`); a schedule whose runs ever come closer together than SCHEDULED_TASK_MIN_INTERVAL_SECONDS (5 minutes by default) is refused, naming where: the smallest gap is computed from the cron’s fields over a whole calendar cycle (month ends, 29 February, weekdays) in the task’s timezone, and around its daylight-saving changes. The answer shows `next_run_at` and the next five runs in the task’s timezone. `email_recipients` must be members of the organization, `model` available to it, `skill_id` readable, `project_id` editable (400 naming the field). The caller owns it; needs `resources.create`.',
     body: createScheduledTaskBody,
     run: createScheduledTask,
   }),

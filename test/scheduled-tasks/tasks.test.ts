@@ -75,6 +75,12 @@ describe('scheduled tasks (the resource)', () => {
     for (const [body, path, message] of [
       [{ schedule: { cron: '61 * * * *', timezone: 'UTC' } }, ['schedule', 'cron'], /^schedule\.cron: is not a valid cron expression/],
       [{ schedule: { cron: '* * * * *', timezone: 'UTC' } }, ['schedule', 'cron'], /^schedule\.cron: runs every 1 minute; the minimum interval is 5 minutes$/],
+      // One minute apart only from 29 February to 1 March 2028.
+      [
+        { schedule: { cron: '0,59 0,6,12,18,23 1,29 * *', timezone: 'UTC' } },
+        ['schedule', 'cron'],
+        /^schedule\.cron: runs as little as 1 minute apart \(2028-02-29 23:59 and 2028-03-01 00:00, UTC time\); the minimum interval is 5 minutes$/,
+      ],
       [
         { schedule: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } },
         ['schedule', 'timezone'],
