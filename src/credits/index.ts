@@ -10,6 +10,6 @@
 export { availableOf, type BalanceRow, readBalance } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
-export { captureHold, findHoldByRun, getHold, placeHold, placeHoldOnce, releaseHold } from './holds.ts';
+export { captureHold, findHoldByRun, getHold, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold } from './holds.ts';
 export type { CreditHold } from './hold-model.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';
