@@ -6,36 +6,36 @@ import { progressPublisher } from '../jobs/progress.ts';
 import { reserveCall, startCall } from '../metering/index.ts';
 import type { ChatUsage } from '../providers/chat/index.ts';
 import type { ChatRunPayload } from './jobs.ts';
-import { creditsFor, estimateTokens, type TurnAnswer, turnCall, turnPricing } from './run-pricing.ts';
+import { estimateTokens, TURN_HOLD_DESCRIPTION, type TurnAnswer, turnCall, turnCeiling, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
 
 /** How often a streaming run publishes its snapshot (SSE followers re-read it). */
 const SNAPSHOT_MS = 250;
-/** Answer length assumed for the credit ceiling when neither the run nor the model names one. */
-const DEFAULT_MAX_TOKENS = 1024;
 
 /** Reserve → stream. The runtime's `succeeded` end appends the answer, captures and unlocks; a retry repeats nothing done. */
 export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Promise<TurnAnswer | NothingToDo> {
   const { deps, log, signal } = job;
   const pending = (await deps.db('chat_runs').where({ id: run_id }).first()) as RunRow | undefined;
   if (!pending || !(LIVE_RUN_STATUSES as readonly string[]).includes(pending.status)) return nothingToDo('the run has ended');
-  const { prices, prompt, parameters, promptTokens } = await turnPricing(deps, pending);
+  const pricing = await turnPricing(deps, pending);
+  const { prompt, parameters, promptTokens } = pricing;
 
   // Running, with its call and hold: one step, so a retry finds the call it reserved (keyed by the run) or none.
+  // The hold is placed when the run is started (./runs.ts); a run queued before that was so gets it here.
   const run = await job.step(async (trx) => {
     let holdId = pending.hold_id;
     if (holdId === null) {
-      const ceiling =
-        pending.max_credits ?? Math.max(1, creditsFor({ input_tokens: promptTokens, output_tokens: parameters.max_tokens ?? DEFAULT_MAX_TOKENS }, prices));
-      const hold = await reserveCall(trx, deps, turnCall(pending, ceiling), { description: 'Reserved for a chat run' }).catch((error: unknown) => {
-        // No credits (balance or spending limit): the run fails saying so; nothing to retry.
-        if (isAppError(error, 'payment_required')) throw failForGood('payment_required', error.message);
-        throw error;
-      });
-      await startCall(trx, pending.id);
+      const hold = await reserveCall(trx, deps, turnCall(pending, turnCeiling(pending.max_credits, pricing)), { description: TURN_HOLD_DESCRIPTION }).catch(
+        (error: unknown) => {
+          // No credits (balance or spending limit): the run fails saying so; nothing to retry.
+          if (isAppError(error, 'payment_required')) throw failForGood('payment_required', error.message);
+          throw error;
+        },
+      );
       holdId = hold.id;
     }
+    await startCall(trx, pending.id);
     const [updated] = (await trx('chat_runs')
       .where({ id: pending.id })
       .update({ hold_id: holdId, status: trx.raw(`CASE WHEN status = 'queued' THEN 'running' ELSE status END`), updated_at: trx.fn.now() })

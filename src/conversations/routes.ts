@@ -8,7 +8,8 @@ import { listMessages, postMessage, presentMessage } from './messages.ts';
 import { presentRecallHit, recall } from './recall.ts';
 import { streamRunEvents } from './run-events.ts';
 import { runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
-import { getRun, presentRun, saveRunSnapshot, startRun, stopRun } from './runs.ts';
+import { startPaidRun } from './run-start.ts';
+import { getRun, presentRun, saveRunSnapshot, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { listConversations } from './list.ts';
@@ -179,13 +180,13 @@ export const conversationRoutes: AnyRoute[] = [
     tag,
     summary: 'Start a chat run (acquire the run lock)',
     description:
-      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`) and enqueues the chat run on a worker in the same transaction. The worker holds credits for the turn’s ceiling (`max_credits`, else computed from the model’s prices and `max_tokens`), streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. Without credits the run ends `failed` with `error.code` `payment_required`. A live run holding the lock answers 409; the lock is freed when the run’s job ends (a worker that dies has its job retried on another, and a job that fails for good ends the run `failed` and frees the lock). `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
+      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`), enqueues the chat run on a worker and holds credits for the turn’s ceiling (`max_credits`, else computed from the prompt, the model’s prices and `max_tokens`) from the caller’s spending limit and the organization’s balance, all in one transaction. Without credits the answer is 402 `payment_required` (`data.issues[0].path` `["balance"]` or `["spending_limit"]`) and nothing is started: no run, the lock stays free. The worker then streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. A live run holding the lock answers 409; the lock is freed when the run’s job ends (a worker that dies has its job retried on another, and a job that fails for good ends the run `failed` and frees the lock). `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
     params: conversationIdParams,
     body: startRunBody,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
-    errors: [403, 404, 409],
+    errors: [402, 403, 404, 409],
     authorize: resource('chat_conversation', 'edit', 'conversation_id'),
-    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startRun(deps, actor, params.conversation_id, body)) }),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startPaidRun(deps, actor, params.conversation_id, body)) }),
   }),
   defineRoute({
     method: 'get',

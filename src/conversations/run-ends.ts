@@ -90,7 +90,8 @@ export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
   async canceled(trx, { run_id }, _reason, context) {
     const run = await lockLive(trx, run_id);
     if (!run) return;
-    const { promptTokens } = run.hold_id === null ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
+    // A run stopped while still queued never reached the model: its hold (placed at the start) goes back whole.
+    const { promptTokens } = run.hold_id === null || run.status === 'queued' ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
     await keep(trx, context, run, run.snapshot, { input_tokens: promptTokens, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
   },
 };

@@ -9,6 +9,9 @@ import type { RunRow } from './runs.ts';
 /** A chat turn's metered call's operation (and its hold's reason: the credit reports group by it). */
 export const CHAT_RUN_OPERATION = 'chat_run';
 
+/** How a turn's hold reads in the ledger. */
+export const TURN_HOLD_DESCRIPTION = 'Reserved for a chat run';
+
 /** A chat turn as a metered call: the run's id is the call's and its hold's run id, its ceiling the quote. */
 export function turnCall(run: RunRow, ceiling: number): NewCall {
   return {
@@ -59,9 +62,31 @@ async function promptOf(db: Knex | Knex.Transaction, run: RunRow): Promise<ChatM
   return rows as ChatMessage[];
 }
 
-/** The run's model prices, its prompt and the model's default parameters. */
-export async function turnPricing(deps: Deps, run: RunRow, db: Knex | Knex.Transaction = deps.db) {
-  const [effective, prompt] = await Promise.all([effectiveChatModel({ db: db as Knex }, run.model, run.organization_id), promptOf(db, run)]);
+/** Answer length assumed for the credit ceiling when neither the run nor the model names one. */
+const DEFAULT_MAX_TOKENS = 1024;
+
+/** A model's prices and default parameters for a prompt, as the organization has the model. */
+async function pricingOf(db: Knex | Knex.Transaction, model: string, organizationId: string, prompt: ChatMessage[]) {
+  const effective = await effectiveChatModel({ db: db as Knex }, model, organizationId);
   const parameters = { ...(effective.copy?.default_parameters ?? {}) };
   return { prices: effectivePrices(effective), prompt, parameters, promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0) };
+}
+
+/** The run's model prices, its prompt and the model's default parameters. */
+export async function turnPricing(deps: Deps, run: RunRow, db: Knex | Knex.Transaction = deps.db) {
+  return pricingOf(db, run.model, run.organization_id, await promptOf(db, run));
+}
+
+/**
+ * The credits a turn holds: `max_credits` when asked for, else the default — the prompt and the
+ * model's `max_tokens` (else DEFAULT_MAX_TOKENS) at the model's prices, at least 1.
+ */
+export function turnCeiling(maxCredits: number | null, pricing: Awaited<ReturnType<typeof pricingOf>>): number {
+  const { prices, parameters, promptTokens } = pricing;
+  return maxCredits ?? Math.max(1, creditsFor({ input_tokens: promptTokens, output_tokens: parameters.max_tokens ?? DEFAULT_MAX_TOKENS }, prices));
+}
+
+/** The default hold of a turn not run yet: `prompt` answered by `model` in the organization. */
+export async function defaultTurnCeiling(db: Knex | Knex.Transaction, model: string, organizationId: string, prompt: ChatMessage[]): Promise<number> {
+  return turnCeiling(null, await pricingOf(db, model, organizationId, prompt));
 }

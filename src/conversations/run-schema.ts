@@ -1,6 +1,9 @@
 import { timestamp, uuid, z } from '../core/zod.ts';
 import { MESSAGE_MAX_CHARS } from './message-schema.ts';
 
+/** The most a turn may hold: what a scheduled task's `max_credits_per_run`, a generation's and a metered read's `max_credits` allow too. */
+export const MAX_TURN_CREDITS = 1_000_000;
+
 export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'stopped'] as const;
 
 /** One turn of a conversation answered on a worker; while live it holds the conversation's run lock. */
@@ -34,7 +37,13 @@ export const startRunBody = z
   .object({
     model: z.string().min(1).max(200).optional().openapi({ description: 'A chat model available to the organization; default its first available one.' }),
     message_id: uuid.optional().openapi({ description: 'The message to answer (a message of this conversation); default the active leaf.' }),
-    max_credits: z.number().int().min(1).optional().openapi({ description: 'Most credits the turn may spend (held while it runs).' }),
+    max_credits: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TURN_CREDITS)
+      .optional()
+      .openapi({ description: `Most credits the turn may spend (1–${MAX_TURN_CREDITS}; held from the start until it ends).` }),
   })
   .strict();
 

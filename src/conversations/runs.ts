@@ -56,12 +56,17 @@ async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow): 
 }
 
 /** The model the run uses: the one asked for if the organization has it enabled (else 400), or its first available one. */
-async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
+export async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
   if (asked === undefined) {
     const page = await listAvailableChatModels(deps, actor, { organization_id: organizationId, limit: 1 });
     return page.items[0]?.model.id ?? SANDBOX_CHAT_MODEL;
   }
   return (await requireAvailableChatModel(deps, asked, organizationId)).model.id;
+}
+
+export interface StartRunOptions extends Pick<EnqueueOptions, 'continueWith'> {
+  /** Places the run's credit hold in the starting transaction (last: it locks the balance row) and returns its id; a refusal (402) undoes the start. */
+  reserve?: (trx: Knex.Transaction, run: RunRow) => Promise<string>;
 }
 
 /** Acquires the lock and enqueues the chat-run job in one transaction; 409 while a live run holds it. */
@@ -70,7 +75,7 @@ export function startRun(
   actor: Actor,
   conversationId: string,
   input: z.output<typeof startRunBody>,
-  options: Pick<EnqueueOptions, 'continueWith'> = {},
+  options: StartRunOptions = {},
 ): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     const holder = await liveRunOf(trx, conversation);
@@ -92,7 +97,10 @@ export function startRun(
       .returning('*')) as RunRow[];
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
     await deps.jobs.enqueue(trx, chatRunJob, { run_id: run!.id }, { organizationId: conversation.organization_id, continueWith: options.continueWith });
-    return run!;
+    if (!options.reserve) return run!;
+    const holdId = await options.reserve(trx, run!);
+    const [held] = (await trx('chat_runs').where({ id: run!.id }).update({ hold_id: holdId }).returning('*')) as RunRow[];
+    return held!;
   });
 }
 

@@ -3,7 +3,8 @@ import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { postMessage } from './messages.ts';
 import type { EnqueueOptions } from '../jobs/enqueue.ts';
-import { getRun, type RunRow, startRun, stopRunById } from './runs.ts';
+import { defaultTurnCeiling } from './run-pricing.ts';
+import { chooseModel, getRun, type RunRow, startRun, stopRunById } from './runs.ts';
 import { createConversation } from './service.ts';
 
 export interface ScheduledTurn {
@@ -38,6 +39,22 @@ export async function startScheduledTurn(
 ): Promise<RunRow> {
   const input = { ...(turn.model && { model: turn.model }), ...(turn.maxCredits && { max_credits: turn.maxCredits }) };
   return startRun(deps, actor, conversationId, input, { continueWith });
+}
+
+/**
+ * What a scheduled turn holds when it starts: `maxCredits`, else the default hold of its turn — the
+ * skill and the prompt at the prices of its model (else the organization's first available one)
+ * with the model's `max_tokens` — as ./handlers.ts will compute it for the run.
+ */
+export async function scheduledTurnCeiling(
+  deps: Deps,
+  actor: Actor,
+  turn: Pick<ScheduledTurn, 'organizationId' | 'prompt' | 'model' | 'maxCredits' | 'skillBody'>,
+): Promise<number> {
+  if (turn.maxCredits !== null) return turn.maxCredits;
+  const model = await chooseModel(deps, actor, turn.organizationId, turn.model ?? undefined);
+  const prompt = [...(turn.skillBody ? [{ role: 'system' as const, content: turn.skillBody }] : []), { role: 'user' as const, content: turn.prompt }];
+  return defaultTurnCeiling(deps.db, model, turn.organizationId, prompt);
 }
 
 export { getRun as currentChatRun, stopRunById as stopChatRun };

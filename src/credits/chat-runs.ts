@@ -4,7 +4,7 @@
  */
 import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
-import { notFound } from '../core/errors.ts';
+import { AppError, isAppError, notFound } from '../core/errors.ts';
 import { type IdempotentRequest, withIdempotency } from '../http/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
@@ -24,6 +24,7 @@ export async function beginChatRun(
   body: z.output<typeof beginRunBody>,
   idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
+  await requireAttribution(deps, actor, organizationId, body);
   return withIdempotency(
     deps.db,
     idempotency,
@@ -79,6 +80,38 @@ export async function settleChatRun(
     const run = await findRun(trx, membership, body.run_id);
     return { hold: presentHold((await settleHold(trx, run.id)).hold) };
   });
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** 404 naming the field: the same answer whether the conversation or message is missing, unreadable or elsewhere. */
+const unknownReference = (field: 'conversation_id' | 'message_id') => {
+  const message = `${field}: no ${field === 'conversation_id' ? 'conversation' : 'message'} you can read in this organization${field === 'message_id' ? ' and conversation' : ''}`;
+  return new AppError('not_found', message, [{ path: [field], message }]);
+};
+
+/**
+ * Costs are attributed (ledger rows, a message's credits) only to a conversation the caller can
+ * read in this organization, and to a message of it; a message alone stands for its conversation.
+ * Messages are read straight from their table: credits cannot import conversations (which reach
+ * credits through metering).
+ */
+async function requireAttribution(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>): Promise<void> {
+  let conversationId = body.conversation_id;
+  if (body.message_id !== undefined) {
+    const message = UUID.test(body.message_id)
+      ? ((await deps.db('conversation_messages').where({ id: body.message_id }).first('conversation_id')) as { conversation_id: string } | undefined)
+      : undefined;
+    if (!message || (conversationId !== undefined && message.conversation_id !== conversationId)) throw unknownReference('message_id');
+    conversationId = message.conversation_id;
+  }
+  if (conversationId === undefined) return;
+  const field = body.conversation_id === undefined ? 'message_id' : 'conversation_id';
+  if (!UUID.test(conversationId)) throw unknownReference(field);
+  const { row } = await actor.resource(deps.db, 'chat_conversation', conversationId, 'read').catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? unknownReference(field) : error;
+  });
+  if (row.organization_id !== organizationId || row.deleted_at !== null) throw unknownReference(field);
 }
 
 /** The run's own member, or anyone who manages credits, may capture and settle it; to others it does not exist. */

@@ -115,6 +115,28 @@ export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: Hol
   }
 }
 
+const triedOnly = Symbol('tried only');
+
+/**
+ * 402 (as `placeHold` would answer) unless a hold of `amount` for the member would be placed right
+ * now: tried for real by the same reserve and rolled back, so the rules cannot drift apart. Only a
+ * precheck — work whose hold is placed later can still be refused then.
+ */
+export async function requireHoldable(
+  db: Knex,
+  periods: CreditPeriods,
+  input: Pick<HoldInput, 'organizationId' | 'userId' | 'amount' | 'reason'>,
+): Promise<void> {
+  await db
+    .transaction(async (trx) => {
+      await placeHoldOnce(trx, periods, input);
+      throw triedOnly;
+    })
+    .catch((error: unknown) => {
+      if (error !== triedOnly) throw error;
+    });
+}
+
 export interface CaptureOptions {
   /** Replay key: a capture repeated with the same key returns the first result. */
   captureKey?: string | undefined;

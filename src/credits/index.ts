@@ -5,11 +5,12 @@
  *   readBalance / availableOf            the organization's balance row and what of it is available
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
  *   placeHold(Once) / captureHold / releaseHold / getHold / findHoldByRun   a credit hold for work (reserve → capture, rest released)
+ *   requireHoldable                      402 unless such a hold would be placed now (a precheck, tried and rolled back)
  *   enqueueBalanceAlertCheck             after moving credits: check the low-balance alerts now, not at the next sweep
  */
 export { availableOf, type BalanceRow, readBalance } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
-export { captureHold, findHoldByRun, getHold, placeHold, placeHoldOnce, releaseHold } from './holds.ts';
+export { captureHold, findHoldByRun, getHold, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold, requireHoldable } from './holds.ts';
 export type { CreditHold } from './hold-model.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';

@@ -71,7 +71,7 @@ export const creditRoutes: AnyRoute[] = [
     summary: 'Reserve credits for a chat run',
     description:
       'Places a hold of `amount` credits for `run_id`. Beginning the same run again with the same body returns the same hold and reserves nothing more; ' +
-      'with another amount, conversation or member it is a 409. 402 when the workspace balance (`data.issues[0].path` = `["balance"]`) or the member’s spending limit (`["spending_limit"]`) cannot cover it.' +
+      'with another amount, conversation or member it is a 409. `conversation_id` and `message_id` attribute the costs: a conversation the caller can read in this organization and a message of it (a `message_id` alone stands for its conversation); anything else is 404 naming the field, the same whether it is missing, unreadable, deleted or elsewhere. 402 when the workspace balance (`data.issues[0].path` = `["balance"]`) or the member’s spending limit (`["spending_limit"]`) cannot cover it.' +
       replayNote,
     tag,
     params: organizationIdParams,

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { badRequest, forbidden, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
-import { isBuiltInRole } from '../members/index.ts';
+import { isBuiltInRole, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
 import { invitationColumns, type InvitationRow } from './presenter.ts';
 
 /** Who is asking about one invitation: a member (with their permissions), the invitee, or both. */
@@ -47,12 +47,16 @@ export function requireInvitee(access: InvitationAccess, action: 'accept' | 'dec
 }
 
 /**
- * The role must exist in the organization (built-in, or custom once the roles table exists), and
- * owner invitations — giving or changing — are for owners only.
+ * The role must exist in the organization (built-in or custom), owner invitations — giving or
+ * changing — are for owners only, and nobody invites with more power than they hold: the check
+ * changing a member's role makes (a custom role is share-locked until the transaction ends, so it
+ * cannot be widened or deleted in between).
  */
-export async function requireAssignableRole(db: Knex, inviter: Membership, role: string, field = 'role'): Promise<void> {
-  if (!(await roleExists(db, inviter.organizationId, role))) throw badRequest(`${field}: no role "${role}" in this organization`, [field]);
+export async function requireAssignableRole(trx: Knex.Transaction, inviter: Membership, role: string, doing = 'invite with', field = 'role'): Promise<void> {
+  const assignable = await lockAssignableRole(trx, inviter.organizationId, role);
+  if (!assignable) throw badRequest(`${field}: no role "${role}" in this organization`, [field]);
   if (role === 'owner' && inviter.role !== 'owner') throw forbidden('only owners may invite owners');
+  requireAuthorityOver(inviter, assignable, doing);
 }
 
 export async function roleExists(db: Knex, organizationId: string, role: string): Promise<boolean> {

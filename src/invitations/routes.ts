@@ -25,7 +25,7 @@ export const invitationRoutes: AnyRoute[] = [
     idempotent: {},
     summary: 'Invite someone by e-mail to join the organization with a role',
     description:
-      'Needs the invitations.manage permission; only owners may invite owners. The invitation expires after 7 days. An e-mail is sent to the address by a worker. 409 when the address already has a pending invitation or belongs to a member.',
+      'Needs the invitations.manage permission; only owners may invite owners, and a role carrying any permission the caller’s own role lacks (custom roles included) is 403, as when changing a member’s role. The invitation expires after 7 days. An e-mail is sent to the address by a worker. 409 when the address already has a pending invitation or belongs to a member.',
     tag,
     params: organizationParams,
     body: createInvitationBody,
@@ -71,7 +71,7 @@ export const invitationRoutes: AnyRoute[] = [
     path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'updateInvitation',
     summary: 'Change a pending invitation’s role, or accept it',
-    description: `Send exactly one field. \`role\`: needs invitations.manage (owner invitations: owners only). \`{"status":"accepted"}\`: the invitee only; they become a member with the invited role. 409 when the invitation is no longer pending (accepted, declined, revoked or expired) or the invitee is already a member. ${inviteeNote}`,
+    description: `Send exactly one field. \`role\`: needs invitations.manage (owner invitations: owners only) and, as when changing a member’s role, every permission of both the invitation’s role and the new one (403 otherwise). \`{"status":"accepted"}\`: the invitee only; they become a member with the invited role. 409 when the invitation is no longer pending (accepted, declined, revoked or expired) or the invitee is already a member. ${inviteeNote}`,
     tag,
     params: invitationParams,
     body: updateInvitationBody,

@@ -2,7 +2,7 @@ import { recordActivity } from '../core/activity.ts';
 import { conflict, forbidden } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
-import { addMembership, hasMemberWithEmail } from '../members/index.ts';
+import { addMembership, hasMemberWithEmail, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, roleExists, type InvitationAccess } from './access.ts';
 import { invitationEmailJob } from './jobs.ts';
@@ -85,9 +85,12 @@ export async function changeInvitationRole(deps: Deps, actor: Actor, organizatio
     const manager = requireManager(access);
     const { invitation } = access;
     requirePending(invitation);
-    await requireAssignableRole(trx, manager, role);
+    await requireAssignableRole(trx, manager, role, 'grant');
     if (invitation.role === 'owner' && manager.role !== 'owner') throw forbidden('only owners may change or revoke an owner invitation');
     if (role === invitation.role) return invitation;
+    // Like a member's role change, the role taken away needs authority too (unless it was deleted since).
+    const before = await lockAssignableRole(trx, organizationId, invitation.role);
+    if (before) requireAuthorityOver(manager, before, 'take away');
     await trx('invitations').where({ id: invitationId }).update({ role, updated_at: trx.fn.now() });
     await recordActivity(trx, {
       organizationId,

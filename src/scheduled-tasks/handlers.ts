@@ -5,6 +5,7 @@ import { isAppError } from '../core/errors.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import { dispatchDueTasks } from './dispatcher.ts';
+import { payerOf } from './run-credits.ts';
 import type { RunStart, TurnOutcome } from './ends.ts';
 import { type ScheduledTaskEmailPayload, scheduledTaskFinishJob, type ScheduledTaskRunPayload } from './jobs.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
@@ -30,11 +31,11 @@ export async function startScheduledRun({ run_id }: ScheduledTaskRunPayload, job
     const task = (await trx('scheduled_tasks').where({ id: run.task_id }).first()) as ScheduledTaskRow | undefined;
     // Disabling or deleting the task stops its queued scheduled runs too.
     if (!task || task.deleted_at || (run.trigger === 'schedule' && !task.enabled)) return { started: false };
-    // The run acts as the task's creator: their access and spending limit apply.
+    // The run acts as whoever triggered it, else the task's creator (./run-credits.ts): their access and spending limit apply.
     const deps = { ...job.deps, db: trx as unknown as Deps['db'] };
-    const actor = actorFor(trx, { userId: task.created_by_id });
+    const actor = actorFor(trx, { userId: payerOf(run, task) });
     try {
-      // The skill as the creator can read it now (a skill they lost access to fails the run, saying so).
+      // The skill as the payer can read it now (a skill they cannot read fails the run, saying so).
       const skill = task.skill_id ? (await actor.resource<{ body: string }>(trx, 'skill', task.skill_id, 'read')).row : null;
       const conversationId = await openScheduledConversation(deps, actor, {
         skillBody: skill?.body ?? null,
@@ -60,7 +61,7 @@ export async function startScheduledRun({ run_id }: ScheduledTaskRunPayload, job
         .update({ state: 'running', started_at: trx.fn.now(), conversation_id: conversationId, chat_run_id: chat.id });
       return { started: true };
     } catch (error) {
-      // A setting no longer valid (the model gone, the creator's access lost): the run fails, saying why.
+      // A setting no longer valid (the model gone, the payer's access lost): the run fails, saying why.
       if (isAppError(error)) throw failForGood(error.code, error.message, error);
       throw error;
     }
@@ -76,9 +77,27 @@ export async function finishScheduledRun({ run_id }: ScheduledTaskRunPayload, { 
   return { status: chat.status, credits: chat.credits_charged ?? 0, error: chat.error };
 }
 
-export async function emailRunAnswer({ run_id, user_id }: ScheduledTaskEmailPayload, { deps }: JobContext): Promise<void> {
+/**
+ * Mails one recipient the run's answer — if they may still have it: a member of the organization
+ * who can read the task now (removed members and recipients who lost access since the run was
+ * queued get nothing).
+ */
+export async function emailRunAnswer({ run_id, user_id }: ScheduledTaskEmailPayload, { deps, log }: JobContext): Promise<void> {
   const run = await loadRun(deps.db, run_id);
   if (run?.state !== 'succeeded' || !run.chat_run_id) return;
+  const readable = await actorFor(deps.db, { userId: user_id })
+    .resource(deps.db, 'scheduled_task', run.task_id, 'read')
+    .then(
+      () => true,
+      (error: unknown) => {
+        if (isAppError(error, 'not_found')) return false;
+        throw error;
+      },
+    );
+  if (!readable) {
+    log.info({ run_id, user_id }, 'scheduled answer not sent: the recipient can no longer read the task');
+    return;
+  }
   const task = (await deps.db('scheduled_tasks').where({ id: run.task_id }).first('title')) as { title: string };
   const chat = (await deps.db('chat_runs').where({ id: run.chat_run_id }).first('answer_message_id')) as { answer_message_id: string | null };
   const answer = chat.answer_message_id

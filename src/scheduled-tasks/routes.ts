@@ -41,7 +41,7 @@ const task = resourceRoutes({
 });
 
 const runBehaviour =
-  'A run opens a conversation of its own (`schedule_id` = the task) with the prompt and performs one chat run there (the task’s model and skill; a credit hold capped by `max_credits_per_run`), then mails the answer and a link to the conversation to the recipients. No credits (balance or spending limit) → `skipped` with the reason.';
+  'A run opens a conversation of its own (`schedule_id` = the task) with the prompt and performs one chat run there (the task’s model and skill; a credit hold of `max_credits_per_run`, else the default hold of the turn), then mails the answer and a link to the conversation to the recipients who are still members and can read the task when it is sent. The run acts as, and is charged to, the caller who triggers it (their access and spending limit apply); scheduled slots and the job console’s trigger act as the task’s creator. 402 `payment_required` (`data.issues[0].path` `["spending_limit"]` or `["balance"]`) when the caller could not hold the run’s credits now, and nothing is queued; credits gone by the time the run starts → `skipped` with the reason.';
 
 /** Scheduled tasks (spec §4.11): the resource, its runs, triggers and cancellation. The dispatcher fires the slots (src/scheduled-tasks/dispatcher.ts). */
 export const scheduledTaskRoutes: AnyRoute[] = [
@@ -50,7 +50,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     operationId: 'createScheduledTask',
     summary: 'Create a scheduled task: a prompt run by a chat model on a cron schedule',
     description:
-      'The cron (five fields) and the IANA timezone are validated (400 naming `schedule.cron` or `schedule.timezone`); a schedule firing more often than SCHEDULED_TASK_MIN_INTERVAL_SECONDS (5 minutes by default), including around daylight-saving changes, is refused. The answer shows `next_run_at` and the next five runs in the task’s timezone. `email_recipients` must be members of the organization, `model` available to it, `skill_id` readable, `project_id` editable (400 naming the field). The caller owns it; needs `resources.create`.',
+      'The cron (five fields) and the IANA timezone are validated (400 naming `schedule.cron` or `schedule.timezone`); a schedule whose runs ever come closer together than SCHEDULED_TASK_MIN_INTERVAL_SECONDS (5 minutes by default) is refused, naming where: the smallest gap is computed from the cron’s fields over a whole calendar cycle (month ends, 29 February, weekdays) in the task’s timezone, and around its daylight-saving changes. The answer shows `next_run_at` and the next five runs in the task’s timezone. `email_recipients` must be members of the organization who can read the task as created (its visibility, project), `model` available to it, `skill_id` readable, `project_id` editable (400 naming the field). The caller owns it; needs `resources.create`.',
     body: createScheduledTaskBody,
     run: createScheduledTask,
   }),
@@ -69,7 +69,8 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     path: '/scheduled-tasks/{scheduled_task_id}',
     operationId: 'updateScheduledTask',
     summary: 'Change a scheduled task (editors)',
-    description: 'A new schedule or `enabled: true` recomputes `next_run_at` from now; `enabled: false` clears it at once, so no further slot fires.',
+    description:
+      'A new schedule or `enabled: true` recomputes `next_run_at` from now; `enabled: false` clears it at once, so no further slot fires. `email_recipients` must be members who can read the task (400 naming the field). Raising `max_credits_per_run` above its effective value (null: the default hold of a run — the skill and prompt at the model’s prices with its `max_tokens`, as the creator’s scheduled slots hold it) needs the task’s owner or an organization owner/admin: 403 for an editor; lowering it is any editor’s.',
     body: updateScheduledTaskBody,
     run: updateScheduledTask,
   }),
@@ -108,7 +109,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     description: `201 with the queued run (\`trigger: manual\`); the schedule is unchanged. ${runBehaviour}`,
     params: scheduledTaskIdParams,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
-    errors: [403, 404, 409],
+    errors: [402, 403, 404, 409],
     authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
     handler: async ({ params, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id)) }),
   }),
@@ -119,11 +120,11 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     idempotent: {},
     tag,
     summary: 'Start a one-off run with overrides (editors)',
-    description: `Prompt, model and recipients may differ from the task’s (checked like the task’s own: 400 naming the field). 201 with the queued run (\`trigger: one_off\`). ${runBehaviour}`,
+    description: `Prompt, model and recipients may differ from the task’s (checked like the task’s own, recipients able to read the task: 400 naming the field). 201 with the queued run (\`trigger: one_off\`). ${runBehaviour}`,
     params: scheduledTaskIdParams,
     body: oneOffRunBody,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
-    errors: [403, 404, 409],
+    errors: [402, 403, 404, 409],
     authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
     handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id, body)) }),
   }),

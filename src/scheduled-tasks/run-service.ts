@@ -9,16 +9,27 @@ import { scheduledTaskRunJob } from './jobs.ts';
 import { cancelWorkOn } from '../jobs/ends.ts';
 import { stopChatRun } from '../conversations/index.ts';
 import type { listRunsQuery } from './schema.ts';
-import { checkSettings } from './service.ts';
+import { requireRunCovered } from './run-credits.ts';
+import { checkSettings, requireRecipientsCanRead } from './service.ts';
 
 const type = 'scheduled_task';
 
-/** Runs the task now (editors): `manual` with its settings, or `one_off` with overrides (checked like the task's own). */
+/**
+ * Runs the task now (editors): `manual` with its settings, or `one_off` with overrides (checked
+ * like the task's own; recipients must be able to read the task). The run acts as the caller and
+ * is charged to them: 402 when they could not hold its credits now (their spending limit or the
+ * balance), nothing queued.
+ */
 export async function startRunNow(deps: Deps, actor: Actor, taskId: string, overrides?: RunSettings): Promise<TaskRunRow> {
+  const task = (await actor.resource<ScheduledTaskRow>(deps.db, type, taskId, 'edit')).row;
   if (overrides) {
-    const task = (await actor.resource<ScheduledTaskRow>(deps.db, type, taskId, 'read')).row;
     await checkSettings(deps, actor, task.organization_id, { model: overrides.model, email_recipients: overrides.email_recipients });
+    if (overrides.email_recipients) await requireRecipientsCanRead(deps.db, taskId, overrides.email_recipients);
   }
+  await requireRunCovered(deps, actor, task, {
+    prompt: overrides?.prompt ?? task.prompt,
+    model: overrides?.model !== undefined ? overrides.model : task.model,
+  });
   return changeLive<ScheduledTaskRow, TaskRunRow>(deps, actor, type, taskId, async (trx, task) => {
     const run = await createRun(trx, deps, task, {
       trigger: overrides ? 'one_off' : 'manual',
@@ -89,7 +100,7 @@ export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof 
 /**
  * The job console's "trigger now" of a scheduled task (an operator, or an admin of its
  * organization, decided by the console): a manual run requested by nobody in particular — the run
- * acts as the task's creator like every run. `null` when the task does not exist or was deleted.
+ * acts as (and is charged to) the task's creator, like its scheduled slots. `null` when the task does not exist or was deleted.
  */
 export async function triggerTaskRun(trx: Knex.Transaction, deps: Pick<Deps, 'jobs'>, taskId: string): Promise<TaskRunRow | null> {
   const task = (await trx('scheduled_tasks').where({ id: taskId }).whereNull('deleted_at').forUpdate().first()) as ScheduledTaskRow | undefined;

@@ -1,7 +1,8 @@
 import type { Cron } from 'croner';
+import { smallestWallClockGap } from './schedule-calendar.ts';
 import { offsetTransitions } from './schedule-zone.ts';
 
-/** Runs examined from the reference: 200 covers a weekday job for most of a year, an hourly one for 8 days. */
+/** Runs sampled from the reference, for the wording only ("runs every …"); the exact smallest gap comes from ./schedule-calendar.ts. */
 const RUNS_FROM_REFERENCE = 200;
 /** Each side of a DST change: wider than any zone's shift (at most 2 h), so every run it moves is seen. */
 const DST_WINDOW_MS = 3 * 3_600_000;
@@ -10,6 +11,8 @@ const MAX_RUNS_PER_WINDOW = 1_000;
 const YEAR_MS = 366 * 24 * 3_600_000;
 
 export interface SmallestGap {
+  /** Set when the smallest gap is rarer than the sampled runs show (a month end, a leap day): where it first occurs, wall clock. */
+  example?: { from: string; to: string };
   /** The smallest gap between consecutive runs, in seconds. */
   seconds: number;
   /** Whether every examined gap from the reference had that length (for "runs every …"). */
@@ -41,28 +44,37 @@ function runsThrough(cron: Cron, start: Date, end: Date, max: number): Date[] {
 }
 
 /**
- * The smallest gap between consecutive runs: over the next RUNS_FROM_REFERENCE runs after
- * `reference`, and around each DST change in the year after it, where a fixed-time job moved out
- * of a spring-forward gap can land close to its neighbour (`30 2,3 * * *` in Berlin: 03:00 and 03:30).
+ * The smallest gap between consecutive runs: the exact wall-clock one from the cron's fields
+ * (./schedule-calendar.ts: minute, hour and day wraps over a whole calendar cycle), the next
+ * RUNS_FROM_REFERENCE runs after `reference` (whether they are regular, for the wording), and the
+ * real gaps around each DST change in the year after it, where a fixed-time job moved out of a
+ * spring-forward gap can land close to its neighbour (`30 2,3 * * *` in Berlin: 03:00 and 03:30).
  * Undefined when the cron runs fewer than twice. `stopBelowSeconds` skips the DST scan when the
- * regular runs already break the limit (the per-minute windows are the costly part).
+ * wall clock already breaks the limit (the per-minute windows are the costly part).
  */
 export function smallestGap(cron: Cron, timeZone: string, reference: Date, stopBelowSeconds: number): SmallestGap | undefined {
   const runs = cron.nextRuns(RUNS_FROM_REFERENCE + 1, reference);
-  const smallest = smallestGapOf(runs);
-  if (!smallest) return undefined;
+  const sampled = smallestGapOf(runs);
+  if (!sampled) return undefined;
   const changes = offsetTransitions(timeZone, reference, new Date(reference.getTime() + YEAR_MS));
-  // All gaps are equal exactly when the smallest one is the mean one.
-  const regular = smallest.seconds === (runs.at(-1)!.getTime() - runs[0]!.getTime()) / 1000 / (runs.length - 1);
-  // When the smallest gap first shows up next to a DST change, the change is the reason: say so.
-  const nearChange = regular ? undefined : changes.find((change) => Math.abs(change.getTime() - smallest.run.getTime()) <= DST_WINDOW_MS);
-  const result: SmallestGap = { seconds: smallest.seconds, regular, ...(nearChange && { dstChange: nearChange }) };
+  const wall = smallestWallClockGap(cron.getPattern()!, reference.getUTCFullYear());
+  // All gaps are equal exactly when the smallest one is the mean one (and no rarer pair comes closer).
+  const rarer = wall !== undefined && wall.minutes * 60 < sampled.seconds;
+  const regular = !rarer && sampled.seconds === (runs.at(-1)!.getTime() - runs[0]!.getTime()) / 1000 / (runs.length - 1);
+  // When the smallest sampled gap first shows up next to a DST change, the change is the reason: say so.
+  const nearChange = regular || rarer ? undefined : changes.find((change) => Math.abs(change.getTime() - sampled.run.getTime()) <= DST_WINDOW_MS);
+  const result: SmallestGap = rarer
+    ? { seconds: wall.minutes * 60, regular: false, example: { from: wall.from, to: wall.to } }
+    : { seconds: sampled.seconds, regular, ...(nearChange && { dstChange: nearChange }) };
   if (result.seconds < stopBelowSeconds) return result;
   for (const change of changes) {
     const start = new Date(change.getTime() - DST_WINDOW_MS);
     const end = new Date(change.getTime() + DST_WINDOW_MS);
     const gap = smallestGapOf(runsThrough(cron, start, end, MAX_RUNS_PER_WINDOW));
-    if (gap && gap.seconds < result.seconds) Object.assign(result, { seconds: gap.seconds, regular: false, dstChange: change });
+    if (gap && gap.seconds < result.seconds) {
+      delete result.example;
+      Object.assign(result, { seconds: gap.seconds, regular: false, dstChange: change });
+    }
   }
   return result;
 }

@@ -81,7 +81,8 @@ function cronOf(schedule: Schedule): Cron {
 /**
  * Throws a 400 naming schedule.cron or schedule.timezone: a malformed cron (not 5 fields, 6-field
  * second-level, empty), an unknown time zone, a cron that never runs, or one whose runs come closer
- * together than `minIntervalSeconds`, over the next 200 runs and around the DST changes of the year
+ * together than `minIntervalSeconds`: anywhere on the wall clock (computed from its fields over a
+ * whole calendar cycle, leap days and month ends included) and around the DST changes of the year
  * after `reference` (default 2026-01-01, fixed so the verdict does not depend on the day it is asked).
  */
 export function validateSchedule(schedule: Schedule, options: { minIntervalSeconds: number; reference?: Date }): void {
@@ -95,7 +96,7 @@ export function validateSchedule(schedule: Schedule, options: { minIntervalSecon
     ? `runs ${describeSeconds(gap.seconds)} apart around the daylight-saving change of ${gap.dstChange.toISOString().slice(0, 10)}`
     : gap.regular
       ? `runs every ${describeSeconds(gap.seconds)}`
-      : `runs as little as ${describeSeconds(gap.seconds)} apart`;
+      : `runs as little as ${describeSeconds(gap.seconds)} apart${gap.example ? ` (${gap.example.from} and ${gap.example.to}, ${schedule.timezone} time)` : ''}`;
   throw cronError(`${runs}; ${minimum}`);
 }
 

@@ -9,7 +9,12 @@ const schedule = z
   })
   .strict();
 
-const recipients = z.array(userId).max(50).describe('Members of the organization (user ids) who get each run’s answer by e-mail');
+const recipients = z
+  .array(userId)
+  .max(50)
+  .describe(
+    'Members of the organization who can read the task (user ids), who get each run’s answer by e-mail; a member removed from the organization leaves the list',
+  );
 
 const fields = {
   title: singleLine(300),
@@ -18,7 +23,14 @@ const fields = {
   model: singleLine(64).nullable().optional().describe('A chat model available to the organization; default: its first available one'),
   skill_id: uuid.nullable().optional().describe('A skill the caller can read, given to the model with the prompt'),
   email_recipients: recipients.optional(),
-  max_credits_per_run: z.number().int().min(1).max(1_000_000).nullable().optional().describe('Each run holds at most this many credits'),
+  max_credits_per_run: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .nullable()
+    .optional()
+    .describe('Each run holds this many credits (1–1,000,000; null: the default hold of its turn). Raising it needs the task’s owner or an admin'),
   enabled: z.boolean().optional(),
 };
 

@@ -1,4 +1,5 @@
-import { type Actor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
+import type { Knex } from 'knex';
+import { type Actor, actorFor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import { requireAvailableChatModel } from '../chat-models/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
@@ -10,6 +11,7 @@ import { scheduledTaskColumns, type ScheduledTaskRow, scheduleOf } from './prese
 import { nextRunAfter, type Schedule, validateSchedule } from './schedule.ts';
 import type { createScheduledTaskBody, listScheduledTasksQuery, updateScheduledTaskBody } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { requireCapAuthority } from './run-credits.ts';
 
 const type = 'scheduled_task';
 const returning = [...scheduledTaskColumns];
@@ -44,6 +46,31 @@ export async function checkSettings(
   }
 }
 
+/**
+ * Every recipient must be able to read the task, since its answers go out to them: 400 naming
+ * `email_recipients` otherwise (in the writing transaction, so the task as it is being written counts).
+ */
+export async function requireRecipientsCanRead(db: Knex, taskId: string, recipients: readonly string[]): Promise<void> {
+  const unable: string[] = [];
+  for (const userId of new Set(recipients)) {
+    const readable = await actorFor(db, { userId })
+      .resource(db, type, taskId, 'read')
+      .then(
+        () => true,
+        (error: unknown) => {
+          if (isAppError(error, 'not_found')) return false;
+          throw error;
+        },
+      );
+    if (!readable) unable.push(userId);
+  }
+  if (unable.length)
+    throw badRequest(
+      `email_recipients: ${unable.join(', ')} cannot read this scheduled task (share it with ${unable.length === 1 ? 'them' : 'each'} first, or make it visible to the workspace)`,
+      ['email_recipients'],
+    );
+}
+
 export async function createScheduledTask(deps: Deps, actor: Actor, input: z.output<typeof createScheduledTaskBody>): Promise<ScheduledTaskRow> {
   await checkSettings(deps, actor, input.organization_id, input);
   const enabled = input.enabled ?? true;
@@ -68,6 +95,7 @@ export async function createScheduledTask(deps: Deps, actor: Actor, input: z.out
         workspace_role: input.workspace_role ?? 'viewer',
       })
       .returning(returning)) as ScheduledTaskRow[];
+    await requireRecipientsCanRead(trx, task!.id, task!.email_recipients);
     await recordActivity(trx, {
       organizationId: input.organization_id,
       actorId: actor.userId,
@@ -90,9 +118,15 @@ export function listScheduledTasks(deps: Deps, actor: Actor, query: z.output<typ
 
 /** Editors change it; a new schedule or enabling recomputes the next slot from now, disabling clears it at once. */
 export async function updateScheduledTask(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateScheduledTaskBody>): Promise<ScheduledTaskRow> {
-  const current = await getScheduledTask(deps, actor, id);
+  const { row: current, role } = await actor.resource<ScheduledTaskRow>(deps.db, type, id, 'read');
   await checkSettings(deps, actor, current.organization_id, changes);
   return changeLive<ScheduledTaskRow>(deps, actor, type, id, async (trx, before) => {
+    if (changes.max_credits_per_run !== undefined)
+      await requireCapAuthority(deps, role, before, {
+        prompt: changes.prompt ?? before.prompt,
+        model: changes.model !== undefined ? changes.model : before.model,
+        maxCredits: changes.max_credits_per_run,
+      });
     const { schedule, email_recipients, ...rest } = changes;
     const next = schedule ?? scheduleOf(before);
     const enabled = changes.enabled ?? before.enabled;
@@ -107,6 +141,7 @@ export async function updateScheduledTask(deps: Deps, actor: Actor, id: string, 
         updated_at: trx.fn.now(),
       })
       .returning(returning)) as ScheduledTaskRow[];
+    if (email_recipients) await requireRecipientsCanRead(trx, id, task!.email_recipients);
     await recordActivity(trx, {
       organizationId: before.organization_id,
       actorId: actor.userId,

@@ -194,7 +194,7 @@ describe('conversation runs (run lock, chat runs on a worker)', function () {
     expect(await lockOf(conversation.id)).to.equal(null);
   });
 
-  it('refuses an unavailable model or a foreign message (400), viewers (403), outsiders (404); no credits → failed run, lock freed', async () => {
+  it('refuses an unavailable model or a foreign message (400), viewers (403), outsiders (404); no credits → 402, lock free', async () => {
     const { conversation } = await conversationWithQuestion();
     const other = await conversationWithQuestion();
     for (const [body, field] of [
@@ -230,12 +230,11 @@ describe('conversation runs (run lock, chat runs on a worker)', function () {
     expect((await server.request('get', `/conversations/${conversation.id}/run`, { token: viewer.token })).status).to.equal(404);
     expect((await server.request('get', `/conversations/${randomUUID()}/run`, { token: alice.token })).status).to.equal(404);
 
-    // More than the balance: the hold is refused (402) and the run fails, naming why.
+    // More than the balance: the hold is refused at once (402) and nothing starts.
     const res = await server.request('post', `/conversations/${conversation.id}/run`, { token: alice.token, body: { max_credits: 1_000_000 } });
-    expect(res.status).to.equal(201);
-    const done = await finished(res.body.run.id);
-    expect(done.status).to.equal('failed');
-    expect(done.error.code).to.equal('payment_required');
+    expect(res.status).to.equal(402);
+    expect(res.body.code).to.equal('payment_required');
+    expect(res.body.data.issues[0].path).to.deep.equal(['balance']);
     expect(await lockOf(conversation.id)).to.equal(null);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { createConversation } from '../support/factories.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { addMember, balanceOf, createOrganization, entriesOf } from './support.ts';
@@ -18,6 +19,12 @@ describe('credits over HTTP', () => {
       body,
       ...(key && { headers: { 'Idempotency-Key': key } }),
     });
+  /** Costs are attributed only to a conversation (and message) the caller can read in the organization. */
+  const conversationWithMessage = async (user: TestUser, org: string) => {
+    const conversation = await createConversation(ctx.server, user, org);
+    const message = await ctx.server.request('post', `/conversations/${conversation.id}/messages`, { token: user.token, body: { content: 'hi' } });
+    return { conv: conversation.id as string, msg: message.body.message.id as string };
+  };
 
   describe('GET /organizations/{id}/credits', () => {
     it('shows the starter grant as an integer balance; 404 for non-members', async () => {
@@ -71,7 +78,8 @@ describe('credits over HTTP', () => {
     it('begin → partial captures → settle, with replays writing nothing new', async () => {
       const owner = newUser();
       const org = await createOrganization(ctx.server, owner);
-      const begin = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: 'conv-1', message_id: 'msg-1' });
+      const { conv, msg } = await conversationWithMessage(owner, org);
+      const begin = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: conv, message_id: msg });
       expect(begin.status).to.equal(201);
       const hold = begin.body.hold;
       expect(hold).to.deep.include({
@@ -82,8 +90,8 @@ describe('credits over HTTP', () => {
         released: 0,
         remaining: 200,
         user_id: owner.id,
-        conversation_id: 'conv-1',
-        message_id: 'msg-1',
+        conversation_id: conv,
+        message_id: msg,
         resolved_at: null,
       });
       expect(Object.keys(hold).sort()).to.deep.equal([
@@ -103,7 +111,7 @@ describe('credits over HTTP', () => {
       ]);
       expect((await credits(owner, org)).body).to.deep.include({ balance: 1000, held: 200, available: 800 });
 
-      const again = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: 'conv-1', message_id: 'msg-1' });
+      const again = await run(owner, org, 'begin', { run_id: 'run-1', amount: 200, conversation_id: conv, message_id: msg });
       expect(again.status).to.equal(201);
       expect(again.body).to.deep.equal(begin.body);
       const other = await run(owner, org, 'begin', { run_id: 'run-1', amount: 300 });
@@ -239,8 +247,10 @@ describe('credits over HTTP', () => {
       const member = newUser();
       const org = await createOrganization(ctx.server, owner);
       await addMember(ctx.db, org, member);
-      await run(owner, org, 'begin', { run_id: 'a', amount: 40, conversation_id: 'conv-a' });
-      await run(member, org, 'begin', { run_id: 'b', amount: 30, conversation_id: 'conv-b' });
+      const convA = (await conversationWithMessage(owner, org)).conv;
+      const convB = (await conversationWithMessage(member, org)).conv;
+      await run(owner, org, 'begin', { run_id: 'a', amount: 40, conversation_id: convA });
+      await run(member, org, 'begin', { run_id: 'b', amount: 30, conversation_id: convB });
       await run(owner, org, 'capture', { run_id: 'a', amount: 15, tool_call_id: 'tool-1' });
       await run(member, org, 'settle', { run_id: 'b' });
       const all = await ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: member.token });
@@ -255,7 +265,7 @@ describe('credits over HTTP', () => {
       expect(all.body.items[1]).to.deep.include({
         run_id: 'a',
         user_id: owner.id,
-        conversation_id: 'conv-a',
+        conversation_id: convA,
         tool_call_id: 'tool-1',
         from_account: 'held',
         to_account: 'spent',
@@ -266,7 +276,7 @@ describe('credits over HTTP', () => {
         ctx.server.request('get', `/organizations/${org}/credits/transactions`, { token: owner.token, query });
       expect((await q({ kind: 'hold' })).body.items.map((t: any) => t.run_id)).to.deep.equal(['b', 'a']);
       expect((await q({ user_id: member.id })).body.items.map((t: any) => t.kind)).to.deep.equal(['release', 'hold']);
-      expect((await q({ conversation_id: 'conv-a' })).body.items.map((t: any) => t.kind)).to.deep.equal(['capture', 'hold']);
+      expect((await q({ conversation_id: convA })).body.items.map((t: any) => t.kind)).to.deep.equal(['capture', 'hold']);
       expect((await q({ tool_call_id: 'tool-1' })).body.items.map((t: any) => t.kind)).to.deep.equal(['capture']);
       expect((await q({ until: '2000-01-01T00:00:00Z' })).body.items).to.deep.equal([]);
       expect((await q({ kind: 'bogus' })).status).to.equal(400);

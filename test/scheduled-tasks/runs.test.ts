@@ -40,6 +40,8 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
         prompt: 'Give me three ideas for a team lunch.',
         schedule: { cron: '0 7 * * *', timezone: 'Europe/Lisbon' },
         email_recipients: [member.id],
+        // The recipients must be able to read the task.
+        visibility: 'workspace',
         ...body,
       },
     });
@@ -101,15 +103,21 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
-  it('a one-off run with overrides; over its credit cap it is skipped with the reason', async () => {
+  it('a one-off run with overrides; over its credit cap it is refused (402) when triggered, skipped with the reason when the console fires it', async () => {
     const taskId = await createTask({ max_credits_per_run: 1_000_000 });
-    const res = await server.request('post', `/scheduled-tasks/${taskId}/runs`, {
+    const refused = await server.request('post', `/scheduled-tasks/${taskId}/runs`, {
       token: owner.token,
       body: { prompt: 'One-off question', email_recipients: [] },
     });
-    expect(res.status).to.equal(201);
-    expect(res.body.run).to.include({ trigger: 'one_off', prompt: 'One-off question', max_credits: 1_000_000 });
-    const run = await ended(res.body.run.id);
+    expect(refused.status).to.equal(402);
+    expect(refused.body.data.issues[0].path).to.deep.equal(['balance']);
+    expect(await db('scheduled_task_runs').where({ task_id: taskId })).to.deep.equal([]);
+    // The job console's "trigger now" is charged to the creator and checked only when the run starts.
+    const res = await server.request('post', `/ops/schedules/task:${taskId}/trigger`, { token: owner.token });
+    expect(res.status, JSON.stringify(res.body)).to.equal(202);
+    const queued = await db('scheduled_task_runs').where({ task_id: taskId }).first();
+    expect(queued).to.include({ trigger: 'manual', max_credits: 1_000_000, requested_by_id: null });
+    const run = await ended(queued.id);
     expect(run).to.include({ state: 'skipped', credits_used: 0 });
     expect(run.error.code).to.equal('payment_required');
     // The organization's alert policy is applied at once: a low-balance check was enqueued with the skip.
@@ -125,7 +133,7 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
   });
 
   it('cancel: the running chat run is stopped and charged only what it used; a member without access gets 404', async () => {
-    const taskId = await createTask({ email_recipients: [] });
+    const taskId = await createTask({ email_recipients: [], visibility: 'private' });
     const res = await server.request('post', `/scheduled-tasks/${taskId}/trigger`, { token: owner.token });
     const runId = res.body.run.id as string;
     const started = await eventually('the chat run is streaming', async () => {
@@ -180,6 +188,7 @@ describe('scheduled task runs: the answer by SMTP', function () {
         prompt: 'Name a colour.',
         schedule: { cron: '0 7 * * *', timezone: 'UTC' },
         email_recipients: [member.id],
+        visibility: 'workspace',
       },
     });
     const res = await stack.server.request('post', `/scheduled-tasks/${created.body.id}/trigger`, { token: owner.token });

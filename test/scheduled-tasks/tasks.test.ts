@@ -27,10 +27,11 @@ describe('scheduled tasks (the resource)', () => {
 
   it('creates a task with its next run and the next five in its timezone; disabling stops them, enabling resumes', async () => {
     const { owner, member, create } = await workspace();
-    const res = await create({ email_recipients: [member.id, owner.id, member.id] });
+    // Recipients must be able to read the task: a member reads it once it is visible to the workspace.
+    const res = await create({ email_recipients: [member.id, owner.id, member.id], visibility: 'workspace' });
     expect(res.status).to.equal(201);
     const task = res.body;
-    expect(task).to.include({ title: 'Weekly digest', enabled: true, visibility: 'private', created_by_id: owner.id });
+    expect(task).to.include({ title: 'Weekly digest', enabled: true, visibility: 'workspace', created_by_id: owner.id });
     expect(task.schedule).to.deep.equal({ cron: '30 8 * * 1', timezone: 'Europe/Berlin' });
     expect(task.email_recipients).to.deep.equal([member.id, owner.id]);
     expect(task.upcoming_runs).to.have.length(5);
@@ -75,6 +76,12 @@ describe('scheduled tasks (the resource)', () => {
     for (const [body, path, message] of [
       [{ schedule: { cron: '61 * * * *', timezone: 'UTC' } }, ['schedule', 'cron'], /^schedule\.cron: is not a valid cron expression/],
       [{ schedule: { cron: '* * * * *', timezone: 'UTC' } }, ['schedule', 'cron'], /^schedule\.cron: runs every 1 minute; the minimum interval is 5 minutes$/],
+      // One minute apart only from 29 February to 1 March 2028.
+      [
+        { schedule: { cron: '0,59 0,6,12,18,23 1,29 * *', timezone: 'UTC' } },
+        ['schedule', 'cron'],
+        /^schedule\.cron: runs as little as 1 minute apart \(2028-02-29 23:59 and 2028-03-01 00:00, UTC time\); the minimum interval is 5 minutes$/,
+      ],
       [
         { schedule: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } },
         ['schedule', 'timezone'],
