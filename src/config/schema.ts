@@ -132,6 +132,8 @@ export const configSchema = z
     SEARCH_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Public trends (GET /social/trends…) are refetched by a worker when older than this. */
     SOCIAL_TRENDS_TTL_SECONDS: z.coerce.number().int().min(10).default(900),
+    /** A failed trends refresh is remembered this long: meanwhile requests for that region answer 502 without asking the provider. */
+    SOCIAL_TRENDS_FAILURE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     /** Generation services: an OpenAI-compatible API (images, speech, text) and an asynchronous prediction API; unset → models of that service answer 422. */
     GENERATION_OPENAI_URL: z.preprocess(emptyAsUnset, optionalUrl),
     GENERATION_OPENAI_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
