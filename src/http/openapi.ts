@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
-import type { AnyRoute } from './route.ts';
+import { type AnyRoute, bodyLimitOf } from './route.ts';
 import { describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
@@ -110,7 +110,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
   const error = registry.register('Error', errorBodySchema);
 
   for (const route of routes) {
-    const statuses = new Set<number>([...(route.public ? [400, 500] : [400, 401, 429, 500]), ...(route.errors ?? [])]);
+    // Every operation with a body refuses one over its limit (413).
+    const statuses = new Set<number>([...(route.public ? [400, 500] : [400, 401, 429, 500]), ...(route.body ? [413] : []), ...(route.errors ?? [])]);
     const responses: Record<string, { description: string; content?: Record<string, { schema: ZodType }> }> = {
       [route.response.status]: {
         description: route.response.description,
@@ -137,7 +138,13 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
           : headerSchema
             ? headerSchema.extend({ 'Service-Api-Version': versionHeader })
             : z.object({ 'Service-Api-Version': versionHeader }),
-        ...(route.body && { body: { required: true, content: { 'application/json': { schema: route.body as ZodType } } } }),
+        ...(route.body && {
+          body: {
+            required: true,
+            description: `JSON of at most ${bodyLimitOf(route)} bytes (413 beyond), read once the caller is authenticated.`,
+            content: { 'application/json': { schema: route.body as ZodType } },
+          },
+        }),
       },
       responses,
     });
