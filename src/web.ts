@@ -1,11 +1,11 @@
 // The `web` process: serves the HTTP API. Scale by running more of them; they share only Postgres.
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
-import { answerClientError } from './http/errors.ts';
+import { answerClientError, answerUnmetExpectation } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
@@ -48,9 +48,13 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
     ...extra,
   });
 
-  const server = app.listen(config.PORT, config.HOST);
-  // Requests node's parser refuses (e.g. 431 for oversized headers) get the JSON Error body too.
+  // Requests node refuses on its own get the JSON Error body too: a missing Host (checked by the app
+  // instead: src/http/errors.ts requireHost), an unsupported Expect (417), and what its parser
+  // refuses (e.g. 431 for oversized headers).
+  const server = createServer({ requireHostHeader: false }, app.callback());
+  server.on('checkExpectation', answerUnmetExpectation);
   server.on('clientError', answerClientError);
+  server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;

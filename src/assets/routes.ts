@@ -1,5 +1,5 @@
 import { resourceRoutes } from '../http/resource-routes.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { startLinkImport } from './link-import.ts';
 import { extractPrompt, listAssetModels, listVoices } from './model-service.ts';
 import { presentAsset } from './presenter.ts';
@@ -59,6 +59,7 @@ export const assetRoutes: AnyRoute[] = [
     description:
       'The caller becomes its owner. With `content`, enrichment measures it in the background (`enrichment_state: pending`); otherwise `ignored`. 403 when the caller is not a member of the organization or lacks `resources.create`.',
     body: createAssetBody,
+    bodyLimit: LARGE_BODY_LIMIT,
     run: createAsset,
   }),
   asset.list({
@@ -77,6 +78,7 @@ export const assetRoutes: AnyRoute[] = [
     operationId: 'updateAsset',
     summary: 'Change the title, content, media type or metadata of an asset (editors)',
     body: updateAssetBody,
+    bodyLimit: LARGE_BODY_LIMIT,
     run: updateAsset,
   }),
   asset.remove({ path: '/assets/{asset_id}', operationId: 'deleteAsset', summary: 'Delete an asset (soft delete; owners)', run: deleteAsset }),

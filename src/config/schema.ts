@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTrustProxy } from './trust-proxy.ts';
 
 const csv = z
   .string()
@@ -70,6 +71,21 @@ export const configSchema = z
     RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     /** Requests without a valid token, per client address and minute (shared across web processes). */
     RATE_LIMIT_PER_ADDRESS_PER_MINUTE: z.coerce.number().int().min(1).default(120),
+    /**
+     * Whose X-Forwarded-For to believe for the client's address (./trust-proxy.ts): unset (none: the
+     * socket's peer), a hop count (`1` behind Heroku's router), or proxy addresses/CIDRs, comma-separated.
+     */
+    TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        const trust = parseTrustProxy(value);
+        if (typeof trust === 'string') {
+          ctx.addIssue({ code: 'custom', message: trust });
+          return z.NEVER;
+        }
+        return trust;
+      }),
     OUTBOUND_ALLOWLIST: csv,
     STARTER_CREDITS: z.coerce.number().int().min(0).default(1000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -132,6 +148,8 @@ export const configSchema = z
     SEARCH_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Public trends (GET /social/trends…) are refetched by a worker when older than this. */
     SOCIAL_TRENDS_TTL_SECONDS: z.coerce.number().int().min(10).default(900),
+    /** A failed trends refresh is remembered this long: meanwhile requests for that region answer 502 without asking the provider. */
+    SOCIAL_TRENDS_FAILURE_TTL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
     /** Generation services: an OpenAI-compatible API (images, speech, text) and an asynchronous prediction API; unset → models of that service answer 422. */
     GENERATION_OPENAI_URL: z.preprocess(emptyAsUnset, optionalUrl),
     GENERATION_OPENAI_KEY: z.preprocess(emptyAsUnset, z.string().optional()),

@@ -6,9 +6,20 @@ export const uploadImageFormats = { 'image/png': 'png', 'image/jpeg': 'jpg', 'im
 export type UploadImageType = keyof typeof uploadImageFormats;
 
 /**
+ * The largest image an upload may be: a few bytes of header can claim 100,000 × 100,000 pixels (a
+ * 30 GB bitmap for whoever decodes it: a thumbnailer, a browser), so the header's dimensions are
+ * checked before anything decodes the pixels.
+ */
+export const MAX_IMAGE_SIDE = 8192;
+export const MAX_IMAGE_PIXELS = 40_000_000;
+/** The limits as the API documents them (OpenAPI descriptions and refusals say the same). */
+export const IMAGE_DIMENSIONS_RULE = `at most ${MAX_IMAGE_SIDE} pixels wide and high and ${MAX_IMAGE_PIXELS / 1_000_000} megapixels in all`;
+
+/**
  * Decodes a base64 image upload and checks that the bytes really are an image of the declared
- * type (never trusting the declared type alone): empty → 400, over `maxBytes` → 413, anything
- * else → 400, each naming `data`.
+ * type (never trusting the declared type alone) and no larger than MAX_IMAGE_SIDE and
+ * MAX_IMAGE_PIXELS by its header (read without decoding the pixels): empty → 400, over
+ * `maxBytes` → 413, anything else → 400, each naming `data`.
  */
 export function decodeImageUpload(contentType: UploadImageType, data: string, maxBytes: number): Buffer {
   const bytes = Buffer.from(data, 'base64');
@@ -22,14 +33,21 @@ export function decodeImageUpload(contentType: UploadImageType, data: string, ma
       { status: 413 },
     );
   }
-  let detected: string | undefined;
+  let header: ReturnType<typeof imageSize> | undefined;
   try {
-    detected = imageSize(bytes).type;
+    header = imageSize(bytes);
   } catch {
-    detected = undefined; // not an image format image-size knows
+    header = undefined; // not an image format image-size knows
   }
-  if (detected !== uploadImageFormats[contentType]) {
+  const detected = header?.type;
+  if (!header || detected !== uploadImageFormats[contentType]) {
     throw badRequest(`data: the bytes are ${detected ? `a ${detected} image` : 'not an image'}, not ${contentType}`, ['data']);
+  }
+  const { width, height } = header;
+  if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE || width * height > MAX_IMAGE_PIXELS) {
+    throw new AppError('validation_failed', `data: the image is ${width}×${height} pixels; it may be ${IMAGE_DIMENSIONS_RULE}`, [
+      { path: ['data'], message: IMAGE_DIMENSIONS_RULE },
+    ]);
   }
   return bytes;
 }

@@ -1,4 +1,3 @@
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import type { Registry } from 'prom-client';
@@ -6,8 +5,9 @@ import { authenticate } from '../auth/authenticate.ts';
 import { AppError } from '../core/errors.ts';
 import { bearerMatches, httpMetrics, routeTemplate } from '../metrics/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { errorMapper } from './errors.ts';
+import { errorMapper, requireHost } from './errors.ts';
 import { accessLog } from './middleware/access-log.ts';
+import { clientAddress } from './middleware/client-address.ts';
 import { apiVersion } from './middleware/api-version.ts';
 import { rateLimit, rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -65,12 +65,15 @@ function serveMetrics(registry: Registry, token: string) {
 }
 
 /**
- * The HTTP application: [metrics] → request id → access log → errors → API version → body → plumbing
- * (open) → rate limit per address (requests without a valid token) → authentication → rate
- * limit per caller → operations.
+ * The HTTP application: [metrics] → client address (TRUST_PROXY) → request id → access log → errors
+ * → Host required → API version → plumbing (open) → rate limit per address (requests without a
+ * valid token) → authentication → rate limit per caller → operations. No body is read before an
+ * operation is routed (after authentication, for the API's): each reads its own, within its own
+ * limit (./route.ts), so an unauthenticated request is refused without its body being read.
  */
 export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], metrics }: AppOptions): Koa {
-  const app = new Koa({ proxy: true });
+  // Koa's `proxy` stays off: it would believe X-Forwarded-* from any peer. ./middleware/client-address.ts sets ctx.ip as TRUST_PROXY says.
+  const app = new Koa();
   const openapi = buildOpenApiDocument([...routes.plumbing, ...routes.webhooks, ...routes.api], { version });
 
   // Webhooks sit with the plumbing, before authentication: they carry a signature, not a token.
@@ -99,11 +102,12 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], 
   if (metrics) {
     app.use(httpMetrics(metrics.registry, { routeOf: (ctx) => routeTemplate(api, ctx.method, ctx.path) ?? routeTemplate(plumbing, ctx.method, ctx.path) }));
   }
+  app.use(clientAddress(deps.config.TRUST_PROXY));
   app.use(requestId(deps.log));
   app.use(accessLog());
   app.use(errorMapper(deps.log));
+  app.use(requireHost());
   app.use(apiVersion());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1536kb' /* a base64 logo of 1 MiB */, encoding: 'utf-8', jsonStrict: false }));
   app.use(plumbing.routes());
   for (const page of routes.pages ?? []) app.use(page);
   // Requests authentication refuses count per client address; those it admits, per caller.

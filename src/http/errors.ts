@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
@@ -29,9 +29,40 @@ export function errorMapper(log: Logger) {
       else if (error.status >= 500) requestLog.error({ err: thrown }, 'request failed');
       ctx.status = error.status;
       ctx.set(error.headers);
+      // A refusal before the body was read (401, 413, 429…): close the connection rather than read the rest to keep it alive.
+      if (hasUnreadBody(ctx)) ctx.set('Connection', 'close');
       ctx.body = errorBody(error);
     }
   };
+}
+
+const hasUnreadBody = (ctx: Context) =>
+  (ctx.request.length > 0 || ctx.get('transfer-encoding') !== '') && !ctx.req.readableEnded && (ctx.request as { rawBody?: unknown }).rawBody === undefined;
+
+/**
+ * HTTP/1.1 requires Host (RFC 9112 §3.2). node's own check answers 400 with an empty body, so the
+ * server turns it off (src/web.ts: requireHostHeader false) and this answers with the Error body.
+ */
+export function requireHost() {
+  return async function hostRequired(ctx: Context, next: Next) {
+    if (ctx.req.httpVersion === '1.1' && ctx.req.headers.host === undefined) {
+      throw new AppError('validation_failed', 'Host: the header is required in HTTP/1.1', [{ path: ['Host'], message: 'required in HTTP/1.1' }]);
+    }
+    await next();
+  };
+}
+
+/**
+ * The server's `checkExpectation` listener: an `Expect` other than 100-continue, which node
+ * would answer 417 with an empty body. Answered with the Error body too.
+ */
+export function answerUnmetExpectation(req: IncomingMessage, res: ServerResponse): void {
+  const message = `Expect: "${String(req.headers.expect).slice(0, 100)}" is not supported; only 100-continue is`;
+  const body = JSON.stringify(
+    errorBody(new AppError('validation_failed', message, [{ path: ['Expect'], message: 'only 100-continue is supported' }], { status: 417 })),
+  );
+  res.writeHead(417, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+  res.end(body);
 }
 
 export const errorBody = (error: AppError) => ({ code: error.code, message: error.message, data: { issues: error.issues } });

@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@aste
 import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
-import { type AnyRoute, headersOf } from './route.ts';
+import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
 import { describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
@@ -119,6 +119,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
   for (const route of routes) {
     const statuses = new Set<number>([
       ...(route.public ? [400, 500] : [400, 401, 429, 500]),
+      // Every operation with a body refuses one over its limit (413).
+      ...(route.body ? [413] : []),
       ...(route.errors ?? []),
       // Idempotency-Key: a request still running with the key (409), the key used for another request (422).
       ...(route.idempotent ? [409, 422] : []),
@@ -150,7 +152,13 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
           : headerSchema
             ? headerSchema.extend({ 'Service-Api-Version': versionHeader })
             : z.object({ 'Service-Api-Version': versionHeader }),
-        ...(route.body && { body: { required: true, content: { 'application/json': { schema: route.body as ZodType } } } }),
+        ...(route.body && {
+          body: {
+            required: true,
+            description: `JSON of at most ${bodyLimitOf(route)} bytes (413 beyond), read once the caller is authenticated.`,
+            content: { 'application/json': { schema: route.body as ZodType } },
+          },
+        }),
       },
       responses,
     });

@@ -14,6 +14,8 @@ interface Operation {
   operationId: string;
   summary: string;
   description?: string;
+  /** The largest body it reads (./route.ts `bodyLimit`), when not the default. */
+  bodyLimit?: number;
 }
 
 /**
@@ -46,7 +48,15 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
   const { tag, schema, noun } = resource;
   const operation = (method: 'post' | 'get' | 'patch' | 'delete', expectedPath: string, op: Operation) => {
     if (op.path !== expectedPath) throw new Error(`${op.operationId}: path ${op.path} is not ${expectedPath}`);
-    return { method, path: op.path, operationId: op.operationId, tag, summary: op.summary, ...(op.description && { description: op.description }) };
+    return {
+      method,
+      path: op.path,
+      operationId: op.operationId,
+      tag,
+      summary: op.summary,
+      ...(op.description && { description: op.description }),
+      ...(op.bodyLimit !== undefined && { bodyLimit: op.bodyLimit }),
+    };
   };
 
   return {

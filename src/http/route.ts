@@ -1,3 +1,4 @@
+import { bodyParser } from '@koa/bodyparser';
 import type { Context } from 'koa';
 import { ZodObject, type ZodType, type z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
@@ -54,6 +55,12 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   body?: B;
   /** Request headers the operation reads (documented, validated). */
   headers?: ZodType;
+  /**
+   * The largest JSON body it reads, in bytes: DEFAULT_BODY_LIMIT for an operation with a body,
+   * NO_BODY_LIMIT without one. Bodies are read only once the caller is authenticated (./app.ts);
+   * a larger one is refused with 413 before it is read (by its Content-Length) or as soon as it passes the limit.
+   */
+  bodyLimit?: number;
   response: { status: 200 | 201 | 202 | 204; description: string; schema?: R };
   /** Error statuses this operation can answer besides 400, 401, 429 and 500. */
   errors?: (402 | 403 | 404 | 409 | 413 | 415 | 422 | 502 | 503 | 504)[];
@@ -75,6 +82,33 @@ export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = Zod
   route: Route<P, Q, B, R>,
 ): Route<P, Q, B, R> {
   return route;
+}
+
+/** What an operation with a body reads unless it declares more (or less): a message of 200,000 characters fits. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Operations that take uploads (a base64 image of 1 MiB) or long content (an asset's 1,000,000 characters) declare this. */
+export const LARGE_BODY_LIMIT = 1536 * 1024;
+/** An operation without a body still gets `{}` or `null` from some clients; nothing larger is read. */
+export const NO_BODY_LIMIT = 1024;
+
+export const bodyLimitOf = (route: AnyRoute) => route.bodyLimit ?? (route.body ? DEFAULT_BODY_LIMIT : NO_BODY_LIMIT);
+
+const describeBytes = (bytes: number) =>
+  bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+
+/** Reads the JSON body (CONVENTIONS: JSON only) up to the operation's limit; 413 naming the limit beyond it. */
+function bodyReader(route: AnyRoute) {
+  const limit = bodyLimitOf(route);
+  const read = bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8', jsonStrict: false });
+  return async (ctx: Context) => {
+    try {
+      await read(ctx, async () => undefined);
+    } catch (error) {
+      if ((error as { status?: number }).status !== 413) throw error;
+      const message = `request body is too large: ${route.operationId} takes at most ${limit} bytes (${describeBytes(limit)})`;
+      throw new AppError('validation_failed', message, [{ path: [], message: `at most ${limit} bytes` }], { status: 413 });
+    }
+  };
 }
 
 function parse<S extends ZodType>(schema: S, value: unknown, location: 'params' | 'query' | 'body' | 'headers') {
@@ -131,13 +165,15 @@ function inputError(path: (string | number)[], message: string): AppError {
   return new AppError('validation_failed', `${path.join('.') || 'body'}: ${message}`, [{ path, message }]);
 }
 
-/** Koa middleware running one route: parse → handler (authorize → act) → present. */
+/** Koa middleware running one route: read the body (within its limit) → parse → handler (authorize → act) → present. */
 export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boolean) {
   // Unknown query parameters are refused like unknown body fields (a typo must not silently drop a filter).
   // A route without a query schema takes none, so every query string is checked the same way.
   const query = route.query instanceof ZodObject ? route.query.strict() : (route.query ?? noQuery);
   const headers = headersOf(route);
+  const readBody = bodyReader(route);
   return async (ctx: Context) => {
+    await readBody(ctx);
     const rawBody = (ctx.request as { body?: unknown }).body;
     refuseUnsafeInput('params', ctx.params);
     refuseUnsafeInput('query', ctx.query);

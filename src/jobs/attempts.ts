@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Logger } from '../platform/logger.ts';
+import { jobError, jobErrorRecord, type JobErrorRecord } from './error-record.ts';
 
 export type AttemptOutcome = 'completed' | 'failed' | 'deferred' | 'lost' | 'cancelled' | 'superseded';
 
@@ -13,7 +14,8 @@ export interface AttemptRecord {
   started_at: Date;
   ended_at: Date | null;
   outcome: AttemptOutcome | null;
-  error: { message: string; name?: string } | null;
+  /** Redacted (./error-record.ts): no e-mail address, path, secret or stack. */
+  error: JobErrorRecord | null;
 }
 
 export type FinishedAttempt = AttemptRecord & { ended_at: Date; outcome: AttemptOutcome };
@@ -54,7 +56,7 @@ async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonl
   );
 }
 
-const UNSEEN = { message: 'no worker recorded this attempt: the worker that fetched it stopped before it began' };
+const UNSEEN = jobError('lost', 'no worker recorded this attempt: the worker that fetched it stopped before it began');
 
 /** Fills in the end of attempts whose start was written, in one statement. */
 async function endAttempts(db: Knex | Knex.Transaction, records: readonly FinishedAttempt[]): Promise<void> {
@@ -174,8 +176,5 @@ export class AttemptLog {
   }
 }
 
-/** The error as the history keeps it: the message and class, never a stack (it may carry paths and secrets). */
-export function attemptError(error: unknown): AttemptRecord['error'] {
-  if (error instanceof Error) return { message: error.message.slice(0, 2000), name: error.name };
-  return { message: String(error).slice(0, 2000) };
-}
+/** The error as the history keeps it: the redacted record (./error-record.ts), never a stack. */
+export const attemptError = (error: unknown): JobErrorRecord => jobErrorRecord(error);

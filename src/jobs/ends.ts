@@ -15,6 +15,7 @@ import { type EndReason, type JobDefinition, LeaseLost } from './define.ts';
 import type { Lease } from './lease.ts';
 import { type DeadLetter, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './boss-sql/index.ts';
 import { continuationOf, unstamp } from './origin.ts';
+import { jobError } from './error-record.ts';
 
 /** A running attempt listens here for its own job id: a cancel NOTIFYs it at commit, and the handler's signal fires. */
 export const JOB_CONTROL_CHANNEL = 'job_control';
@@ -25,7 +26,8 @@ async function recordEnd(
   trx: Knex.Transaction,
   end: { job_id: string; queue: string; organization_id: string | null; attempt: number; end: JobEndKind; reason: EndReason },
 ): Promise<void> {
-  await trx('job_ends').insert({ ...end, reason: JSON.stringify(end.reason) });
+  // Redacted like every stored job error (./error-record.ts): handlers', operators' and tenants' words alike.
+  await trx('job_ends').insert({ ...end, reason: JSON.stringify(jobError(end.reason.code, end.reason.message)) });
 }
 
 /** Sends the job's continuation, if it has one, on the transaction that ends it (for the same organization). */
@@ -60,8 +62,7 @@ export async function failForGood(deps: Deps, lease: Lease, definition: JobDefin
     const job = await lease.hold(trx);
     const { queue, id, attempt } = lease.token;
     await spendRetries(trx, queue, id, attempt);
-    if (!(await deps.jobs.failAttempt(trx, queue, { id, retryCount: attempt }, { code: reason.code, message: reason.message })))
-      throw new LeaseLost(lease.token, null);
+    if (!(await deps.jobs.failAttempt(trx, queue, { id, retryCount: attempt }, jobError(reason.code, reason.message)))) throw new LeaseLost(lease.token, null);
     await ends?.failed(trx, payload, reason, { deps, jobId: id });
     await recordEnd(trx, { job_id: id, queue, organization_id: job.group_id, attempt, end: 'failed', reason });
     await continueAfter(trx, deps, job);

@@ -7,6 +7,7 @@ import { runInWorkContext } from '../platform/work-context.ts';
 import { attemptError, type AttemptLog, type AttemptOutcome, type AttemptRecord } from './attempts.ts';
 import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type JobDefinition, runJob, whyNothing } from './define.ts';
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
+import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
 import { continuationOf, unstamp } from './origin.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
@@ -109,7 +110,7 @@ export class JobRuntime {
     const pause = pauses.covering(attempt.name, organizationId);
     if (pause) {
       if (await deferFetched(db, attempt, pause)) {
-        record('deferred', { message: `deferred by pause ${pause.id}: ${pause.reason}` });
+        record('deferred', jobError('deferred', `deferred by pause ${pause.id}: ${pause.reason}`));
         observer?.attemptEnded(attempt.name, 'deferred', 0);
       }
       return undefined;
@@ -199,7 +200,7 @@ export class JobRuntime {
     };
     if (this.stopping && attempt.signal.aborted) {
       // The worker is stopping and handed the attempt back (no attempt used): another worker runs it.
-      how.record('deferred', { message: 'handed back: the worker stopped before the attempt finished' });
+      how.record('deferred', jobError('handed_back', 'handed back: the worker stopped before the attempt finished'));
       how.log.info('job attempt handed back: the worker is stopping');
       return undefined;
     }
@@ -221,8 +222,10 @@ export class JobRuntime {
       failed();
       // pg-boss keeps only the last attempt's output: the history and the log keep each one.
       how.log.warn({ err: error, ms: Date.now() - how.started.getTime() }, 'job attempt failed');
-      throw error;
+      // pg-boss stores what it is handed (stack and all): it gets the redacted record instead.
+      throw new StoredJobError(jobErrorRecord(error));
     }
+    // The resource's own end keeps the handler's words (its tenant sees them); the job's records redact them (./ends.ts).
     const reason: EndReason = isJobFailure(error)
       ? { code: error.code, message: error.message }
       : { code: snakeCode(error) ?? 'failed', message: error instanceof Error ? error.message : String(error) };
@@ -237,11 +240,5 @@ export class JobRuntime {
     return undefined;
   }
 }
-
-/** An error's own snake_case `code` (e.g. an outbound fetch's `upstream_status`), kept as the end's reason; not a driver's SQLSTATE. */
-const snakeCode = (error: unknown): string | null => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[a-z][a-z0-9_]*$/.test(code) ? code : null;
-};
 
 const seconds = (since: Date) => (Date.now() - since.getTime()) / 1000;

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import type { Logger } from '../platform/logger.ts';
 import { insertAttempts, type AttemptRecord } from './attempts.ts';
+import { jobError, type JobErrorRecord } from './error-record.ts';
 import { affected } from './boss.ts';
 import { type SilentAttempt, silentAttempts } from './boss-sql/index.ts';
 
@@ -170,7 +171,7 @@ async function failLostWorkers(db: Knex, boss: PgBoss, log: Logger, lost: LostWo
   const workers = rows as LostWorker[];
   const begun = await begunAttempts(db, workers);
   // The history first: the workers are marked lost now, and no later sweep picks them up again.
-  await closeLostAttempts(db, workers, { message: lost.history });
+  await closeLostAttempts(db, workers, jobError('lost', lost.history));
   for (const worker of workers) {
     const attempts = begun.get(worker.id) ?? [];
     const interrupted = await failHeldAttempts(boss, worker, attempts, lost, log);
@@ -234,7 +235,7 @@ async function failHeldAttempts(boss: PgBoss, worker: LostWorker, attempts: read
  * they wrote when they began, and the ones only their last heartbeat reported (begun within a
  * flush of their death) — whether pg-boss or this sweep failed the job.
  */
-async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error: { message: string }): Promise<void> {
+async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error: JobErrorRecord): Promise<void> {
   if (workers.length === 0) return;
   const { rows } = await db.raw(
     `UPDATE job_attempts a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
@@ -311,7 +312,7 @@ async function recordUnwrittenAttempts(db: Knex, attempts: readonly SilentAttemp
         started_at: new Date(attempt.started_on),
         ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
         outcome: 'lost' as const,
-        error: { message: 'no heartbeat: the worker running it was gone or frozen' },
+        error: jobError('lost', 'no heartbeat: the worker running it was gone or frozen'),
       })),
   );
 }

@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { ApiError, apiClient, UsageError } from './cli/api.ts';
 import { commands, type Context, type Option, options, type Values } from './cli/commands.ts';
+import { terminalSafe } from './cli/terminal.ts';
 
 export const USAGE = `usage: npm run ops -- <command> [options]
 
@@ -38,8 +39,13 @@ export interface CliIo {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Runs one command line (without `node cli.ts`); resolves to the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+/**
+ * Runs one command line (without `node cli.ts`); resolves to the exit code. Everything it prints,
+ * tables, JSON, errors and usage alike, goes through ./cli/terminal.ts, which shows control and
+ * bidi characters as escapes instead of letting them act on the terminal.
+ */
+export async function runCli(argv: readonly string[], raw: CliIo): Promise<number> {
+  const io: CliIo = { ...raw, stdout: terminalSafe(raw.stdout), stderr: terminalSafe(raw.stderr) };
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { z } from '../core/zod.ts';
 import type { AttemptRecord } from '../jobs/attempts.ts';
+import { asJobErrorRecord } from '../jobs/error-record.ts';
 import type { OperatorActionRow } from './audit.ts';
 import type { JobRow } from './job-rows.ts';
 import { iso } from './presenter.ts';
@@ -26,7 +27,8 @@ export async function attemptHistory(db: Knex | Knex.Transaction, job: JobRow): 
     ended_at: iso(row.ended_at),
     duration_ms: row.ended_at ? new Date(row.ended_at).getTime() - new Date(row.started_at).getTime() : null,
     outcome: row.outcome ?? 'running',
-    error: row.error,
+    // Rows from before errors were redacted at storage are redacted here.
+    error: asJobErrorRecord(row.error),
   }));
   const current = history.some((attempt) => attempt.attempt === job.retry_count && attempt.outcome !== 'deferred');
   if (job.state === 'active' && job.started_on && !current) {

@@ -2,6 +2,7 @@ import type { z } from '../core/zod.ts';
 import type { RunningAttempt } from '../jobs/boss-sql/index.ts';
 import type { JobDefinition } from '../jobs/define.ts';
 import { unstamp } from '../jobs/origin.ts';
+import { asJobErrorRecord } from '../jobs/error-record.ts';
 import type { Pause } from '../jobs/pauses.ts';
 import type { OperatorActionRow } from './audit.ts';
 import type { JobRow } from './job-rows.ts';
@@ -32,6 +33,16 @@ export function withoutStacks(value: unknown): unknown {
   );
 }
 
+/**
+ * A failed (or retrying) job's output is its last failure: the redacted record the runtime stores,
+ * or what pg-boss wrote itself (a timeout) or wrote before records were redacted, redacted now.
+ */
+function failureOutput(output: unknown): unknown {
+  if (output === null || output === undefined) return null;
+  const stored = output as { message?: unknown; value?: unknown };
+  return asJobErrorRecord(typeof stored.message === 'string' ? stored : (stored.value ?? stored));
+}
+
 /** `running`: the job's running attempt as ./running.ts times it (none: not running, or not timed by this answer). */
 export function presentJob(row: JobRow, definition: JobDefinition | undefined, running?: RunningAttempt): z.input<typeof jobSchema> {
   const { payload, requestId } = unstamp(row.data ?? {});
@@ -44,7 +55,7 @@ export function presentJob(row: JobRow, definition: JobDefinition | undefined, r
     request_id: requestId,
     payload: visible.payload,
     redacted: visible.redacted,
-    output: withoutStacks(row.output ?? null),
+    output: row.state === 'failed' || row.state === 'retry' ? failureOutput(row.output) : withoutStacks(row.output ?? null),
     attempts: row.retry_count + (row.started_on ? 1 : 0),
     retry_limit: row.retry_limit,
     priority: row.priority,

@@ -1,5 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { jobErrorRecordSchema } from '../jobs/error-record.ts';
 
 // The job console's contract (tag "Operations"): requests and answers of /ops/*. Operators see every
 // organization; an organization's owners and admins (`jobs.manage`) see their own by naming it in
@@ -72,7 +73,7 @@ export const attemptSchema = z
     outcome: z
       .enum(['running', 'completed', 'failed', 'deferred', 'lost', 'cancelled', 'superseded'])
       .describe('superseded: the attempt lost its lease (its job was canceled, expired or retried elsewhere while it ran) and wrote nothing'),
-    error: z.object({ message: z.string(), name: z.string().optional() }).nullable(),
+    error: jobErrorRecordSchema.nullable(),
   })
   .openapi('JobAttempt');
 
@@ -87,7 +88,7 @@ export const jobSchema = z
       .record(z.string(), z.unknown())
       .describe('Fields a job type marks sensitive read "[redacted]" unless the caller is an operator who revealed them'),
     redacted: z.array(z.string()).describe('Payload fields redacted in this answer'),
-    output: z.unknown().nullable().describe('The completion result, or the last failure'),
+    output: z.unknown().nullable().describe('The completion result, or the last failure (a JobErrorRecord: redacted, without stack)'),
     attempts: z.number().int().describe('Attempts started (pg-boss retry count, plus one once started)'),
     retry_limit: z.number().int(),
     priority: z.number().int(),

@@ -1,5 +1,5 @@
 import { resource, rule, signedIn, within } from '../http/authorize.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { presentSkill, skillEnvelope, skillIdParams } from '../skills/index.ts';
 import { addFromCatalog, getCatalogListing, listCatalog, updateFromListing } from './catalog.ts';
 import { decodeCover, readCover, removeCover, replaceCover } from './cover.ts';
@@ -110,6 +110,7 @@ export const skillListingRoutes: AnyRoute[] = [
     tag,
     params: listingIdParams,
     body: putCoverBody,
+    bodyLimit: LARGE_BODY_LIMIT,
     response: { status: 200, description: 'The listing with its new `cover_url`', schema: listingEnvelope },
     errors: [403, 404, 409, 413],
     authorize: authorOrOperator,

@@ -1,4 +1,4 @@
-import { type UploadImageType, uploadImageFormats } from '../core/image-upload.ts';
+import { IMAGE_DIMENSIONS_RULE, type UploadImageType, uploadImageFormats } from '../core/image-upload.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
@@ -137,7 +137,7 @@ export type CoverContentType = UploadImageType;
 export const putCoverBody = z
   .object({
     content_type: z.enum(Object.keys(coverFormats) as [CoverContentType, ...CoverContentType[]]),
-    data: z.base64().openapi({ description: 'The image, base64-encoded; at most 1 MiB once decoded.' }),
+    data: z.base64().openapi({ description: `The image, base64-encoded; at most 1 MiB once decoded, ${IMAGE_DIMENSIONS_RULE} (by its header, else 400).` }),
   })
   .strict()
   .openapi('PutSkillListingCover');

@@ -36,7 +36,7 @@ const present = (row: TrendsRow, network: 'net2' | 'net3') => ({
 });
 
 const caching =
-  'Public data, the same for every caller and not billed: served from a cache that a worker refreshes through the social provider when it is older than SOCIAL_TRENDS_TTL_SECONDS (a stale answer is served while the refresh runs). The first request for a region waits for the first fetch (504 if it does not come in time).';
+  'Public data, the same for every caller and not billed: served from a cache that a worker refreshes through the social provider when it is older than SOCIAL_TRENDS_TTL_SECONDS (a stale answer is served while the refresh runs). The first request for a region waits for the first fetch (504 if it does not come in time, 502 if it fails). A failed fetch is remembered for SOCIAL_TRENDS_FAILURE_TTL_SECONDS (default 60): meanwhile a region with nothing cached answers 502 at once, with Retry-After, and the provider is not asked again.';
 
 function publicTrendsRoute(route: {
   path: string;
@@ -55,7 +55,7 @@ function publicTrendsRoute(route: {
     description: `The result of \`${route.operation}\` for the region. ${caching}`,
     params: z.object({ region: regionParam }),
     response: { status: 200, description: 'The snapshot', schema: route.schema },
-    errors: [504],
+    errors: [502, 504],
     authorize: signedIn('public trends are the same for every signed-in caller'),
     handler: async ({ params, deps }) => present(await getTrends(deps, route.operation, params.region), network) as never,
   });
@@ -72,7 +72,7 @@ export const socialTrendRoutes: AnyRoute[] = [
     description: `Both trend snapshots of the region (\`global\` by default). ${caching} A caller outside the organization gets an empty list.`,
     query: z.object({ organization_id: z.string().min(1).max(64), region: regionParam.optional() }),
     response: { status: 200, description: 'The snapshots', schema: z.object({ trends: z.array(z.union([topicsSnapshot, scanSnapshot])) }) },
-    errors: [504],
+    errors: [502, 504],
     authorize: listing('query'),
     handler: async ({ query, actor, deps }) => {
       if (!(await actor.membership(query.organization_id))) return { trends: [] };

@@ -35,3 +35,16 @@ export function png(width: number, height: number): Buffer {
     chunk('IEND', Buffer.alloc(0)),
   ]);
 }
+
+/**
+ * A 1×1 PNG whose header claims `width`×`height` pixels (IHDR rewritten, its CRC recomputed): what
+ * a decompression bomb looks like to anything that reads the header only.
+ */
+export function pngClaiming(width: number, height: number): Buffer {
+  const bytes = png(1, 1);
+  // Signature (8), IHDR length (4) and type (4), then width and height; the CRC covers type and data.
+  bytes.writeUInt32BE(width, 16);
+  bytes.writeUInt32BE(height, 20);
+  bytes.writeUInt32BE(crc32(bytes.subarray(12, 29)), 29);
+  return bytes;
+}

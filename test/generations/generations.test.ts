@@ -125,7 +125,7 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
     const job = await db('pgboss.job').where({ name: 'generation.run.v1' }).whereRaw(`data->>'generation_id' = ?`, [id]).first('id', 'state');
     expect(job.state).to.equal('cancelled');
     expect(await db('job_ends').where({ job_id: job.id }).select('end', 'reason')).to.deep.equal([
-      { end: 'canceled', reason: { code: 'canceled', message: 'canceled by the caller' } },
+      { end: 'canceled', reason: { code: 'canceled', message: 'canceled by the caller', redacted: false } },
     ]);
     expect(await db('assets').where({ generation_id: id })).to.have.length(0);
     const again = await server.request('patch', `/generations/${id}`, { token: alice.token, body: { status: 'canceled' } });

@@ -60,11 +60,15 @@ describe('every status ≥ 400 answers the JSON Error body', () => {
     expect(res.body).to.deep.equal(errorBody('not_found', 'no operation GET /no-such-thing'));
   });
 
-  it('413: a body over the limit', async () => {
+  it('413: a body over the operation’s limit, naming it', async () => {
     const user = newUser();
     const res = await ctx.server.request('post', '/organizations', { token: user.token, rawBody: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024) }) });
     expect(res.status).to.equal(413);
-    expect(res.body).to.deep.equal(errorBody('validation_failed', 'request body is too large'));
+    expect(res.body).to.deep.equal({
+      code: 'validation_failed',
+      message: 'request body is too large: createOrganization takes at most 1048576 bytes (1 MiB)',
+      data: { issues: [{ path: [], message: 'at most 1048576 bytes' }] },
+    });
   });
 
   it('400: malformed HTTP refused by the parser', async () => {

@@ -1,10 +1,13 @@
 import { expect } from 'chai';
 import Koa from 'koa';
+import { randomInt } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { authenticate } from '../../src/auth/authenticate.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { errorMapper } from '../../src/http/errors.ts';
+import { clientAddress } from '../../src/http/middleware/client-address.ts';
 import { rateLimit, rateLimitByAddress } from '../../src/http/middleware/rate-limit.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { sweepRateLimitWindowsJob } from '../../src/platform/maintenance/jobs.ts';
@@ -27,13 +30,15 @@ interface Stack {
 
 /**
  * The real limiting middleware in the order the app uses (errors → per address → authentication →
- * per caller), on a pool and quota leases of its own: two stacks are two web processes sharing
+ * per caller) behind one trusted proxy hop, on a pool and quota leases of its own: two stacks are two web processes sharing
  * nothing but Postgres, with a clock the test controls.
  */
 async function limitedStack(clock: { now: () => number }, limits: { perCaller: number; perAddress: number }): Promise<Stack> {
   const config = testConfig();
   const db = createDb(testDatabase().url, { max: 4 });
-  const app = new Koa({ proxy: true });
+  const app = new Koa();
+  // As behind one proxy (TRUST_PROXY=1): the test's X-Forwarded-For is what that proxy appended.
+  app.use(clientAddress({ kind: 'hops', hops: 1 }));
   app.use(errorMapper(createLogger(config, 'test-rate-limit')));
   app.use(rateLimitByAddress(db, limits.perAddress, { now: clock.now }));
   app.use(authenticate(config, TEST_JWT_SECRET, db));
@@ -242,6 +247,61 @@ describe('rate limiting', () => {
         expect(res.status).to.equal(200);
         expect(res.headers.get('ratelimit-limit')).to.equal(null);
       }
+    });
+  });
+
+  describe('in the web process: X-Forwarded-For is believed only as TRUST_PROXY says', () => {
+    let untrusting: TestServer;
+    let behindOneProxy: TestServer;
+    before(async () => {
+      [untrusting, behindOneProxy] = await Promise.all([
+        startTestServer({ RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '3' }),
+        startTestServer({ RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '3', TRUST_PROXY: '1' }),
+      ]);
+    });
+    after(async () => Promise.all([untrusting.stop(), behindOneProxy.stop()]));
+
+    /** A loopback address of its own (all of 127/8 reaches the server), so no other test's requests share its window. */
+    const peer = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    /** A tokenless probe from `peer`, with the given X-Forwarded-For; its status. */
+    const probeFrom = (server: TestServer, forwardedFor: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          new URL('/organizations/available-slug?slug=rl', server.url),
+          { localAddress: peer, headers: { 'x-forwarded-for': forwardedFor } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode!));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+
+    /** Tokenless probes with a new X-Forwarded-For each time until one is refused; how many were answered 401 first. */
+    async function answeredBeforeRefusal(server: TestServer, forwardedFor: (i: number) => string, attempts = 10): Promise<number> {
+      for (let i = 0; i < attempts; i++) {
+        const status = await probeFrom(server, forwardedFor(i));
+        if (status === 429) return i;
+        expect(status).to.equal(401);
+      }
+      return attempts;
+    }
+
+    // Real clock: a window may end between two requests, so a limit of 3 is reached within 6 requests.
+    it('without TRUST_PROXY (the default), a client rotating X-Forwarded-For is counted by its socket address', async () => {
+      const answered = await answeredBeforeRefusal(untrusting, (i) => `198.51.100.${i + 1}`);
+      expect(answered).to.be.within(3, 6);
+      expect((await hitsOf(db, `addr:${peer}`)).length).to.be.at.least(1);
+      expect(await hitsOf(db, 'addr:198.51.100.1')).to.deep.equal([]);
+    });
+
+    it('with TRUST_PROXY=1, the entry the proxy appended counts: rotating the entries to its left changes nothing', async () => {
+      const answered = await answeredBeforeRefusal(behindOneProxy, (i) => `192.0.2.${i + 1}, 203.0.113.50`);
+      expect(answered).to.be.within(3, 6);
+      expect((await hitsOf(db, 'addr:203.0.113.50')).length).to.be.at.least(1);
+      // Two different clients as the proxy reports them are two addresses.
+      expect(await probeFrom(behindOneProxy, '203.0.113.51')).to.equal(401);
     });
   });
 

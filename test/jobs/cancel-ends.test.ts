@@ -90,7 +90,7 @@ describe('cancel from the job console settles the resource with its job', functi
       .where({ run_id: `metered-call:${generation.call_id}` })
       .first('status', 'captured');
     expect(hold).to.deep.equal({ status: 'released', captured: 0 });
-    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: { ...operatorCancel, redacted: false } }]);
     // The worker's attempt heard it and wrote nothing: the history says so.
     await eventually(
       'the attempt is recorded as cancelled',
@@ -116,7 +116,7 @@ describe('cancel from the job console settles the resource with its job', functi
     expect(hold).to.deep.equal({ status: 'captured', amount: 40, captured: run.credits_charged, released: 40 - run.credits_charged });
     expect(await stack.db('conversation_messages').where({ id: run.answer_message_id }).first('content')).to.deep.equal({ content: run.snapshot });
     expect((await stack.db('conversations').where({ id: conversation.id }).first('active_run_id')).active_run_id).to.equal(null);
-    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: { ...operatorCancel, redacted: false } }]);
     expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
   });
 
@@ -131,7 +131,7 @@ describe('cancel from the job console settles the resource with its job', functi
     const asset = await stack.db('assets').where({ id }).first('upload_file_state', 'import_error');
     expect(asset).to.deep.equal({ upload_file_state: 'error', import_error: operatorCancel });
     await eventually('the download was aborted', async () => closed === 1);
-    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: { ...operatorCancel, redacted: false } }]);
   });
 
   it('a metered read waiting at its provider: the call ends canceled with its hold released, and the waiting request is told (503, nothing charged)', async () => {
@@ -157,7 +157,7 @@ describe('cancel from the job console settles the resource with its job', functi
     expect(answered.status, show(answered)).to.equal(503);
     expect(answered.body.message).to.equal('net2_profile: canceled by an operator: stuck at the provider; nothing was charged');
     await eventually('the provider call was aborted', async () => socialClosed === 1);
-    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: operatorCancel }]);
+    expect(await endsOf(job.id)).to.deep.equal([{ end: 'canceled', reason: { ...operatorCancel, redacted: false } }]);
   });
 
   it('a scheduled run whose chat turn is canceled ends canceled, with the credits its turn used', async () => {

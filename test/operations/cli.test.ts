@@ -170,6 +170,29 @@ describe('operator CLI (npm run ops)', function () {
     expect(notOperator.stderr).to.match(/^error: forbidden: /);
   });
 
+  it("tenants' text cannot act on the terminal: control and bidi characters print as visible escapes, in tables and JSON", async () => {
+    // A bidi override passes the API's title rule (it is not a control character); ESC and a C1 CSI stand for text stored before that rule.
+    const created = await stack.server.request('post', '/scheduled-tasks', {
+      token: alice.token,
+      body: { organization_id: org, title: 'Report \u202eexe.txt', prompt: 'Summarise', schedule: { cron: '0 8 * * 1', timezone: 'UTC' } },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const title = 'Report \u001b[2J\u001b]0;owned\u0007 \u009b31m \u202eexe.txt';
+    await stack.db('scheduled_tasks').where({ id: created.body.id }).update({ title });
+    const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+
+    const table = await cli(['schedules', '--organization', org]);
+    expect(table.code, table.stderr).to.equal(0);
+    expect(table.stdout).to.not.match(unsafe);
+    const row = table.stdout.split('\n').find((line) => line.startsWith(`task:${created.body.id}`));
+    expect(row).to.include(String.raw`Report \u001b[2J\u001b]0;owned\u0007 \u009b31m \u202eexe.txt`);
+
+    const json = await cli(['schedules', '--organization', org, '--json']);
+    expect(json.stdout).to.not.match(unsafe);
+    // Still the API's answer: the escapes are JSON's own, so the title parses back to what was stored.
+    expect(JSON.parse(json.stdout).items.find((s: { key: string }) => s.key === `task:${created.body.id}`).title).to.equal(title);
+  });
+
   it('usage errors exit 2 with the usage text', async () => {
     for (const argv of [['frobnicate'], ['jobs', 'explode'], ['jobs', 'show'], ['queues', '--state', 'failed'], ['jobs', 'list', '--limit', 'ten'], []]) {
       const run = await cli(argv);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createStorage } from '../../src/providers/storage/index.ts';
 import { testConfig } from '../support/config.ts';
+import { pngClaiming } from '../assets/helpers.ts';
 import { createOrganization } from '../support/organizations.ts';
 import { FAKE_S3_CREDENTIALS, startFakeS3, type FakeS3 } from '../support/fake-s3.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
@@ -98,6 +99,21 @@ describe('organization logo', () => {
     // Exactly 1 MiB is accepted (image-size reads the header; trailing bytes are allowed).
     const limit = Buffer.concat([png, Buffer.alloc(1024 * 1024 - png.length)]);
     expect((await putLogo(owner, id, 'image/png', limit.toString('base64'))).status).to.equal(200);
+  });
+
+  it('refuses a PNG whose header claims 100,000 × 100,000 pixels: 400 naming data and the maximum, nothing stored', async () => {
+    const owner = newUser();
+    const id = await createOrganization(ctx.server, owner);
+    const res = await putLogo(owner, id, 'image/png', pngClaiming(100_000, 100_000).toString('base64'));
+    const rule = 'at most 8192 pixels wide and high and 40 megapixels in all';
+    expect(res.status).to.equal(400);
+    expect(res.body).to.deep.equal({
+      code: 'validation_failed',
+      message: `data: the image is 100000×100000 pixels; it may be ${rule}`,
+      data: { issues: [{ path: ['data'], message: rule }] },
+    });
+    expect((await ctx.db('organizations').where({ id }).first()).logo_key).to.equal(null);
+    expect(await ctx.db('activity_events').where({ organization_id: id, action: 'organization.logo_updated' })).to.have.length(0);
   });
 
   it('needs organization.update (403 for a member) and membership (404 for others, like a missing organization)', async () => {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { pngClaiming } from '../assets/helpers.ts';
 import { newUser } from '../support/factories.ts';
 import { useServer } from '../support/suite.ts';
 import { draftListing, expectError, publishedListing, show } from './helpers.ts';
@@ -47,5 +48,34 @@ describe('skill listing covers', () => {
     const bob = newUser();
     expectError(await ctx.server.request('get', `/skill-listings/${listing.id}/cover`, { token: bob.token }), 404, 'not_found');
     expectError(await put('image/png', ONE_PIXEL_PNG, bob.token), 404, 'not_found');
+  });
+
+  it('refuses an image whose header claims more than 8192 pixels a side or 40 megapixels (400 naming data and the maximum), before decoding it', async () => {
+    const alice = newUser();
+    const { listing } = await draftListing(ctx.server, alice);
+    const put = (data: Buffer) =>
+      ctx.server.request('post', `/skill-listings/${listing.id}/cover`, {
+        token: alice.token,
+        body: { content_type: 'image/png', data: data.toString('base64') },
+      });
+    const rule = 'at most 8192 pixels wide and high and 40 megapixels in all';
+    for (const [width, height] of [
+      [100_000, 100_000],
+      [8193, 1],
+      [1, 8193],
+      [8000, 5001],
+    ] as const) {
+      const res = await put(pngClaiming(width, height));
+      expect(res.status, show(res)).to.equal(400);
+      expect(res.body).to.deep.equal({
+        code: 'validation_failed',
+        message: `data: the image is ${width}×${height} pixels; it may be ${rule}`,
+        data: { issues: [{ path: ['data'], message: rule }] },
+      });
+    }
+    expect((await ctx.server.request('get', `/skill-listings/${listing.id}`, { token: alice.token })).body.listing.cover_url).to.equal(null);
+    // At the limits: accepted (only the header is read, so a claimed size is as good as a real one here).
+    expect((await put(pngClaiming(8000, 5000))).status).to.equal(200);
+    expect((await put(pngClaiming(8192, 1))).status).to.equal(200);
   });
 });

@@ -149,7 +149,7 @@ export function rateLimit(db: Db, perMinute: number, options: RateLimitOptions =
 }
 
 /**
- * Per client address, for requests without a valid token (placed just before authentication).
+ * Per client address (`ctx.ip`: see ./client-address.ts), for requests without a valid token (placed just before authentication).
  * Only requests that authentication refuses are counted: a token's signature check touches no
  * database, so charging after it costs nothing a refusal would have saved, and callers with valid
  * tokens behind one shared address (an office, a NAT) keep their own per-caller quota. Over the
@@ -162,7 +162,7 @@ export function rateLimitByAddress(db: Db, perMinute: number, options: RateLimit
       await next();
     } catch (error) {
       if (ctx.state.caller !== undefined || !isAppError(error, 'unauthorized')) throw error;
-      const admission = await quota.take(`addr:${clientAddress(ctx)}`);
+      const admission = await quota.take(`addr:${addressKey(ctx.ip)}`);
       if (!admission.admitted) throw refusal('requests without a valid token from one address', perMinute, admission);
       throw error;
     }
@@ -170,15 +170,12 @@ export function rateLimitByAddress(db: Db, perMinute: number, options: RateLimit
 }
 
 /**
- * The address to count: the rightmost X-Forwarded-For entry when the app trusts its proxy (the
- * entry our nearest proxy appended; those to its left are whatever the client sent), else the
- * socket's peer. IPv6 clients are counted per /64, the block one subscriber is usually given.
+ * The key of a client address (`ctx.ip`, set from TRUST_PROXY by ./client-address.ts): IPv4 as is
+ * (an IPv4-mapped IPv6 peer too), IPv6 per /64, the block one subscriber is usually given.
  */
-export function clientAddress(ctx: Pick<Context, 'ips' | 'req'>): string {
-  const forwarded = ctx.ips.at(-1);
-  const raw = forwarded !== undefined && ipaddr.isValid(forwarded) ? forwarded : (ctx.req.socket.remoteAddress ?? 'unknown');
-  if (!ipaddr.isValid(raw)) return raw;
-  const address = ipaddr.process(raw);
+export function addressKey(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
   if (address.kind() === 'ipv4') return address.toString();
   const prefix = address.toByteArray().slice(0, 8);
   return `${ipaddr.fromByteArray([...prefix, 0, 0, 0, 0, 0, 0, 0, 0]).toString()}/64`;

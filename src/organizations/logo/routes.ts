@@ -1,5 +1,5 @@
 import { member } from '../../http/authorize.ts';
-import { defineRoute, type AnyRoute } from '../../http/route.ts';
+import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../../http/route.ts';
 import { presentOrganization } from '../presenter.ts';
 import { organizationEnvelope, organizationIdParams } from '../schema.ts';
 import { decodeLogo } from './image.ts';
@@ -19,6 +19,7 @@ export const organizationLogoRoutes: AnyRoute[] = [
     tag,
     params: organizationIdParams,
     body: putLogoBody,
+    bodyLimit: LARGE_BODY_LIMIT,
     response: { status: 200, description: 'The organization with its new `logo_url`', schema: organizationEnvelope },
     errors: [403, 404, 413],
     authorize: member('organization.update'),

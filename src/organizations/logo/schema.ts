@@ -1,4 +1,4 @@
-import { type UploadImageType, uploadImageFormats } from '../../core/image-upload.ts';
+import { IMAGE_DIMENSIONS_RULE, type UploadImageType, uploadImageFormats } from '../../core/image-upload.ts';
 import { z } from '../../core/zod.ts';
 
 export const MAX_LOGO_BYTES = 1024 * 1024;
@@ -10,7 +10,7 @@ export type LogoContentType = UploadImageType;
 export const putLogoBody = z
   .object({
     content_type: z.enum(Object.keys(logoFormats) as [LogoContentType, ...LogoContentType[]]),
-    data: z.base64().openapi({ description: 'The image, base64-encoded; at most 1 MiB once decoded.' }),
+    data: z.base64().openapi({ description: `The image, base64-encoded; at most 1 MiB once decoded, ${IMAGE_DIMENSIONS_RULE} (by its header, else 400).` }),
   })
   .strict()
   .openapi('PutOrganizationLogo');
