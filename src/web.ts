@@ -5,7 +5,7 @@ import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
-import { answerClientError, answerUnmetExpectation } from './http/errors.ts';
+import { answerClientError, answerUnmetExpectation, awaitingContinue } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
@@ -51,8 +51,12 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   // Requests node refuses on its own get the JSON Error body too: a missing Host (checked by the app
   // instead: src/http/errors.ts requireHost), an unsupported Expect (417), and what its parser
   // refuses (e.g. 431 for oversized headers).
-  const server = createServer({ requireHostHeader: false }, app.callback());
+  const handle = app.callback();
+  const server = createServer({ requireHostHeader: false }, handle);
   server.on('checkExpectation', answerUnmetExpectation);
+  // Expect: 100-continue is answered only when the operation reads the body, after authentication
+  // (src/http/route.ts bodyReader): an unauthenticated client gets its 401 before it sends the body.
+  server.on('checkContinue', (req, res) => handle(awaitingContinue(req), res));
   server.on('clientError', answerClientError);
   server.listen(config.PORT, config.HOST);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));

@@ -65,6 +65,22 @@ export function answerUnmetExpectation(req: IncomingMessage, res: ServerResponse
   res.end(body);
 }
 
+const CONTINUE = Symbol('awaiting 100-continue');
+
+/** Marks a request whose client waits for `100 Continue` before sending its body (the server's `checkContinue`). */
+export function awaitingContinue(req: IncomingMessage): IncomingMessage {
+  (req as IncomingMessage & { [CONTINUE]?: boolean })[CONTINUE] = true;
+  return req;
+}
+
+/** Sends the `100 Continue` a client waits for, once, when the body is about to be read. */
+export function continueIfAwaited(req: IncomingMessage, res: ServerResponse): void {
+  const marked = req as IncomingMessage & { [CONTINUE]?: boolean };
+  if (!marked[CONTINUE]) return;
+  marked[CONTINUE] = false;
+  res.writeContinue();
+}
+
 export const errorBody = (error: AppError) => ({ code: error.code, message: error.message, data: { issues: error.issues } });
 
 /**

@@ -6,6 +6,7 @@ import { Actor } from '../access/actor.ts';
 import type { Caller } from '../core/caller.ts';
 import { enforce, type Authorization } from './authorize.ts';
 import { AppError, fromZodIssues } from '../core/errors.ts';
+import { continueIfAwaited } from './errors.ts';
 import { JSON_MAX_DEPTH, z } from '../core/zod.ts';
 import {
   claimKey,
@@ -101,6 +102,8 @@ function bodyReader(route: AnyRoute) {
   const limit = bodyLimitOf(route);
   const read = bodyParser({ enableTypes: ['json'], jsonLimit: limit, encoding: 'utf-8', jsonStrict: false });
   return async (ctx: Context) => {
+    // A body declared larger than the limit is refused from its Content-Length, before the client sends it.
+    if (ctx.request.length === undefined || ctx.request.length <= limit) continueIfAwaited(ctx.req, ctx.res);
     try {
       await read(ctx, async () => undefined);
     } catch (error) {

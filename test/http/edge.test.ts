@@ -79,6 +79,29 @@ describe('the edge: client addresses, bodies after authentication, Error bodies 
       expect(Date.now() - started).to.be.below(2000);
     });
 
+    it('Expect: 100-continue is answered only once the caller is authenticated: 401 without 100 Continue, else 100 Continue and the body read', async () => {
+      const head = (authorization: string) =>
+        `POST /organizations HTTP/1.1\r\nHost: localhost\r\n${authorization}Content-Type: application/json\r\nContent-Length: 19\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`;
+      const refused = await rawExchange(ctx.server.url, head(''));
+      expect(statusLine(refused.answer)).to.equal('HTTP/1.1 401 Unauthorized');
+      expect(refused.answer).not.to.include('100 Continue');
+
+      const { port, hostname } = new URL(ctx.server.url);
+      const answer = await new Promise<string>((resolve, reject) => {
+        let text = '';
+        const socket = connect(Number(port), hostname, () => socket.write(head(`Authorization: Bearer ${newUser().token}\r\n`)));
+        socket.on('data', (chunk) => {
+          text += chunk.toString('utf8');
+          // The body goes only after the server asked for it.
+          if (text === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write('{"name":"Continue"}');
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(answer.startsWith('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\n')).to.equal(true);
+      expect(bodyOf(answer.slice('HTTP/1.1 100 Continue\r\n\r\n'.length)).organization.name).to.equal('Continue');
+    });
+
     it('an authenticated body is read with the operation’s own limit: 413 naming it, the default for operations with a body and a small one without', async () => {
       const user = newUser();
       const big = JSON.stringify({ name: 'x'.repeat(1100 * 1024) });
