@@ -264,7 +264,8 @@ export const commands: Record<string, Command> = {
             s.enabled ? 'yes' : 'no',
             time(s.last_run_at),
             time(s.next_run_at),
-            s.paused?.reason,
+            // A tenant sees an operator's pause without its reason: say it is paused, and by whom.
+            s.paused ? (s.paused.reason ?? `paused by ${s.paused.set_by}`) : 'no',
           ]),
         );
         return page.next_cursor ? `${table}\nnext page: --cursor ${page.next_cursor}\n` : table;
@@ -285,8 +286,8 @@ export const commands: Record<string, Command> = {
             p.id,
             p.scope,
             [p.queue, p.organization_id, p.schedule].filter(Boolean).join(' / '),
-            p.reason,
-            p.created_by,
+            p.reason ?? (p.set_by === 'operator' ? '(an operator’s)' : null),
+            p.created_by ?? p.set_by,
             time(p.created_at),
             time(p.expires_at),
             p.open ? 'yes' : 'no',
