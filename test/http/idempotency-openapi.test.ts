@@ -57,7 +57,6 @@ const IDEMPOTENT = [
   'addSkillFromCatalog',
 ];
 
-
 const runOperationId = (name: string) =>
   `runSocial${name
     .split('_')
