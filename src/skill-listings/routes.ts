@@ -76,7 +76,7 @@ export const skillListingRoutes: AnyRoute[] = [
     operationId: 'updateSkillListing',
     summary: 'Change a draft or published listing',
     description:
-      'A change of `name`, `description`, `body` or `files` makes a new `version`. `verified` and `rank` are for operators only (403 naming the field). 409 naming `status` for a retired listing; a published listing must keep a title, summary, category, name and body (409 naming the field).',
+      'A change of `name`, `description`, `body` or `files` makes a new `version`. `verified` and `rank` are for operators only (403 naming the field). 409 naming `status` for a retired listing; a published listing must keep a title, summary, category, name and body (409 naming the field), and changing it needs the author’s publishing rights as they are now — edit rights on the skill and `skill_listings.publish` (403 naming the first field sent; operators exempt).',
     tag,
     params: listingIdParams,
     body: updateListingBody,

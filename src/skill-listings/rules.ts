@@ -42,14 +42,15 @@ export async function requirePublishRights(db: Knex, actor: Actor, skillId: stri
 }
 
 /**
- * Publishing a listing again checks its author's rights on the skill as they are now (a role or a
- * grant taken away since the draft was made). The caller sees the listing, so what they lack is a
- * 403, also when the skill is gone or no longer readable to them. Operators moderate the catalog.
+ * Publishing a listing again, or changing what the catalog shows of a published one, checks its
+ * author's rights on the skill as they are now (a role or a grant taken away since the draft was
+ * made). The caller sees the listing, so what they lack is a 403 naming `field`, also when the
+ * skill is gone or no longer readable to them. Operators moderate the catalog.
  */
-export async function requireRightsToPublish(db: Knex, actor: Actor, listing: Pick<ListingRow, 'skill_id'>): Promise<void> {
+export async function requireRightsToPublish(db: Knex, actor: Actor, listing: Pick<ListingRow, 'skill_id'>, field = 'status'): Promise<void> {
   if (actor.operator) return;
-  const message = `status: publishing needs edit rights on the listing’s skill and the permission ${publishPermission} in its organization`;
-  const refused = new AppError('forbidden', message, [{ path: ['status'], message }]);
+  const message = `${field}: publishing needs edit rights on the listing’s skill and the permission ${publishPermission} in its organization`;
+  const refused = new AppError('forbidden', message, [{ path: [field], message }]);
   if (!listing.skill_id) throw refused;
   try {
     await requirePublishRights(db, actor, listing.skill_id);

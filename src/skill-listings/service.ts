@@ -74,7 +74,12 @@ export async function updateListing(deps: Deps, actor: Actor, id: string, change
     for (const field of ['verified', 'rank'] as const) if (changes[field] !== undefined && !actor.operator) throw forbiddenField(field);
     if (before.status === 'retired') throw conflict('status: a retired listing cannot be changed; publish it again first', ['status']);
     const after = { ...before, ...changes } as ListingRow;
-    if (before.status === 'published') requireCatalogFields(after);
+    if (before.status === 'published') {
+      // What the public catalog shows changes: the author needs publishing rights as they are now.
+      const changed = Object.keys(changes).find((field) => changes[field as keyof typeof changes] !== undefined);
+      if (changed) await requireRightsToPublish(trx, actor, before, changed);
+      requireCatalogFields(after);
+    }
     const contentChanged = contentFields.some((field) => changes[field] !== undefined && !isDeepStrictEqual(changes[field], before[field]));
     await trx('skill_listings')
       .where({ id })

@@ -131,4 +131,23 @@ describe('skill listings: who may publish', () => {
       expect(byOperator.status, show(byOperator)).to.equal(200);
     }
   });
+
+  it('an author who lost the rights cannot change what the catalog shows of a published listing (403 naming the field); a draft stays theirs to edit', async () => {
+    const author = newUser();
+    await addMember(ctx.db, org, author, 'publisher');
+    await grant(users.owner!, author, 'editor');
+    const published = (await list(author)).body.listing;
+    const draft = (await list(author)).body.listing;
+    expect((await setStatus(author, published.id, 'published')).status).to.equal(200);
+    const edit = (id: string, user: TestUser) => ctx.server.request('patch', `/skill-listings/${id}`, { token: user.token, body: { title: 'Changed' } });
+    expect((await edit(published.id, author)).status).to.equal(200);
+
+    await ctx.db('organization_members').where({ organization_id: org, user_id: author.id }).update({ role: 'member' });
+    const refused = await edit(published.id, author);
+    expectError(refused, 403, 'forbidden', 'title');
+    expect((await ctx.db('skill_listings').where({ id: published.id }).first()).title).to.equal('Changed');
+    expect((await ctx.db('skill_listings').where({ id: published.id }).first()).version).to.equal(published.version);
+    expect((await edit(draft.id, author)).status).to.equal(200);
+    expect((await edit(published.id, newOperator())).status).to.equal(200);
+  });
 });
