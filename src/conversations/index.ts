@@ -5,5 +5,14 @@ export { conversationIdParams, conversationListItemSchema } from './schema.ts';
 export { openRunEventStreams } from './run-events.ts';
 export { runHoldingLock } from './runs.ts';
 export { isMessageOf } from './messages.ts';
-export { currentChatRun, openScheduledConversation, type ScheduledTurn, startScheduledTurn, stopChatRun } from './scheduled.ts';
+export {
+  currentChatRun,
+  type OpenedTurn,
+  openScheduledConversation,
+  openScheduledTurns,
+  type ScheduledTurn,
+  type ScheduledTurnStart,
+  startScheduledTurn,
+  stopChatRun,
+} from './scheduled.ts';
 export type { RunRow as ChatRunRow } from './runs.ts';

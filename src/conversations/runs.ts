@@ -56,7 +56,7 @@ async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow): 
 }
 
 /** The model the run uses: the one asked for if the organization has it enabled (else 400), or its first available one. */
-async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
+export async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
   if (asked === undefined) {
     const page = await listAvailableChatModels(deps, actor, { organization_id: organizationId, limit: 1 });
     return page.items[0]?.model.id ?? SANDBOX_CHAT_MODEL;
