@@ -7,8 +7,9 @@
  *   enqueued with `JobQueue.enqueueMany` / `enqueue` on a knex transaction, each job for one of
  *   BENCH_ORGANIZATIONS organizations, and run by `startWorker` (workers/main.ts): pause gate,
  *   attempt history (batched), worker registry, per-organization group concurrency, work context,
- *   a `job done` log line per job at the production level `info` (written to /dev/null), and the
- *   slots woken after each job (keepFetching).
+ *   a `job done` log line per job at the production level `info` (written to /dev/null), and its
+ *   slot waker (src/jobs/slots.ts: one idle slot woken per new job, one more per job fetched, a slot
+ *   that finished a job fetching again at once, one poll statement for the queues with ready jobs).
  * - raw: a second queue with the identical policy (`ensureQueues` of a twin definition), jobs sent
  *   with plain `boss.insert` / `boss.send` carrying the same group ids, worked by a plain PgBoss
  *   (createBoss 'worker' with the worker's intervals) with `boss.work` and the work options of
@@ -162,14 +163,14 @@ const workerBoss = (url: string) =>
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
   });
 
-/** As workers/main.ts keepFetching: the slots holding a job fetch again at once instead of waiting their poll interval. */
+/** As the slot waker's `finished` (src/jobs/slots.ts): the slots holding a job fetch again at once instead of waiting their poll interval. */
 const keepFetching = (boss: PgBoss, queue: string) => {
   for (const slot of boss.getWipData()) if (slot.name === queue && slot.count > 0) boss.notifyWorker(slot.id);
 };
 
 /**
  * Raw pg-boss: a plain PgBoss, the work options of workers/main.ts and a no-op handler. `wake`
- * (default): its slots are woken after each job as ours are (workers/main.ts keepFetching); without
+ * (default): its slots are woken after each job as ours are (src/jobs/slots.ts `finished`); without
  * it, pg-boss's own pacing — a slot waits its poll interval after each job unless a NOTIFY came or
  * its cached queue stats (30–90 s old) show a backlog.
  */
@@ -218,7 +219,11 @@ class NoHistory extends AttemptLog {
   override record(): void {}
 }
 
-/** workers/main.ts `startWorker` for one job, copied with switches (no database watch: it only acts on errors). */
+/**
+ * workers/main.ts `startWorker` for one job, copied with switches (no database watch: it only acts
+ * on errors), but waking its slots as the worker did before the slot waker: pg-boss's NOTIFY wakes
+ * every slot, and the slots holding a job are woken after each job.
+ */
 async function startVariant(url: string, variant: Variant): Promise<Running> {
   if (variant.raw) return startRaw(url, { groupConcurrency: variant.groupConcurrency !== false, wake: variant.wake !== false });
   const job: JobDefinition = noopJob;
@@ -402,7 +407,7 @@ const stallText = (s: Stall) =>
  * Before each measurement pg-boss's cached queue stats say nothing is queued, as after any quiet
  * spell: pg-boss itself would burst only once its monitor (every 30 s) and its cache (every 60 s)
  * saw the backlog; ours and raw keep fetching because each slot is woken after a job
- * (workers/main.ts keepFetching), which is what a drain measures.
+ * (src/jobs/slots.ts `finished`), which is what a drain measures.
  */
 const resetQueueStats = (queue: string) => db.raw('UPDATE pgboss.queue SET queued_count = 0, ready_count = 0, monitor_on = now() WHERE name = ?', [queue]);
 

@@ -10,7 +10,13 @@ import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
 import { meteredCallJob } from './metering/jobs.ts';
 import { bulkActionJob, consoleSnapshotJob } from './operations/jobs.ts';
-import { dispatchScheduledTasksJob, scheduledTaskEmailJob, scheduledTaskFinishJob, scheduledTaskRunJob } from './scheduled-tasks/jobs.ts';
+import {
+  dispatchScheduledTasksJob,
+  scheduledTaskEmailJob,
+  scheduledTaskFinishJob,
+  scheduledTaskRunJob,
+  scheduledTaskStartJob,
+} from './scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
 
@@ -27,6 +33,7 @@ export const allJobs: readonly JobDefinition[] = [
   meteredCallJob,
   generationJob,
   dispatchScheduledTasksJob,
+  scheduledTaskStartJob,
   scheduledTaskRunJob,
   scheduledTaskFinishJob,
   scheduledTaskEmailJob,

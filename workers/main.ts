@@ -13,6 +13,7 @@ import { createBoss } from '../src/jobs/boss.ts';
 import type { JobDefinition } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
+import { SLOT_BACKSTOP_SECONDS, SlotWaker } from '../src/jobs/slots.ts';
 import { WorkerRegistry } from '../src/jobs/worker-registry.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
@@ -49,6 +50,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
+    // pg-boss would wake every slot of a queue per new job: the slot waker LISTENs instead, waking one.
+    useListenNotify: false,
   });
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
@@ -77,7 +80,14 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     { heartbeatMs: config.WORKER_HEARTBEAT_SECONDS * 1000, lostAfterSeconds: config.WORKER_LOST_AFTER_SECONDS },
   );
 
-  const subscribe = () => subscribeAll(boss, jobs, runtime, config);
+  const slots = new SlotWaker(
+    boss,
+    db,
+    workerLog,
+    jobs.map((job) => job.name),
+    config.WORKER_POLL_INTERVAL_SECONDS * 1000,
+  );
+  const subscribe = () => subscribeAll(boss, jobs, runtime, slots, config);
   const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
   const watch = new DatabaseWatch({
     log: workerLog,
@@ -93,6 +103,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   await pauses.start(hub);
   await registry.start();
   await subscribe();
+  await slots.start(hub);
   runtime.startSweep();
   // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
   await Promise.all(jobs.map((job) => (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name))));
@@ -103,6 +114,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     async stop() {
       watch.stop();
       pauses.stop();
+      slots.stop();
       // Interrupted attempts from here on are handed back or retried, never ended for good.
       await runtime.stop();
       // Resolves once every running attempt has settled; no new job is fetched from here on.
@@ -128,7 +140,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   };
 }
 
-async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtime: JobRuntime, config: Config): Promise<void> {
+async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtime: JobRuntime, slots: SlotWaker, config: Config): Promise<void> {
   for (const job of jobs) {
     await boss.work(
       job.name,
@@ -137,33 +149,23 @@ async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtim
         localConcurrency: config.WORKER_CONCURRENCY,
         // Per organization, across every worker: one tenant's burst cannot take a queue's whole capacity.
         groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY,
-        // New jobs wake workers through NOTIFY; retries and startAfter jobs are only found by polling
-        // (pg-boss's NOTIFY backstop defaults to 30 s), and a known backlog is fetched without pause.
-        pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
-        notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
+        // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished, its poll
+        // finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS); pg-boss's own poll is a
+        // backstop, and a known backlog is fetched without pause.
+        pollingIntervalSeconds: Math.max(SLOT_BACKSTOP_SECONDS, config.WORKER_POLL_INTERVAL_SECONDS),
         burstWhenReadyExceeds: 1,
       },
       async ([attempt]) => {
         if (!attempt) return undefined;
+        slots.fetched(job.name);
         try {
           return await runtime.run(job, attempt);
         } finally {
-          keepFetching(boss, job.name);
+          slots.finished(job.name);
         }
       },
     );
   }
-}
-
-/**
- * A slot that just worked a job fetches again at once instead of waiting its poll interval: pg-boss
- * bursts only when its cached queue stats (refreshed every 30–90 s) show a backlog, so a backlog that
- * arrives at once (a batch of runs, NOTIFYs that stopped) drained at one job per slot per interval.
- * Waking the slots that hold a job (this one among them) keeps them fetching while there is work;
- * their first empty fetch falls back to polling.
- */
-function keepFetching(boss: PgBoss, queue: string): void {
-  for (const slot of boss.getWipData()) if (slot.name === queue && slot.count > 0) boss.notifyWorker(slot.id);
 }
 
 // No top-level await: test files import this module, and a module with one cannot be require()d.

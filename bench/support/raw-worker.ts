@@ -1,8 +1,9 @@
 /**
  * The raw pg-boss baseline as a worker process of its own (as ours runs in workers/main.ts): a plain
- * PgBoss (createBoss 'worker', the worker's supervision cadence) working RAW_QUEUE with the work
- * options of workers/main.ts `subscribeAll` and a no-op handler (RAW_HANDLER_MS > 0: a sleep). Like
- * ours, each slot that worked a job is woken to fetch again at once (pg-boss's `notifyWorker`;
+ * PgBoss (createBoss 'worker', the worker's supervision cadence) working RAW_QUEUE with pg-boss's
+ * own wake-up (its NOTIFY wakes every slot; idle slots poll every WORKER_POLL_INTERVAL_SECONDS) and a
+ * no-op handler (RAW_HANDLER_MS > 0: a sleep). Like ours (src/jobs/slots.ts), each slot that worked
+ * a job is woken to fetch again at once (pg-boss's `notifyWorker`;
  * RAW_WAKE=0: pg-boss's own pacing, which bursts only once its cached queue stats show a backlog).
  * Prints `ready` once it works the queue; SIGTERM stops it.
  * Env: DATABASE_URL, RAW_QUEUE, WORKER_CONCURRENCY (4), JOB_ORGANIZATION_CONCURRENCY (8; 0: none),
@@ -37,7 +38,7 @@ workId = await boss.work(
   },
   async () => {
     if (handlerMs > 0) await sleep(handlerMs);
-    // As workers/main.ts keepFetching: the slots holding a job (this one among them) fetch again at once.
+    // As src/jobs/slots.ts `finished`: the slots holding a job (this one among them) fetch again at once.
     if (wake) for (const slot of boss.getWipData()) if (slot.workId === workId && slot.count > 0) boss.notifyWorker(slot.id);
   },
 );

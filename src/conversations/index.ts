@@ -5,5 +5,15 @@ export { conversationIdParams, conversationListItemSchema } from './schema.ts';
 export { openRunEventStreams } from './run-events.ts';
 export { runHoldingLock } from './runs.ts';
 export { isMessageOf } from './messages.ts';
-export { currentChatRun, openScheduledConversation, type ScheduledTurn, scheduledTurnCeiling, startScheduledTurn, stopChatRun } from './scheduled.ts';
+export {
+  currentChatRun,
+  type OpenedTurn,
+  openScheduledConversation,
+  openScheduledTurns,
+  type ScheduledTurn,
+  type ScheduledTurnStart,
+  scheduledTurnCeiling,
+  startScheduledTurn,
+  stopChatRun,
+} from './scheduled.ts';
 export type { RunRow as ChatRunRow } from './runs.ts';

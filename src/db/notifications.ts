@@ -2,7 +2,8 @@
  * Postgres NOTIFY for waiting web requests: one dedicated LISTEN connection per process, opened
  * when the first subscriber arrives, shared by every subscriber of every channel, reopened after
  * an error and closed on stop. A notification's payload is a small JSON object with a `key` (a
- * conversation id, a metered call id): subscribers wait on a channel and a key. Sent inside a
+ * conversation id, a metered call id), or a bare key (pg-boss's queue name): subscribers wait on a
+ * channel and a key. Sent inside a
  * transaction, a notification is delivered at commit, so a subscriber that re-reads on it sees
  * what was committed.
  *
@@ -151,7 +152,8 @@ export class NotificationHub {
     try {
       key = (JSON.parse(payload ?? '') as { key?: unknown }).key;
     } catch {
-      return;
+      // Not JSON: the payload is the key itself (pg-boss's new-job notifications carry the queue name).
+      key = payload;
     }
     if (typeof key !== 'string') return;
     for (const s of [...(this.channels.get(channel)?.get(key) ?? [])]) s.changed();

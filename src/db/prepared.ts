@@ -10,7 +10,8 @@ interface PooledClient {
  * A hot read as a named prepared statement on one of knex's pooled connections: Postgres parses
  * and plans it once per connection instead of once per request, and knex builds no SQL (a
  * membership + organization join: ~10k/s through knex, ~37k/s prepared, `npm run bench:http`).
- * Outside a transaction only; `name` must be unique per `text`. Poolers in transaction mode
+ * In a transaction (knex's transaction client hands out the transaction's connection) or outside
+ * one; `name` must be unique per `text`. Poolers in transaction mode
  * (PgBouncer before 1.21) do not carry prepared statements across transactions.
  */
 export async function queryPrepared<Row>(db: Knex, name: string, text: string, values: unknown[]): Promise<Row[]> {

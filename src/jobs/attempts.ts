@@ -154,11 +154,17 @@ export class AttemptLog {
     this.flushing = this.flushing.then(async () => {
       if (inserts.length === 0 && ends.length === 0) return;
       try {
-        await this.db.transaction(async (trx) => {
-          await insertAttempts(trx, inserts);
-          await recordUnseenAttempts(trx, inserts);
-          await endAttempts(trx, ends);
-        });
+        // One statement (the usual flush: the starts of one turn of the event loop, or a batch of ends) needs no transaction.
+        const retried = inserts.some((record) => record.attempt > 0);
+        if (Number(inserts.length > 0) + Number(retried) + Number(ends.length > 0) === 1) {
+          await insertAttempts(this.db, inserts);
+          await endAttempts(this.db, ends);
+        } else
+          await this.db.transaction(async (trx) => {
+            await insertAttempts(trx, inserts);
+            await recordUnseenAttempts(trx, inserts);
+            await endAttempts(trx, ends);
+          });
         this.failing = false;
       } catch (error) {
         // One warning per outage (the worker's database watch reports the outage itself), then quiet retries.

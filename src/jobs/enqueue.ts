@@ -12,6 +12,11 @@ export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priori
   continueWith?: { job: JobDefinition; payload: object } | undefined;
 }
 
+const continuationFor = (then: NonNullable<EnqueueOptions['continueWith']>) => ({
+  queue: then.job.name,
+  payload: then.job.payload.parse(then.payload) as object,
+});
+
 /**
  * Sends jobs through pg-boss on the caller's own knex transaction, so a job exists exactly when
  * the state change that caused it commits (a rolled-back request leaves no job behind). Each job
@@ -44,21 +49,25 @@ export class JobQueue {
     payload: PayloadOf<J>,
     { organizationId, continueWith, ...options }: EnqueueOptions,
   ): Promise<string> {
-    const continuation = continueWith && { queue: continueWith.job.name, payload: continueWith.job.payload.parse(continueWith.payload) as object };
+    const continuation = continueWith && continuationFor(continueWith);
     const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId(), continueWith: continuation });
     const id = await this.boss.send(job.name, data, { ...options, ...(organizationId && { group: { id: organizationId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
     return id;
   }
 
-  /** Many jobs of one kind in one statement (pg-boss `insert`), on the caller's transaction: for batches (the dispatcher's runs). */
-  async enqueueMany<J extends JobDefinition>(trx: Tx, job: J, jobs: readonly { payload: PayloadOf<J>; organizationId: string | null }[]): Promise<void> {
+  /** Many jobs of one kind in one statement (pg-boss `insert`), on the caller's transaction: for batches (the dispatcher's runs, their chat turns). */
+  async enqueueMany<J extends JobDefinition>(
+    trx: Tx,
+    job: J,
+    jobs: readonly ({ payload: PayloadOf<J> } & Pick<EnqueueOptions, 'organizationId' | 'continueWith'>)[],
+  ): Promise<void> {
     if (jobs.length === 0) return;
     const requestId = currentRequestId();
     await this.boss.insert(
       job.name,
-      jobs.map(({ payload, organizationId }) => ({
-        data: stamp(job.payload.parse(payload) as object, { requestId }),
+      jobs.map(({ payload, organizationId, continueWith }) => ({
+        data: stamp(job.payload.parse(payload) as object, { requestId, continueWith: continueWith && continuationFor(continueWith) }),
         ...(organizationId && { group: { id: organizationId } }),
       })),
       { db: fromKnex(trx) },

@@ -25,10 +25,16 @@ export function progressPublisher<T>(
   let lastWrite = 0;
   let writing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | null = null;
+  let soon: NodeJS.Immediate | null = null;
   let stopped = false;
+  const cancelPending = () => {
+    if (timer) clearTimeout(timer);
+    if (soon) clearImmediate(soon);
+    timer = soon = null;
+  };
 
   const writeLatest = () => {
-    timer = null;
+    cancelPending();
     if (!latest || stopped) return;
     const { value } = latest;
     latest = null;
@@ -51,18 +57,20 @@ export function progressPublisher<T>(
       const wait = everyMs - (Date.now() - lastWrite);
       if (now || wait <= 0) {
         if (timer) clearTimeout(timer);
-        writeLatest();
-      } else timer ??= setTimeout(writeLatest, wait);
+        timer = null;
+        // On the next turn of the event loop, not now: work that ends at once (a stream answered
+        // in one go) stops the publisher first, and its end writes the final value instead — no
+        // write of a value already superseded, no second transaction on the job row beside the end.
+        soon ??= setImmediate(writeLatest);
+      } else if (!soon) timer ??= setTimeout(writeLatest, wait);
     },
     async flush() {
-      if (timer) clearTimeout(timer);
       writeLatest();
       await writing;
     },
     stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
+      cancelPending();
     },
   };
 }

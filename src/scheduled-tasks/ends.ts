@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type { ChatRunRow } from '../conversations/index.ts';
 import { enqueueBalanceAlertCheck } from '../credits/index.ts';
 import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
-import { type ScheduledTaskRunPayload, scheduledTaskEmailJob } from './jobs.ts';
+import { type ScheduledTaskRunPayload, type ScheduledTaskStartPayload, scheduledTaskEmailJob } from './jobs.ts';
 import { OPEN_RUN_STATES, type TaskRunRow } from './runs.ts';
 
 /** What the start job hands its `succeeded` end: whether the turn started (a disabled or deleted task starts nothing). */
@@ -47,7 +47,16 @@ async function endRun(
   if (state === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
 }
 
-const TASK_STOPPED = { code: 'task_stopped', message: 'the task was disabled or deleted before this run started' };
+export const TASK_STOPPED = { code: 'task_stopped', message: 'the task was disabled or deleted before this run started' };
+
+/** Ends runs that never started their turn (still queued), in one statement: no credits used, nothing to mail. */
+export async function endUnstartedRuns(trx: Knex.Transaction, runIds: readonly string[], state: 'failed' | 'canceled', error: EndReason): Promise<void> {
+  if (runIds.length === 0) return;
+  await trx('scheduled_task_runs')
+    .whereIn('id', runIds)
+    .where({ state: 'queued' })
+    .update({ state, credits_used: 0, error: JSON.stringify(error), finished_at: trx.fn.now() });
+}
 
 export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {
   async succeeded(trx, { run_id }, { started }, context) {
@@ -67,6 +76,26 @@ export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {
       .update({ state: 'queued', error: null, credits_used: null, finished_at: null })
       .returning('id');
     return reopened.length === 1;
+  },
+};
+
+/** A batch's start job: the runs it had not started end with it (a run it started ends with its turn). */
+export const runBatchStartEnds: JobEnds<ScheduledTaskStartPayload, void> = {
+  async failed(trx, { run_ids }, reason) {
+    await endUnstartedRuns(trx, run_ids, 'failed', reason);
+  },
+  async canceled(trx, { run_ids }, reason) {
+    await endUnstartedRuns(trx, run_ids, 'canceled', reason);
+  },
+  /** The runs that failed with the batch, before they started a turn, are queued again. */
+  async reopen(trx, { run_ids }) {
+    const reopened = await trx('scheduled_task_runs')
+      .whereIn('id', run_ids)
+      .where({ state: 'failed' })
+      .whereNull('chat_run_id')
+      .update({ state: 'queued', error: null, credits_used: null, finished_at: null })
+      .returning('id');
+    return reopened.length > 0;
   },
 };
 

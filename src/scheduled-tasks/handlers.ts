@@ -1,14 +1,13 @@
 // Worker side of scheduled tasks (loaded by the `handler` of each job in ./jobs.ts).
 import { actorFor } from '../access/index.ts';
-import { type ChatRunRow, openScheduledConversation, startScheduledTurn } from '../conversations/index.ts';
+import type { ChatRunRow } from '../conversations/index.ts';
 import { isAppError } from '../core/errors.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import { dispatchDueTasks } from './dispatcher.ts';
-import { payerOf } from './run-credits.ts';
-import type { RunStart, TurnOutcome } from './ends.ts';
-import { type ScheduledTaskEmailPayload, scheduledTaskFinishJob, type ScheduledTaskRunPayload } from './jobs.ts';
-import type { ScheduledTaskRow } from './presenter.ts';
+import { endUnstartedRuns, type RunStart, type TurnOutcome } from './ends.ts';
+import type { ScheduledTaskEmailPayload, ScheduledTaskRunPayload, ScheduledTaskStartPayload } from './jobs.ts';
+import { startQueuedRuns } from './start.ts';
 import { OPEN_RUN_STATES, type TaskRunRow } from './runs.ts';
 
 export async function dispatchScheduledTasks(_payload: unknown, { deps, log }: JobContext): Promise<void> {
@@ -19,53 +18,33 @@ export async function dispatchScheduledTasks(_payload: unknown, { deps, log }: J
 const loadRun = async (db: Deps['db'], id: string) => (await db('scheduled_task_runs').where({ id }).first()) as TaskRunRow | undefined;
 
 /**
- * Starts a run in ONE step: its conversation (with the skill and the prompt), its chat run (whose
- * end continues the run) and the run's own row moved to `running` — so a retry after a crash finds
- * either all of it or none, and never opens a second conversation. Then the job ends; no worker
- * waits for the turn.
+ * Starts a run (a manual or one-off run's own job) in ONE step: its conversation (with the skill and
+ * the prompt), its chat run (whose end continues the run) and the run's own row moved to `running`
+ * — so a retry after a crash finds either all of it or none, and never opens a second conversation.
+ * Then the job ends; no worker waits for the turn. A start refused (the model gone, the creator's
+ * access lost) fails the run, saying why.
  */
 export async function startScheduledRun({ run_id }: ScheduledTaskRunPayload, job: JobContext): Promise<RunStart | NothingToDo> {
   return job.step(async (trx) => {
-    const run = (await trx('scheduled_task_runs').where({ id: run_id }).forUpdate().first()) as TaskRunRow | undefined;
-    if (run?.state !== 'queued') return nothingToDo('the run has started or ended already');
-    const task = (await trx('scheduled_tasks').where({ id: run.task_id }).first()) as ScheduledTaskRow | undefined;
-    // Disabling or deleting the task stops its queued scheduled runs too.
-    if (!task || task.deleted_at || (run.trigger === 'schedule' && !task.enabled)) return { started: false };
-    // The run acts as whoever triggered it, else the task's creator (./run-credits.ts): their access and spending limit apply.
-    const deps = { ...job.deps, db: trx as unknown as Deps['db'] };
-    const actor = actorFor(trx, { userId: payerOf(run, task) });
-    try {
-      // The skill as the payer can read it now (a skill they cannot read fails the run, saying so).
-      const skill = task.skill_id ? (await actor.resource<{ body: string }>(trx, 'skill', task.skill_id, 'read')).row : null;
-      const conversationId = await openScheduledConversation(deps, actor, {
-        skillBody: skill?.body ?? null,
-        organizationId: task.organization_id,
-        scheduleId: task.id,
-        title: `${task.title} · ${run.scheduled_for.toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-        prompt: run.prompt,
-        model: run.model,
-        maxCredits: run.max_credits,
-      });
-      const chat = await startScheduledTurn(
-        deps,
-        actor,
-        conversationId,
-        { model: run.model, maxCredits: run.max_credits },
-        {
-          job: scheduledTaskFinishJob,
-          payload: { run_id: run.id },
-        },
-      );
-      await trx('scheduled_task_runs')
-        .where({ id: run.id })
-        .update({ state: 'running', started_at: trx.fn.now(), conversation_id: conversationId, chat_run_id: chat.id });
-      return { started: true };
-    } catch (error) {
-      // A setting no longer valid (the model gone, the payer's access lost): the run fails, saying why.
-      if (isAppError(error)) throw failForGood(error.code, error.message, error);
-      throw error;
-    }
+    const outcome = await startQueuedRuns(trx, job.deps, [run_id]);
+    if (outcome.queued === 0) return nothingToDo('the run has started or ended already');
+    const refusal = outcome.refused[0];
+    if (refusal) throw failForGood(refusal.error.code, refusal.error.message, refusal.error);
+    return { started: outcome.started === 1 };
   });
+}
+
+/**
+ * Starts the dispatcher's batch of runs in ONE step, a few statements for the whole batch (./start.ts);
+ * a run whose start is refused fails alone, saying why. A retry starts only the runs still queued.
+ */
+export async function startScheduledRuns({ run_ids }: ScheduledTaskStartPayload, job: JobContext): Promise<void> {
+  const outcome = await job.step(async (trx) => {
+    const started = await startQueuedRuns(trx, job.deps, run_ids);
+    for (const { runId, error } of started.refused) await endUnstartedRuns(trx, [runId], 'failed', { code: error.code, message: error.message });
+    return started;
+  });
+  job.log.info({ runs: run_ids.length, queued: outcome.queued, started: outcome.started, refused: outcome.refused.length }, 'scheduled runs started');
 }
 
 /** The run's chat turn ended (this job is its continuation): how it ended, for the run's end. */

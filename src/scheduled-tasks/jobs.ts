@@ -31,6 +31,25 @@ export const scheduledTaskRunJob = defineJob({
   ends: () => import('./ends.ts').then((m) => m.runStartEnds),
 });
 
+const startPayload = z.object({ run_ids: z.array(z.string().uuid()).min(1).max(200) });
+export type ScheduledTaskStartPayload = z.output<typeof startPayload>;
+
+/**
+ * The dispatcher's batch of runs (one per task due at the slot) starts at once, as `scheduledTaskRunJob`
+ * starts one, in one step and a few statements for the whole batch (./start.ts): a minute with
+ * thousands of due tasks starts them in as many jobs as batches, not one job each. A run the batch
+ * cannot start (the creator's access, the skill, the model) fails alone, saying why.
+ */
+export const scheduledTaskStartJob = defineJob({
+  name: 'scheduled-tasks.start-runs',
+  version: 1,
+  payload: startPayload,
+  policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
+  expectedSeconds: 30,
+  handler: () => import('./handlers.ts').then((m) => m.startScheduledRuns),
+  ends: () => import('./ends.ts').then((m) => m.runBatchStartEnds),
+});
+
 /** The continuation of a run's chat turn (sent by the chat run's end): the run ends as its turn did, and its answer is e-mailed. */
 export const scheduledTaskFinishJob = defineJob({
   name: 'scheduled-tasks.finish-run',

@@ -43,7 +43,8 @@ export async function startRunNow(deps: Deps, actor: Actor, taskId: string, over
 
 /**
  * Cancels the task's queued and running runs (editors), each settled in this transaction: a queued
- * run's start job is canceled (the run with it); a running run's chat turn is stopped — charged
+ * run's own start job is canceled (the run with it; a run the dispatcher's batch job would start is
+ * canceled here, and the batch skips it); a running run's chat turn is stopped — charged
  * only what it used, the rest released — and the run is canceled now (its turn's continuation then
  * records the credits used).
  */

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { iso } from '../core/present.ts';
 import type { Deps } from '../platform/deps.ts';
-import { scheduledTaskRunJob } from './jobs.ts';
+import { scheduledTaskRunJob, scheduledTaskStartJob } from './jobs.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
 
 export const runStates = ['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped'] as const;
@@ -73,8 +73,9 @@ export async function createRun(
 }
 
 /**
- * One run per task for its slot (the dispatcher's batch), in one statement each for the runs and
- * their jobs: a slot already taken by another dispatcher is skipped. Returns how many were created.
+ * One run per task for its slot (the dispatcher's batch, ≤ 200), in one statement, and one job that
+ * starts them all (scheduledTaskStartJob): a slot already taken by another dispatcher is skipped.
+ * Returns how many were created.
  */
 export async function createScheduledRuns(
   trx: Knex.Transaction,
@@ -98,12 +99,13 @@ export async function createScheduledRuns(
        FROM jsonb_to_recordset(?::jsonb) AS x(task_id uuid, organization_id text, scheduled_for timestamptz, missed_slots integer,
                                              prompt text, model text, email_recipients text[], max_credits integer)
      ON CONFLICT (task_id, scheduled_for) WHERE trigger = 'schedule' DO NOTHING
-     RETURNING id, organization_id`,
+     RETURNING id`,
     [JSON.stringify(records)],
   );
-  const jobs = (rows as { id: string; organization_id: string }[]).map((r) => ({ payload: { run_id: r.id }, organizationId: r.organization_id }));
-  await deps.jobs.enqueueMany(trx, scheduledTaskRunJob, jobs);
-  return jobs.length;
+  const runIds = (rows as { id: string }[]).map((r) => r.id);
+  // One start job for the batch: starting runs a batch at a time is what lets a minute's thousands start within it.
+  if (runIds.length > 0) await deps.jobs.enqueue(trx, scheduledTaskStartJob, { run_ids: runIds }, { organizationId: null });
+  return runIds.length;
 }
 
 export function presentRun(row: TaskRunRow) {

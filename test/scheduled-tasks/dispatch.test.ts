@@ -55,8 +55,8 @@ describe('scheduled tasks: the dispatcher fires each slot exactly once', functio
     Number(
       (
         await db('pgboss.job')
-          .where({ name: 'scheduled-tasks.run.v1' })
-          .whereRaw(`data->>'run_id' IN (SELECT id::text FROM scheduled_task_runs WHERE task_id = ?)`, [taskId])
+          .where({ name: 'scheduled-tasks.start-runs.v1' })
+          .whereRaw(`data->'run_ids' \\?| ARRAY(SELECT id::text FROM scheduled_task_runs WHERE task_id = ?)`, [taskId])
           .count('* as n')
           .first()
       )?.n,

@@ -6,6 +6,8 @@ import { testConfig } from './config.ts';
 import { startTestServer, type TestServer } from './server.ts';
 
 export interface Stack {
+  /** The stack's own database. */
+  url: string;
   server: TestServer;
   worker: WorkerProcess;
   /** A small pool on the same database, for asserting side effects. */
@@ -25,6 +27,7 @@ export async function startStack(overrides: Record<string, string> = {}, workerO
   const config = testConfig({ ...overrides, ...workerOverrides });
   const worker = await startWorker(config, url, createLogger(config, 'test-worker'));
   return {
+    url,
     server,
     worker,
     db,

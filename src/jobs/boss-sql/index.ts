@@ -7,7 +7,8 @@
  * - ./locks.ts       row locks and dead-letter lineage for operator commands;
  * - ./attempts.ts    attempt fencing, ending a job for good, open jobs of a resource, failures to settle;
  * - ./running.ts     running attempts against their kind's expected time (stuck), stale heartbeats;
- * - ./tables.ts      autovacuum tuning and the console's indexes, run by `release`.
+ * - ./tables.ts      autovacuum tuning and the console's indexes, run by `release`;
+ * - ./notify.ts      the channel pg-boss NOTIFYs new jobs on (the worker wakes its slots itself).
  * Anything pg-boss's own API does (send, retry, redrive, cancel, resume, delete, getQueue,
  * getJobById, schemaVersion) goes through the API instead. Nothing else in src/ or workers/ names
  * the schema: test/jobs/module-boundaries.test.ts fails if something does.
@@ -32,6 +33,7 @@ export const UPGRADE_CHECKLIST = [
   "the dead-letter source_* columns: a failure's copy in its dead-letter queue has source_id/source_name = the failed job and source_root_id = its chain's first job; a redriven job has source_root_id and no source_id",
   'the fail/retry CTEs: failJobsBody deletes and re-inserts a failed job under the same id and inserts its dead-letter copy (dlq_jobs); retryJobs moves failed → retry; redriveJobs deletes the dead letter it re-creates',
   'the stale-heartbeat condition silentAttempts copies from failJobsByHeartbeat (heartbeat_on + heartbeat_seconds < job_now() on an active job), and the in_flight attempt numbers stuck attempts are matched by (retry_count)',
+  "the NOTIFY channel of new jobs (plans.notifyChannelSql: 'pgboss_' + sha224 of the schema, payload = the queue name) that queueNotifyChannel derives, and Manager.notifyQueue/Worker.notify, which the worker's slot waker replaces",
   'the cached queue counts on the queue table (ready/deferred/active/failed_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
 ] as const;
 
@@ -67,8 +69,10 @@ export {
   queueCounts,
   queueDepths,
   queueNames,
+  readyQueues,
   recordThroughput,
   type WaitingCount,
 } from './queue-reads.ts';
 export { type Liveness, type RunningAttempt, runningAttempts, type SilentAttempt, silentAttempts, stuckAttempts } from './running.ts';
+export { queueNotifyChannel } from './notify.ts';
 export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';

@@ -160,3 +160,19 @@ export async function queueDepths(db: Knex | Knex.Transaction): Promise<QueueDep
       ) head ON true`);
   return rows as QueueDepthRow[];
 }
+
+/**
+ * Which of `queues` have a job fetchable now (queued or waiting to retry, due, not blocked): the
+ * worker's poll (src/jobs/slots.ts) wakes a slot only for these — one statement for every queue
+ * instead of an empty fetch per queue and slot. Each probe stops at the first row of pg-boss's
+ * fetch index.
+ */
+export async function readyQueues(db: Knex, queues: readonly string[]): Promise<string[]> {
+  if (queues.length === 0) return [];
+  const { rows } = await db.raw(
+    `SELECT q.name FROM unnest(?::text[]) AS q(name)
+      WHERE EXISTS (SELECT 1 FROM ${JOB} j WHERE j.name = q.name AND j.state < 'active' AND NOT j.blocked AND j.start_after <= ${BOSS_SCHEMA}.job_now())`,
+    [[...queues]],
+  );
+  return (rows as { name: string }[]).map((row) => row.name);
+}
