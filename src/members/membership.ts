@@ -97,10 +97,11 @@ export async function findMembership(db: Knex, organizationId: string, userId: s
 
 /**
  * The one membership read for a change that decides on the caller's role (invitations, roles,
- * members, organization settings; the Actor's `{ fresh: trx }`): read in `trx` with the member row
- * share-locked. A role change or removal locks that row for update (./changes.ts), so it either
- * committed first and is seen here, or waits until `trx` ends: the decision and the change it
- * allows see the same role. `lockOrganization` also locks the organization row, for an update of it.
+ * members, organization settings; the Actor's `{ fresh: trx }`): the member row is share-locked
+ * until `trx` ends, then read. A role change or removal locks that row for update (./changes.ts),
+ * so it either committed first and is seen here, or waits until `trx` ends: the decision and the
+ * change it allows see the same role. `lockOrganization` also locks the organization row, for an
+ * update of it.
  */
 export async function lockMembership(
   trx: Knex.Transaction,
@@ -108,8 +109,12 @@ export async function lockMembership(
   userId: string,
   options: { lockOrganization?: boolean } = {},
 ): Promise<Membership | null> {
-  const locks = `${options.lockOrganization ? ' FOR UPDATE OF mo' : ''} FOR SHARE OF m`;
-  return membershipOf(organizationId, userId, (await trx.raw(membershipInTransactionSql + locks, [organizationId, userId])).rows[0]);
+  // Lock, then read in a second statement: its snapshot is taken with the lock held, so it sees a
+  // committed role change together with that role's permissions (a locking read that waited
+  // re-checks only the locked row, not the custom role it joined).
+  if (!(await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).forShare().first('role'))) return null;
+  const sql = membershipInTransactionSql + (options.lockOrganization ? ' FOR UPDATE OF mo' : '');
+  return membershipOf(organizationId, userId, (await trx.raw(sql, [organizationId, userId])).rows[0]);
 }
 
 function membershipOf(organizationId: string, userId: string, row: MembershipRow | undefined): Membership | null {

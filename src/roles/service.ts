@@ -104,7 +104,8 @@ export async function saveRole(
 /** Deletes a custom role nobody holds any more. */
 export async function deleteRole(deps: Deps, actor: Actor, organizationId: string, key: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    const manager = await actor.member(organizationId, undefined, { fresh: trx });
+    // Like defining one: decided on the caller's role as it is now (a demotion in flight is waited for).
+    const manager = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
     const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import type { Knex } from 'knex';
-import type { ApiResponse } from '../support/server.ts';
-import { eventually } from '../support/eventually.ts';
+import { whileChangeInFlight } from '../support/in-flight.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
@@ -9,36 +7,10 @@ import { invite } from './helpers.ts';
 
 // An invitation decides on the inviter's role (and on the invited role) as they are when it is
 // written, like a member's role change does: a role change or role deletion in flight is waited
-// for, then seen. Each test holds such a change open in its own transaction — taking exactly the
-// locks the members and roles domains take — sends the request, checks that the request waits for
-// it, commits it, and asserts the request decided on the committed state.
+// for, then seen. Each test holds such a change open (whileChangeInFlight, taking exactly the locks
+// the members and roles domains take) and asserts the request decided on the committed state.
 describe('invitations: a concurrent role change is waited for, then seen', () => {
   const ctx = useServer();
-
-  /** A request of the API that waits on a row lock of this test's database. */
-  const waitingOnALock = async () => {
-    const { rows } = await ctx.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-    return rows[0].n > 0;
-  };
-
-  /** Holds `change` open while `request` runs; commits it once the request waits on its locks. */
-  async function whileChangeInFlight(change: (trx: Knex.Transaction) => Promise<void>, request: () => Promise<ApiResponse>): Promise<ApiResponse> {
-    const trx = await ctx.db.transaction();
-    let answer: Promise<ApiResponse> | undefined;
-    try {
-      await change(trx);
-      answer = request();
-      const early = answer.then((res) => {
-        throw new Error(`answered ${res.status} without waiting for the change in flight: ${JSON.stringify(res.body)}`);
-      });
-      await Promise.race([eventually('the request waits for the change in flight', waitingOnALock, { timeoutMs: 5000 }), early]);
-      early.catch(() => undefined);
-      await trx.commit();
-    } finally {
-      if (!trx.isCompleted()) await trx.rollback();
-    }
-    return answer!;
-  }
 
   it('an admin demoted while creating an invitation gets 403 (the new role lacks invitations.manage) and nothing is written', async () => {
     const owner = newUser();
@@ -49,6 +21,7 @@ describe('invitations: a concurrent role change is waited for, then seen', () =>
     expect((await ctx.server.request('get', `/organizations/${org}/invitations`, { token: admin.token })).status).to.equal(200);
 
     const res = await whileChangeInFlight(
+      ctx.db,
       // What PATCH /members/{admin} { role: member } does: the target's row locked for update, then changed.
       async (trx) => {
         await trx('organization_members').where({ organization_id: org, user_id: admin.id }).forUpdate().first('role');
@@ -71,6 +44,7 @@ describe('invitations: a concurrent role change is waited for, then seen', () =>
     const invitation = (await invite(ctx.server, org, owner, invitee.email, 'editor')).body.invitation.id as string;
 
     const res = await whileChangeInFlight(
+      ctx.db,
       // What DELETE /roles?key=editor does: the role locked for update, its holders counted (none yet), the role deleted.
       async (trx) => {
         await trx('organization_roles').where({ organization_id: org, key: 'editor' }).forUpdate().first('key');
