@@ -44,11 +44,24 @@ module.exports = {
       to: { path: '^src/billing/' },
     },
     {
-      name: 'credits-not-organizations',
+      name: 'organizations-not-money',
       severity: 'error',
-      comment: 'Organizations grant starter credits; credits never reach back into organizations.',
-      from: { path: '^src/credits/' },
-      to: { path: '^src/organizations/' },
+      comment:
+        'Organizations know no money: creating one publishes `organizationCreated` (Deps), and billing\'s listener decides the ' +
+        'starter grant in the same transaction. So organizations never import credits or billing (nor a billing provider); ' +
+        'money may read an organization through its public module (a name for an alert, a row lock), never the reverse.',
+      from: { path: '^src/organizations/' },
+      to: { path: '^src/(credits|billing|providers/billing)/' },
+    },
+    {
+      name: 'money-not-http',
+      severity: 'error',
+      comment:
+        'Money (credits, metering, billing) never depends on the HTTP layer: what it shares with routes, such as the ' +
+        'Idempotency-Key store, lives in the kernel (src/platform/idempotency.ts). Only a domain\'s HTTP face, its route ' +
+        'declarations (routes.ts, webhook-route.ts), uses the route framework.',
+      from: { path: '^src/(credits|metering|billing)/', pathNot: '^src/[^/]+/(routes|webhook-route)\\.ts$' },
+      to: { path: '^src/http/' },
     },
     {
       name: 'roles-not-alert-policy',

@@ -2,6 +2,7 @@
 // in for them) hand to routes, services and job handlers. Nothing here is installed by an import.
 import type { PgBoss } from 'pg-boss';
 import type { Config } from './config/schema.ts';
+import { starterGrant } from './billing/index.ts';
 import { createCreditPeriods } from './credit-periods.ts';
 import type { Db } from './db/knex.ts';
 import { JobQueue } from './jobs/enqueue.ts';
@@ -12,13 +13,15 @@ import { createProviders } from './platform/providers.ts';
 import { createReadOperations } from './read-operations.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
+  const providers = createProviders(config, db);
   return {
     config,
     creditPeriods: createCreditPeriods(),
     db,
     jobs: new JobQueue(boss, allJobs),
     log,
-    providers: createProviders(config, db),
+    organizationCreated: [starterGrant(providers.billing, config.STARTER_CREDITS)],
+    providers,
     reads: createReadOperations(),
   };
 }

@@ -2,7 +2,16 @@ import type { Knex } from 'knex';
 import type { Caller } from '../core/caller.ts';
 import { forbidden, notFound } from '../core/errors.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { findMembership, memberJoinSql, permissionsOfRole, requirePermission, roleHoldsSql, type Membership, type PermissionNeed } from '../members/index.ts';
+import {
+  findMembership,
+  lockMembership,
+  memberJoinSql,
+  permissionsOfRole,
+  requirePermission,
+  roleHoldsSql,
+  type Membership,
+  type PermissionNeed,
+} from '../members/index.ts';
 import { allows, policies } from './policies/index.ts';
 import { entryOf, type ResourceEntry } from './resources.ts';
 import { memberRankSql } from './sql.ts';
@@ -64,8 +73,12 @@ export class Actor implements Caller {
     return this.caller.name;
   }
 
-  /** The caller's membership of a live organization, or null; read once per organization. */
-  membership(organizationId: string): Promise<Membership | null> {
+  /**
+   * The caller's membership of a live organization, or null; read once per organization. With
+   * `{ fresh: trx }` it is read again inside that transaction, locked (see `member`).
+   */
+  membership(organizationId: string, options: { fresh?: Knex.Transaction; lockOrganization?: boolean } = {}): Promise<Membership | null> {
+    if (options.fresh) return this.reread(options.fresh, organizationId, options.lockOrganization);
     let found = this.memberships.get(organizationId);
     if (!found) {
       found = findMembership(this.db, organizationId, this.userId);
@@ -76,12 +89,13 @@ export class Actor implements Caller {
 
   /**
    * The organization is named by id (its own path): to a non-member it does not exist. Inside a
-   * transaction that must decide on the current role (role changes racing each other), pass
-   * `{ fresh: trx }`: the membership is read again there, after the locks the caller took
-   * (`lockOrganization` also locks the organization row for an update of it).
+   * transaction that must decide on the current role (a role change may race it), pass
+   * `{ fresh: trx }`: the membership is read again there with the members domain's lock
+   * (lockMembership: the member row share-locked until the transaction ends; `lockOrganization`
+   * also locks the organization row for an update of it).
    */
   async member(organizationId: string, need?: PermissionNeed, options: { fresh?: Knex.Transaction; lockOrganization?: boolean } = {}): Promise<Membership> {
-    const membership = options.fresh ? await this.reread(options.fresh, organizationId, options.lockOrganization) : await this.membership(organizationId);
+    const membership = await this.membership(organizationId, options);
     if (!membership) throw notFound('organization');
     return requirePermission(membership, need);
   }
@@ -94,7 +108,7 @@ export class Actor implements Caller {
   }
 
   private async reread(trx: Knex.Transaction, organizationId: string, lockOrganization = false): Promise<Membership | null> {
-    const membership = await findMembership(trx, organizationId, this.userId, { lockOrganization });
+    const membership = await lockMembership(trx, organizationId, this.userId, { lockOrganization });
     this.memberships.set(organizationId, Promise.resolve(membership));
     return membership;
   }

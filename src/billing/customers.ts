@@ -6,6 +6,7 @@ import { recordBillingEvent } from './events.ts';
 import type { CustomerRow } from './presenter.ts';
 import type { BillingAddress, BillingContact } from '../providers/billing/types.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { lockOrganization } from '../organizations/index.ts';
 
 export interface CustomerInput {
   name?: string | undefined;
@@ -34,7 +35,7 @@ export async function createCustomer(
 ): Promise<CustomerRow> {
   return inTransaction(deps.db, async (trx) => {
     // Serialize creations per organization so the provider is asked once.
-    await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
+    await lockOrganization(trx, organizationId);
     if (await trx('billing_customers').where({ organization_id: organizationId }).first('organization_id')) {
       throw conflict('the organization already has a billing customer; change it with PATCH .../billing/customer');
     }

@@ -4,6 +4,7 @@ import { recordBillingEvent } from './events.ts';
 import { plans } from '../providers/billing/plans.ts';
 import { loadSubscription, rollSubscriptionForward } from './subscription-store.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { liveOrganizations } from '../organizations/index.ts';
 
 /** Organizations looked at per run; the schedule comes back for the rest. */
 const BATCH = 500;
@@ -16,10 +17,8 @@ const BATCH = 500;
  */
 export async function runCycleRefills(deps: Deps, options: { organizationId?: string | undefined; now?: Date } = {}): Promise<{ periods: number }> {
   const now = options.now ?? new Date();
-  const due = await deps
-    .db('organizations as o')
+  const due = await liveOrganizations(deps.db)
     .leftJoin('billing_subscriptions as s', 's.organization_id', 'o.id')
-    .whereNull('o.deleted_at')
     .modify((query) => {
       if (options.organizationId) query.where('o.id', options.organizationId);
     })

@@ -1,6 +1,8 @@
 /**
  * Billing — the public module (import from here only): `billingCyclePeriods` makes credit periods
  * (spending limits, /credits/cycle) follow the subscription's billing cycle; the composition root
- * (src/credit-periods.ts) gives it to every process through `Deps.creditPeriods`.
+ * (src/credit-periods.ts) gives it to every process through `Deps.creditPeriods`. `starterGrant`
+ * listens to organization creation (`Deps.organizationCreated`) and grants the starter credits.
  */
 export { billingCyclePeriods } from './credit-period.ts';
+export { starterGrant } from './starter-grant.ts';

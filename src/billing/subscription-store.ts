@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { organizationCreatedAt } from '../organizations/index.ts';
 import { periodContaining, plans, type Plan, type PlanKey } from '../providers/billing/plans.ts';
 
 export interface SubscriptionRow {
@@ -28,8 +29,7 @@ export async function loadSubscription(
 ): Promise<SubscriptionRow> {
   const existing = await selectRow(trx, organizationId, options.forUpdate);
   if (existing) return existing;
-  const organization = await trx('organizations').where({ id: organizationId }).first('created_at');
-  const anchor = organization.created_at as Date;
+  const anchor = (await organizationCreatedAt(trx, organizationId)) as Date;
   const period = periodContaining(anchor, new Date());
   await trx('billing_subscriptions')
     .insert({

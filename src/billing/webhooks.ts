@@ -6,6 +6,7 @@ import { plans } from '../providers/billing/plans.ts';
 import type { BillingWebhookEvent } from '../providers/billing/types.ts';
 import { loadSubscription, updateSubscription } from './subscription-store.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { organizationExists } from '../organizations/index.ts';
 
 export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown_organization' | 'ignored';
 
@@ -93,10 +94,7 @@ export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent):
 }
 
 async function organizationOf(trx: Knex.Transaction, event: BillingWebhookEvent): Promise<string | null> {
-  if (event.organizationId) {
-    const organization = await trx('organizations').where({ id: event.organizationId }).first('id');
-    if (organization) return organization.id;
-  }
+  if (event.organizationId && (await organizationExists(trx, event.organizationId))) return event.organizationId;
   if (!event.customerId) return null;
   const customer = await trx('billing_customers').where({ provider: 'stripe', provider_customer_id: event.customerId }).first('organization_id');
   return customer?.organization_id ?? null;

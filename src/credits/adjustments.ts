@@ -8,7 +8,7 @@ import { isMember } from '../members/index.ts';
 import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { type IdempotentRequest, withIdempotency } from '../http/idempotency.ts';
+import { type IdempotentRequest, withIdempotency } from '../platform/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';

@@ -9,6 +9,7 @@ import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { organizationName } from '../organizations/index.ts';
 
 const BATCH = 500;
 
@@ -56,8 +57,8 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
     await trx('credit_alert_watermarks').where({ organization_id: organizationId }).update({ last_available: available, checked_at: trx.fn.now() });
 
     const policy = await alertPolicyOf(trx, organizationId);
-    const organization = await trx('organizations').where({ id: organizationId }).whereNull('deleted_at').first('name');
-    if (!policy.enabled || !organization) return 0;
+    const organization = await organizationName(trx, organizationId, { live: true });
+    if (!policy.enabled || organization === undefined) return 0;
     const crossed = policy.lowBalanceThresholds.filter((threshold) => previous > threshold && available <= threshold);
     if (crossed.length === 0) return 0;
     const recipients = await recipientsOf(trx, organizationId, policy.notifyRoles, policy.extraRecipients);
@@ -78,8 +79,8 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
           {
             organization_id: organizationId,
             to,
-            subject: `${organization.name}: credit balance at ${available} (alert threshold ${threshold})`,
-            text: `The credit balance of ${organization.name} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
+            subject: `${organization}: credit balance at ${available} (alert threshold ${threshold})`,
+            text: `The credit balance of ${organization} fell to ${available} credits, at or below your alert threshold of ${threshold}.\n\nBuy credits or change the plan to keep working without interruption.`,
             // The recipient by its hash: the key is shown to operators (job console), the address is not.
             idempotency_key: `balance-alert:${crossing}:${createHash('sha256').update(to).digest('hex')}`,
           },

@@ -5,7 +5,7 @@
 import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
 import { AppError, isAppError, notFound } from '../core/errors.ts';
-import { type IdempotentRequest, withIdempotency } from '../http/idempotency.ts';
+import { type IdempotentRequest, withIdempotency } from '../platform/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';

@@ -8,16 +8,8 @@ import { enforce, type Authorization } from './authorize.ts';
 import { AppError, fromZodIssues } from '../core/errors.ts';
 import { continueIfAwaited } from './errors.ts';
 import { JSON_MAX_DEPTH, z } from '../core/zod.ts';
-import {
-  claimKey,
-  completeKey,
-  hashOfKey,
-  idempotencyHeaders,
-  type IdempotentOptions,
-  type IdempotentRequest,
-  releaseKey,
-  requestHash,
-} from './idempotency.ts';
+import { idempotencyHeaders, type IdempotentOptions } from './idempotency.ts';
+import { claimKey, completeKey, hashOfKey, type IdempotentRequest, releaseKey, requestHash } from '../platform/idempotency.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -71,7 +63,7 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   authorize?: Authorization;
   /**
    * Honours Idempotency-Key (CONVENTIONS §3: every POST that creates something or moves credits):
-   * documents and reads the header; a retry replays the first answer (./idempotency.ts).
+   * documents and reads the header; a retry replays the first answer (the store: src/platform/idempotency.ts).
    */
   idempotent?: IdempotentOptions;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { badRequest, forbidden, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
-import { isBuiltInRole, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
+import { lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
+import { isLiveOrganization } from '../organizations/index.ts';
 import { invitationColumns, type InvitationRow } from './presenter.ts';
 
 /** Who is asking about one invitation: a member (with their permissions), the invitee, or both. */
@@ -17,18 +18,19 @@ export const isInviteeOf = (actor: Actor, email: string) => Boolean(actor.email)
 /**
  * Loads an invitation of a live organization for a member or its invitee, else 404 — the same
  * answer whether the organization, the invitation or the caller's right to see it is missing.
- * `lock` takes the row lock a state change needs (pass the transaction as `db`).
+ * With `lock` (a state change; pass its transaction as `trx`) the invitation row is locked and the
+ * caller's membership is read as it is now, locked like a role change reads it (so a manager
+ * demoted meanwhile is refused).
  */
+export async function loadInvitation(db: Knex, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationAccess>;
+export async function loadInvitation(trx: Knex.Transaction, actor: Actor, organizationId: string, invitationId: string, lock: true): Promise<InvitationAccess>;
 export async function loadInvitation(db: Knex, actor: Actor, organizationId: string, invitationId: string, lock = false): Promise<InvitationAccess> {
-  const query = db('invitations as i')
-    .join('organizations as o', 'o.id', 'i.organization_id')
-    .whereNull('o.deleted_at')
-    .where({ 'i.id': invitationId, 'i.organization_id': organizationId })
-    .first(invitationColumns(db));
+  if (!(await isLiveOrganization(db, organizationId))) throw notFound('invitation');
+  const query = db('invitations as i').where({ 'i.id': invitationId, 'i.organization_id': organizationId }).first(invitationColumns(db));
   if (lock) query.forUpdate('i');
   const invitation = (await query) as InvitationRow | undefined;
   if (!invitation) throw notFound('invitation');
-  const membership = await actor.membership(organizationId);
+  const membership = await actor.membership(organizationId, lock ? { fresh: db as Knex.Transaction } : {});
   const isInvitee = isInviteeOf(actor, invitation.email);
   if (!membership && !isInvitee) throw notFound('invitation');
   return { invitation, membership, isInvitee };
@@ -57,12 +59,4 @@ export async function requireAssignableRole(trx: Knex.Transaction, inviter: Memb
   if (!assignable) throw badRequest(`${field}: no role "${role}" in this organization`, [field]);
   if (role === 'owner' && inviter.role !== 'owner') throw forbidden('only owners may invite owners');
   requireAuthorityOver(inviter, assignable, doing);
-}
-
-export async function roleExists(db: Knex, organizationId: string, role: string): Promise<boolean> {
-  if (isBuiltInRole(role)) return true;
-  // Custom roles live in organization_roles (roles endpoints); until that table exists only built-ins exist.
-  const { rows } = await db.raw(`SELECT to_regclass('organization_roles') IS NOT NULL AS present`);
-  if (!rows[0]?.present) return false;
-  return Boolean(await db('organization_roles').where({ organization_id: organizationId, key: role }).first(db.raw('1')));
 }

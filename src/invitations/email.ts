@@ -1,3 +1,4 @@
+import { organizationName } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { invitationEmailKey } from './jobs.ts';
 import { effectiveStatusSql } from './presenter.ts';
@@ -10,29 +11,21 @@ import { effectiveStatusSql } from './presenter.ts';
 export async function sendInvitationEmail(deps: Deps, invitationId: string): Promise<{ sent: true; messageId: string } | { sent: false; status: string }> {
   const invitation = await deps
     .db('invitations as i')
-    .join('organizations as o', 'o.id', 'i.organization_id')
     .leftJoin('users as u', 'u.id', 'i.invited_by_id')
     .where('i.id', invitationId)
-    .first(
-      'i.id',
-      'i.email',
-      'i.role',
-      'i.organization_id',
-      'i.expires_at',
-      'o.name as organization_name',
-      'u.name as inviter_name',
-      deps.db.raw(`${effectiveStatusSql('i')} as status`),
-    );
+    .first('i.id', 'i.email', 'i.role', 'i.organization_id', 'i.expires_at', 'u.name as inviter_name', deps.db.raw(`${effectiveStatusSql('i')} as status`));
   if (invitation?.status !== 'pending') return { sent: false, status: invitation?.status ?? 'missing' };
+  const organization = await organizationName(deps.db, invitation.organization_id);
+  if (organization === undefined) return { sent: false, status: 'missing' };
   const base = deps.config.PUBLIC_URL ?? `http://localhost:${deps.config.PORT}`;
   const link = `${base}/organizations/${invitation.organization_id}/invitations/${invitation.id}`;
   const inviter = invitation.inviter_name ?? 'A colleague';
   const { messageId } = await deps.providers.email.send({
     idempotencyKey: invitationEmailKey(invitation.id),
     to: invitation.email,
-    subject: `${inviter} invited you to ${invitation.organization_name}`,
+    subject: `${inviter} invited you to ${organization}`,
     text: [
-      `${inviter} invited you to join ${invitation.organization_name} as ${invitation.role}.`,
+      `${inviter} invited you to join ${organization} as ${invitation.role}.`,
       `Accept it (signed in with this e-mail address) before ${(invitation.expires_at as Date).toISOString()}:`,
       `PATCH ${link} {"status":"accepted"}`,
     ].join('\n\n'),

@@ -4,7 +4,7 @@ import { paginate, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import { addMembership, hasMemberWithEmail, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, roleExists, type InvitationAccess } from './access.ts';
+import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, type InvitationAccess } from './access.ts';
 import { invitationEmailJob } from './jobs.ts';
 import { effectiveStatusSql, invitationColumns, type InvitationRow } from './presenter.ts';
 import { INVITATION_TTL_DAYS, type InvitationStatus } from './schema.ts';
@@ -22,7 +22,8 @@ function requirePending(invitation: InvitationRow): void {
 
 export async function createInvitation(deps: Deps, actor: Actor, organizationId: string, input: { email: string; role: string }): Promise<InvitationRow> {
   return inTransaction(deps.db, async (trx) => {
-    const inviter = await actor.member(organizationId);
+    // The inviter's role as it is now, locked: a concurrent demotion either is seen here or waits for this invitation.
+    const inviter = await actor.member(organizationId, 'invitations.manage', { fresh: trx });
     await requireAssignableRole(trx, inviter, input.role);
     // A lapsed invitation no longer blocks a new one for the same address.
     await trx('invitations')
@@ -109,7 +110,8 @@ export async function acceptInvitation(deps: Deps, actor: Actor, organizationId:
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const { invitation } = inviteeOnly(access, 'accept');
     if (access.membership) throw conflict('you are already a member of the organization');
-    if (!(await roleExists(trx, organizationId, invitation.role)))
+    // Share-locked: a concurrent deletion of the role waits, then sees this new holder (409).
+    if (!(await lockAssignableRole(trx, organizationId, invitation.role)))
       throw conflict(`role: the invited role "${invitation.role}" no longer exists; ask for a new invitation`, ['role']);
     await addMembership(trx, organizationId, actor.userId, invitation.role);
     await trx('invitations')

@@ -9,6 +9,7 @@ export {
   holdsPermissionAnywhere,
   isMember,
   lockMemberForShare,
+  lockMembership,
   memberEmails,
   membersAmong,
   memberJoinSql,

@@ -43,11 +43,11 @@ export function requirePermission(membership: Membership, need: PermissionNeed |
 }
 
 /**
- * The user's current membership read inside `trx` (after the locks the caller took), 404 for a
- * non-member and 403 lacking `need`: for changes that must decide on the role as it is now.
+ * The user's current membership, locked (lockMembership), 404 for a non-member and 403 lacking
+ * `need`: for changes that must decide on the role as it is now.
  */
 export async function requireCurrentMembership(trx: Knex.Transaction, organizationId: string, userId: string, need?: PermissionNeed): Promise<Membership> {
-  const membership = await findMembership(trx, organizationId, userId);
+  const membership = await lockMembership(trx, organizationId, userId);
   if (!membership) throw notFound('organization');
   return requirePermission(membership, need);
 }
@@ -79,25 +79,45 @@ export function roleHoldsSql(permission: OrganizationPermission): string {
 const membershipSql = `SELECT m.role, mr.permissions AS custom_permissions, ${organizationColumns.map((c) => `mo.${c}`).join(', ')}
   FROM (SELECT $1::text AS organization_id) q ${memberJoinSql('q.organization_id', '$2')}`;
 
+// Inside a transaction (not prepared: its connection is the transaction's own).
+const membershipInTransactionSql = membershipSql.replace('$1', '?').replace('$2', '?');
+
 type MembershipRow = OrganizationRow & { role: string; custom_permissions: string[] | null };
 
 /**
  * The user's membership of a live organization, with the organization, or null (not a member,
- * deleted, or no such organization). Outside a transaction it runs as a prepared statement.
+ * deleted, or no such organization). Outside a transaction it runs as a prepared statement. It
+ * takes no lock: a change deciding on the role uses lockMembership.
  */
-export async function findMembership(
-  db: Knex,
+export async function findMembership(db: Knex, organizationId: string, userId: string): Promise<Membership | null> {
+  if (db.isTransaction) return membershipOf(organizationId, userId, (await db.raw(membershipInTransactionSql, [organizationId, userId])).rows[0]);
+  const [row] = await queryPrepared<MembershipRow>(db, 'find-membership', membershipSql, [organizationId, userId]);
+  return membershipOf(organizationId, userId, row);
+}
+
+/**
+ * The one membership read for a change that decides on the caller's role (invitations, roles,
+ * members, organization settings; the Actor's `{ fresh: trx }`): the member row is share-locked
+ * until `trx` ends, then read. A role change or removal locks that row for update (./changes.ts),
+ * so it either committed first and is seen here, or waits until `trx` ends: the decision and the
+ * change it allows see the same role. `lockOrganization` also locks the organization row, for an
+ * update of it.
+ */
+export async function lockMembership(
+  trx: Knex.Transaction,
   organizationId: string,
   userId: string,
   options: { lockOrganization?: boolean } = {},
 ): Promise<Membership | null> {
-  let row: MembershipRow | undefined;
-  if (db.isTransaction || options.lockOrganization) {
-    const sql = membershipSql.replace('$1', '?').replace('$2', '?') + (options.lockOrganization ? ' FOR UPDATE OF mo' : '');
-    row = (await db.raw(sql, [organizationId, userId])).rows[0];
-  } else {
-    [row] = await queryPrepared<MembershipRow>(db, 'find-membership', membershipSql, [organizationId, userId]);
-  }
+  // Lock, then read in a second statement: its snapshot is taken with the lock held, so it sees a
+  // committed role change together with that role's permissions (a locking read that waited
+  // re-checks only the locked row, not the custom role it joined).
+  if (!(await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).forShare().first('role'))) return null;
+  const sql = membershipInTransactionSql + (options.lockOrganization ? ' FOR UPDATE OF mo' : '');
+  return membershipOf(organizationId, userId, (await trx.raw(sql, [organizationId, userId])).rows[0]);
+}
+
+function membershipOf(organizationId: string, userId: string, row: MembershipRow | undefined): Membership | null {
   if (!row) return null;
   const { role, custom_permissions, ...organization } = row;
   return { organizationId, userId, role, permissions: permissionsOfRole(role, custom_permissions), organization };

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
-import { grantStarterCredits } from '../credits/index.ts';
 import { conflict } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -24,9 +23,9 @@ export async function createOrganization(deps: Deps, actor: Actor, input: { name
       subjectId: organization.id,
       data: { name: input.name, slug },
     });
-    // Sandbox billing gives every new organization its starter credits; with a real billing
-    // provider, credits come from purchases and plan cycles.
-    if (deps.providers.billing.name === 'sandbox') await grantStarterCredits(trx, organization.id, deps.config.STARTER_CREDITS);
+    // What else a new organization starts with (billing: the starter credits) is decided by the
+    // listeners, in this transaction: the organization and its starting state commit together.
+    for (const listener of deps.organizationCreated) await listener(trx, { organizationId: organization.id, createdById: actor.userId });
     return organization;
   });
 }

@@ -22,6 +22,19 @@ export interface CreditPeriods {
   current(db: Knex, organizationId: string, now?: Date): Promise<CreditPeriod>;
 }
 
+/** What creating an organization publishes to the domains that act on it (billing: the starter grant). */
+export interface OrganizationCreated {
+  organizationId: string;
+  createdById: string;
+}
+
+/**
+ * Told of a new organization inside the transaction that creates it, so what it writes commits or
+ * rolls back with the organization: exactly once, never half. Built into `Deps.organizationCreated`
+ * by the composition root; the organizations domain knows no listener by name.
+ */
+export type OrganizationCreatedListener = (trx: Knex.Transaction, event: OrganizationCreated) => Promise<void>;
+
 /** Every metered read (social operations, search, read-url) by name (built by src/read-operations.ts). */
 export type ReadOperations = ReadonlyMap<string, ReadOperation>;
 
@@ -33,6 +46,8 @@ export interface Deps {
   db: Db;
   jobs: JobQueue;
   log: Logger;
+  /** Listeners run in the creating transaction of every organization, in order (built by src/deps.ts). */
+  organizationCreated: readonly OrganizationCreatedListener[];
   providers: Providers;
   /** Every metered read by name, for the metered-call job (built by src/read-operations.ts). */
   reads: ReadOperations;

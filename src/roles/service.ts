@@ -16,6 +16,7 @@ import {
 } from '../members/index.ts';
 import { MAX_CUSTOM_ROLES } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { lockOrganization } from '../organizations/index.ts';
 
 export interface CountedRole {
   role: Role;
@@ -66,7 +67,7 @@ export async function saveRole(
       requireAuthorityOver(membership, existing, 'change');
     } else {
       // Serialises role creation per organization so the limit holds under concurrent creates.
-      await trx('organizations').where({ id: organizationId }).forUpdate().first('id');
+      await lockOrganization(trx, organizationId);
       const [{ count }] = (await trx('organization_roles').where({ organization_id: organizationId }).count('* as count')) as [{ count: number }];
       if (count >= MAX_CUSTOM_ROLES) throw conflict(`key: the organization already has the maximum of ${MAX_CUSTOM_ROLES} custom roles`, ['key']);
     }
@@ -103,7 +104,8 @@ export async function saveRole(
 /** Deletes a custom role nobody holds any more. */
 export async function deleteRole(deps: Deps, actor: Actor, organizationId: string, key: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    const manager = await actor.member(organizationId);
+    // Like defining one: decided on the caller's role as it is now (a demotion in flight is waited for).
+    const manager = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
     const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);

@@ -59,8 +59,6 @@ export async function queueCounts(
 
 export interface OrganizationLoadRow {
   group_id: string;
-  /** The organization's name (null when it no longer exists). */
-  name: string | null;
   active: number;
   queued: number;
   failed_last_hour: number;
@@ -69,7 +67,8 @@ export interface OrganizationLoadRow {
 
 /**
  * Each organization's running and waiting jobs (pg-boss's group index and the fetch index), noisiest
- * first, with the last hour's failed attempts from the throughput snapshot.
+ * first, with the last hour's failed attempts from the throughput snapshot. Names are the
+ * organizations domain's to give (src/operations/organizations.ts asks it).
  */
 export async function organizationLoad(trx: Knex.Transaction, organizationId: string | null, limit: number): Promise<OrganizationLoadRow[]> {
   const only = organizationId ? 'AND j.group_id = ?' : '';
@@ -86,10 +85,10 @@ export async function organizationLoad(trx: Knex.Transaction, organizationId: st
         ORDER BY sum(active) DESC, sum(queued) DESC
         LIMIT ?
      )
-     SELECT t.*, o.name,
+     SELECT t.*,
             (SELECT coalesce(sum(failed), 0)::int FROM queue_throughput q
               WHERE q.organization_id = t.group_id AND q.minute >= now() - interval '1 hour') AS failed_last_hour
-       FROM totals t LEFT JOIN organizations o ON o.id = t.group_id
+       FROM totals t
       ORDER BY t.active DESC, t.queued DESC, t.group_id`,
     [...(organizationId ? [organizationId] : []), limit],
   );
