@@ -37,6 +37,11 @@ import { forbidden, isAppError, notFound } from '../core/errors.ts';
  *                              a condition on the record's state (a published listing, a pause its organization set)
  *   linked(record, types, capability)
  *                              the caller has `capability` on a resource the record was made for
+ *   self(param)                the caller is the user named by the path parameter
+ *   authorityOver(role)        authority over a role named in the body or by a record
+ *                              (src/members/authority.ts): `owner` only for owners, any other role only for
+ *                              a caller whose own role carries every permission of it
+ *   holdsPermissions(field)    every permission a body field lists is one the caller's own role carries
  *   allOf(...), anyOf(...)     combinations
  *   named(name, params, rule)  a reusable domain rule under its own name (`creatorOrAdmin`)
  *
@@ -51,14 +56,32 @@ import { forbidden, isAppError, notFound } from '../core/errors.ts';
  */
 
 /** Records a domain rule reads to decide. */
-export type RecordName = 'bulk_action' | 'connector' | 'generation' | 'grant' | 'invitation' | 'job' | 'pause' | 'schedule' | 'skill' | 'skill_listing';
+export const recordNames = [
+  'bulk_action',
+  'chat_run',
+  'connector',
+  'generation',
+  'grant',
+  'invitation',
+  'job',
+  'member',
+  'pause',
+  'role',
+  'schedule',
+  'skill',
+  'skill_listing',
+] as const;
+export type RecordName = (typeof recordNames)[number];
 
 type ResourceRef = ResourceType | { param: string };
+/** Where a role is named: a body field, or a record (a member's role, an invitation's role, a role itself). */
+export type RoleRef = { body: string } | { record: RecordName };
 
 export type Rule =
   | { kind: 'public'; note: string }
   | { kind: 'signedIn'; note: string }
   | { kind: 'operator'; note: string }
+  | { kind: 'self'; param: string }
   | { kind: 'member'; need?: PermissionNeed | undefined; self?: string | undefined; in?: 'query' | undefined }
   | { kind: 'within'; from: 'body' | 'query'; need?: PermissionNeed | undefined }
   | { kind: 'listing'; from: 'query' | 'body' }
@@ -69,6 +92,8 @@ export type Rule =
   | { kind: 'holder'; record: RecordName; field: string }
   | { kind: 'recordIs'; record: RecordName; field: string; value: string }
   | { kind: 'linked'; record: RecordName; types: readonly ResourceType[]; capability: Capability }
+  | { kind: 'authorityOver'; role: RoleRef }
+  | { kind: 'holdsPermissions'; field: string }
   | { kind: 'allOf'; of: readonly Authorization[] }
   | { kind: 'anyOf'; of: readonly Authorization[] }
   | { kind: 'named'; name: string; params: Readonly<Record<string, string>>; rule: Authorization };
@@ -87,6 +112,8 @@ export const signedIn = (note: string): Authorization => ({ kind: 'signedIn', no
 export const publicAccess = (note: string): Authorization => ({ kind: 'public', note });
 /** Operators of the service only (moderating the skill catalog, the job console). */
 export const operator = (note: string): Authorization => ({ kind: 'operator', note });
+/** The caller is the user named by the path parameter (their own personalization). */
+export const self = (param: string): Authorization => ({ kind: 'self', param });
 export const member = (need?: PermissionNeed, options: { self?: string; in?: 'query' } = {}): Authorization => ({
   kind: 'member',
   need,
@@ -118,6 +145,10 @@ export const linked = (record: RecordName, types: readonly ResourceType[], capab
 });
 /** Nested combinations of the same kind flatten: `anyOf(anyOf(a, b), c)` is `anyOf(a, b, c)`. */
 const flatten = (kind: 'allOf' | 'anyOf', of: Authorization[]) => of.flatMap((part) => (part.kind === kind && !part.fields ? part.of : [part]));
+/** Authority over a role (src/members/authority.ts): `owner` is the owners' alone; any other role needs every permission it carries. */
+export const authorityOver = (role: RoleRef): Authorization => ({ kind: 'authorityOver', role });
+/** Every permission a body field lists is one the caller's own role carries. */
+export const holdsPermissions = (field: string): Authorization => ({ kind: 'holdsPermissions', field });
 export const allOf = (...of: Authorization[]): Authorization => ({ kind: 'allOf', of: flatten('allOf', of) });
 export const anyOf = (...of: Authorization[]): Authorization => ({ kind: 'anyOf', of: flatten('anyOf', of) });
 export const named = (name: string, params: Record<string, string>, rule: Authorization): Authorization => ({ kind: 'named', name, params, rule });
@@ -164,6 +195,9 @@ function enforcerOf(authorization: Rule): Enforcer {
       return parts.size === 1 ? [...parts][0]! : 'router+service';
     }
     case 'listing':
+    case 'self':
+    case 'authorityOver':
+    case 'holdsPermissions':
     case 'resourceRole':
     case 'recordMember':
     case 'holder':
@@ -193,6 +227,10 @@ export function compactAuthorization(authorization: Authorization): string {
   return `${own} fields{${fields.join('; ')}}`;
 }
 
+const roleRefText = (role: RoleRef) => ('body' in role ? `body.${role.body}` : role.record === 'role' ? 'role' : `${role.record}.role`);
+const roleRefProse = (role: RoleRef) =>
+  'body' in role ? `the role named by \`${role.body}\`` : role.record === 'role' ? 'the role' : `the ${recordNoun(role.record)}’s role`;
+
 const whenText = (when: FieldWhen) => (when === 'sent' ? '' : when === 'raised' ? ' raised' : `=${when.setTo}`);
 
 function compactRule(a: Rule): string {
@@ -211,6 +249,12 @@ function compactRule(a: Rule): string {
       return `console(${a.from})`;
     case 'resource':
       return `resource(${args(typeName(a.type), a.capability, a.in === 'body' ? `body.${a.param}` : a.param)})`;
+    case 'self':
+      return `self(${a.param})`;
+    case 'authorityOver':
+      return `authorityOver(${roleRefText(a.role)})`;
+    case 'holdsPermissions':
+      return `holdsPermissions(body.${a.field})`;
     case 'resourceRole':
       return `resourceRole(${args(typeName(a.type), a.role, a.param)})`;
     case 'recordMember':
@@ -295,6 +339,8 @@ function recordsOf(a: Rule): RecordName[] {
       return a.of.flatMap(recordsOf);
     case 'named':
       return recordsOf(a.rule);
+    case 'authorityOver':
+      return 'record' in a.role ? [a.role.record] : [];
     default:
       return [];
   }
@@ -320,6 +366,12 @@ function describeRule(a: Rule): string {
       const noun = a.as ?? (typeof a.type === 'string' ? a.type.replace('_', ' ') : 'resource');
       return `the caller's role on the ${noun}${a.in === 'body' ? ` named by \`${a.param}\` in the body` : ''} allows \`${a.capability}\``;
     }
+    case 'self':
+      return `the caller themselves (the user named by \`${a.param}\`)`;
+    case 'authorityOver':
+      return `authority over ${roleRefProse(a.role)} (\`owner\` only for owners; any other role only for a caller whose own role carries every permission of it)`;
+    case 'holdsPermissions':
+      return `a caller whose own role carries every permission listed in \`${a.field}\``;
     case 'resourceRole':
       return `the role \`${a.role}\` on the ${typeof a.type === 'string' ? a.type.replace('_', ' ') : 'resource'} (organization owners and admins act as owners)`;
     case 'recordMember':
@@ -351,6 +403,9 @@ export async function enforce(authorization: Authorization, input: Input): Promi
     case 'signedIn':
     case 'listing':
     // Decided by the service on the record (see enforcedBy).
+    case 'self':
+    case 'authorityOver':
+    case 'holdsPermissions':
     case 'resourceRole':
     case 'recordMember':
     case 'holder':

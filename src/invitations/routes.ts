@@ -1,4 +1,4 @@
-import { anyOf, holder, member, recordMember } from '../http/authorize.ts';
+import { allOf, anyOf, authorityOver, holder, member, recordMember, sent, setTo, withFields } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentInvitation } from './presenter.ts';
 import {
@@ -33,7 +33,7 @@ export const invitationRoutes: AnyRoute[] = [
     body: createInvitationBody,
     response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    authorize: member('invitations.manage'),
+    authorize: withFields(member('invitations.manage'), { role: sent(authorityOver({ body: 'role' })) }),
     handler: async ({ params, body, actor, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
@@ -79,7 +79,10 @@ export const invitationRoutes: AnyRoute[] = [
     body: updateInvitationBody,
     response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    authorize: inviteeOrManager,
+    authorize: withFields(inviteeOrManager, {
+      role: sent(allOf(recordMember('invitation', 'invitations.manage'), authorityOver({ record: 'invitation' }), authorityOver({ body: 'role' }))),
+      status: setTo('accepted', invitee),
+    }),
     handler: async ({ params, body, actor, deps }) => {
       const { organization_id: organizationId, invitation_id: invitationId } = params;
       const invitation =
