@@ -143,12 +143,12 @@ export const linked = (record: RecordName, types: readonly ResourceType[], capab
   types,
   capability,
 });
-/** Nested combinations of the same kind flatten: `anyOf(anyOf(a, b), c)` is `anyOf(a, b, c)`. */
-const flatten = (kind: 'allOf' | 'anyOf', of: Authorization[]) => of.flatMap((part) => (part.kind === kind && !part.fields ? part.of : [part]));
 /** Authority over a role (src/members/authority.ts): `owner` is the owners' alone; any other role needs every permission it carries. */
 export const authorityOver = (role: RoleRef): Authorization => ({ kind: 'authorityOver', role });
 /** Every permission a body field lists is one the caller's own role carries. */
 export const holdsPermissions = (field: string): Authorization => ({ kind: 'holdsPermissions', field });
+/** Nested combinations of the same kind flatten: `anyOf(anyOf(a, b), c)` is `anyOf(a, b, c)`. */
+const flatten = (kind: 'allOf' | 'anyOf', of: Authorization[]) => of.flatMap((part) => (part.kind === kind && !part.fields ? part.of : [part]));
 export const allOf = (...of: Authorization[]): Authorization => ({ kind: 'allOf', of: flatten('allOf', of) });
 export const anyOf = (...of: Authorization[]): Authorization => ({ kind: 'anyOf', of: flatten('anyOf', of) });
 export const named = (name: string, params: Record<string, string>, rule: Authorization): Authorization => ({ kind: 'named', name, params, rule });

@@ -139,11 +139,14 @@ describe('authorization matrix', () => {
     expect(allRoutes.flatMap((route) => problems(route, route.authorize!))).to.deep.equal([]);
   });
 
-  it('the OpenAPI description of each operation states its declaration, generated from it', () => {
-    const document = openApiDocument('test') as unknown as { paths: Record<string, Record<string, { operationId: string; description?: string }>> };
-    const descriptions = new Map(Object.values(document.paths).flatMap((path) => Object.values(path).map((op) => [op.operationId, op.description] as const)));
+  it('the OpenAPI description of each operation states its declaration, generated from it (prose, and `x-authorization` in the compact form)', () => {
+    type Operation = { operationId: string; description?: string; 'x-authorization'?: string };
+    const document = openApiDocument('test') as unknown as { paths: Record<string, Record<string, Operation>> };
+    const operations = new Map(Object.values(document.paths).flatMap((path) => Object.values(path).map((op) => [op.operationId, op] as const)));
     for (const route of allRoutes) {
-      expect(descriptions.get(route.operationId), route.operationId).to.include(`**Authorization:** ${describeAuthorization(route.authorize!)}`);
+      const operation = operations.get(route.operationId);
+      expect(operation?.description, route.operationId).to.include(`**Authorization:** ${describeAuthorization(route.authorize!)}`);
+      expect(operation?.['x-authorization'], route.operationId).to.equal(compactAuthorization(route.authorize!));
     }
   });
 
