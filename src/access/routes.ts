@@ -1,10 +1,11 @@
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { accessParams, accessRecordSchema, createGrantBody, generalAccessBody, grantParams, grantSchema, updateGrantBody } from './schema.ts';
 import { createGrant, deleteGrant, getAccessRecord, updateGeneralAccess, updateGrant } from './service.ts';
-import { resource } from '../http/authorize.ts';
+import { allOf, anyOf, holder, resource, sent, withFields } from '../http/authorize.ts';
 
 const tag = 'Access';
 const typeInPath = { param: 'resource_type' };
+const changeGeneralAccess = sent(resource(typeInPath, 'change_general_access', 'resource_id'));
 
 export const accessRoutes: AnyRoute[] = [
   defineRoute({
@@ -31,7 +32,7 @@ export const accessRoutes: AnyRoute[] = [
     body: generalAccessBody,
     response: { status: 200, description: 'The access record after the change', schema: accessRecordSchema },
     errors: [403, 404, 409],
-    authorize: resource(typeInPath, 'change_general_access', 'resource_id'),
+    authorize: withFields(resource(typeInPath, 'read', 'resource_id'), { visibility: changeGeneralAccess, workspace_role: changeGeneralAccess }),
     handler: async ({ params, body, actor, deps }) => updateGeneralAccess(deps, actor, params.resource_type, params.resource_id, body),
   }),
   defineRoute({
@@ -73,7 +74,7 @@ export const accessRoutes: AnyRoute[] = [
     response: { status: 204, description: 'Removed' },
     errors: [403, 404],
     // Readers may remove their own grant (leave); removing anyone else's needs manage_people (decided in the service).
-    authorize: resource(typeInPath, 'read', 'resource_id'),
+    authorize: allOf(resource(typeInPath, 'read', 'resource_id'), anyOf(holder('grant', 'user_id'), resource(typeInPath, 'manage_people', 'resource_id'))),
     handler: async ({ params, actor, deps }) => deleteGrant(deps, actor, params.resource_type, params.resource_id, params.grant_id),
   }),
 ];

@@ -1,5 +1,6 @@
 import { AppError, notFound } from '../core/errors.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { publicAccess } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
 import { type BillingWebhookEvent, WebhookSignatureError } from '../providers/billing/types.ts';
 import { applyWebhookEvent } from './webhooks.ts';
@@ -19,6 +20,7 @@ export const billingWebhookRoutes: AnyRoute[] = [
     summary: 'Receive a Stripe event (authenticated by its Stripe-Signature header)',
     tag: 'Billing',
     public: true,
+    authorize: publicAccess('the Stripe-Signature header over the raw body authenticates it'),
     headers: z.object({ 'stripe-signature': z.string().optional() }),
     body: stripeEvent,
     response: {

@@ -1,4 +1,4 @@
-import { listing, rule, signedIn, within } from '../http/authorize.ts';
+import { listing, member, signedIn, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentAvailableChatModel, presentChatModel, presentChatModelCopy, presentChatModelListItem } from './presenter.ts';
 import {
@@ -76,7 +76,7 @@ export const chatModelRoutes: AnyRoute[] = [
     query: chatModelCopyQuery,
     response: { status: 200, description: 'The organization’s copy', schema: chatModelCopyEnvelope },
     errors: [404],
-    authorize: rule('members of the organization named by `organization_id`; 404 to everyone else (the same answer as for an unknown model)'),
+    authorize: member(undefined, { in: 'query' }),
     handler: async ({ params, query, actor, deps }) => ({
       chat_model_copy: presentChatModelCopy(await getChatModelCopy(deps, actor, params.chat_model_id, query.organization_id)),
     }),

@@ -1,4 +1,4 @@
-import { listing, rule, within } from '../http/authorize.ts';
+import { listing, recordMember, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentConnector, presentCredential } from './presenter.ts';
 import {
@@ -24,10 +24,8 @@ import {
 } from './service.ts';
 
 const tag = 'Connectors';
-const aMember = rule('members of the connector’s organization; 404 to everyone else (the same answer as for a missing id)');
-const aManager = rule(
-  'members of the connector’s organization holding `connectors.manage`; 404 to non-members (the same answer as for a missing id), 403 to members without the permission',
-);
+const aMember = recordMember('connector');
+const aManager = recordMember('connector', 'connectors.manage');
 
 export const connectorRoutes: AnyRoute[] = [
   defineRoute({

@@ -1,4 +1,4 @@
-import { member } from '../http/authorize.ts';
+import { allOf, anyOf, holder, member } from '../http/authorize.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { createAdjustment } from './adjustments.ts';
@@ -23,6 +23,8 @@ import { getCredits, getCycle, getMemberCredits, updateMemberCredits } from './s
 import { listTransactions } from './transactions.ts';
 
 const tag = 'Credits';
+/** A chat run's own member, or whoever manages credits; to others the run does not exist. */
+const chatRunHolderOrManager = allOf(member(), anyOf(holder('chat_run', 'user_id'), member('credits.manage')));
 const replayNote = ' Honours `Idempotency-Key`.';
 
 export const creditRoutes: AnyRoute[] = [
@@ -97,7 +99,7 @@ export const creditRoutes: AnyRoute[] = [
     body: captureRunBody,
     response: { status: 200, description: 'The capture and the run’s hold after it', schema: captureEnvelope },
     errors: [403, 404, 409, 422],
-    authorize: member(),
+    authorize: chatRunHolderOrManager,
     handler: async ({ params, body, actor, deps, idempotency }) => captureChatRun(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({
@@ -112,7 +114,7 @@ export const creditRoutes: AnyRoute[] = [
     body: settleRunBody,
     response: { status: 200, description: 'The resolved hold', schema: holdEnvelope },
     errors: [403, 404, 409, 422],
-    authorize: member(),
+    authorize: chatRunHolderOrManager,
     handler: async ({ params, body, actor, deps, idempotency }) => settleChatRun(deps, actor, params.organization_id, body, idempotency),
   }),
   defineRoute({

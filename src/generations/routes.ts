@@ -1,4 +1,4 @@
-import { listing, rule, signedIn, within } from '../http/authorize.ts';
+import { allOf, anyOf, creatorOrAdmin, linked, listing, signedIn, within } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { presentGeneration } from './presenter.ts';
 import { listPublicModels, publicModelsSchema } from './public-models.ts';
@@ -18,6 +18,7 @@ import { createGeneration, getGeneration, listGenerations, updateGeneration } fr
 const tag = 'Generations';
 const readers =
   'its creator, the organization’s admins, and whoever can read the conversation, canvas or project it was made for; 404 for anyone else (the same as a missing id)';
+const generationReaders = anyOf(creatorOrAdmin('generation'), linked('generation', ['chat_conversation', 'canvas', 'project'], 'read'));
 
 /** Generations (spec §4.11) and the public model list. */
 export const generationRoutes: AnyRoute[] = [
@@ -98,7 +99,7 @@ export const generationRoutes: AnyRoute[] = [
     params: generationIdParams,
     response: { status: 200, description: 'The generation', schema: generationEnvelope },
     errors: [404],
-    authorize: rule(`readable by ${readers}`),
+    authorize: generationReaders,
     handler: async ({ params, actor, deps }) => ({ generation: presentGeneration(await getGeneration(deps, actor, params.generation_id)) }),
   }),
   defineRoute({
@@ -113,7 +114,7 @@ export const generationRoutes: AnyRoute[] = [
     body: updateGenerationBody,
     response: { status: 200, description: 'The generation', schema: generationEnvelope },
     errors: [403, 404, 409],
-    authorize: rule(`readable by ${readers}; changed by its creator or an organization admin`),
+    authorize: allOf(generationReaders, creatorOrAdmin('generation')),
     handler: async ({ params, body, actor, deps }) => ({ generation: presentGeneration(await updateGeneration(deps, actor, params.generation_id, body)) }),
   }),
 ];

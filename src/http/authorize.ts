@@ -1,84 +1,393 @@
 import type { Actor, PermissionNeed } from '../access/actor.ts';
-import type { Capability, ResourceType } from '../access/types.ts';
+import type { Capability, ResourceType, Role } from '../access/types.ts';
 import { forbidden, isAppError, notFound } from '../core/errors.ts';
 
 /**
- * Who may call an operation, declared on the route itself (`authorize:`) so a reader sees it on
- * the route's own screen, the router enforces it before the handler runs, and /openapi.json
- * states it. One of:
+ * Who may call an operation, declared on the route itself (`authorize:`) as data: the router
+ * enforces what it can decide from the request before the handler runs, /openapi.json states it
+ * (`describeAuthorization`), and test/http/authorization-matrix.test.ts lists every operation's
+ * declaration (`compactAuthorization`). There is no free text: a rule a domain decides on its own
+ * record is one of the record kinds below, with its parameters. The kinds:
  *
- *   signedIn(why)              any authenticated caller (creating an organization, a slug suggestion)
- *   rule(who)                  a domain rule that needs the record to decide (an invitation's invitee):
- *                              stated here, enforced by the service
- *   member(need?, {self?})     the organization named by `{organization_id}` in the path: 404 to a
- *                              non-member (it does not exist for them), 403 lacking `need`; with
- *                              `self: 'user_id'` a member may always act on their own `{user_id}`
+ *   publicAccess(note)         open without a token: what a route's `public: true` declares (health, a signed webhook)
+ *   signedIn(note)             any authenticated caller (creating an organization, a slug suggestion)
+ *   operator(note)             operators of the service only (a token claim or a configured id,
+ *                              src/auth/operator.ts): 403 to everyone else
+ *   member(need?, {self?, in?}) the organization named by `{organization_id}` in the path (or, with
+ *                              `in: 'query'`, in the query): 404 to a non-member (it does not exist
+ *                              for them), 403 lacking `need`; with `self: 'user_id'` a member may always
+ *                              act on their own `{user_id}`
  *   within(from, need?)        a collection-level operation naming `organization_id` in its body or
  *                              query: 403 outside the organization, also for one that does not exist (spec §4.1)
  *   listing(from)              a list: the handler pages only what the caller can read (an empty
  *                              page outside the organization); nothing to refuse up front
- *   resource(type, capability, param)
- *                              one resource by id: 404 when unreadable (like a missing id), 403 when
- *                              readable without `capability`. Readability is decided here for every
- *                              operation, in one round trip; a change's capability is decided by its
- *                              service inside its transaction, on the locked row (src/access/lifecycle.ts).
- *   operator(what)             operators of the service only (a token claim or a configured id,
- *                              src/auth/operator.ts): 403 to everyone else
- *   jobConsole(from)           the job console: operators see every organization; anyone else must
- *                              name `organization_id` (body or query) and hold `jobs.manage` there
- *                              (owners and admins): 403 otherwise
+ *   console(from)              the job console: operators see every organization; anyone else must
+ *                              name `organization_id` and hold `jobs.manage` there (owners and admins)
+ *   resource(type, capability, param, {in?, as?})
+ *                              one resource by id (a path parameter, or a body field with `in: 'body'`):
+ *                              404 when unreadable (like a missing id), 403 when readable without `capability`
+ *   resourceRole(type, role, param)
+ *                              the caller's role on the resource is at least `role` (owners and admins of
+ *                              the organization act as owners)
+ *   recordMember(record, need?) members of the organization a record (a connector, a job…) belongs to,
+ *                              holding `need`: 404 to non-members (like a missing id), 403 lacking `need`
+ *   holder(record, field)      the caller is the user the record names in `field` (its creator, author,
+ *                              invitee, grantee)
+ *   recordIs(record, field, value)
+ *                              a condition on the record's state (a published listing, a pause its organization set)
+ *   linked(record, types, capability)
+ *                              the caller has `capability` on a resource the record was made for
+ *   self(param)                the caller is the user named by the path parameter
+ *   authorityOver(role)        authority over a role named in the body or by a record
+ *                              (src/members/authority.ts): `owner` only for owners, any other role only for
+ *                              a caller whose own role carries every permission of it
+ *   holdsPermissions(field)    every permission a body field lists is one the caller's own role carries
+ *   allOf(...), anyOf(...)     combinations
+ *   named(name, params, rule)  a reusable domain rule under its own name (`creatorOrAdmin`)
+ *
+ * Any declaration may add `fields` (`withFields`): a body field that needs more than the operation
+ * (a cost cap raised, general access, operator-only `rank`), each with when it applies.
+ *
+ * Who enforces (`enforcedBy`): the router decides `signedIn`, `operator`, `member` in the path,
+ * `within`, `console` and a resource's readability before the handler; a resource's other
+ * capabilities, every record kind, `anyOf` and field rules need the row, so the service decides
+ * them, inside its transaction, on the locked row (src/access/lifecycle.ts). `allOf` is enforced
+ * part by part.
  */
-export type Authorization =
-  | { kind: 'signedIn'; why: string }
-  | { kind: 'rule'; who: string }
-  | { kind: 'member'; need?: PermissionNeed | undefined; self?: string | undefined }
+
+/** Records a domain rule reads to decide. */
+export const recordNames = [
+  'bulk_action',
+  'chat_run',
+  'connector',
+  'generation',
+  'grant',
+  'invitation',
+  'job',
+  'member',
+  'pause',
+  'role',
+  'schedule',
+  'skill',
+  'skill_listing',
+] as const;
+export type RecordName = (typeof recordNames)[number];
+
+type ResourceRef = ResourceType | { param: string };
+/** Where a role is named: a body field, or a record (a member's role, an invitation's role, a role itself). */
+export type RoleRef = { body: string } | { record: RecordName };
+
+export type Rule =
+  | { kind: 'public'; note: string }
+  | { kind: 'signedIn'; note: string }
+  | { kind: 'operator'; note: string }
+  | { kind: 'self'; param: string }
+  | { kind: 'member'; need?: PermissionNeed | undefined; self?: string | undefined; in?: 'query' | undefined }
   | { kind: 'within'; from: 'body' | 'query'; need?: PermissionNeed | undefined }
   | { kind: 'listing'; from: 'query' | 'body' }
-  | { kind: 'resource'; type: ResourceType | { param: string }; capability: Capability; param: string; as?: string | undefined }
-  | { kind: 'operator'; what: string }
-  | { kind: 'console'; from: 'query' | 'body' | 'body.filter' };
+  | { kind: 'console'; from: 'query' | 'body' | 'body.filter' }
+  | { kind: 'resource'; type: ResourceRef; capability: Capability; param: string; in?: 'body' | undefined; as?: string | undefined }
+  | { kind: 'resourceRole'; type: ResourceRef; role: Role; param: string }
+  | { kind: 'recordMember'; record: RecordName; need?: PermissionNeed | undefined }
+  | { kind: 'holder'; record: RecordName; field: string }
+  | { kind: 'recordIs'; record: RecordName; field: string; value: string }
+  | { kind: 'linked'; record: RecordName; types: readonly ResourceType[]; capability: Capability }
+  | { kind: 'authorityOver'; role: RoleRef }
+  | { kind: 'holdsPermissions'; field: string }
+  | { kind: 'allOf'; of: readonly Authorization[] }
+  | { kind: 'anyOf'; of: readonly Authorization[] }
+  | { kind: 'named'; name: string; params: Readonly<Record<string, string>>; rule: Authorization };
 
-export const signedIn = (why: string): Authorization => ({ kind: 'signedIn', why });
-/** A rule of the domain that needs the resource itself to decide (an invitation's invitee): the service enforces it. */
-export const rule = (who: string): Authorization => ({ kind: 'rule', who });
-export const member = (need?: PermissionNeed, options: { self?: string } = {}): Authorization => ({ kind: 'member', need, self: options.self });
-export const within = (from: 'body' | 'query', need?: PermissionNeed): Authorization => ({ kind: 'within', from, need });
+/** When a field rule applies: the field is sent at all, raised above its current value, or set to `value`. */
+export type FieldWhen = 'sent' | 'raised' | { setTo: string };
+export interface FieldRule {
+  when: FieldWhen;
+  need: Authorization;
+}
+
+export type Authorization = Rule & { fields?: Readonly<Record<string, FieldRule>> | undefined };
+
+export const signedIn = (note: string): Authorization => ({ kind: 'signedIn', note });
+/** Open without a token (service plumbing, provider webhooks): what `public: true` on a route declares. */
+export const publicAccess = (note: string): Authorization => ({ kind: 'public', note });
 /** Operators of the service only (moderating the skill catalog, the job console). */
-export const operator = (what: string): Authorization => ({ kind: 'operator', what });
+export const operator = (note: string): Authorization => ({ kind: 'operator', note });
+/** The caller is the user named by the path parameter (their own personalization). */
+export const self = (param: string): Authorization => ({ kind: 'self', param });
+export const member = (need?: PermissionNeed, options: { self?: string; in?: 'query' } = {}): Authorization => ({
+  kind: 'member',
+  need,
+  self: options.self,
+  in: options.in,
+});
+export const within = (from: 'body' | 'query', need?: PermissionNeed): Authorization => ({ kind: 'within', from, need });
 /** The job console: operators across organizations, owners and admins (`jobs.manage`) within the organization they name. */
 export const jobConsole = (from: 'query' | 'body' | 'body.filter' = 'query'): Authorization => ({ kind: 'console', from });
 export const listing = (from: 'query' | 'body' = 'query'): Authorization => ({ kind: 'listing', from });
-/** `type` may name the path parameter holding it (`/access/{resource_type}/…`); `as` renames the resource in the 404. */
-export const resource = (type: ResourceType | { param: string }, capability: Capability, param: string, options: { as?: string } = {}): Authorization => ({
+/** `type` may name the path parameter holding it (`/access/{resource_type}/…`); `as` renames the resource in the 404; `in: 'body'` reads the id from the body. */
+export const resource = (type: ResourceRef, capability: Capability, param: string, options: { as?: string; in?: 'body' } = {}): Authorization => ({
   kind: 'resource',
   type,
   capability,
   param,
+  in: options.in,
   as: options.as,
 });
+export const resourceRole = (type: ResourceRef, role: Role, param: string): Authorization => ({ kind: 'resourceRole', type, role, param });
+export const recordMember = (record: RecordName, need?: PermissionNeed): Authorization => ({ kind: 'recordMember', record, need });
+export const holder = (record: RecordName, field: string): Authorization => ({ kind: 'holder', record, field });
+export const recordIs = (record: RecordName, field: string, value: string): Authorization => ({ kind: 'recordIs', record, field, value });
+export const linked = (record: RecordName, types: readonly ResourceType[], capability: Capability): Authorization => ({
+  kind: 'linked',
+  record,
+  types,
+  capability,
+});
+/** Authority over a role (src/members/authority.ts): `owner` is the owners' alone; any other role needs every permission it carries. */
+export const authorityOver = (role: RoleRef): Authorization => ({ kind: 'authorityOver', role });
+/** Every permission a body field lists is one the caller's own role carries. */
+export const holdsPermissions = (field: string): Authorization => ({ kind: 'holdsPermissions', field });
+/** Nested combinations of the same kind flatten: `anyOf(anyOf(a, b), c)` is `anyOf(a, b, c)`. */
+const flatten = (kind: 'allOf' | 'anyOf', of: Authorization[]) => of.flatMap((part) => (part.kind === kind && !part.fields ? part.of : [part]));
+export const allOf = (...of: Authorization[]): Authorization => ({ kind: 'allOf', of: flatten('allOf', of) });
+export const anyOf = (...of: Authorization[]): Authorization => ({ kind: 'anyOf', of: flatten('anyOf', of) });
+export const named = (name: string, params: Record<string, string>, rule: Authorization): Authorization => ({ kind: 'named', name, params, rule });
+/** Adds field rules to a declaration: `withFields(authorOrOperator, { rank: sent(operator('…')) })`. */
+export const withFields = (authorization: Authorization, fields: Record<string, FieldRule>): Authorization => ({ ...authorization, fields });
+export const sent = (need: Authorization): FieldRule => ({ when: 'sent', need });
+export const raised = (need: Authorization): FieldRule => ({ when: 'raised', need });
+export const setTo = (value: string, need: Authorization): FieldRule => ({ when: { setTo: value }, need });
 
-const needText = (need: PermissionNeed | undefined) =>
-  need === undefined ? '' : ` holding ${typeof need === 'string' ? `\`${need}\`` : need.map((p) => `\`${p}\``).join(' or ')}`;
+// Domain rules used by more than one operation, each under its name.
 
-/** One line for the operation's OpenAPI description. */
-export function describeAuthorization(authorization: Authorization): string {
+/** The record's creator, or an organization owner/admin (`resources.administer`). */
+export const creatorOrAdmin = (record: RecordName): Authorization =>
+  named('creatorOrAdmin', { record }, anyOf(holder(record, 'created_by_id'), recordMember(record, 'resources.administer')));
+/** Operators of the service, or the members of the record's organization holding `need` (404 for anyone else). */
+export const operatorOrRecordMember = (record: RecordName, need: PermissionNeed): Authorization =>
+  named('operatorOrRecordMember', { record, need: String(need) }, anyOf(operator('any organization'), recordMember(record, need)));
+
+/** Where an operation is decided: before the handler (router), by the service on the row, or both in turn. */
+export type Enforcer = 'router' | 'service' | 'router+service';
+
+export function enforcedBy(authorization: Authorization): Enforcer {
+  const own = enforcerOf(authorization);
+  return authorization.fields && own === 'router' ? 'router+service' : own;
+}
+
+function enforcerOf(authorization: Rule): Enforcer {
   switch (authorization.kind) {
+    case 'public':
     case 'signedIn':
-      return `Any signed-in caller: ${authorization.why}.`;
-    case 'rule':
-      return `${authorization.who[0]!.toUpperCase()}${authorization.who.slice(1)}.`;
-    case 'member':
-      return `Members of the organization${needText(authorization.need)}${authorization.self ? ` (a member may always act on their own \`${authorization.self}\`)` : ''}; 404 for non-members, 403 lacking the permission.`;
-    case 'within':
-      return `Members of the organization named in the ${authorization.from}${needText(authorization.need)}; 403 otherwise (also for an organization that does not exist).`;
-    case 'listing':
-      return 'Lists only what the caller can read; a caller outside the organization gets an empty page.';
     case 'operator':
-      return `Operators of the service only (${authorization.what}): a token whose operator claim (\`OPERATOR_CLAIM\`) names the operator role, or a configured operator id; 403 for everyone else.`;
+    case 'within':
     case 'console':
-      return `Operators of the service see every organization; anyone else must name \`organization_id\` in the ${authorization.from === 'body.filter' ? 'body’s filter' : authorization.from} and hold \`jobs.manage\` there (owners and admins); 403 otherwise.`;
+      return 'router';
+    case 'member':
+      return authorization.in === 'query' ? 'service' : 'router';
     case 'resource':
-      return `The caller's role on the ${authorization.as ?? (typeof authorization.type === 'string' ? authorization.type.replace('_', ' ') : 'resource')} must allow \`${authorization.capability}\`; 404 when the caller cannot read it (the same answer as for a missing id), 403 when they can read it but their role does not allow this.`;
+      if (authorization.in === 'body') return 'service';
+      return authorization.capability === 'read' ? 'router' : 'router+service';
+    case 'named':
+      return enforcedBy(authorization.rule);
+    case 'allOf': {
+      const parts = new Set(authorization.of.map(enforcedBy));
+      return parts.size === 1 ? [...parts][0]! : 'router+service';
+    }
+    case 'listing':
+    case 'self':
+    case 'authorityOver':
+    case 'holdsPermissions':
+    case 'resourceRole':
+    case 'recordMember':
+    case 'holder':
+    case 'recordIs':
+    case 'linked':
+    case 'anyOf':
+      return 'service';
+  }
+}
+
+const needList = (need: PermissionNeed | undefined) => (need === undefined ? [] : typeof need === 'string' ? [need] : [...need]);
+const needText = (need: PermissionNeed | undefined) =>
+  need === undefined
+    ? ''
+    : ` holding ${needList(need)
+        .map((p) => `\`${p}\``)
+        .join(' or ')}`;
+const typeName = (type: ResourceRef) => (typeof type === 'string' ? type : `{${type.param}}`);
+const recordNoun = (record: RecordName) => record.replace('_', ' ');
+const args = (...parts: (string | undefined | false)[]) => parts.filter(Boolean).join(', ');
+
+/** The declaration in one line, for the authorization matrix: `resource(asset, edit, asset_id)`, `anyOf(operator, holder(job…))`. */
+export function compactAuthorization(authorization: Authorization): string {
+  const own = compactRule(authorization);
+  if (!authorization.fields) return own;
+  const fields = Object.entries(authorization.fields).map(([name, rule]) => `${name}${whenText(rule.when)}: ${compactAuthorization(rule.need)}`);
+  return `${own} fields{${fields.join('; ')}}`;
+}
+
+const roleRefText = (role: RoleRef) => ('body' in role ? `body.${role.body}` : role.record === 'role' ? 'role' : `${role.record}.role`);
+const roleRefProse = (role: RoleRef) =>
+  'body' in role ? `the role named by \`${role.body}\`` : role.record === 'role' ? 'the role' : `the ${recordNoun(role.record)}’s role`;
+
+const whenText = (when: FieldWhen) => (when === 'sent' ? '' : when === 'raised' ? ' raised' : `=${when.setTo}`);
+
+function compactRule(a: Rule): string {
+  switch (a.kind) {
+    case 'public':
+    case 'signedIn':
+    case 'operator':
+      return a.kind;
+    case 'member':
+      return `member(${args(needList(a.need).join('|'), a.self && `self: ${a.self}`, a.in && `in: ${a.in}`)})`;
+    case 'within':
+      return `within(${args(a.from, needList(a.need).join('|'))})`;
+    case 'listing':
+      return `listing(${a.from})`;
+    case 'console':
+      return `console(${a.from})`;
+    case 'resource':
+      return `resource(${args(typeName(a.type), a.capability, a.in === 'body' ? `body.${a.param}` : a.param)})`;
+    case 'self':
+      return `self(${a.param})`;
+    case 'authorityOver':
+      return `authorityOver(${roleRefText(a.role)})`;
+    case 'holdsPermissions':
+      return `holdsPermissions(body.${a.field})`;
+    case 'resourceRole':
+      return `resourceRole(${args(typeName(a.type), a.role, a.param)})`;
+    case 'recordMember':
+      return `recordMember(${args(a.record, needList(a.need).join('|'))})`;
+    case 'holder':
+      return `holder(${a.record}.${a.field})`;
+    case 'recordIs':
+      return `recordIs(${a.record}.${a.field}=${a.value})`;
+    case 'linked':
+      return `linked(${a.record}, ${a.types.join('|')}, ${a.capability})`;
+    case 'allOf':
+    case 'anyOf':
+      return `${a.kind}(${a.of.map(compactAuthorization).join(', ')})`;
+    case 'named':
+      return `${a.name}(${Object.values(a.params).join(', ')})`;
+  }
+}
+
+/** One paragraph for the operation's OpenAPI description, generated from the declaration: who, then what others get. */
+export function describeAuthorization(authorization: Authorization): string {
+  const who = describeRule(authorization);
+  const fields = Object.entries(authorization.fields ?? {}).map(([name, rule]) => `\`${name}\`${whenProse(rule.when)} needs ${describeRule(rule.need)}`);
+  const records = [...new Set(recordsOf(authorization))];
+  const answers = [
+    ...new Set([
+      ...answersOf(authorization),
+      ...(authorization.kind === 'operator' ? ['403 for everyone else'] : []),
+      ...(records.length
+        ? [
+            `decided on the ${records.map(recordNoun).join(' and ')}: 404 for a caller who cannot see it (the same answer as for a missing id), 403 for one who can see it but may not do this`,
+          ]
+        : []),
+      ...(fields.length ? ['a field its rule does not allow is 403 naming the field'] : []),
+    ]),
+  ];
+  return [
+    `${who[0]!.toUpperCase()}${who.slice(1)}.`,
+    fields.length ? `Fields: ${fields.join('; ')}.` : '',
+    answers.length ? `${answers.join('; ').replace(/^./, (c) => c.toUpperCase())}.` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+const whenProse = (when: FieldWhen) => (when === 'sent' ? '' : when === 'raised' ? ' raised above its current value' : ` set to \`${when.setTo}\``);
+
+/** What callers the declaration does not admit are answered, each sentence once. */
+function answersOf(a: Rule): string[] {
+  switch (a.kind) {
+    case 'operator':
+      return ['an operator holds a token whose operator claim (`OPERATOR_CLAIM`) names the operator role, or is a configured operator id'];
+    case 'member':
+      return ['404 for non-members, 403 lacking the permission'];
+    case 'within':
+      return ['403 outside the organization (also for an organization that does not exist)'];
+    case 'console':
+      return ['403 otherwise'];
+    case 'resource':
+      return [
+        '404 when the caller cannot read the resource (the same answer as for a missing id), 403 when they can read it but their role does not allow this',
+      ];
+    case 'allOf':
+    case 'anyOf':
+      return a.of.flatMap(answersOf);
+    case 'named':
+      return answersOf(a.rule);
+    default:
+      return [];
+  }
+}
+
+/** The records a declaration decides on (its record kinds). */
+function recordsOf(a: Rule): RecordName[] {
+  switch (a.kind) {
+    case 'recordMember':
+    case 'holder':
+    case 'recordIs':
+    case 'linked':
+      return [a.record];
+    case 'allOf':
+    case 'anyOf':
+      return a.of.flatMap(recordsOf);
+    case 'named':
+      return recordsOf(a.rule);
+    case 'authorityOver':
+      return 'record' in a.role ? [a.role.record] : [];
+    default:
+      return [];
+  }
+}
+
+function describeRule(a: Rule): string {
+  switch (a.kind) {
+    case 'public':
+      return `anyone, without a token (${a.note})`;
+    case 'signedIn':
+      return `any signed-in caller (${a.note})`;
+    case 'operator':
+      return `operators of the service (${a.note})`;
+    case 'member':
+      return `members of the organization${a.in === 'query' ? ' named by `organization_id` in the query' : ''}${needText(a.need)}${a.self ? ` (a member may always act on their own \`${a.self}\`)` : ''}`;
+    case 'within':
+      return `members of the organization named in the ${a.from}${needText(a.need)}`;
+    case 'listing':
+      return 'lists only what the caller can read; a caller outside the organization gets an empty page';
+    case 'console':
+      return `operators of the service see every organization; anyone else must name \`organization_id\` in the ${a.from === 'body.filter' ? 'body’s filter' : a.from} and hold \`jobs.manage\` there (owners and admins)`;
+    case 'resource': {
+      const noun = a.as ?? (typeof a.type === 'string' ? a.type.replace('_', ' ') : 'resource');
+      return `the caller's role on the ${noun}${a.in === 'body' ? ` named by \`${a.param}\` in the body` : ''} allows \`${a.capability}\``;
+    }
+    case 'self':
+      return `the caller themselves (the user named by \`${a.param}\`)`;
+    case 'authorityOver':
+      return `authority over ${roleRefProse(a.role)} (\`owner\` only for owners; any other role only for a caller whose own role carries every permission of it)`;
+    case 'holdsPermissions':
+      return `a caller whose own role carries every permission listed in \`${a.field}\``;
+    case 'resourceRole':
+      return `the role \`${a.role}\` on the ${typeof a.type === 'string' ? a.type.replace('_', ' ') : 'resource'} (organization owners and admins act as owners)`;
+    case 'recordMember':
+      return `members of the ${recordNoun(a.record)}’s organization${needText(a.need)}`;
+    case 'holder':
+      return `the user the ${recordNoun(a.record)} names in \`${a.field}\``;
+    case 'recordIs':
+      return `a ${recordNoun(a.record)} whose \`${a.field}\` is \`${a.value}\``;
+    case 'linked':
+      return `whoever may \`${a.capability}\` the ${a.types.map((t) => t.replace('_', ' ')).join(', ')} the ${recordNoun(a.record)} was made for`;
+    case 'allOf':
+      return `all of: ${a.of.map((part) => `(${describeRule(part)})`).join(' and ')}`;
+    case 'anyOf':
+      return `any of: ${a.of.map((part) => `(${describeRule(part)})`).join(' or ')}`;
+    case 'named':
+      return describeRule(a.rule);
   }
 }
 
@@ -90,18 +399,34 @@ const field = (source: unknown, name: string) => (source as Record<string, strin
 export async function enforce(authorization: Authorization, input: Input): Promise<void> {
   const { actor } = input;
   switch (authorization.kind) {
+    case 'public':
     case 'signedIn':
-    case 'rule':
     case 'listing':
+    // Decided by the service on the record (see enforcedBy).
+    case 'self':
+    case 'authorityOver':
+    case 'holdsPermissions':
+    case 'resourceRole':
+    case 'recordMember':
+    case 'holder':
+    case 'recordIs':
+    case 'linked':
+    case 'anyOf':
+      return;
+    case 'named':
+      return enforce(authorization.rule, input);
+    case 'allOf':
+      for (const part of authorization.of) await enforce(part, input);
       return;
     case 'member': {
+      if (authorization.in === 'query') return;
       const organizationId = field(input.params, 'organization_id')!;
       const self = authorization.self !== undefined && field(input.params, authorization.self) === actor.userId;
       await actor.member(organizationId, self ? undefined : authorization.need);
       return;
     }
     case 'operator':
-      if (!actor.operator) throw forbidden(`only operators of the service may do this (${authorization.what})`);
+      if (!actor.operator) throw forbidden(`only operators of the service may do this (${authorization.note})`);
       return;
     case 'console': {
       if (actor.operator) return;
@@ -116,6 +441,7 @@ export async function enforce(authorization: Authorization, input: Input): Promi
       await actor.within(field(authorization.from === 'body' ? input.body : input.query, 'organization_id')!, authorization.need);
       return;
     case 'resource':
+      if (authorization.in === 'body') return;
       // Whoever cannot read the resource is answered here (404), whatever the operation: a service
       // that forgot its own check still could not be reached from outside. The capability itself is
       // decided here for reads, and for changes by their service, on the row it locks in its transaction.

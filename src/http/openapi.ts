@@ -3,7 +3,7 @@ import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
-import { describeAuthorization } from './authorize.ts';
+import { compactAuthorization, describeAuthorization } from './authorize.ts';
 
 export const errorBodySchema = z
   .object({
@@ -142,6 +142,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
       operationId: route.operationId,
       summary: route.summary,
       ...(documentedDescription(route) && { description: documentedDescription(route) }),
+      // The same declaration, machine-readable (the form test/http/authorization-matrix.txt lists).
+      ...(route.authorize && { 'x-authorization': compactAuthorization(route.authorize) }),
       tags: [route.tag],
       security: route.public ? [] : [{ bearerAuth: [] }],
       request: {

@@ -1,7 +1,7 @@
 import type { ZodObject, ZodString, ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
 import type { Capability, ResourceType } from '../access/types.ts';
-import { listing, resource as onResource, within } from './authorize.ts';
+import { type FieldRule, listing, resource as onResource, withFields, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
@@ -101,14 +101,17 @@ export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString
       });
     },
 
-    update<B extends ZodType>(op: Operation & { body: B; run(deps: Deps, actor: Actor, id: string, body: z.output<B>): Promise<Row> }): AnyRoute {
+    /** `fields`: body fields that need more than `edit` (./authorize.ts `withFields`), decided by `run` on the locked row. */
+    update<B extends ZodType>(
+      op: Operation & { body: B; fields?: Record<string, FieldRule>; run(deps: Deps, actor: Actor, id: string, body: z.output<B>): Promise<Row> },
+    ): AnyRoute {
       return defineRoute({
         ...operation('patch', itemPath, op),
         params: resource.idParams,
         body: op.body,
         response: { status: 200, description: `The updated ${noun}`, schema },
         errors: [403, 404, 409],
-        authorize: onResource(resource.type, 'edit', idParam),
+        authorize: op.fields ? withFields(onResource(resource.type, 'edit', idParam), op.fields) : onResource(resource.type, 'edit', idParam),
         handler: async ({ params, body, actor, deps }) => resource.present(await op.run(deps, actor, idOf(params), body)),
       });
     },

@@ -1,4 +1,4 @@
-import { member, rule } from '../http/authorize.ts';
+import { allOf, anyOf, authorityOver, holder, member, recordMember, sent, setTo, withFields } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentInvitation } from './presenter.ts';
 import {
@@ -13,7 +13,9 @@ import {
 import { acceptInvitation, changeInvitationRole, createInvitation, declineInvitation, getInvitation, listInvitations, revokeInvitation } from './service.ts';
 
 const tag = 'Invitations';
-const inviteeOrManager = 'the invitee, or members holding `invitations.manage` (other members get 403, anyone else 404)';
+// The invitee (the token's `email` claim) need not be a member: decided by the service on the invitation.
+const invitee = holder('invitation', 'email');
+const inviteeOrManager = anyOf(invitee, recordMember('invitation', 'invitations.manage'));
 const inviteeNote =
   'The invitee — the caller whose token `email` claim matches the invitation, case-insensitively — may use it without being a member; anyone else outside the organization gets 404.';
 
@@ -31,7 +33,7 @@ export const invitationRoutes: AnyRoute[] = [
     body: createInvitationBody,
     response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    authorize: member('invitations.manage'),
+    authorize: withFields(member('invitations.manage'), { role: sent(authorityOver({ body: 'role' })) }),
     handler: async ({ params, body, actor, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, actor, params.organization_id, body)) }),
   }),
   defineRoute({
@@ -61,7 +63,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
     errors: [403, 404],
-    authorize: rule(inviteeOrManager),
+    authorize: inviteeOrManager,
     handler: async ({ params, actor, deps }) => ({
       invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)),
     }),
@@ -77,7 +79,10 @@ export const invitationRoutes: AnyRoute[] = [
     body: updateInvitationBody,
     response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    authorize: rule(inviteeOrManager),
+    authorize: withFields(inviteeOrManager, {
+      role: sent(allOf(recordMember('invitation', 'invitations.manage'), authorityOver({ record: 'invitation' }), authorityOver({ body: 'role' }))),
+      status: setTo('accepted', invitee),
+    }),
     handler: async ({ params, body, actor, deps }) => {
       const { organization_id: organizationId, invitation_id: invitationId } = params;
       const invitation =
@@ -97,7 +102,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
     errors: [403, 404, 409],
-    authorize: rule('the invitee only (members get 403, anyone else 404)'),
+    authorize: invitee,
     handler: async ({ params, actor, deps }) => ({
       invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)),
     }),
@@ -113,7 +118,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     response: { status: 204, description: 'Revoked' },
     errors: [403, 404, 409],
-    authorize: rule('members holding `invitations.manage` (the invitee and other members get 403, anyone else 404)'),
+    authorize: recordMember('invitation', 'invitations.manage'),
     handler: async ({ params, actor, deps }) => revokeInvitation(deps, actor, params.organization_id, params.invitation_id),
   }),
 ];

@@ -4,7 +4,7 @@ import type { AssetRow } from '../assets/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
 import { listLibrary } from './service.ts';
-import { listing, rule } from '../http/authorize.ts';
+import { anyOf, listing, resource } from '../http/authorize.ts';
 
 const tag = 'Library';
 const documentTypes = ['document', 'text', 'transcript'];
@@ -51,7 +51,8 @@ export const libraryRoutes: AnyRoute[] = [
     params: documentIdParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    authorize: rule('the caller must be able to read the document; 404 otherwise, the same answer as for a missing id'),
+    // Which of the two it is (and whether an asset is a document) is the service's to decide: one 404 for all else.
+    authorize: anyOf(resource('canvas', 'read', 'doc_id'), resource('asset', 'read', 'doc_id')),
     handler: async ({ params, actor, deps }) => {
       const asset = await readableOrNull(actor.resource<AssetRow>(deps.db, 'asset', params.doc_id, 'read'));
       if (asset) {

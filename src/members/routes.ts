@@ -13,9 +13,10 @@ import {
   personalizationEnvelope,
   updatePersonalizationBody,
 } from './schema.ts';
-import { member } from '../http/authorize.ts';
+import { allOf, authorityOver, member, self, sent, withFields } from '../http/authorize.ts';
 
 const tag = 'Members';
+const overTheMember = authorityOver({ record: 'member' });
 
 export const memberRoutes: AnyRoute[] = [
   defineRoute({
@@ -75,7 +76,7 @@ export const memberRoutes: AnyRoute[] = [
     body: changeMemberRoleBody,
     response: { status: 200, description: 'The member with the new role', schema: memberEnvelope },
     errors: [403, 404, 409],
-    authorize: member('members.manage'),
+    authorize: withFields(allOf(member('members.manage'), overTheMember), { role: sent(authorityOver({ body: 'role' })) }),
     handler: async ({ params, body, actor, deps }) => ({
       member: presentMember(await changeMemberRole(deps, actor, params.organization_id, params.user_id, body.role)),
     }),
@@ -92,7 +93,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 204, description: 'Removed' },
     errors: [403, 404, 409],
-    authorize: member('members.manage'),
+    authorize: allOf(member('members.manage'), overTheMember),
     handler: async ({ params, actor, deps }) => removeMember(deps, actor, params.organization_id, params.user_id),
   }),
   defineRoute({
@@ -105,7 +106,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     response: { status: 200, description: 'The personalization', schema: personalizationEnvelope },
     errors: [403, 404],
-    authorize: member(),
+    authorize: allOf(member(), self('user_id')),
     handler: async ({ params, actor, deps }) => ({
       personalization: presentPersonalization(await getPersonalization(deps, actor, params.organization_id, params.user_id)),
     }),
@@ -122,7 +123,7 @@ export const memberRoutes: AnyRoute[] = [
     body: updatePersonalizationBody,
     response: { status: 200, description: 'The updated personalization', schema: personalizationEnvelope },
     errors: [403, 404],
-    authorize: member(),
+    authorize: allOf(member(), self('user_id')),
     handler: async ({ params, body, actor, deps }) => ({
       personalization: presentPersonalization(await updatePersonalization(deps, actor, params.organization_id, params.user_id, body)),
     }),

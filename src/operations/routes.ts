@@ -1,5 +1,5 @@
 import { z } from '../core/zod.ts';
-import { jobConsole, operator, rule } from '../http/authorize.ts';
+import { allOf, anyOf, jobConsole, operator, operatorOrRecordMember, recordIs, recordMember } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { consoleCaller, consoleCallerFor } from './access.ts';
 import { listActions } from './audit.ts';
@@ -62,7 +62,7 @@ const tag = 'Operations';
 const jobPageOnly = z.object({ items: z.array(jobSchema), next_cursor: z.string().nullable() }).openapi('JobLookupPage');
 const jobEnvelope = z.object({ job: jobSchema });
 const bulkEnvelope = z.object({ bulk_action: bulkActionSchema });
-const oneJob = rule('operators of the service, or the owners and admins (`jobs.manage`) of the job’s organization; 404 for anyone else, as for a missing job');
+const oneJob = operatorOrRecordMember('job', 'jobs.manage');
 const deleteJobQuery = z.object({ reason: z.string().trim().min(1).max(500).optional() }).strict();
 
 /**
@@ -207,7 +207,7 @@ export const operationsRoutes: AnyRoute[] = [
     tag,
     summary: 'A bulk action’s progress: done, skipped (with reasons), state',
     params: bulkActionIdParams,
-    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the organization it was scoped to; 404 for anyone else'),
+    authorize: operatorOrRecordMember('bulk_action', 'jobs.manage'),
     response: { status: 200, description: 'The bulk action', schema: bulkEnvelope },
     errors: [404],
     handler: async ({ deps, actor, params }) => {
@@ -223,7 +223,7 @@ export const operationsRoutes: AnyRoute[] = [
     summary: 'Stop a running bulk action after its current batch',
     params: bulkActionIdParams,
     body: reasonBody,
-    authorize: rule('operators of the service, or the owners and admins (`jobs.manage`) of the organization it was scoped to; 404 for anyone else'),
+    authorize: operatorOrRecordMember('bulk_action', 'jobs.manage'),
     response: { status: 200, description: 'The bulk action, abort requested', schema: bulkEnvelope },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => {
@@ -285,9 +285,7 @@ export const operationsRoutes: AnyRoute[] = [
     body: reasonBody,
     description:
       'Operators end any pause. An organization’s owners and admins end only the pauses their organization set (`set_by: organization`, `can_resume`); a pause an operator set — on their organization, or service-wide — is 403 to them.',
-    authorize: rule(
-      'operators of the service; the owners and admins (`jobs.manage`) of the paused organization for a pause it set (403 for one an operator set, and for a service-wide pause); 404 for anyone else',
-    ),
+    authorize: anyOf(operator('any pause'), allOf(recordMember('pause', 'jobs.manage'), recordIs('pause', 'set_by', 'organization'))),
     response: { status: 200, description: 'The ended pause', schema: pauseResumed },
     errors: [403, 404, 409],
     handler: async ({ deps, actor, params, body }) => {
@@ -326,7 +324,7 @@ export const operationsRoutes: AnyRoute[] = [
     tag,
     summary: 'Run a schedule now, even while it is paused',
     params: scheduleKeyParams,
-    authorize: rule('operators of the service; the owners and admins (`jobs.manage`) of a scheduled task’s organization; 404 for anyone else'),
+    authorize: operatorOrRecordMember('schedule', 'jobs.manage'),
     response: { status: 202, description: 'The job sent, or the run created', schema: scheduleTriggered },
     errors: [404],
     handler: async ({ deps, actor, params }) => {

@@ -1,4 +1,4 @@
-import { member } from '../http/authorize.ts';
+import { allOf, authorityOver, holdsPermissions, member, sent, withFields } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { presentRole } from './presenter.ts';
@@ -38,7 +38,8 @@ export const roleRoutes: AnyRoute[] = [
     body: saveRoleBody,
     response: { status: 200, description: 'The created or updated role', schema: roleEnvelope },
     errors: [403, 404, 409],
-    authorize: member('roles.manage'),
+    // Authority over the role `key` names, when it exists already.
+    authorize: withFields(allOf(member('roles.manage'), authorityOver({ record: 'role' })), { permissions: sent(holdsPermissions('permissions')) }),
     handler: async ({ params, body, actor, deps }) => {
       const { role, memberCount } = await saveRole(deps, actor, params.organization_id, body);
       return { role: presentRole(role, memberCount) };
@@ -56,7 +57,7 @@ export const roleRoutes: AnyRoute[] = [
     query: deleteRoleQuery,
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404, 409],
-    authorize: member('roles.manage'),
+    authorize: allOf(member('roles.manage'), authorityOver({ record: 'role' })),
     handler: async ({ params, query, actor, deps }) => deleteRole(deps, actor, params.organization_id, query.key),
   }),
 ];

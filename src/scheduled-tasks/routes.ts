@@ -1,5 +1,5 @@
 import { accessRecordRoute } from '../http/access-record-route.ts';
-import { listing, resource } from '../http/authorize.ts';
+import { listing, raised, resource, resourceRole } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
@@ -72,6 +72,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     description:
       'A new schedule or `enabled: true` recomputes `next_run_at` from now; `enabled: false` clears it at once, so no further slot fires. `email_recipients` must be members who can read the task (400 naming the field). Raising `max_credits_per_run` above its effective value (null: the default hold of a run — the skill and prompt at the model’s prices with its `max_tokens`, as the creator’s scheduled slots hold it) needs the task’s owner or an organization owner/admin: 403 for an editor; lowering it is any editor’s.',
     body: updateScheduledTaskBody,
+    fields: { max_credits_per_run: raised(resourceRole('scheduled_task', 'owner', 'scheduled_task_id')) },
     run: updateScheduledTask,
   }),
   task.remove({

@@ -1,5 +1,6 @@
 import type { AnyRoute } from '../http/route.ts';
 import { defineRoute } from '../http/route.ts';
+import { publicAccess } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
 import { AppError } from '../core/errors.ts';
 
@@ -15,6 +16,7 @@ export const serviceRoutes: AnyRoute[] = [
     summary: 'The process is up',
     tag: 'Service',
     public: true,
+    authorize: publicAccess('service plumbing'),
     response: { status: 200, description: 'Up', schema: health },
     handler: async () => ({ status: 'ok' as const }),
   }),
@@ -26,6 +28,7 @@ export const serviceRoutes: AnyRoute[] = [
     description: 'Answers 503 with an Error body naming what is down.',
     tag: 'Service',
     public: true,
+    authorize: publicAccess('service plumbing'),
     response: { status: 200, description: 'Ready', schema: readiness },
     errors: [503],
     handler: async ({ deps }) => {

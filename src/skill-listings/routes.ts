@@ -1,4 +1,19 @@
-import { resource, rule, signedIn, within } from '../http/authorize.ts';
+import {
+  allOf,
+  anyOf,
+  holder,
+  linked,
+  named,
+  operator,
+  recordIs,
+  recordMember,
+  resource,
+  sent,
+  setTo,
+  signedIn,
+  within,
+  withFields,
+} from '../http/authorize.ts';
 import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { presentSkill, skillEnvelope, skillIdParams } from '../skills/index.ts';
 import { addFromCatalog, getCatalogListing, listCatalog, updateFromListing } from './catalog.ts';
@@ -22,8 +37,15 @@ import {
 import { changeStatus, createListing, listListings, updateListing } from './service.ts';
 
 const tag = 'Skill catalog';
-const authorOrOperator = rule(
-  'the listing’s author or an operator of the service; others get 404 for a listing they cannot read (a draft or retired one) and 403 for a published one',
+// Listings belong to no organization: their author and operators manage them; a published one is readable by all.
+const anyListing = operator('any listing');
+const authorOrOperator = anyOf(anyListing, holder('skill_listing', 'created_by_id'));
+const listingReaders = anyOf(authorOrOperator, recordIs('skill_listing', 'status', 'published'));
+/** Publishing rights, as they are at the moment: edit rights on the skill and `skill_listings.publish` in its organization. */
+const publisher = named(
+  'publisher',
+  { record: 'skill_listing' },
+  allOf(linked('skill_listing', ['skill'], 'edit'), recordMember('skill', 'skill_listings.publish')),
 );
 
 export const skillListingRoutes: AnyRoute[] = [
@@ -39,9 +61,7 @@ export const skillListingRoutes: AnyRoute[] = [
     body: createListingBody,
     response: { status: 201, description: 'The new listing', schema: listingEnvelope },
     errors: [403, 404, 409],
-    authorize: rule(
-      'a member who can edit the skill named by `skill_id` and holds `skill_listings.publish` in its organization (owners and admins); 404 when the caller cannot read the skill, 403 when they can read it without editing it or lack the permission; the caller becomes the listing’s author',
-    ),
+    authorize: allOf(resource('skill', 'edit', 'skill_id', { in: 'body' }), recordMember('skill', 'skill_listings.publish')),
     handler: async ({ body, actor, deps }) => ({ listing: presentListing(await createListing(deps, actor, body)) }),
   }),
   defineRoute({
@@ -67,7 +87,7 @@ export const skillListingRoutes: AnyRoute[] = [
     params: listingIdParams,
     response: { status: 200, description: 'The listing', schema: listingEnvelope },
     errors: [404],
-    authorize: rule('the listing’s author or an operator of the service; a published listing: any signed-in caller; 404 otherwise'),
+    authorize: listingReaders,
     handler: async ({ params, actor, deps }) => ({ listing: presentListing(await readListing(deps.db, actor, params.listing_id)) }),
   }),
   defineRoute({
@@ -82,7 +102,10 @@ export const skillListingRoutes: AnyRoute[] = [
     body: updateListingBody,
     response: { status: 200, description: 'The changed listing', schema: listingEnvelope },
     errors: [403, 404, 409],
-    authorize: authorOrOperator,
+    authorize: withFields(allOf(authorOrOperator, anyOf(anyListing, recordIs('skill_listing', 'status', 'draft'), publisher)), {
+      verified: sent(anyListing),
+      rank: sent(anyListing),
+    }),
     handler: async ({ params, body, actor, deps }) => ({ listing: presentListing(await updateListing(deps, actor, params.listing_id, body)) }),
   }),
   defineRoute({
@@ -97,7 +120,7 @@ export const skillListingRoutes: AnyRoute[] = [
     body: changeStatusBody,
     response: { status: 200, description: 'The listing in its new status', schema: listingEnvelope },
     errors: [403, 404, 409],
-    authorize: authorOrOperator,
+    authorize: withFields(authorOrOperator, { status: setTo('published', anyOf(anyListing, publisher)) }),
     handler: async ({ params, body, actor, deps }) => ({ listing: presentListing(await changeStatus(deps, actor, params.listing_id, body.status)) }),
   }),
   defineRoute({
@@ -145,7 +168,7 @@ export const skillListingRoutes: AnyRoute[] = [
     query: coverQuery,
     response: { status: 200, description: 'The image bytes' },
     errors: [404],
-    authorize: rule('whoever can read the listing (its author, operators, and any signed-in caller once it is published); 404 otherwise'),
+    authorize: listingReaders,
     handler: async ({ params, actor, deps, ctx }) => {
       const cover = await readCover(deps, actor, params.listing_id);
       ctx.type = cover.contentType;
