@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
+import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
 import { allJobs } from '../src/jobs.ts';
@@ -45,8 +46,10 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
 
   const id = randomUUID();
   const workerLog = log.child({ worker_id: id });
-  const db = createDb(databaseUrl, { max: config.WORKER_CONCURRENCY * jobs.length + 4, applicationName: 'workspace-worker' });
+  const budget = connectionBudget(config, 'worker', jobs.length);
+  const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-worker' });
   const boss = createBoss(databaseUrl, 'worker', {
+    max: budget.boss,
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
