@@ -191,6 +191,7 @@ if (!isMainThread) {
 } else {
   const { signToken } = await import('../src/auth/sign.ts');
   const { createDb } = await import('../src/db/knex.ts');
+  const { connectionBudget } = await import('../src/db/budget.ts');
   const { createLogger } = await import('../src/platform/logger.ts');
   const { startWeb } = await import('../src/web.ts');
   const { TEST_JWT_SECRET, testConfig } = await import('../test/support/config.ts');
@@ -218,8 +219,15 @@ if (!isMainThread) {
     .returning('id');
 
   // (a) The baseline: the same pool size our web process uses.
-  const config = testConfig({ NODE_ENV: 'production', RATE_LIMIT_PER_MINUTE: '100000000', LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent' });
-  const pool = new pg.Pool({ connectionString: database.url, max: config.DB_POOL_MAX ?? 20 });
+  // BENCH_POOL: the web's DB_POOL_MAX (default: the web's default, src/db/budget.ts); the bare apps use the same size.
+  const config = testConfig({
+    NODE_ENV: 'production',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    ...(process.env.BENCH_POOL && { DB_POOL_MAX: process.env.BENCH_POOL }),
+  });
+  const poolSize = connectionBudget(config, 'web').knex;
+  const pool = new pg.Pool({ connectionString: database.url, max: poolSize });
   const bare = new Koa();
   bare.use(async (ctx) => {
     if (ctx.path === '/one') {
@@ -237,7 +245,7 @@ if (!isMainThread) {
   // (c) The same Koa, doing exactly the queries of (b) on a knex pool: rate-limit lease (one upsert
   // per batch of requests), membership + organization in one prepared query. Tells the cost of
   // the round trips apart from our middleware.
-  const knexDb = createDb(database.url, { max: config.DB_POOL_MAX ?? 20 });
+  const knexDb = createDb(database.url, { max: poolSize });
   const { rateLimit } = await import('../src/http/middleware/rate-limit.ts');
   const { getOrganization } = await import('../src/organizations/service.ts');
   const countRequest = rateLimit(knexDb, 100_000_000);
@@ -261,7 +269,7 @@ if (!isMainThread) {
   try {
     const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
     console.log(
-      `${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s per scenario, loopback; our app with NODE_ENV=${config.NODE_ENV}, DB_POOL_MAX=${config.DB_POOL_MAX ?? 20}; medians\n`,
+      `${CONNECTIONS} connections, ${rounds} rounds of ${SECONDS} s per scenario, loopback; our app with NODE_ENV=${config.NODE_ENV}, DB_POOL_MAX=${poolSize}; medians\n`,
     );
     countQueries();
     const profile = process.env.BENCH_PROFILE ? await startProfile() : undefined;

@@ -8,6 +8,7 @@ import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
 import { answerClientError, answerUnmetExpectation, awaitingContinue } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
+import { knexBossDb } from './jobs/boss-db.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
@@ -35,7 +36,7 @@ export interface WebProcess {
 export async function startWeb(config: Config, databaseUrl: string, log: Logger, extra: Pick<AppOptions, 'extraRoutes'> = {}): Promise<WebProcess> {
   const budget = connectionBudget(config, 'web');
   const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-web' });
-  const boss = createBoss(databaseUrl, 'web', { max: budget.boss });
+  const boss = createBoss(databaseUrl, 'web', budget.boss ? { max: budget.boss } : { db: knexBossDb(db) });
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   const deps = createDeps(config, db, boss, log);

@@ -11,6 +11,7 @@ import { allJobs } from '../src/jobs.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
+import { knexBossDb } from '../src/jobs/boss-db.ts';
 import type { JobDefinition } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
@@ -49,7 +50,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const budget = connectionBudget(config, 'worker', jobs.length);
   const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-worker' });
   const boss = createBoss(databaseUrl, 'worker', {
-    max: budget.boss,
+    ...(budget.boss ? { max: budget.boss } : { db: knexBossDb(db) }),
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,

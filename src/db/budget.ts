@@ -5,6 +5,7 @@ export type ProcessKind = 'web' | 'worker';
 /** Connections one process may hold at most: its knex pool, pg-boss's pool and the one LISTEN connection. */
 export interface ConnectionBudget {
   knex: number;
+  /** pg-boss's own pool; 0: its statements run on the knex pool (src/jobs/boss-db.ts). */
   boss: number;
   /** The notification hub's connection (src/db/notifications.ts), shared by every channel of the process. */
   listen: 1;
@@ -21,8 +22,9 @@ export interface ConnectionBudget {
  */
 export function connectionBudget(config: Config, kind: ProcessKind, queues = 0): ConnectionBudget {
   const knex = config.DB_POOL_MAX ?? (kind === 'web' ? WEB_POOL_DEFAULT : config.WORKER_CONCURRENCY * queues + 4);
-  // The web only sends jobs; a worker's slots fetch, complete and supervise through this pool.
-  const boss = config.PGBOSS_POOL_MAX ?? (kind === 'web' ? 2 : 8);
+  // The web only sends jobs (mostly in its own transactions): its pg-boss shares the knex pool. A
+  // worker's slots fetch, complete and supervise through pg-boss's pool.
+  const boss = config.PGBOSS_POOL_MAX ?? (kind === 'web' ? 0 : 8);
   return { knex, boss, listen: 1, total: knex + boss + 1 };
 }
 
