@@ -22,6 +22,8 @@
  * Where the time goes: every query any server of this script sends goes through pg's Client.query
  * (knex's included), which is counted and timed per scenario: round trips per request and the mean
  * time from sending a query to its answer being handled, as the server saw it.
+ * BENCH_PG_STATEMENTS=1 (no DATABASE_URL): an embedded server with pg_stat_statements, and Postgres's own
+ * count and execution time of the statements per request in each scenario's last run.
  * Run: npm run bench:http   (embedded PostgreSQL, throw-away database; ~2 min: 5 rounds × 6 scenarios × 3 s)
  */
 import Koa from 'koa';
@@ -142,7 +144,10 @@ interface Scenario {
  * compares a fast minute with a slow one. Instead the scenarios take turns in ROUNDS short runs:
  * each ratio is taken against the baseline run moments before it, and the medians are printed.
  */
-async function measure(all: Scenario[], rounds: number): Promise<void> {
+/** BENCH_PG_STATEMENTS=1: Postgres's own account (pg_stat_statements) of each scenario's last run, per request. */
+type StatementsProbe = { reset(): Promise<void>; report(requests: number): Promise<string[]> };
+
+async function measure(all: Scenario[], rounds: number, statements?: StatementsProbe): Promise<void> {
   // BENCH_ONLY=a,b keeps the scenarios whose label starts with those letters (e.g. to profile one).
   const only = process.env.BENCH_ONLY?.split(',');
   const scenarios = only ? all.filter((scenario) => only.some((letter) => scenario.label.startsWith(`(${letter})`))) : all;
@@ -153,6 +158,7 @@ async function measure(all: Scenario[], rounds: number): Promise<void> {
   const cpu = scenarios.map(() => [] as number[]);
   const calls = scenarios.map(() => [] as number[]);
   const queryMs = scenarios.map(() => [] as number[]);
+  const serverSide = scenarios.map(() => [] as string[]);
   for (let round = 0; round < rounds; round++) {
     let baseline = 0;
     for (const [i, scenario] of scenarios.entries()) {
@@ -160,9 +166,11 @@ async function measure(all: Scenario[], rounds: number): Promise<void> {
       // so the main thread's CPU time per request is the server's own cost, whatever else the
       // machine is doing: steadier than req/s on a shared machine.
       const before = process.threadCpuUsage();
+      if (statements && round === rounds - 1) await statements.reset();
       queries.calls = 0;
       queries.ms = 0;
       const result = await runLoad(scenario.load);
+      if (statements && round === rounds - 1) serverSide[i] = await statements.report(result.requests);
       const used = process.threadCpuUsage(before);
       calls[i]!.push(queries.calls / Math.max(1, result.requests));
       queryMs[i]!.push(queries.ms / Math.max(1, queries.calls));
@@ -183,6 +191,7 @@ async function measure(all: Scenario[], rounds: number): Promise<void> {
     console.log(
       `${scenario.label.padEnd(46)} ${median(rates[i]!).toFixed(0).padStart(7)} req/s   p99 ${median(p99s[i]!).toFixed(1).padStart(6)} ms   ${ratio}   ${cost}   ${roundTrips}   statuses ${JSON.stringify(statuses[i])}`,
     );
+    for (const line of serverSide[i]!) console.log(`      ${line}`);
   }
 }
 
@@ -195,9 +204,9 @@ if (!isMainThread) {
   const { createLogger } = await import('../src/platform/logger.ts');
   const { startWeb } = await import('../src/web.ts');
   const { TEST_JWT_SECRET, testConfig } = await import('../test/support/config.ts');
-  const { createTestDatabase } = await import('../test/support/database.ts');
+  const { benchDatabase, resetStatements, topStatements } = await import('./support/database.ts');
 
-  const database = await createTestDatabase();
+  const database = await benchDatabase(process.env.BENCH_PG_STATEMENTS === '1');
   const db = createDb(database.url, { max: 2 });
   const org = 'bench-org';
   const users = Array.from({ length: CONNECTIONS }, (_, i) => `bench-user-${i}`);
@@ -284,6 +293,7 @@ if (!isMainThread) {
         { label: '    GET /healthz (middleware, no auth, no DB)', load: { url: webUrl, path: '/healthz', tokens: [] } },
       ],
       rounds,
+      database.statements ? { reset: () => resetStatements(db), report: (requests) => topStatements(db, requests, 3) } : undefined,
     );
     if (profile) await profile.stop(process.env.BENCH_PROFILE!);
   } finally {
