@@ -9,7 +9,8 @@
  * Flags (or BENCH_*): --web (4), --workers (20), --max-connections (100), --seconds (30),
  * --clients (24; half read, half start generations and read them until they succeed),
  * --web-pool (DB_POOL_MAX of a web, 4), --worker-pool (DB_POOL_MAX of a worker, 2),
- * --boss-pool (PGBOSS_POOL_MAX of both, 0: pg-boss on the knex pool), --concurrency (WORKER_CONCURRENCY, 1).
+ * --boss-pool (PGBOSS_POOL_MAX of both, 0: pg-boss on the knex pool), --concurrency (WORKER_CONCURRENCY, 1);
+ * a pool flag `default` leaves its variable unset (the defaults of src/db/budget.ts: the fleet before the budget).
  * Run: npm run bench:fleet      (~3 min on 2 cores for 24 processes; --workers=8 for a lighter run)
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -21,7 +22,7 @@ import { createDb } from '../src/db/knex.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import type { ChildRun } from '../test/support/processes.ts';
-import { ascending, int, load, percentile, readFlags } from './support/bench.ts';
+import { ascending, int, load, percentile, readFlags, text } from './support/bench.ts';
 import { benchStack, seedOrganizations } from './support/stack.ts';
 
 readFlags();
@@ -30,9 +31,12 @@ const WORKERS = Math.max(1, int('WORKERS', 20));
 const MAX_CONNECTIONS = Math.max(10, int('MAX_CONNECTIONS', 100));
 const SECONDS = Math.max(1, int('SECONDS', 30));
 const CLIENTS = Math.max(2, int('CLIENTS', 24));
-const WEB_POOL = String(Math.max(1, int('WEB_POOL', 4)));
-const WORKER_POOL = String(Math.max(1, int('WORKER_POOL', 2)));
-const BOSS_POOL = String(int('BOSS_POOL', 0));
+/** A pool flag: a size, or `default` to leave the variable unset (the process kind's default, src/db/budget.ts). */
+const poolFlag = (variable: string, flag: string, fallback: number): Record<string, string> =>
+  text(flag, '') === 'default' ? {} : { [variable]: String(int(flag, fallback)) };
+const WEB_POOL = poolFlag('DB_POOL_MAX', 'WEB_POOL', 4);
+const WORKER_POOL = poolFlag('DB_POOL_MAX', 'WORKER_POOL', 2);
+const BOSS_POOL = poolFlag('PGBOSS_POOL_MAX', 'BOSS_POOL', 0);
 const CONCURRENCY = String(Math.max(1, int('CONCURRENCY', 1)));
 
 /** What a process or a client says when the database has no connection for it. */
@@ -52,7 +56,7 @@ const database = await createTestDatabase();
 delete process.env.DATABASE_URL;
 // The bench's own connection (one, counted in the peak as "bench").
 const db = createDb(database.url, { max: 1, applicationName: 'bench' });
-const stack = await benchStack(database.url, { WORKER_CONCURRENCY: CONCURRENCY, PGBOSS_POOL_MAX: BOSS_POOL, WORKER_POLL_INTERVAL_SECONDS: '2' });
+const stack = await benchStack(database.url, { WORKER_CONCURRENCY: CONCURRENCY, ...BOSS_POOL, WORKER_POLL_INTERVAL_SECONDS: '2' });
 
 const peak = { total: 0, byKind: {} as Record<string, number> };
 let sampling = true;
@@ -76,7 +80,7 @@ const clientErrors: string[] = [];
 try {
   const { rows: setting } = await db.raw(`SELECT current_setting('max_connections') AS max, current_setting('superuser_reserved_connections') AS reserved`);
   console.log(
-    `fleet: ${WEBS} web (DB_POOL_MAX=${WEB_POOL}) + ${WORKERS} worker (DB_POOL_MAX=${WORKER_POOL}, WORKER_CONCURRENCY=${CONCURRENCY}) processes, PGBOSS_POOL_MAX=${BOSS_POOL}; ` +
+    `fleet: ${WEBS} web (DB_POOL_MAX=${WEB_POOL.DB_POOL_MAX ?? 'default'}) + ${WORKERS} worker (DB_POOL_MAX=${WORKER_POOL.DB_POOL_MAX ?? 'default'}, WORKER_CONCURRENCY=${CONCURRENCY}) processes, PGBOSS_POOL_MAX=${BOSS_POOL.PGBOSS_POOL_MAX ?? 'default'}; ` +
       `Postgres max_connections=${setting[0].max} (superuser_reserved_connections=${setting[0].reserved}); load ${load()}`,
   );
   const org = 'bench-org';
@@ -95,9 +99,9 @@ try {
 
   const started = Date.now();
   const webs: { url: string; process: ChildRun }[] = [];
-  for (let i = 0; i < WEBS; i++) webs.push(await stack.web({ DB_POOL_MAX: WEB_POOL }));
+  for (let i = 0; i < WEBS; i++) webs.push(await stack.web(WEB_POOL));
   processes.push(...webs.map((web) => web.process));
-  processes.push(...(await stack.workers(db, WORKERS, { DB_POOL_MAX: WORKER_POOL })));
+  processes.push(...(await stack.workers(db, WORKERS, WORKER_POOL)));
   console.log(`started in ${((Date.now() - started) / 1000).toFixed(0)} s; load ${load()}; driving for ${SECONDS} s with ${CLIENTS} clients`);
 
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
