@@ -3,10 +3,12 @@ import { createServer, type Server } from 'node:http';
 import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
+import { connectionBudget } from './db/budget.ts';
 import { createDb } from './db/knex.ts';
 import { createApp, type AppOptions } from './http/app.ts';
 import { answerClientError, answerUnmetExpectation, awaitingContinue } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
+import { knexBossDb } from './jobs/boss-db.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
@@ -32,8 +34,9 @@ export interface WebProcess {
 
 /** Starts the API on `databaseUrl`; `stop()` stops taking connections and drains in-flight requests. */
 export async function startWeb(config: Config, databaseUrl: string, log: Logger, extra: Pick<AppOptions, 'extraRoutes'> = {}): Promise<WebProcess> {
-  const db = createDb(databaseUrl, { max: 20, applicationName: 'workspace-web' });
-  const boss = createBoss(databaseUrl, 'web');
+  const budget = connectionBudget(config, 'web');
+  const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-web' });
+  const boss = createBoss(databaseUrl, 'web', budget.boss ? { max: budget.boss } : { db: knexBossDb(db) });
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));
   await boss.start();
   const deps = createDeps(config, db, boss, log);

@@ -4,12 +4,14 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
+import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
 import { allJobs } from '../src/jobs.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
+import { knexBossDb } from '../src/jobs/boss-db.ts';
 import type { JobDefinition } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
@@ -45,8 +47,10 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
 
   const id = randomUUID();
   const workerLog = log.child({ worker_id: id });
-  const db = createDb(databaseUrl, { max: config.WORKER_CONCURRENCY * jobs.length + 4, applicationName: 'workspace-worker' });
+  const budget = connectionBudget(config, 'worker', jobs.length);
+  const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-worker' });
   const boss = createBoss(databaseUrl, 'worker', {
+    ...(budget.boss ? { max: budget.boss } : { db: knexBossDb(db) }),
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,
     // Stale heartbeats and expired attempts are found by the monitor pass: same cadence.
     monitorIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,

@@ -172,6 +172,14 @@ export const configSchema = z
       .int()
       .min(1)
       .default(50 * 1024 * 1024),
+    /**
+     * Connections per process (README "Connection budget", src/db/budget.ts): the knex pool's
+     * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool
+     * (default: web 0, worker 8; 0: pg-boss runs on the knex pool). Each process also holds one
+     * LISTEN connection, shared by every channel.
+     */
+    DB_POOL_MAX: z.coerce.number().int().min(1).max(500).optional(),
+    PGBOSS_POOL_MAX: z.coerce.number().int().min(0).max(100).optional(),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),

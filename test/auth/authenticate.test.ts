@@ -108,6 +108,25 @@ describe('authentication', () => {
       expect(refreshed.updated_at.getTime()).to.be.at.least(created.updated_at.getTime());
       expect(await db('users').where({ id: sub }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
     });
+
+    it('writes the user row only when the claims differ from what the process last wrote', async () => {
+      const sub = `jit_${randomUUID()}`;
+      // xmin changes with an update, xmax with the row lock an upsert takes even when it changes nothing.
+      const version = async () => (await db.raw(`SELECT xmin::text AS xmin, xmax::text AS xmax, email FROM users WHERE id = ?`, [sub])).rows[0];
+      const first = sign({ sub, email: 'one@example.test', name: 'One' }, { expiresIn: 60 });
+      const second = sign({ sub, email: 'two@example.test', name: 'Two' }, { expiresIn: 60 });
+      expect((await probe(server, first)).status).to.equal(200);
+      const created = await version();
+      // Same claims again, even in another token: no statement touches the row.
+      expect((await probe(server, first)).status).to.equal(200);
+      expect((await probe(server, sign({ sub, email: 'one@example.test', name: 'One' }, { expiresIn: 120 }))).status).to.equal(200);
+      expect(await version()).to.deep.equal(created);
+      // Changed claims are written; going back to the earlier ones (an older token still in use) is a change too.
+      expect((await probe(server, second)).status).to.equal(200);
+      expect((await version()).email).to.equal('two@example.test');
+      expect((await probe(server, first)).status).to.equal(200);
+      expect((await version()).email).to.equal('one@example.test');
+    });
   });
 
   describe('issuer and audience (JWT_ISSUER, JWT_AUDIENCE)', () => {
