@@ -129,7 +129,7 @@ describe('metrics', () => {
 
     it('exposes the pool, the queues, the credit ledger and the process metrics', async () => {
       const samples = await scrape(server.url);
-      expect(sampleValue(samples, 'db_pool_connections_max', { pool: 'web', process: 'web' })).to.equal(20);
+      expect(sampleValue(samples, 'db_pool_connections_max', { pool: 'web', process: 'web' })).to.equal(10);
       for (const name of ['db_pool_connections_used', 'db_pool_connections_free', 'db_pool_pending_acquires', 'db_pool_pending_creates']) {
         expect(sampleValue(samples, name, { pool: 'web', process: 'web' }), name).to.be.a('number');
       }
@@ -234,7 +234,7 @@ describe('metrics', () => {
       try {
         expect(server.web.metricsUrl).to.be.a('string');
         const samples = await scrape(server.web.metricsUrl!, undefined);
-        expect(sampleValue(samples, 'db_pool_connections_max', { pool: 'web', process: 'web' })).to.equal(20);
+        expect(sampleValue(samples, 'db_pool_connections_max', { pool: 'web', process: 'web' })).to.equal(10);
         const onApi = await server.request('get', '/metrics');
         expect(onApi.status).to.equal(404);
         expect(onApi.body).to.deep.include({ code: 'not_found' });
