@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
+import type { ResourceType } from './types.ts';
 
-export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill';
+/** A type that can be filed in projects: its declaration has a `project` section (./registry.ts). */
+export type ProjectItemType = ResourceType;
 
 /**
  * Files a just-created resource into the project named in its create body (via `origin`).
@@ -48,7 +50,7 @@ export async function requireProjectToFileInto(trx: Knex.Transaction, actor: Act
 }
 
 /** Records that a chat or canvas uses an asset it did not create: its audience may then view it. Idempotent. */
-export async function addReference(trx: Knex | Knex.Transaction, from: { type: 'chat_conversation' | 'canvas'; id: string }, assetId: string): Promise<void> {
+export async function addReference(trx: Knex | Knex.Transaction, from: { type: ResourceType; id: string }, assetId: string): Promise<void> {
   await trx('resource_references')
     .insert({ from_type: from.type, from_id: from.id, asset_id: assetId })
     .onConflict(['from_type', 'from_id', 'asset_id'])

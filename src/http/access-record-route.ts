@@ -1,21 +1,15 @@
 import { resource } from './authorize.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
-import type { ZodObject, ZodString } from 'zod';
 import { accessRecordSchema } from '../access/schema.ts';
 import { getAccessRecord } from '../access/service.ts';
-import type { ResourceType } from '../access/types.ts';
+import type { ResourceTypeDeclaration } from '../access/registry.ts';
 
 /** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. */
-export function accessRecordRoute(spec: {
-  type: ResourceType;
-  path: string;
-  idParams: ZodObject<Record<string, ZodString>>;
-  operationId: string;
-  noun: string;
-  tag: string;
-}): AnyRoute {
+export function accessRecordRoute(declaration: ResourceTypeDeclaration, op: { path: string; operationId: string }): AnyRoute {
+  const { type, noun, api } = declaration;
+  const spec = { ...op, type, noun, tag: api.tag, idParams: api.idParams };
   const idParam = Object.keys(spec.idParams.shape)[0]!;
-  if (!spec.path.endsWith(`/{${idParam}}/access`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/access`);
+  if (spec.path !== `${api.path}/{${idParam}}/access`) throw new Error(`${spec.operationId}: path ${spec.path} is not ${api.path}/{${idParam}}/access`);
   return defineRoute({
     method: 'get',
     path: spec.path,
