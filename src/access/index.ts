@@ -46,6 +46,7 @@ export { accessRecord } from './record.ts';
 export {
   defineResourceType,
   entryOf,
+  idParamOf,
   nounOf,
   qualified,
   registeredTypes,

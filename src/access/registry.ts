@@ -74,38 +74,47 @@ export interface ResourceTypeDeclaration<Row = unknown> {
 /** Declares a resource type (in src/<domain>/resource.ts); src/resource-types.ts lists it. */
 export const defineResourceType = <Row>(declaration: ResourceTypeDeclaration<Row>): ResourceTypeDeclaration<Row> => declaration;
 
-let registered: readonly ResourceTypeDeclaration[] | undefined;
-let byName = new Map<string, ResourceTypeDeclaration>();
+/**
+ * The registered list, kept on globalThis: a process may hold two instances of this module (under
+ * tsx a module reached through `require` and one reached through a lazy `import()` — a job's
+ * handler — are loaded apart, as in the tests), and both must see the one list.
+ */
+const slot = globalThis as {
+  __workspaceResourceTypes?: { list: readonly ResourceTypeDeclaration[]; byName: ReadonlyMap<string, ResourceTypeDeclaration> };
+};
 
 /**
  * Binds the list of resource types (src/resource-types.ts) into the access module. Called by the
  * composition roots (src/deps.ts, src/routes.ts) before anything is served; calling it again with
- * the same list changes nothing. Access does not import the list: every type's folder imports access.
+ * the same types changes nothing. Access does not import the list: every type's folder imports access.
  */
 export function registerResourceTypes(list: readonly ResourceTypeDeclaration[]): void {
-  if (registered === list) return;
-  if (registered) throw new Error('resource types are registered already, from another list');
-  const names = new Map(list.map((declaration) => [declaration.type as string, declaration]));
-  if (names.size !== list.length) throw new Error('a resource type is declared twice in src/resource-types.ts');
+  const names = (types: readonly ResourceTypeDeclaration[]) => types.map((t) => t.type).join(',');
+  const current = slot.__workspaceResourceTypes;
+  if (current) {
+    if (names(current.list) !== names(list)) throw new Error('resource types are registered already, from another list');
+    return;
+  }
+  const byName = new Map(list.map((declaration) => [declaration.type as string, declaration]));
+  if (byName.size !== list.length) throw new Error('a resource type is declared twice in src/resource-types.ts');
   for (const declaration of list) {
     for (const name of [...(declaration.origins ?? []).map((o) => o.from), ...(declaration.referencedBy ?? [])])
-      if (!names.has(name)) throw new Error(`resource type ${declaration.type} names ${name}, which is not registered`);
+      if (!byName.has(name)) throw new Error(`resource type ${declaration.type} names ${name}, which is not registered`);
   }
-  registered = list;
-  byName = names;
+  slot.__workspaceResourceTypes = { list, byName };
+}
+
+function registered() {
+  const current = slot.__workspaceResourceTypes;
+  if (!current) throw new Error('resource types are not registered: the composition root calls registerResourceTypes(resourceTypes) first');
+  return current;
 }
 
 /** Every registered resource type, in the order of src/resource-types.ts. */
-export function registeredTypes(): readonly ResourceTypeDeclaration[] {
-  if (!registered) throw new Error('resource types are not registered: the composition root calls registerResourceTypes(resourceTypes) first');
-  return registered;
-}
+export const registeredTypes = (): readonly ResourceTypeDeclaration[] => registered().list;
 
 /** The declaration of a type, or undefined when no such type is registered. */
-export function entryOf(type: string): ResourceTypeDeclaration | undefined {
-  registeredTypes();
-  return byName.get(type);
-}
+export const entryOf = (type: string): ResourceTypeDeclaration | undefined => registered().byName.get(type);
 
 /** How a type reads in messages (404/403/409 bodies). */
 export const nounOf = (type: ResourceType): string => entryOf(type)?.noun ?? type.replaceAll('_', ' ');
@@ -115,3 +124,6 @@ export const qualified =
   (columns: readonly string[]) =>
   (alias: string): string[] =>
     columns.map((column) => `${alias}.${column}`);
+
+/** The name of a type's id parameter (`canvas_id`): the one key of `api.idParams`. */
+export const idParamOf = (declaration: ResourceTypeDeclaration): string => Object.keys(declaration.api.idParams.shape)[0]!;

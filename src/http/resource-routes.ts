@@ -1,7 +1,7 @@
 import type { ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
 import type { Capability } from '../access/types.ts';
-import type { ResourceTypeDeclaration } from '../access/registry.ts';
+import { idParamOf, type ResourceTypeDeclaration } from '../access/registry.ts';
 import { type FieldRule, listing, resource as onResource, withFields, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -33,7 +33,7 @@ interface Operation {
 export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
   // The type's declaration (src/<domain>/resource.ts): collection path, `{<resource>_id}`, tag, schema, presenter, noun.
   const resource = { type: declaration.type, noun: declaration.noun, ...declaration.api };
-  const idParam = Object.keys(resource.idParams.shape)[0]!;
+  const idParam = idParamOf(declaration);
   const itemPath = `${resource.path}/{${idParam}}`;
   const idOf = (params: Record<string, string>) => params[idParam]!;
   const { tag, schema, noun } = resource;

@@ -1,4 +1,4 @@
-import type { ResourceTypeDeclaration } from '../access/index.ts';
+import { idParamOf, type ResourceTypeDeclaration } from '../access/index.ts';
 import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
@@ -15,7 +15,7 @@ export const projectItemTypes = (types: readonly ResourceTypeDeclaration[]) =>
 export function itemNames(declaration: ResourceTypeDeclaration) {
   const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
   const segment = declaration.api.path.slice(1);
-  return { segment, idField: Object.keys(declaration.api.idParams.shape)[0]!, Name: capital(declaration.noun), Names: capital(segment) };
+  return { segment, idField: idParamOf(declaration), Name: capital(declaration.noun), Names: capital(segment) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { entryOf, nounOf, whereReadable, type ProjectItemType, type ResourceTypeDeclaration } from '../access/index.ts';
+import { entryOf, idParamOf, nounOf, whereReadable, type ProjectItemType, type ResourceTypeDeclaration } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
@@ -25,7 +25,7 @@ export async function addProjectItem(deps: Deps, actor: Actor, projectId: string
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
     const item = await actor.resource(trx, type, itemId, 'manage_people');
     if (item.row.organization_id !== project.row.organization_id) {
-      const field = Object.keys(entryOf(type)!.api.idParams.shape)[0]!;
+      const field = idParamOf(entryOf(type)!);
       throw badRequest(`${field}: the ${nounOf(type)} belongs to another organization than the project`, [field]);
     }
     if (item.row.deleted_at) throw conflict(`this ${nounOf(type)} is deleted; restore it first`);
