@@ -26,6 +26,19 @@ export interface ResourceRow {
   [column: string]: unknown;
 }
 
+/** The columns every resource table has, as a type's row reads them: its row interface extends this (src/canvases/presenter.ts). */
+export interface ResourceColumns {
+  id: string;
+  organization_id: string;
+  created_by_id: string;
+  visibility: 'private' | 'workspace' | 'public';
+  workspace_role: 'viewer' | 'editor' | 'owner';
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
 /** Who is asking, resolved against the organization the resource lives in. */
 export interface Viewer {
   userId: string;
