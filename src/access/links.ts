@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
+import { entryOf } from './registry.ts';
 import type { ResourceType } from './types.ts';
 
 /** A type that can be filed in projects: its declaration has a `project` section (./registry.ts). */
@@ -19,6 +20,7 @@ export async function fileIntoProjectOnCreate(
   item: { type: ProjectItemType; id: string; organizationId: string },
   projectId: string,
 ): Promise<void> {
+  if (!entryOf(item.type)?.project) throw new Error(`resource type ${item.type} is not filed in projects (no \`project\` in its declaration)`);
   await requireProjectToFileInto(trx, actor, item.organizationId, projectId);
   await trx('project_items')
     .insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: actor.userId })
