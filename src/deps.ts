@@ -11,8 +11,12 @@ import type { Deps } from './platform/deps.ts';
 import type { Logger } from './platform/logger.ts';
 import { createProviders } from './platform/providers.ts';
 import { createReadOperations } from './read-operations.ts';
+import { registerResourceTypes } from './access/index.ts';
+import { resourceTypes } from './resource-types.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
+  // Access, lists, the lifecycle and the feed read the resource types from here on (src/access/registry.ts).
+  registerResourceTypes(resourceTypes);
   const providers = createProviders(config, db);
   return {
     config,

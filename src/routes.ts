@@ -5,7 +5,7 @@ import { activityRoutes } from './activity/routes.ts';
 import { canvasRoutes } from './canvases/routes.ts';
 import { chatModelRoutes } from './chat-models/routes.ts';
 import { generationRoutes } from './generations/routes.ts';
-import { itemProjectsRoutes, projectRoutes } from './projects/routes.ts';
+import { itemProjectsRoutes, projectItemRoutes, projectRoutes } from './projects/routes.ts';
 import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
@@ -30,6 +30,8 @@ import { opsConsole } from './operations/console/serve.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
+import { registerResourceTypes } from './access/index.ts';
+import { resourceTypes } from './resource-types.ts';
 
 /** Open without a token. */
 export const plumbingRoutes: readonly AnyRoute[] = serviceRoutes;
@@ -51,7 +53,8 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...invitationRoutes,
   ...accessRoutes,
   ...projectRoutes,
-  ...itemProjectsRoutes,
+  ...projectItemRoutes(resourceTypes),
+  ...itemProjectsRoutes(resourceTypes),
   ...canvasRoutes,
   ...assetRoutes,
   ...creditRoutes,
@@ -60,7 +63,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...conversationRoutes,
   ...skillRoutes,
   ...skillListingRoutes,
-  ...libraryRoutes,
+  ...libraryRoutes(resourceTypes),
   ...connectorRoutes,
   ...chatModelRoutes,
   ...generationRoutes,
@@ -78,4 +81,7 @@ export const pages = [opsConsole()];
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages };
 
 /** The document served at /openapi.json; `npm run lint:openapi` lints this same document. */
-export const openApiDocument = (version: string) => buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
+export const openApiDocument = (version: string) => {
+  registerResourceTypes(resourceTypes);
+  return buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
+};

@@ -12,20 +12,10 @@ import {
   type Membership,
   type PermissionNeed,
 } from '../members/index.ts';
-import { allows, policies } from './policies/index.ts';
-import { entryOf, type ResourceEntry } from './resources.ts';
+import { allows, policyOf } from './policies/index.ts';
+import { entryOf, nounOf, type ResourceTypeDeclaration as ResourceEntry } from './registry.ts';
 import { memberRankSql } from './sql.ts';
 import { roleOfRank, type Capability, type ResourceRow, type ResourceType, type Role, type Viewer } from './types.ts';
-
-/** Human names for 404/403 messages. */
-export const resourceNoun: Record<ResourceType, string> = {
-  asset: 'asset',
-  chat_conversation: 'conversation',
-  canvas: 'canvas',
-  project: 'project',
-  scheduled_task: 'scheduled task',
-  skill: 'skill',
-};
 
 export interface Access<Row = ResourceRow> {
   row: Row;
@@ -148,14 +138,14 @@ export class Actor implements Caller {
   private decide<Row>(access: Access, capability: Capability): Access<Row> {
     const { entry, role } = access;
     if (!allows(entry.type, role, capability))
-      throw forbidden(`your role on this ${resourceNoun[entry.type]} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(entry.type, capability)}`);
+      throw forbidden(`your role on this ${nounOf(entry.type)} is "${role}"; ${capability.replaceAll('_', ' ')} needs ${needed(entry.type, capability)}`);
     return access as Access<Row>;
   }
 
   /** The row and the caller's role in one round trip; 404 when missing or unreadable. */
   private async load(db: Knex, type: ResourceType, id: string, forUpdate: boolean): Promise<Access> {
     const entry = entryOf(type);
-    const noun = resourceNoun[type];
+    const noun = nounOf(type);
     if (!entry) throw notFound(noun);
     const statement = resourceReadStatement(type, entry.table, forUpdate);
     // Planning this statement costs far more than running it (≈ 12 ms against 0.5 ms), so it is a
@@ -213,6 +203,6 @@ function viewerOf(membership: Membership): Viewer {
 }
 
 function needed(type: ResourceType, capability: Capability): string {
-  const allowed = policies[type][capability];
+  const allowed = policyOf(type)[capability];
   return `the role ${allowed.map((r) => `"${r}"`).join(' or ')}${allowed.includes('owner') ? ' (organization owners and admins act as owners)' : ''}`;
 }

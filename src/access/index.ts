@@ -22,9 +22,11 @@
  *   The lifecycle (./lifecycle.ts): changeLive, softDelete, restore, listReadable — one transaction
  *   each, the row locked and authorized first, driven by the registry below.
  *
- * REGISTERING A RESOURCE TYPE: add one entry to `resourceEntries` in ./resources.ts; authorization
- * per type is declared in ./policies/index.ts (defaults: editors edit; owners manage people, general
- * access, delete, restore, archive).
+ * REGISTERING A RESOURCE TYPE: declare it once with `defineResourceType` in its own folder
+ * (src/<domain>/resource.ts: table, noun, activity wording, inheritance, policy, api, project,
+ * library, inventory) and add it to the list in src/resource-types.ts (CONTRIBUTING.md). Access reads
+ * the list the composition root registers (./registry.ts); it never imports a domain. Default
+ * policy (./policies/index.ts): editors edit; owners manage people, general access, delete, restore, archive.
  *
  * Role = max(owner: creator or organization owner/admin (`resources.administer`); direct grant;
  * general access: visibility workspace|public → workspace_role for organization members (public acts
@@ -32,14 +34,24 @@
  * chat/canvas that created an asset (≤ editor), chat/canvas that references it (viewer)).
  * Non-members of the organization never reach anything.
  */
-export { Actor, actorFor, resourceNoun, type Access, type PermissionNeed } from './actor.ts';
+export { Actor, actorFor, type Access, type PermissionNeed } from './actor.ts';
 export { whereReadable, selectRoleRank, sharedSql, readableSql, readableReferenceSql } from './sql.ts';
-export { allows, capabilitiesOf, policies } from './policies/index.ts';
-export { roleOfRank, type ResourceRow, type ResourceType, type Role, type Capability, type Viewer } from './types.ts';
+export { allows, capabilitiesOf, defaultPolicy, policyOf, type Policy } from './policies/index.ts';
+export { roleOfRank, type ResourceColumns, type ResourceRow, type ResourceType, type Role, type Capability, type Viewer } from './types.ts';
 export { getAccessRecord } from './service.ts';
 export { changeLive, listReadable, requireLive, restore, softDelete } from './lifecycle.ts';
 export { accessRecordSchema, grantSchema } from './schema.ts';
 export { addReference, fileIntoProjectOnCreate, requireProjectToFileInto, type ProjectItemType } from './links.ts';
 export { accessRecord } from './record.ts';
-export { entryOf, resourceEntries, type ResourceEntry } from './resources.ts';
+export {
+  defineResourceType,
+  entryOf,
+  idParamOf,
+  nounOf,
+  qualified,
+  registeredTypes,
+  registerResourceTypes,
+  type ResourceTypeDeclaration,
+  type ResourceTypeNames,
+} from './registry.ts';
 export { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from './schema.ts';

@@ -4,8 +4,8 @@ import { conflict, notFound } from '../core/errors.ts';
 import { decodeCursor, paginate, type Page } from '../core/pagination.ts';
 import { whereContains } from '../core/search.ts';
 import type { Deps } from '../platform/deps.ts';
-import { resourceNoun, type Actor } from './actor.ts';
-import { entryOf, type ResourceEntry } from './resources.ts';
+import type { Actor } from './actor.ts';
+import { entryOf, nounOf, type ResourceTypeDeclaration as ResourceEntry } from './registry.ts';
 import { whereReadable } from './sql.ts';
 import type { Capability, ResourceType, Viewer } from './types.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -25,13 +25,13 @@ interface LiveRow {
 
 function registered(type: ResourceType): ResourceEntry {
   const entry = entryOf(type);
-  if (!entry) throw notFound(resourceNoun[type]);
+  if (!entry) throw notFound(nounOf(type));
   return entry;
 }
 
 /** Sharing settings and contents of a deleted resource stay frozen until it is restored. */
 export function requireLive(row: { deleted_at?: Date | null }, type: ResourceType): void {
-  if (row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
+  if (row.deleted_at) throw conflict(`this ${nounOf(type)} is deleted; restore it first`);
 }
 
 /**

@@ -2,8 +2,11 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
+import { entryOf } from './registry.ts';
+import type { ResourceType } from './types.ts';
 
-export type ProjectItemType = 'asset' | 'canvas' | 'chat_conversation' | 'skill';
+/** A type that can be filed in projects: its declaration has a `project` section (./registry.ts). */
+export type ProjectItemType = ResourceType;
 
 /**
  * Files a just-created resource into the project named in its create body (via `origin`).
@@ -17,6 +20,7 @@ export async function fileIntoProjectOnCreate(
   item: { type: ProjectItemType; id: string; organizationId: string },
   projectId: string,
 ): Promise<void> {
+  if (!entryOf(item.type)?.project) throw new Error(`resource type ${item.type} is not filed in projects (no \`project\` in its declaration)`);
   await requireProjectToFileInto(trx, actor, item.organizationId, projectId);
   await trx('project_items')
     .insert({ project_id: projectId, item_type: item.type, item_id: item.id, via: 'origin', added_by_id: actor.userId })
@@ -48,7 +52,7 @@ export async function requireProjectToFileInto(trx: Knex.Transaction, actor: Act
 }
 
 /** Records that a chat or canvas uses an asset it did not create: its audience may then view it. Idempotent. */
-export async function addReference(trx: Knex | Knex.Transaction, from: { type: 'chat_conversation' | 'canvas'; id: string }, assetId: string): Promise<void> {
+export async function addReference(trx: Knex | Knex.Transaction, from: { type: ResourceType; id: string }, assetId: string): Promise<void> {
   await trx('resource_references')
     .insert({ from_type: from.type, from_id: from.id, asset_id: assetId })
     .onConflict(['from_type', 'from_id', 'asset_id'])

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { allows, capabilitiesOf, inheritedCeiling } from './policies/index.ts';
-import { entryOf, type ResourceEntry } from './resources.ts';
+import { entryOf, type InheritedKind, type ResourceTypeDeclaration as ResourceEntry } from './registry.ts';
 import { sourceRankSql } from './sql.ts';
 import { roleOfRank, roleRank, type ResourceType, type Role, type Viewer } from './types.ts';
 
@@ -20,7 +20,7 @@ export interface AccessRecord {
 }
 
 export interface InheritedEntry {
-  kind: 'chat' | 'canvas' | 'project';
+  kind: InheritedKind;
   id: string;
   title: string | null;
   emoji: string | null;
@@ -64,7 +64,7 @@ export async function accessRecord(db: Knex, type: ResourceType, row: Row, role:
 }
 
 interface Source {
-  kind: 'chat' | 'canvas' | 'project';
+  kind: InheritedKind;
   id: string;
   title: string | null;
   emoji: string | null;
@@ -76,7 +76,7 @@ interface Source {
 /** Every parent that passes access on to this row, and what it passes to the caller. */
 async function inheritedEntries(db: Knex, entry: ResourceEntry, row: Row, viewer: Viewer): Promise<InheritedEntry[]> {
   const entries: InheritedEntry[] = [];
-  if (entry.inProjects) {
+  if (entry.project) {
     for (const p of await projectsOf(db, entry.type, row.id, viewer)) entries.push(present(p, p.via, 'project'));
   }
   const parents: { parent: ResourceEntry; id: string; via: 'origin' | 'reference' }[] = [];
@@ -84,7 +84,7 @@ async function inheritedEntries(db: Knex, entry: ResourceEntry, row: Row, viewer
     const parent = entryOf(from);
     if (parent && row[column]) parents.push({ parent, id: row[column], via: 'origin' });
   }
-  if (entry.referenced) {
+  if (entry.referencedBy?.length) {
     const refs = await db('resource_references').where({ asset_id: row.id }).orderBy('created_at').select('from_type', 'from_id');
     for (const ref of refs) {
       const parent = entryOf(ref.from_type);
@@ -95,7 +95,7 @@ async function inheritedEntries(db: Knex, entry: ResourceEntry, row: Row, viewer
     const source = await sourceRow(db, parent, id, viewer);
     if (!source) continue;
     entries.push(present(source, via, via));
-    if (parent.inProjects) {
+    if (parent.project) {
       // A project reaches the asset through the chat/canvas it holds: capped by both links.
       for (const p of await projectsOf(db, parent.type, id, viewer))
         entries.push({ ...present(p, via, via, 'project'), through: source.kind as 'chat' | 'canvas' });

@@ -1,7 +1,10 @@
 import { timestamp, userId, uuid, z } from '../core/zod.ts';
-import { resourceTypes } from './types.ts';
+import { registeredTypes, type ResourceType } from './registry.ts';
 
-export const resourceTypeSchema = z.enum(resourceTypes).openapi({ description: 'Kind of resource (spec 2.1).' });
+/** Lazy: the names are those registered by the composition root (./registry.ts), read when a request or the document needs them. */
+export const resourceTypeSchema = z
+  .lazy(() => z.enum(registeredTypes().map((t) => t.type) as [ResourceType, ...ResourceType[]]))
+  .openapi({ description: 'Kind of resource (spec 2.1).' });
 export const roleSchema = z.enum(['viewer', 'editor', 'owner']);
 export const grantRoleSchema = z.enum(['viewer', 'editor']);
 

@@ -4,7 +4,7 @@ import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
 import type { Deps } from '../platform/deps.ts';
 import { lockMemberForShare } from '../members/index.ts';
-import { resourceNoun } from './actor.ts';
+import { nounOf } from './registry.ts';
 import { requireLive } from './lifecycle.ts';
 import { allows } from './policies/index.ts';
 import { accessRecord, type AccessRecord } from './record.ts';
@@ -51,7 +51,7 @@ export async function updateGeneralAccess(
     const { row, role, entry } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     for (const field of ['visibility', 'workspace_role'] as const) {
       if (changes[field] !== undefined && !allows(type, role, generalAccessFieldCapability[field])) {
-        throw forbidden(`${field}: your role on this ${resourceNoun[type]} is "${role}"; changing general access needs the owner role`);
+        throw forbidden(`${field}: your role on this ${nounOf(type)} is "${role}"; changing general access needs the owner role`);
       }
     }
     requireLive(row, type);
@@ -78,11 +78,11 @@ export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, 
     requireLive(row, type);
     // FOR SHARE: a removal of this member waits for us (and then deletes this grant too), or we see it gone.
     if (!(await lockMemberForShare(trx, row.organization_id, input.user_id)))
-      throw badRequest(`user_id: "${input.user_id}" is not a member of the ${resourceNoun[type]}'s organization`, ['user_id']);
-    if (input.user_id === row.created_by_id) throw badRequest(`user_id: "${input.user_id}" owns this ${resourceNoun[type]} already`, ['user_id']);
+      throw badRequest(`user_id: "${input.user_id}" is not a member of the ${nounOf(type)}'s organization`, ['user_id']);
+    if (input.user_id === row.created_by_id) throw badRequest(`user_id: "${input.user_id}" owns this ${nounOf(type)} already`, ['user_id']);
     const existing = await trx('resource_grants').where({ resource_type: type, resource_id: id, user_id: input.user_id }).first('id');
     if (existing)
-      throw conflict(`user_id: "${input.user_id}" already has a grant on this ${resourceNoun[type]}; change its role with PATCH .../grants/${existing.id}`, [
+      throw conflict(`user_id: "${input.user_id}" already has a grant on this ${nounOf(type)}; change its role with PATCH .../grants/${existing.id}`, [
         'user_id',
       ]);
     const [grant] = await trx('resource_grants')
@@ -132,7 +132,7 @@ export async function deleteGrant(deps: Deps, actor: Actor, type: ResourceType, 
     const grant = await grantOf(trx, type, id, grantId);
     const leaving = grant.user_id === actor.userId;
     if (!leaving && !allows(type, role, 'manage_people'))
-      throw forbidden(`your role on this ${resourceNoun[type]} is "${role}"; removing someone else's grant needs the owner role`);
+      throw forbidden(`your role on this ${nounOf(type)} is "${role}"; removing someone else's grant needs the owner role`);
     await trx('resource_grants').where({ id: grantId }).delete();
     await recordActivity(trx, {
       organizationId: row.organization_id,

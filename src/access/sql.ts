@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { inheritedCeiling } from './policies/index.ts';
-import { entryOf, resourceEntries, type ResourceEntry } from './resources.ts';
+import { entryOf, registeredTypes, type ResourceTypeDeclaration as ResourceEntry } from './registry.ts';
 import { roleRank, type ResourceType, type Viewer } from './types.ts';
 
 /**
@@ -35,7 +35,7 @@ function directRank(entry: ResourceEntry, a: string, v: Viewer): Fragment {
 
 function projectRank(entry: ResourceEntry, a: string, v: Viewer): Fragment | null {
   const projects = entryOf('project');
-  if (!entry.inProjects || !projects) return null;
+  if (!entry.project || !projects) return null;
   const p = `${a}_p`;
   const inner = directRank(projects, p, v);
   return {
@@ -71,8 +71,7 @@ function originRanks(entry: ResourceEntry, a: string, v: Viewer): Fragment[] {
 }
 
 function referenceRanks(entry: ResourceEntry, a: string, v: Viewer): Fragment[] {
-  if (!entry.referenced) return [];
-  return (['chat_conversation', 'canvas'] as const).flatMap((from, i) => {
+  return (entry.referencedBy ?? []).flatMap((from, i) => {
     const parent = entryOf(from);
     if (!parent) return [];
     const x = `${a}_r${i}`;
@@ -153,7 +152,7 @@ export function sharedSql(type: ResourceType, alias: string): string {
 
 function requireEntry(type: ResourceType): ResourceEntry {
   const entry = entryOf(type);
-  if (!entry) throw new Error(`resource type ${type} is not registered in src/access/resources.ts`);
+  if (!entry) throw new Error(`resource type ${type} is not registered in src/resource-types.ts`);
   return entry;
 }
 
@@ -177,7 +176,7 @@ const uuidPattern = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
  * reaches the cast (it names no resource).
  */
 export function readableReferenceSql(typeExpr: string, idExpr: string, viewer: Viewer, otherwise: boolean): Fragment {
-  const branches = Object.values(resourceEntries).map((entry, i) => {
+  const branches = registeredTypes().map((entry, i) => {
     const r = `ref${i}`;
     const readable = readableSql(entry.type, r, viewer);
     return {

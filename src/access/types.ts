@@ -1,6 +1,5 @@
-/** Vocabulary of resource access (spec 2.1, 2.7). */
-export const resourceTypes = ['asset', 'chat_conversation', 'canvas', 'project', 'scheduled_task', 'skill'] as const;
-export type ResourceType = (typeof resourceTypes)[number];
+/** Vocabulary of resource access (spec 2.1, 2.7). The resource types themselves are declared by their domains (./registry.ts). */
+export type { ResourceType } from './registry.ts';
 
 export const roles = ['viewer', 'editor', 'owner'] as const;
 export type Role = (typeof roles)[number];
@@ -15,7 +14,7 @@ export const roleRank: Record<Role, number> = { viewer: 1, editor: 2, owner: 3 }
 export const roleOfRank = (rank: number): Role | null => (rank >= 3 ? 'owner' : rank === 2 ? 'editor' : rank === 1 ? 'viewer' : null);
 export const maxRole = (...candidates: (Role | null | undefined)[]): Role | null => roleOfRank(Math.max(0, ...candidates.map((r) => (r ? roleRank[r] : 0))));
 
-/** The columns every resource table has (the registry's contract, see ./resources.ts). */
+/** The columns every resource table has (the registry's contract, see ./registry.ts). */
 export interface ResourceRow {
   id: string;
   organization_id: string;
@@ -25,6 +24,19 @@ export interface ResourceRow {
   deleted_at: Date | null;
   deleted_by_id: string | null;
   [column: string]: unknown;
+}
+
+/** The columns every resource table has, as a type's row reads them: its row interface extends this (src/canvases/presenter.ts). */
+export interface ResourceColumns {
+  id: string;
+  organization_id: string;
+  created_by_id: string;
+  visibility: 'private' | 'workspace' | 'public';
+  workspace_role: 'viewer' | 'editor' | 'owner';
+  deleted_at: Date | null;
+  deleted_by_id: string | null;
+  created_at: Date;
+  updated_at: Date;
 }
 
 /** Who is asking, resolved against the organization the resource lives in. */

@@ -1,4 +1,5 @@
 import { resourceRoutes } from '../http/resource-routes.ts';
+import { assetResource } from './resource.ts';
 import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { startLinkImport } from './link-import.ts';
 import { extractPrompt, listAssetModels, listVoices } from './model-service.ts';
@@ -22,8 +23,7 @@ import { createAsset, deleteAsset, getAsset, listAssets, restoreAsset, updateAss
 import { resource, signedIn, within } from '../http/authorize.ts';
 
 const tag = 'Assets';
-const path = '/assets';
-const asset = resourceRoutes({ type: 'asset', tag, path, idParams: assetIdParams, noun: 'asset', schema: assetSchema, present: presentAsset });
+const asset = resourceRoutes(assetResource);
 
 export const assetRoutes: AnyRoute[] = [
   defineRoute({

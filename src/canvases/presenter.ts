@@ -1,18 +1,10 @@
+import type { ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 
 /** A canvas as stored. */
-export interface CanvasRow {
-  id: string;
-  organization_id: string;
-  created_by_id: string;
+export interface CanvasRow extends ResourceColumns {
   title: string | null;
-  visibility: 'private' | 'workspace' | 'public';
-  workspace_role: 'viewer' | 'editor' | 'owner';
   project_id: string | null;
-  deleted_at: Date | null;
-  deleted_by_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export const canvasColumns = [

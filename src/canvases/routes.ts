@@ -2,12 +2,11 @@ import { accessRecordRoute } from '../http/access-record-route.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { presentCanvas } from './presenter.ts';
-import { canvasIdParams, canvasPage, canvasSchema, createCanvasBody, listCanvasesQuery, updateCanvasBody } from './schema.ts';
+import { canvasResource } from './resource.ts';
+import { canvasPage, createCanvasBody, listCanvasesQuery, updateCanvasBody } from './schema.ts';
 import { createCanvas, deleteCanvas, getCanvas, listCanvases, restoreCanvas, updateCanvas } from './service.ts';
 
-const tag = 'Canvases';
-const path = '/canvases';
-const canvas = resourceRoutes({ type: 'canvas', tag, path, idParams: canvasIdParams, noun: 'canvas', schema: canvasSchema, present: presentCanvas });
+const canvas = resourceRoutes(canvasResource);
 
 export const canvasRoutes: AnyRoute[] = [
   canvas.create({
@@ -44,5 +43,5 @@ export const canvasRoutes: AnyRoute[] = [
     run: deleteCanvas,
   }),
   canvas.restore({ path: '/canvases/{canvas_id}/restore', operationId: 'restoreCanvas', summary: 'Restore a deleted canvas (owners)', run: restoreCanvas }),
-  accessRecordRoute({ type: 'canvas', path: '/canvases/{canvas_id}/access', idParams: canvasIdParams, noun: 'canvas', operationId: 'getCanvasAccess', tag }),
+  accessRecordRoute(canvasResource, { path: '/canvases/{canvas_id}/access', operationId: 'getCanvasAccess' }),
 ];

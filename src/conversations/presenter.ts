@@ -1,14 +1,10 @@
+import type { ResourceColumns } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { conversationListItemSchema, conversationSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
 
-export interface ConversationRow {
-  id: string;
-  organization_id: string;
-  created_by_id: string;
+export interface ConversationRow extends ResourceColumns {
   title: string | null;
-  visibility: 'private' | 'workspace' | 'public';
-  workspace_role: 'viewer' | 'editor' | 'owner';
   project_id: string | null;
   active_leaf_id: string | null;
   schedule_id: string | null;
@@ -19,10 +15,6 @@ export interface ConversationRow {
   active_run_at: Date | null;
   active_workflow_run_id: string | null;
   mod_conversation_id: string | null;
-  deleted_at: Date | null;
-  deleted_by_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 /** Columns of a conversation row. */

@@ -12,6 +12,7 @@ import { startPaidRun } from './run-start.ts';
 import { getRun, presentRun, saveRunSnapshot, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
+import { conversationResource } from './resource.ts';
 import { listConversations } from './list.ts';
 import { presentConversation, presentConversationListItem } from './presenter.ts';
 import {
@@ -25,16 +26,7 @@ import {
 import { createConversation, deleteConversation, getConversation, restoreConversation, updateConversation } from './service.ts';
 
 const tag = 'Conversations';
-const path = '/conversations';
-const conversation = resourceRoutes({
-  type: 'chat_conversation',
-  tag,
-  path,
-  idParams: conversationIdParams,
-  noun: 'conversation',
-  schema: conversationSchema,
-  present: presentConversation,
-});
+const conversation = resourceRoutes(conversationResource);
 
 /** Conversations (spec 2.3, 4.10, 4.11): the resource, its messages as a tree, fork, recall, and the run lock with its chat runs. */
 export const conversationRoutes: AnyRoute[] = [
@@ -247,12 +239,5 @@ export const conversationRoutes: AnyRoute[] = [
     authorize: resource('chat_conversation', 'edit', 'conversation_id'),
     handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await saveRunSnapshot(deps, actor, params.conversation_id, body.content)) }),
   }),
-  accessRecordRoute({
-    type: 'chat_conversation',
-    path: '/conversations/{conversation_id}/access',
-    idParams: conversationIdParams,
-    noun: 'conversation',
-    operationId: 'getConversationAccess',
-    tag,
-  }),
+  accessRecordRoute(conversationResource, { path: '/conversations/{conversation_id}/access', operationId: 'getConversationAccess' }),
 ];

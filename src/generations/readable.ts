@@ -4,15 +4,16 @@
  * for (the access module's readable-by predicate of that resource). Only its creator and admins
  * change it.
  */
-import { readableSql, type Viewer } from '../access/index.ts';
+import { entryOf, readableSql, type Viewer } from '../access/index.ts';
 
 export function readableGenerationSql(alias: string, viewer: Viewer): { sql: string; bindings: unknown[] } {
   if (viewer.administers) return { sql: `${alias}.organization_id = ?`, bindings: [viewer.organizationId] };
   const via = [
-    { column: 'conversation_id', table: 'conversations', type: 'chat_conversation' as const },
-    { column: 'canvas_id', table: 'canvases', type: 'canvas' as const },
-    { column: 'project_id', table: 'projects', type: 'project' as const },
-  ].map(({ column, table, type }) => {
+    { column: 'conversation_id', type: 'chat_conversation' as const },
+    { column: 'canvas_id', type: 'canvas' as const },
+    { column: 'project_id', type: 'project' as const },
+  ].map(({ column, type }) => {
+    const table = entryOf(type)!.table;
     const readable = readableSql(type, 'o', viewer);
     return {
       sql: `(${alias}.${column} IS NOT NULL AND EXISTS (SELECT 1 FROM ${table} o WHERE o.id = ${alias}.${column} AND o.deleted_at IS NULL AND ${readable.sql}))`,

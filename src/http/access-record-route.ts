@@ -1,31 +1,24 @@
 import { resource } from './authorize.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
-import type { ZodObject, ZodString } from 'zod';
 import { accessRecordSchema } from '../access/schema.ts';
 import { getAccessRecord } from '../access/service.ts';
-import type { ResourceType } from '../access/types.ts';
+import { idParamOf, type ResourceTypeDeclaration } from '../access/registry.ts';
 
-/** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. */
-export function accessRecordRoute(spec: {
-  type: ResourceType;
-  path: string;
-  idParams: ZodObject<Record<string, ZodString>>;
-  operationId: string;
-  noun: string;
-  tag: string;
-}): AnyRoute {
-  const idParam = Object.keys(spec.idParams.shape)[0]!;
-  if (!spec.path.endsWith(`/{${idParam}}/access`)) throw new Error(`${spec.operationId}: path ${spec.path} does not end in /{${idParam}}/access`);
+/** `GET /<collection>/{id}/access`: the same record as `GET /access/{resource_type}/{id}`. The call site names its path literally. */
+export function accessRecordRoute(declaration: ResourceTypeDeclaration, op: { path: string; operationId: string }): AnyRoute {
+  const { type, noun, api } = declaration;
+  const idParam = idParamOf(declaration);
+  if (op.path !== `${api.path}/{${idParam}}/access`) throw new Error(`${op.operationId}: path ${op.path} is not ${api.path}/{${idParam}}/access`);
   return defineRoute({
     method: 'get',
-    path: spec.path,
-    operationId: spec.operationId,
-    summary: `The caller’s access record for a ${spec.noun} (same as GET /access/${spec.type}/{${idParam}})`,
-    tag: spec.tag,
-    params: spec.idParams,
+    path: op.path,
+    operationId: op.operationId,
+    summary: `The caller’s access record for a ${noun} (same as GET /access/${type}/{${idParam}})`,
+    tag: api.tag,
+    params: api.idParams,
     response: { status: 200, description: 'The access record (spec 2.7)', schema: accessRecordSchema },
     errors: [404],
-    authorize: resource(spec.type, 'read', idParam),
-    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, spec.type, params[idParam]!),
+    authorize: resource(type, 'read', idParam),
+    handler: async ({ params, actor, deps }) => getAccessRecord(deps, actor, type, params[idParam]!),
   });
 }

@@ -1,6 +1,7 @@
-import type { ZodObject, ZodString, ZodType, z } from 'zod';
+import type { ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
-import type { Capability, ResourceType } from '../access/types.ts';
+import type { Capability } from '../access/types.ts';
+import { idParamOf, type ResourceTypeDeclaration } from '../access/registry.ts';
 import { type FieldRule, listing, resource as onResource, withFields, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -29,20 +30,10 @@ interface Operation {
  * only what the caller can read; every by-id operation needs its capability on the resource
  * (read, edit, delete, restore, or the action's own), 404 when unreadable.
  */
-export function resourceRoutes<Row, P extends ZodObject<Record<string, ZodString>>>(resource: {
-  /** The access module's name for it (src/access/resources.ts). */
-  type: ResourceType;
-  tag: string;
-  /** Collection path, e.g. `/assets`. */
-  path: string;
-  /** `{<resource>_id}` as a one-key zod object. */
-  idParams: P;
-  /** How the resource reads in prose (`asset`). */
-  noun: string;
-  schema: ZodType;
-  present(row: Row): unknown;
-}) {
-  const idParam = Object.keys(resource.idParams.shape)[0]!;
+export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
+  // The type's declaration (src/<domain>/resource.ts): collection path, `{<resource>_id}`, tag, schema, presenter, noun.
+  const resource = { type: declaration.type, noun: declaration.noun, ...declaration.api };
+  const idParam = idParamOf(declaration);
   const itemPath = `${resource.path}/{${idParam}}`;
   const idOf = (params: Record<string, string>) => params[idParam]!;
   const { tag, schema, noun } = resource;

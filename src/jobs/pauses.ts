@@ -53,16 +53,16 @@ export async function openPauses(db: Knex | Knex.Transaction): Promise<Pause[]> 
 }
 
 /**
- * SQL: no open pause holds the scheduled task whose id is `taskIdColumn` (the dispatcher skips
- * paused tasks; their `next_run_at` stays, so a resume folds the missed slots into one run).
+ * SQL: no open pause holds the schedule whose key is the SQL expression `scheduleKeySql` (a domain
+ * names its own schedules, e.g. src/scheduled-tasks/schedule-key.ts; the dispatcher skips paused
+ * tasks, so their `next_run_at` stays and a resume folds the missed slots into one run).
  */
-export const taskNotPausedSql = (taskIdColumn: string) =>
+export const scheduleNotPausedSql = (scheduleKeySql: string) =>
   `NOT EXISTS (SELECT 1 FROM job_pauses p
-               WHERE p.schedule = 'task:' || ${taskIdColumn}::text AND p.resumed_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > now()))`;
+               WHERE p.schedule = ${scheduleKeySql} AND p.resumed_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > now()))`;
 
-/** The schedule key of a platform cron job (scheduled tasks use `task:<id>`). */
+/** The schedule key of a platform cron job (a domain's own schedules are keyed by that domain). */
 export const cronSchedule = (queue: string) => `cron:${queue}`;
-export const taskSchedule = (taskId: string) => `task:${taskId}`;
 
 /**
  * Writes a pause and defers the queued jobs it covers, in the caller's transaction. Returns `null`

@@ -1,8 +1,8 @@
-import { accessRecord, accessRecordSchema } from '../access/index.ts';
+import { accessRecord, accessRecordSchema, type ResourceTypeDeclaration } from '../access/index.ts';
 import { isAppError, notFound } from '../core/errors.ts';
 import type { AssetRow } from '../assets/index.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { documentIdParams, libraryPage, libraryQuery } from './schema.ts';
+import { documentIdParams, librarySchemas } from './schema.ts';
 import { listLibrary } from './service.ts';
 import { anyOf, listing, resource } from '../http/authorize.ts';
 
@@ -16,8 +16,12 @@ const readableOrNull = <T>(read: Promise<T>): Promise<T | null> =>
     throw error;
   });
 
-export const libraryRoutes: AnyRoute[] = [
-  defineRoute({
+/** GET /library over the types whose declarations have a `library` section (./types.ts), and the document access record. */
+export const libraryRoutes = (types: readonly ResourceTypeDeclaration[]): AnyRoute[] => [listLibraryRoute(types), ...documentRoutes];
+
+function listLibraryRoute(types: readonly ResourceTypeDeclaration[]): AnyRoute {
+  const { libraryPage, libraryQuery } = librarySchemas(types);
+  return defineRoute({
     method: 'get',
     path: '/library',
     operationId: 'listLibrary',
@@ -39,7 +43,10 @@ export const libraryRoutes: AnyRoute[] = [
         next_cursor: page.next_cursor,
       };
     },
-  }),
+  });
+}
+
+const documentRoutes: AnyRoute[] = [
   defineRoute({
     method: 'get',
     path: '/documents/{doc_id}/access',

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
-import { readableSql } from '../access/index.ts';
+import { readableSql, registeredTypes } from '../access/index.ts';
 import { decodeCursor, encodeCursor, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import { likePattern } from '../core/search.ts';
-import { libraryTypes, type LibraryType, type LibraryTypeName } from './types.ts';
+import { libraryTypesOf, type LibraryType } from './types.ts';
 
 export interface LibraryRow {
-  type: LibraryTypeName;
+  type: string;
   id: string;
   title: string | null;
   subtype: string | null;
@@ -33,7 +33,7 @@ export async function listLibrary(db: Knex, actor: Actor, q: LibraryQuery): Prom
   const viewer = await actor.viewer(q.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const after = q.cursor === undefined ? null : decodeCursor(q.cursor, 2);
-  const kinds = libraryTypes.filter((t) => !q.types || q.types.includes(t.type));
+  const kinds = libraryTypesOf(registeredTypes()).filter((t) => !q.types || q.types.includes(t.type));
   const branches = kinds.map((kind) => branch(kind, viewer, q, after));
   const sql = `SELECT * FROM (${branches.map((b) => `(${b.sql})`).join(' UNION ALL ')}) lib ORDER BY lib.updated_at DESC, lib.id DESC LIMIT ?`;
   const { rows } = (await db.raw(sql, [...branches.flatMap((b) => b.bindings), q.limit + 1] as Knex.RawBinding[])) as {

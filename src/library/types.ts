@@ -1,15 +1,12 @@
-import type { ResourceType } from '../access/index.ts';
+import type { ResourceType, ResourceTypeDeclaration } from '../access/index.ts';
 
 /**
- * What GET /library shows, one entry per kind of resource: adding a kind is one line here (its
- * table must have id, organization_id, created_by_id, visibility, created_at, updated_at,
- * deleted_at, and be registered in the access module).
+ * What GET /library shows: every resource type whose declaration (src/<domain>/resource.ts) has a
+ * `library` section, in the order of the registry (src/resource-types.ts).
  */
-export type LibraryTypeName = 'asset' | 'conversation' | 'canvas' | 'project' | 'skill';
-
 export interface LibraryType {
   /** The `type` an item carries in the library. */
-  type: LibraryTypeName;
+  type: string;
   resourceType: ResourceType;
   table: string;
   /** SQL over alias `t`: the display title. */
@@ -20,13 +17,20 @@ export interface LibraryType {
   where?: string;
 }
 
-export const libraryTypes: readonly LibraryType[] = [
-  { type: 'asset', resourceType: 'asset', table: 'assets', title: 't.title', subtype: 't.type' },
-  // Scheduled runs would flood the library; they are listed under their scheduled task.
-  { type: 'conversation', resourceType: 'chat_conversation', table: 'conversations', title: 't.title', subtype: 'NULL::text', where: 't.schedule_id IS NULL' },
-  { type: 'canvas', resourceType: 'canvas', table: 'canvases', title: 't.title', subtype: 'NULL::text' },
-  { type: 'project', resourceType: 'project', table: 'projects', title: 't.title', subtype: 'NULL::text' },
-  { type: 'skill', resourceType: 'skill', table: 'skills', title: 't.name', subtype: 'NULL::text' },
-];
+export const libraryTypesOf = (types: readonly ResourceTypeDeclaration[]): LibraryType[] =>
+  types.flatMap(({ type, table, titleColumn, library }) =>
+    library
+      ? [
+          {
+            type: library.type ?? type,
+            resourceType: type,
+            table,
+            title: `t.${titleColumn}`,
+            subtype: library.subtype ?? 'NULL::text',
+            ...(library.where && { where: library.where }),
+          },
+        ]
+      : [],
+  );
 
-export const libraryTypeNames = libraryTypes.map((t) => t.type) as [LibraryTypeName, ...LibraryTypeName[]];
+export const libraryTypeNamesOf = (types: readonly ResourceTypeDeclaration[]) => libraryTypesOf(types).map((t) => t.type) as [string, ...string[]];

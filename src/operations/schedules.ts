@@ -5,7 +5,7 @@ import type { z } from '../core/zod.ts';
 import { lastCreatedOn } from '../jobs/boss-sql/index.ts';
 import { cronSchedule, openPauses, type Pause } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
-import { triggerTaskRun } from '../scheduled-tasks/index.ts';
+import { taskIdOfScheduleKey, taskScheduleKey, triggerTaskRun } from '../scheduled-tasks/index.ts';
 import type { ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { iso, presentPause } from './presenter.ts';
@@ -64,7 +64,7 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
   }[];
   const tasks = rows.slice(0, page.limit).map(
     (row): Schedule => ({
-      key: `task:${row.id}`,
+      key: taskScheduleKey(row.id),
       kind: 'scheduled_task',
       queue: 'scheduled-tasks.dispatch.v1',
       organization_id: row.organization_id,
@@ -74,10 +74,10 @@ export async function listSchedules(deps: Deps, caller: ConsoleCaller, page: { l
       enabled: row.enabled,
       last_run_at: iso(row.last_run_at),
       next_run_at: iso(row.next_run_at),
-      paused: pauseOf(`task:${row.id}`),
+      paused: pauseOf(taskScheduleKey(row.id)),
     }),
   );
-  return { items: [...platform, ...tasks], next_cursor: rows.length > page.limit ? encodeCursor([tasks.at(-1)!.key.slice('task:'.length)]) : null };
+  return { items: [...platform, ...tasks], next_cursor: rows.length > page.limit ? encodeCursor([taskIdOfScheduleKey(tasks.at(-1)!.key)!]) : null };
 }
 
 /** The organization a schedule belongs to (null: the platform's), or 404 when there is no such schedule. */
@@ -88,7 +88,7 @@ export async function scheduleOwner(deps: Deps, key: string): Promise<string | n
   }
   const task = (await deps
     .db('scheduled_tasks')
-    .where({ id: key.slice('task:'.length) })
+    .where({ id: taskIdOfScheduleKey(key) })
     .whereNull('deleted_at')
     .first('organization_id')) as { organization_id: string } | undefined;
   if (!task) throw notFound('schedule');
@@ -104,7 +104,7 @@ export async function triggerSchedule(deps: Deps, caller: ConsoleCaller, key: st
       const job = deps.jobs.definitions.find((j) => cronSchedule(j.name) === key)!;
       jobId = await deps.jobs.trigger(trx, job, caller.actorId);
     } else {
-      const run = await triggerTaskRun(trx, deps, key.slice('task:'.length));
+      const run = await triggerTaskRun(trx, deps, taskIdOfScheduleKey(key)!);
       if (!run) throw notFound('schedule');
       runId = run.id;
     }

@@ -1,36 +1,37 @@
-import { resourceNoun, type ProjectItemType } from '../access/index.ts';
+import { idParamOf, type ResourceTypeDeclaration } from '../access/index.ts';
 import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
-import { projectItemKinds } from './item-kinds.ts';
 import { addProjectItem, listProjectItems, removeProjectItem, type ProjectItem } from './membership.ts';
 
 const tag = 'Projects';
 
-interface Operation {
-  path: string;
-  operationId: string;
+/** The types filed in projects (a `project` section in their declaration), in order of their collection path. */
+export const projectItemTypes = (types: readonly ResourceTypeDeclaration[]) =>
+  types.filter((t) => t.project).sort((a, b) => (a.api.path < b.api.path ? -1 : a.api.path > b.api.path ? 1 : 0));
+
+/** How a project item type is named in paths and operation ids: `/projects/{project_id}/canvases`, `addProjectCanvas`. */
+export function itemNames(declaration: ResourceTypeDeclaration) {
+  const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
+  const segment = declaration.api.path.slice(1);
+  return { segment, idField: idParamOf(declaration), Name: capital(declaration.noun), Names: capital(segment) };
 }
 
 /**
  * POST/GET `/projects/{project_id}/<items>` and DELETE `/projects/{project_id}/<items>/{item_id}`
- * for one kind of item; the call site names each path and operationId literally.
+ * for every type filed in projects, named from its declaration (`addProjectCanvas`,
+ * `listProjectCanvases`, `removeProjectCanvas`).
  */
-export function projectItemRoutes(type: ProjectItemType, operations: { add: Operation; list: Operation; remove: Operation }): AnyRoute[] {
-  const kind = projectItemKinds.find((k) => k.type === type)!;
-  const { segment, idField } = kind;
-  const expect = (op: Operation, path: string) => {
-    if (op.path !== path) throw new Error(`${op.operationId}: path ${op.path} is not ${path}`);
-    return op;
-  };
-  const add = expect(operations.add, `/projects/{project_id}/${segment}`);
-  const list = expect(operations.list, `/projects/{project_id}/${segment}`);
-  const remove = expect(operations.remove, `/projects/{project_id}/${segment}/{${idField}}`);
-  const noun = resourceNoun[type];
-  const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
-  const Name = capital(noun);
-  const Names = capital(segment);
+export const projectItemRoutes = (types: readonly ResourceTypeDeclaration[]): AnyRoute[] => projectItemTypes(types).flatMap(itemRoutes);
+
+function itemRoutes(declaration: ResourceTypeDeclaration): AnyRoute[] {
+  const { type, noun } = declaration;
+  const listed = declaration.project!;
+  const { segment, idField, Name, Names } = itemNames(declaration);
+  const add = { path: `/projects/{project_id}/${segment}`, operationId: `addProject${Name}` };
+  const list = { path: `/projects/{project_id}/${segment}`, operationId: `listProject${Names}` };
+  const remove = { path: `/projects/{project_id}/${segment}/{${idField}}`, operationId: `removeProject${Name}` };
   const idOf = (values: Record<string, string>) => values[idField]!;
   const itemSchema = z
     .object({
@@ -73,7 +74,7 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
       ...list,
       summary: `The ${segment} in a project that the caller can read, newest filed first`,
       description:
-        `Each item is the ${noun} itself, as \`GET /${segment}/{${idField}}\` answers it${type === 'skill' ? ' (the bare skill object, without the `skill` envelope)' : ''}. ` +
+        `Each item is the ${noun} itself, as \`GET /${segment}/{${idField}}\` answers it${listed.note ? ` (${listed.note})` : ''}. ` +
         `Ordered by when it was filed into the project (newest first), then by id; only ${segment} the caller can read are listed, and a cursor stays valid while ${segment} are filed. 404 when the project is unreadable.`,
       tag,
       params: projectParams,
@@ -85,12 +86,12 @@ export function projectItemRoutes(type: ProjectItemType, operations: { add: Oper
           ...pageQuery,
         })
         .strict(),
-      response: { status: 200, description: `A page of ${segment}`, schema: pageOf(kind.schema).openapi(`Project${Names}Page`) },
+      response: { status: 200, description: `A page of ${segment}`, schema: pageOf(listed.schema).openapi(`Project${Names}Page`) },
       errors: [404],
       authorize: resource('project', 'read', 'project_id'),
       handler: async ({ params, query, actor, deps }) => {
-        const page = await listProjectItems(deps, actor, params.project_id, kind, query);
-        return { items: page.items.map(kind.present), next_cursor: page.next_cursor };
+        const page = await listProjectItems(deps, actor, params.project_id, declaration, query);
+        return { items: page.items.map(listed.present), next_cursor: page.next_cursor };
       },
     }),
     defineRoute({

@@ -1,10 +1,9 @@
-import { resourceNoun, whereReadable, entryOf, type ProjectItemType } from '../access/index.ts';
+import { entryOf, idParamOf, nounOf, whereReadable, type ProjectItemType, type ResourceTypeDeclaration } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { kindOf, type ProjectItemKind } from './item-kinds.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import { inTransaction } from '../db/transaction.ts';
 
@@ -26,16 +25,16 @@ export async function addProjectItem(deps: Deps, actor: Actor, projectId: string
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
     const item = await actor.resource(trx, type, itemId, 'manage_people');
     if (item.row.organization_id !== project.row.organization_id) {
-      const field = kindOf(type).idField;
-      throw badRequest(`${field}: the ${resourceNoun[type]} belongs to another organization than the project`, [field]);
+      const field = idParamOf(entryOf(type)!);
+      throw badRequest(`${field}: the ${nounOf(type)} belongs to another organization than the project`, [field]);
     }
-    if (item.row.deleted_at) throw conflict(`this ${resourceNoun[type]} is deleted; restore it first`);
+    if (item.row.deleted_at) throw conflict(`this ${nounOf(type)} is deleted; restore it first`);
     const [row] = await trx('project_items')
       .insert({ project_id: projectId, item_type: type, item_id: itemId, via: 'reference', added_by_id: actor.userId })
       .onConflict(['project_id', 'item_type', 'item_id'])
       .ignore()
       .returning(['project_id', 'item_id', 'via', 'added_by_id', 'created_at']);
-    if (!row) throw conflict(`this ${resourceNoun[type]} is already in the project`);
+    if (!row) throw conflict(`this ${nounOf(type)} is already in the project`);
     await recordActivity(trx, {
       organizationId: project.row.organization_id,
       actorId: actor.userId,
@@ -57,19 +56,19 @@ export async function listProjectItems(
   deps: Deps,
   actor: Actor,
   projectId: string,
-  kind: ProjectItemKind,
+  declaration: ResourceTypeDeclaration,
   query: { deleted?: boolean | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<Record<string, unknown>>> {
   const { viewer } = await actor.resource(deps.db, 'project', projectId, 'read');
   const q = deps
     .db('project_items as pi')
-    .join(`${entryOf(kind.type)!.table} as i`, 'i.id', 'pi.item_id')
-    .where({ 'pi.project_id': projectId, 'pi.item_type': kind.type })
-    .select(kind.columns('i'));
+    .join(`${declaration.table} as i`, 'i.id', 'pi.item_id')
+    .where({ 'pi.project_id': projectId, 'pi.item_type': declaration.type })
+    .select(declaration.project!.columns('i'));
   if (query.deleted) q.whereNotNull('i.deleted_at');
   else q.whereNull('i.deleted_at');
-  whereReadable(q, kind.type, 'i', viewer);
-  kind.selectListExtras?.(deps.db, q, 'i', viewer);
+  whereReadable(q, declaration.type, 'i', viewer);
+  declaration.project!.selectListExtras?.(deps.db, q, 'i', viewer);
   return paginate(
     q,
     [
@@ -85,7 +84,7 @@ export async function removeProjectItem(deps: Deps, actor: Actor, projectId: str
   await inTransaction(deps.db, async (trx) => {
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
-    if (removed.length === 0) throw notFound(`${resourceNoun[type]} in this project`);
+    if (removed.length === 0) throw notFound(`${nounOf(type)} in this project`);
     await recordActivity(trx, {
       organizationId: project.row.organization_id,
       actorId: actor.userId,

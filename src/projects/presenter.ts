@@ -1,25 +1,17 @@
+import type { ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 
 /** A project as stored. */
-export interface ProjectRow {
-  id: string;
-  organization_id: string;
-  created_by_id: string;
+export interface ProjectRow extends ResourceColumns {
   slug: string;
   title: string;
   emoji: string | null;
   description: string | null;
-  visibility: 'private' | 'workspace' | 'public';
-  workspace_role: 'viewer' | 'editor' | 'owner';
   knowledge_skill_id: string | null;
   mod_source_id: string | null;
   metadata: unknown;
-  deleted_at: Date | null;
-  deleted_by_id: string | null;
   archived_at: Date | null;
   archived_by_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export const projectColumns = [

@@ -1,37 +1,16 @@
 import { resourceRoutes } from '../http/resource-routes.ts';
+import { projectResource } from './resource.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import {
-  accountsQuery,
-  createProjectBody,
-  listProjectsQuery,
-  projectAccountPage,
-  projectIdParams,
-  projectPage,
-  projectSchema,
-  updateProjectBody,
-} from './schema.ts';
+import { accountsQuery, createProjectBody, listProjectsQuery, projectAccountPage, projectPage, updateProjectBody } from './schema.ts';
 import { presentProject } from './presenter.ts';
 import { archiveProject, createProject, deleteProject, getProject, listProjects, restoreProject, updateProject } from './service.ts';
 import { listProjectAccounts } from './accounts.ts';
-import { projectItemRoutes } from './item-routes.ts';
-import { itemProjectsRoute } from './item-projects-route.ts';
-import { assetIdParams } from '../assets/index.ts';
-import { canvasIdParams } from '../canvases/index.ts';
-import { conversationIdParams } from '../conversations/index.ts';
-import { skillIdParams } from '../skills/index.ts';
 import { signedIn } from '../http/authorize.ts';
 
 const tag = 'Projects';
-const project = resourceRoutes({
-  type: 'project',
-  tag,
-  path: '/projects',
-  idParams: projectIdParams,
-  noun: 'project',
-  schema: projectSchema,
-  present: presentProject,
-});
+const project = resourceRoutes(projectResource);
 
+/** Its own operations; those of the items filed in it come from the registry (./item-routes.ts, ./item-projects-route.ts). */
 export const projectRoutes: AnyRoute[] = [
   defineRoute({
     method: 'get',
@@ -107,64 +86,7 @@ export const projectRoutes: AnyRoute[] = [
     errors: [403, 404, 409],
     run: (deps, actor, id) => archiveProject(deps, actor, id, false),
   }),
-  ...projectItemRoutes('asset', {
-    add: { path: '/projects/{project_id}/assets', operationId: 'addProjectAsset' },
-    list: { path: '/projects/{project_id}/assets', operationId: 'listProjectAssets' },
-    remove: { path: '/projects/{project_id}/assets/{asset_id}', operationId: 'removeProjectAsset' },
-  }),
-  ...projectItemRoutes('canvas', {
-    add: { path: '/projects/{project_id}/canvases', operationId: 'addProjectCanvas' },
-    list: { path: '/projects/{project_id}/canvases', operationId: 'listProjectCanvases' },
-    remove: { path: '/projects/{project_id}/canvases/{canvas_id}', operationId: 'removeProjectCanvas' },
-  }),
-  ...projectItemRoutes('chat_conversation', {
-    add: { path: '/projects/{project_id}/conversations', operationId: 'addProjectConversation' },
-    list: { path: '/projects/{project_id}/conversations', operationId: 'listProjectConversations' },
-    remove: { path: '/projects/{project_id}/conversations/{conversation_id}', operationId: 'removeProjectConversation' },
-  }),
-  ...projectItemRoutes('skill', {
-    add: { path: '/projects/{project_id}/skills', operationId: 'addProjectSkill' },
-    list: { path: '/projects/{project_id}/skills', operationId: 'listProjectSkills' },
-    remove: { path: '/projects/{project_id}/skills/{skill_id}', operationId: 'removeProjectSkill' },
-  }),
 ];
 
-/**
- * `GET /<items>/{id}/projects` for each kind of item that can be filed in projects. Declared here,
- * with the query that answers them, so the item domains never import projects (projects know
- * their items, not the other way round); each keeps its own tag in the document.
- */
-export const itemProjectsRoutes: AnyRoute[] = [
-  itemProjectsRoute({
-    type: 'asset',
-    path: '/assets/{asset_id}/projects',
-    idParams: assetIdParams,
-    noun: 'asset',
-    operationId: 'listAssetProjects',
-    tag: 'Assets',
-  }),
-  itemProjectsRoute({
-    type: 'canvas',
-    path: '/canvases/{canvas_id}/projects',
-    idParams: canvasIdParams,
-    noun: 'canvas',
-    operationId: 'listCanvasProjects',
-    tag: 'Canvases',
-  }),
-  itemProjectsRoute({
-    type: 'chat_conversation',
-    path: '/conversations/{conversation_id}/projects',
-    idParams: conversationIdParams,
-    noun: 'conversation',
-    operationId: 'listConversationProjects',
-    tag: 'Conversations',
-  }),
-  itemProjectsRoute({
-    type: 'skill',
-    path: '/skills/{skill_id}/projects',
-    idParams: skillIdParams,
-    noun: 'skill',
-    operationId: 'listSkillProjects',
-    tag: 'Skills',
-  }),
-];
+export { projectItemRoutes } from './item-routes.ts';
+export { itemProjectsRoutes } from './item-projects-route.ts';

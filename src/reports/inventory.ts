@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
+import { registeredTypes, type ResourceTypeDeclaration } from '../access/index.ts';
 import { countMembers } from '../members/index.ts';
 
 /**
- * Where each kind of resource lives and how its state and project are read. Each domain's table
- * joins the inventory by being listed here; a table not (yet) migrated is skipped.
- * SQL expressions refer to the resource row as `r`.
+ * Where each kind of resource lives and how its state and project are read: invitations, and every
+ * resource type whose declaration (src/<domain>/resource.ts) has an `inventory` section. A table
+ * not (yet) migrated is skipped. SQL expressions refer to the resource row as `r`.
  */
 export interface InventorySource {
   type: string;
@@ -17,18 +18,17 @@ const softDeleted = `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' ELSE 'act
 const originProject = (itemType: string) =>
   `(SELECT pi.project_id::text FROM project_items pi WHERE pi.item_type = '${itemType}' AND pi.item_id = r.id AND pi.via = 'origin' LIMIT 1)`;
 
-export const inventorySources: InventorySource[] = [
+const projectOf = (type: string, project: 'project_id' | 'filed' | null) =>
+  project === 'project_id' ? 'r.project_id::text' : project === 'filed' ? originProject(type) : 'NULL';
+
+const resourceSources = (types: readonly ResourceTypeDeclaration[]): InventorySource[] =>
+  types.flatMap(({ type, table, inventory }) =>
+    inventory ? [{ type, table, state: inventory.state ?? softDeleted, project: projectOf(type, inventory.project) }] : [],
+  );
+
+export const inventorySources = (): InventorySource[] => [
   { type: 'invitation', table: 'invitations', state: 'r.status', project: 'NULL' },
-  {
-    type: 'project',
-    table: 'projects',
-    state: `CASE WHEN r.deleted_at IS NOT NULL THEN 'deleted' WHEN r.archived_at IS NOT NULL THEN 'archived' ELSE 'active' END`,
-    project: 'NULL',
-  },
-  { type: 'asset', table: 'assets', state: softDeleted, project: originProject('asset') },
-  { type: 'canvas', table: 'canvases', state: softDeleted, project: 'r.project_id::text' },
-  { type: 'chat_conversation', table: 'conversations', state: softDeleted, project: 'r.project_id::text' },
-  { type: 'skill', table: 'skills', state: softDeleted, project: 'r.project_id::text' },
+  ...resourceSources(registeredTypes()),
 ];
 
 let existing: Promise<Set<string>> | undefined;
@@ -39,7 +39,7 @@ function existingTables(db: Knex): Promise<Set<string>> {
     .where('table_schema', db.raw('current_schema()'))
     .whereIn(
       'table_name',
-      inventorySources.map((source) => source.table),
+      inventorySources().map((source) => source.table),
     )
     .pluck('table_name')
     .then((names: string[]) => new Set(names))
@@ -63,7 +63,7 @@ export interface InventoryRow {
  */
 export async function inventoryOf(db: Knex, organizationId: string): Promise<InventoryRow[]> {
   const tables = await existingTables(db);
-  const sources = inventorySources.filter((source) => tables.has(source.table));
+  const sources = inventorySources().filter((source) => tables.has(source.table));
   const members = await countMembers(db, organizationId);
   const memberRows: InventoryRow[] = members ? [{ type: 'member', state: 'active', project_id: null, count: members }] : [];
   if (sources.length === 0) return memberRows;

@@ -7,9 +7,10 @@
  * however many dispatchers and restarts, a slot fires once. After downtime the missed slots fold
  * into one run (`missed_slots` says how many), never a storm.
  */
-import { taskNotPausedSql } from '../jobs/pauses.ts';
+import { scheduleNotPausedSql } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
+import { taskScheduleKeySql } from './schedule-key.ts';
 import { scheduleOf } from './presenter.ts';
 import { createScheduledRuns } from './runs.ts';
 import { nextRunAfter, slotsBetween } from './schedule.ts';
@@ -37,7 +38,7 @@ export async function dispatchDueTasks(deps: Pick<Deps, 'db' | 'jobs'>, now: Dat
     const claimed = await inTransaction(deps.db, async (trx) => {
       const { rows } = (await trx.raw(
         `SELECT * FROM scheduled_tasks
-          WHERE next_run_at <= ? AND deleted_at IS NULL AND enabled AND ${taskNotPausedSql('scheduled_tasks.id')}
+          WHERE next_run_at <= ? AND deleted_at IS NULL AND enabled AND ${scheduleNotPausedSql(taskScheduleKeySql('scheduled_tasks.id'))}
           ORDER BY next_run_at
           LIMIT ? FOR UPDATE SKIP LOCKED`,
         [now, BATCH],

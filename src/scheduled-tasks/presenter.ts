@@ -1,11 +1,9 @@
+import type { ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 import type { Schedule } from './schedule.ts';
 import { previewRuns } from './schedule.ts';
 
-export interface ScheduledTaskRow {
-  id: string;
-  organization_id: string;
-  created_by_id: string;
+export interface ScheduledTaskRow extends ResourceColumns {
   title: string;
   prompt: string;
   cron: string;
@@ -17,12 +15,6 @@ export interface ScheduledTaskRow {
   max_credits_per_run: number | null;
   enabled: boolean;
   next_run_at: Date | null;
-  visibility: 'private' | 'workspace' | 'public';
-  workspace_role: 'viewer' | 'editor' | 'owner';
-  deleted_at: Date | null;
-  deleted_by_id: string | null;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export const scheduledTaskColumns = [

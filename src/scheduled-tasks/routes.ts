@@ -3,6 +3,7 @@ import { listing, raised, resource, resourceRole } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
+import { scheduledTaskResource } from './resource.ts';
 import { presentScheduledTask, type ScheduledTaskRow } from './presenter.ts';
 import { cancelRuns, listRuns, startRunNow } from './run-service.ts';
 import { presentRun } from './runs.ts';
@@ -16,7 +17,6 @@ import {
   listScheduledTasksQuery,
   scheduledTaskIdParams,
   scheduledTaskPage,
-  scheduledTaskSchema,
   updateScheduledTaskBody,
 } from './schema.ts';
 import {
@@ -30,15 +30,7 @@ import {
 } from './service.ts';
 
 const tag = 'Scheduled tasks';
-const task = resourceRoutes({
-  type: 'scheduled_task',
-  tag,
-  path: '/scheduled-tasks',
-  idParams: scheduledTaskIdParams,
-  noun: 'scheduled task',
-  schema: scheduledTaskSchema,
-  present: (row: ScheduledTaskRow) => presentScheduledTask(row),
-});
+const task = resourceRoutes(scheduledTaskResource);
 
 const runBehaviour =
   'A run opens a conversation of its own (`schedule_id` = the task) with the prompt and performs one chat run there (the task’s model and skill; a credit hold of `max_credits_per_run`, else the default hold of the turn), then mails the answer and a link to the conversation to the recipients who are still members and can read the task when it is sent. The run acts as, and is charged to, the caller who triggers it (their access and spending limit apply); scheduled slots and the job console’s trigger act as the task’s creator. 402 `payment_required` (`data.issues[0].path` `["spending_limit"]` or `["balance"]`) when the caller could not hold the run’s credits now, and nothing is queued; credits gone by the time the run starts → `skipped` with the reason.';
@@ -159,12 +151,5 @@ export const scheduledTaskRoutes: AnyRoute[] = [
       return { items: page.items.map(presentRun), next_cursor: page.next_cursor };
     },
   }),
-  accessRecordRoute({
-    type: 'scheduled_task',
-    path: '/scheduled-tasks/{scheduled_task_id}/access',
-    idParams: scheduledTaskIdParams,
-    noun: 'scheduled task',
-    operationId: 'getScheduledTaskAccess',
-    tag,
-  }),
+  accessRecordRoute(scheduledTaskResource, { path: '/scheduled-tasks/{scheduled_task_id}/access', operationId: 'getScheduledTaskAccess' }),
 ];

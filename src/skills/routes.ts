@@ -1,5 +1,6 @@
 import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
+import { skillResource } from './resource.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { listSkills } from './list.ts';
 import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
@@ -23,17 +24,8 @@ import { findVersion, listVersions } from './versions.ts';
 import { member, resource } from '../http/authorize.ts';
 
 const tag = 'Skills';
-const path = '/skills';
-// Spec 2.5: a skill is answered wrapped as `{skill}`.
-const skill = resourceRoutes({
-  type: 'skill',
-  tag,
-  path,
-  idParams: skillIdParams,
-  noun: 'skill',
-  schema: skillEnvelope,
-  present: (row: SkillRow) => ({ skill: presentSkill(row) }),
-});
+// Spec 2.5: a skill is answered wrapped as `{skill}` (./resource.ts).
+const skill = resourceRoutes(skillResource);
 
 export const skillRoutes: AnyRoute[] = [
   skill.create({

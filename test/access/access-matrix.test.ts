@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { resourceEntries, type ResourceEntry } from '../../src/access/resources.ts';
+import type { ResourceTypeDeclaration as ResourceEntry } from '../../src/access/registry.ts';
+import { resourceTypes as resourceEntries } from '../../src/resource-types.ts';
 import type { ResourceType } from '../../src/access/types.ts';
 import { addMember, createOrganization, createProject, newMember, newUser } from '../support/factories.ts';
 import type { ApiResponse } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
 /**
- * The one access-control matrix: every resource type in the registry (src/access/resources.ts),
+ * The one access-control matrix: every resource type in the registry (src/resource-types.ts),
  * user B in every position, against every operation. A type that gets registered is covered the
  * moment it has a driver below; without one this file fails.
  *
@@ -32,7 +33,7 @@ interface Driver {
   unwrap: (body: any) => Resource;
   /**
    * How the type is filed into a project after creation: `POST /projects/{project_id}/<segment>` with
-   * `{<idField>: id}`. Required exactly when the registry says `inProjects`.
+   * `{<idField>: id}`. Required exactly when the type's declaration has a `project` section.
    */
   fileInto?: { segment: string; idField: string };
   /** The list query selecting the items filed in one project (where the list has such a filter). */
@@ -161,8 +162,8 @@ describe('access matrix: every registered resource type, user B in every positio
     for (const entry of entries) {
       const driver = drivers[entry.type];
       expect(driver, `add a driver for ${entry.type} to test/access/access-matrix.test.ts`).to.not.equal(undefined);
-      expect(Boolean(driver!.fileInto), `${entry.type}: the driver files it into projects exactly when the registry says inProjects`).to.equal(
-        Boolean(entry.inProjects),
+      expect(Boolean(driver!.fileInto), `${entry.type}: the driver files it into projects exactly when the registry says it is filed in projects`).to.equal(
+        Boolean(entry.project),
       );
     }
   });
@@ -177,7 +178,7 @@ describe('access matrix: every registered resource type, user B in every positio
       }
       const positions = (Object.keys(expected) as PositionName[]).filter((position) => {
         // A project's own "through a project" is its general access (the workspace rows).
-        if (position.startsWith('project ')) return Boolean(entry.inProjects);
+        if (position.startsWith('project ')) return Boolean(entry.project);
         return true;
       });
       for (const position of positions) {
@@ -252,7 +253,7 @@ describe('access matrix: every registered resource type, user B in every positio
     // Read: the resource, its access record and the type's other by-id reads.
     const read = await ask('read', 'get', (target) => `${driver.path}/${target}`);
     const access = await ask('access record', 'get', (target) => `/access/${type}/${target}`);
-    const reads = [...(driver.reads ?? []), ...(entry.inProjects ? [{ method: 'get' as const, suffix: '/projects' }] : [])];
+    const reads = [...(driver.reads ?? []), ...(entry.project ? [{ method: 'get' as const, suffix: '/projects' }] : [])];
     const otherReads: ApiResponse[] = [];
     for (const r of reads)
       otherReads.push(await ask(`${r.method.toUpperCase()} ${r.suffix}`, r.method, (target) => `${driver.path}/${target}${r.suffix}`, r.body));

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ZodObject, ZodPipe } from 'zod';
-import { capabilities, resourceTypes, roles } from '../../src/access/types.ts';
+import { capabilities, roles } from '../../src/access/types.ts';
+import { resourceTypes as resourceTypeDeclarations } from '../../src/resource-types.ts';
 import { type Authorization, compactAuthorization, describeAuthorization, enforcedBy, type FieldRule, recordNames } from '../../src/http/authorize.ts';
 import type { AnyRoute } from '../../src/http/route.ts';
 import { organizationPermissions } from '../../src/members/permissions.ts';
@@ -26,6 +27,8 @@ import { useServer } from '../support/suite.ts';
  */
 
 const allRoutes: readonly AnyRoute[] = [...plumbingRoutes, ...webhookRoutes, ...apiRoutes];
+/** The registered resource type names (src/resource-types.ts). */
+const resourceTypes = resourceTypeDeclarations.map((declaration) => declaration.type);
 const matrixFile = new URL('./authorization-matrix.txt', import.meta.url);
 
 const matrixLine = (route: AnyRoute) =>

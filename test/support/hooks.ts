@@ -1,5 +1,11 @@
 import { appendFileSync } from 'node:fs';
 import { CLUSTER_ENV, clusterFromEnv, createFileDatabase, createTestDatabase, startTestCluster, type TestCluster, type TestDatabase } from './database.ts';
+import { registerResourceTypes } from '../../src/access/index.ts';
+import { resourceTypes } from '../../src/resource-types.ts';
+
+// Tests stand in for the composition roots (src/deps.ts, src/routes.ts): a test calling the access
+// module or a service directly sees the same resource types a process does.
+registerResourceTypes(resourceTypes);
 
 // Kept on globalThis: mocha may load this file as a root-hook module and tests import it again.
 const state = globalThis as {

@@ -1,3 +1,4 @@
+import { entryOf } from '../registry.ts';
 import type { Capability, ResourceType, Role } from '../types.ts';
 
 /**
@@ -23,16 +24,10 @@ export const defaultPolicy: Policy = {
   archive: owners,
 };
 
-export const policies: Record<ResourceType, Policy> = {
-  asset: defaultPolicy,
-  chat_conversation: defaultPolicy,
-  canvas: defaultPolicy,
-  project: defaultPolicy,
-  scheduled_task: defaultPolicy,
-  skill: defaultPolicy,
-};
+/** A type's policy: its declaration's (src/<domain>/resource.ts), else the default. */
+export const policyOf = (type: ResourceType): Policy => entryOf(type)?.policy ?? defaultPolicy;
 
-export const allows = (type: ResourceType, role: Role | null, capability: Capability): boolean => role !== null && policies[type][capability].includes(role);
+export const allows = (type: ResourceType, role: Role | null, capability: Capability): boolean => role !== null && policyOf(type)[capability].includes(role);
 
 /** The capabilities object of the access record (spec 2.7). */
 export function capabilitiesOf(type: ResourceType, role: Role | null) {
