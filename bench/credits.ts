@@ -220,7 +220,7 @@ try {
     const rb = rates.get(b);
     if (!ra || !rb) return '';
     const per = ra.map((value, i) => value / rb[i]!);
-    return `${median(per).toFixed(2)}× ${b} (rounds ${Math.min(...per).toFixed(2)}–${Math.max(...per).toFixed(2)})`;
+    return `${median(per).toPrecision(2)}× ${b} (rounds ${Math.min(...per).toPrecision(2)}–${Math.max(...per).toPrecision(2)})`;
   };
   for (const s of chosen) {
     const vs = [s.floor && ratio(s.key, s.floor), s.key.startsWith('read') && ratio(s.key, s.key.replace('read', 'hc'))].filter(Boolean).join('; ');
