@@ -41,7 +41,8 @@ export interface CallSpec {
 
 /**
  * Writes the call (id chosen by the caller, who may already listen for its answer), then what
- * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold.
+ * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold;
+ * with `holdFirst`, the hold alone before that transaction.
  */
 export async function acceptCall(
   deps: Deps,
