@@ -1,5 +1,5 @@
 /**
- * The credits hot path against its floor, all in one run on one database (issue 9):
+ * The credits hot path against its floor, all in one run on one database (issues 9 and 21):
  *   floor         a bare single-row `UPDATE … SET n = n + 1` (autocommit): the most any ledger that
  *                 serialises an organization on one row can do;
  *   hold+capture  placeHold, then captureHold (src/credits/holds.ts): one statement each, here
@@ -8,7 +8,14 @@
  *                 accept transaction (call, job, hold), a worker process, the settle transaction
  *                 (capture), the NOTIFY back to the waiting request. The web server runs in this
  *                 process (with the load), the worker in its own, as deployed.
+ *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (idempotency, membership,
+ *                 the run lookup, the hold and the capture), BENCH_CHAT_CONCURRENCY (16) in flight,
+ *                 against the floor at the same concurrency.
  * Each on one hot organization (one row) and spread over 100, at BENCH_CONCURRENCY clients (50).
+ * Every rate is also printed as a ratio to the floor of its own rows and concurrency (issue 21's table).
+ * --pg-statements=1: an embedded server with pg_stat_statements (track=all); after the timed rounds
+ * each scenario runs once more alone and prints its round trips (top-level statements), every
+ * statement including those inside the credit functions, and the SQL the time went to, per operation.
  * The machine's speed swings from minute to minute, so the scenarios take turns in BENCH_ROUNDS
  * short runs (BENCH_SECONDS each) and every ratio is the median of per-round ratios.
  * Run: npm run bench:credits   (embedded PostgreSQL, throw-away database; ~2 min)
@@ -22,15 +29,19 @@ import { createDb } from '../src/db/knex.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
-import { createTestDatabase } from '../test/support/database.ts';
 import { nodeWithTsx, run } from '../test/support/processes.ts';
+import { int, readFlags } from './support/bench.ts';
+import { benchDatabase, resetStatements, topStatements } from './support/database.ts';
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
+readFlags();
+const CONCURRENCY = int('CONCURRENCY', 50);
+const CHAT_CONCURRENCY = int('CHAT_CONCURRENCY', 16);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const PROFILE_SECONDS = Number(process.env.BENCH_PROFILE_SECONDS ?? 3);
 const SPREAD = 100;
 
-const database = await createTestDatabase();
+const database = await benchDatabase(int('PG_STATEMENTS', 0) === 1);
 const db = createDb(database.url, { max: CONCURRENCY + 2 });
 const periods = createCreditPeriods();
 const overrides = {
@@ -88,15 +99,15 @@ interface Result {
   errors: number;
 }
 
-/** CONCURRENCY loops doing `op(i)` until the deadline. */
-async function load(op: (client: number, n: number) => Promise<void>): Promise<Result> {
+/** `clients` loops doing `op(i)` until the deadline. */
+async function load(op: (client: number, n: number) => Promise<void>, clients = CONCURRENCY, seconds = SECONDS): Promise<Result> {
   const latencies: number[] = [];
   let errors = 0;
   let n = 0;
-  const deadline = Date.now() + SECONDS * 1000;
+  const deadline = Date.now() + seconds * 1000;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async (_, client) => {
+    Array.from({ length: clients }, async (_, client) => {
       while (Date.now() < deadline) {
         const t = performance.now();
         try {
@@ -134,14 +145,46 @@ const meteredRead = (seeded: typeof hot) => async (client: number, n: number) =>
   await res.arrayBuffer();
   if (res.status !== 200) throw new Error(`POST /social/net2_profile answered ${res.status}`);
 };
+/** A chat run's credits over HTTP as the chat client drives them: begin (the hold), then one capture of what the step used. */
+const chatRun = (seeded: typeof hot) => async (client: number, n: number) => {
+  const organizationId = seeded.organizations[n % seeded.organizations.length]!;
+  const runId = `run-${client}-${n}-${Math.random().toString(36).slice(2)}`;
+  const post = async (what: string, body: unknown, status: number) => {
+    const res = await fetch(`${base}/organizations/${organizationId}/credits/chat-runs/${what}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${seeded.tokens[client]}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    if (res.status !== status) throw new Error(`POST …/chat-runs/${what} answered ${res.status}`);
+  };
+  await post('begin', { run_id: runId, amount: 10 }, 201);
+  await post('capture', { run_id: runId, amount: 7, capture_id: 'step-1' }, 200);
+};
 
-const scenarios = [
+interface Scenario {
+  key: string;
+  label: string;
+  op: (client: number, n: number) => Promise<void>;
+  /** The floor its rate is compared with (same rows, same concurrency). */
+  floor?: string;
+  clients?: number;
+}
+const scenarios: Scenario[] = [
   { key: 'floor-1', label: 'floor: bare single-row UPDATE, 1 row', op: floor(1) },
-  { key: 'hc-1', label: 'hold+capture, 1 organization', op: holdCapture(hot.organizations) },
-  { key: 'read-1', label: 'metered read (HTTP → worker), 1 organization', op: meteredRead(hot) },
+  { key: 'hc-1', label: 'hold+capture, 1 organization', op: holdCapture(hot.organizations), floor: 'floor-1' },
+  { key: 'read-1', label: 'metered read (HTTP → worker), 1 organization', op: meteredRead(hot), floor: 'floor-1' },
+  { key: 'floor-1-c', label: `floor: bare single-row UPDATE, 1 row, ${CHAT_CONCURRENCY} clients`, op: floor(1), clients: CHAT_CONCURRENCY },
+  {
+    key: 'chat-1',
+    label: `chat run begin+capture (HTTP), 1 org, ${CHAT_CONCURRENCY} clients`,
+    op: chatRun(hot),
+    floor: 'floor-1-c',
+    clients: CHAT_CONCURRENCY,
+  },
   { key: 'floor-100', label: `floor: bare single-row UPDATE, ${SPREAD} rows`, op: floor(SPREAD) },
-  { key: 'hc-100', label: `hold+capture, ${SPREAD} organizations`, op: holdCapture(spread.organizations) },
-  { key: 'read-100', label: `metered read (HTTP → worker), ${SPREAD} organizations`, op: meteredRead(spread) },
+  { key: 'hc-100', label: `hold+capture, ${SPREAD} organizations`, op: holdCapture(spread.organizations), floor: 'floor-100' },
+  { key: 'read-100', label: `metered read (HTTP → worker), ${SPREAD} organizations`, op: meteredRead(spread), floor: 'floor-100' },
 ];
 const only = process.env.BENCH_ONLY?.split(',');
 const chosen = only ? scenarios.filter((s) => only.includes(s.key)) : scenarios;
@@ -151,6 +194,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const rates = new Map<string, number[]>();
 const p50s = new Map<string, number[]>();
 const p95s = new Map<string, number[]>();
+const p975s = new Map<string, number[]>();
 let errors = 0;
 
 try {
@@ -159,13 +203,14 @@ try {
   for (const s of chosen) await Promise.all(Array.from({ length: Math.min(4, CONCURRENCY) }, (_, i) => s.op(i, i)));
   for (let round = 0; round < ROUNDS; round++) {
     for (const s of chosen) {
-      const result = await load(s.op);
+      const result = await load(s.op, s.clients);
       const sorted = result.latencies.sort((a, b) => a - b);
       errors += result.errors;
       for (const [map, value] of [
         [rates, result.ops / result.seconds],
         [p50s, pct(sorted, 50)],
         [p95s, pct(sorted, 95)],
+        [p975s, pct(sorted, 97.5)],
       ] as const)
         map.set(s.key, [...(map.get(s.key) ?? []), value]);
     }
@@ -175,16 +220,35 @@ try {
     const rb = rates.get(b);
     if (!ra || !rb) return '';
     const per = ra.map((value, i) => value / rb[i]!);
-    return `${median(per).toFixed(2)}× ${b} (rounds ${Math.min(...per).toFixed(2)}–${Math.max(...per).toFixed(2)})`;
+    return `${median(per).toPrecision(2)}× ${b} (rounds ${Math.min(...per).toPrecision(2)}–${Math.max(...per).toPrecision(2)})`;
   };
   for (const s of chosen) {
-    const vs = s.key.startsWith('hc') ? ratio(s.key, s.key.replace('hc', 'floor')) : s.key.startsWith('read') ? ratio(s.key, s.key.replace('read', 'hc')) : '';
+    const vs = [s.floor && ratio(s.key, s.floor), s.key.startsWith('read') && ratio(s.key, s.key.replace('read', 'hc'))].filter(Boolean).join('; ');
+    const ms = (map: Map<string, number[]>) => median(map.get(s.key)!).toFixed(1).padStart(6);
     console.log(
-      `${s.label.padEnd(50)} ${median(rates.get(s.key)!).toFixed(0).padStart(6)} ops/s   p50 ${median(p50s.get(s.key)!).toFixed(1).padStart(6)} ms   p95 ${median(p95s.get(s.key)!).toFixed(1).padStart(6)} ms   ${vs}`,
+      `${s.label.padEnd(58)} ${median(rates.get(s.key)!).toFixed(0).padStart(6)} ops/s   p50 ${ms(p50s)} ms   p95 ${ms(p95s)} ms   p97.5 ${ms(p975s)} ms   ${vs}`,
     );
   }
   console.log(`errors: ${errors}`);
-  console.log('goals: hold+capture ≥ 0.25× floor (1 org), ≥ 0.5× floor (100 orgs); metered read ≥ 0.5× hold+capture, p95 ≤ 50 ms on an idle machine');
+  console.log(
+    'goals (issue 21): hold+capture ≥ 0.25× floor (1 org), ≥ 0.5× (100 orgs); chat run ≥ 0.1× floor; metered read ≥ 0.2× floor, p97.5 ≤ 100 ms, p95 ≤ 50 ms',
+  );
+  if (database.statements) {
+    // Each scenario alone, at its concurrency: what one operation costs the database, statement by statement.
+    for (const s of chosen.filter((c) => c.floor)) {
+      await resetStatements(db);
+      const result = await load(s.op, s.clients, PROFILE_SECONDS);
+      const { rows } = await db.raw(
+        `SELECT coalesce(sum(calls) FILTER (WHERE toplevel), 0) AS top, coalesce(sum(calls), 0) AS calls FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      const per = (n: unknown) => (Number(n) / result.ops).toFixed(1);
+      console.log(
+        `\n${s.label}: ${result.ops} operations; per operation ${per(rows[0].top)} round trips (top-level statements), ${per(rows[0].calls)} statements in all`,
+      );
+      for (const line of await topStatements(db, result.ops, 14)) console.log(`  ${line}`);
+    }
+  }
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const open = await db('metered_calls').whereIn('status', ['queued', 'running']).count('* as n').first();
   const discrepancies = await reconcileCredits(db);

@@ -9,6 +9,7 @@ import { type IdempotentRequest, withIdempotency } from '../platform/idempotency
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
+import { inTransaction } from '../db/transaction.ts';
 import { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 import { holdColumns, type HoldRow } from './hold-model.ts';
 import { captureFromHold, placeHoldOnce, settleHold } from './holds.ts';
@@ -25,25 +26,24 @@ export async function beginChatRun(
   idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
   await requireAttribution(deps, actor, organizationId, body);
-  return withIdempotency(
-    deps.db,
-    idempotency,
-    async (trx) => {
-      const { hold } = await placeHoldOnce(trx, deps.creditPeriods, {
-        organizationId,
-        userId: actor.userId,
-        amount: body.amount,
-        reason: CHAT_RUN,
-        runId: body.run_id,
-        conversationId: body.conversation_id,
-        messageId: body.message_id,
-        expiresInSeconds: body.expires_in_seconds,
-        description: 'Reserved for a chat run',
-      });
-      return { hold: presentHold(hold) };
-    },
-    201,
-  );
+  const begin = async (db: Knex) => {
+    const { hold } = await placeHoldOnce(db, deps.creditPeriods, {
+      organizationId,
+      userId: actor.userId,
+      amount: body.amount,
+      reason: CHAT_RUN,
+      runId: body.run_id,
+      conversationId: body.conversation_id,
+      messageId: body.message_id,
+      expiresInSeconds: body.expires_in_seconds,
+      description: 'Reserved for a chat run',
+    });
+    return { hold: presentHold(hold) };
+  };
+  // Without an Idempotency-Key the hold is the whole unit of work: one autocommitted statement, so the
+  // organization's balance row is locked for that statement only, not across a COMMIT round trip.
+  if (idempotency === undefined) return begin(deps.db);
+  return withIdempotency(deps.db, idempotency, begin, 201);
 }
 
 export async function captureChatRun(
@@ -54,17 +54,30 @@ export async function captureChatRun(
   idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof captureEnvelope>> {
   const membership = await actor.member(organizationId);
-  return withIdempotency(deps.db, idempotency, async (trx) => {
-    const run = await findRun(trx, membership, body.run_id);
-    const { hold, capture } = await captureFromHold(trx, run.id, body.amount, {
+  const capture = async (db: Knex) => {
+    const run = await findRun(db, membership, body.run_id);
+    const { hold, capture } = await captureFromHold(db, run.id, body.amount, {
       captureKey: body.capture_id ?? body.tool_call_id,
       toolCallId: body.tool_call_id,
       description: body.description,
       metadata: body.model === undefined ? undefined : { model: body.model },
     });
-    // Spent credits may cross an alert threshold: check at once rather than at the next sweep.
-    await enqueueBalanceAlertCheck(deps, trx, organizationId);
     return { hold: presentHold(hold), capture: presentCapture(capture) };
+  };
+  // Spent credits may cross an alert threshold: check at once rather than at the next sweep.
+  const alert = (trx: Knex.Transaction) => enqueueBalanceAlertCheck(deps, trx, organizationId);
+  if (idempotency === undefined) {
+    // Nothing needs to commit with the capture: it runs autocommitted, one statement, so the
+    // organization's balance row is locked for that statement only, not across a COMMIT round trip.
+    // The check is queued after it (a crash in between leaves it to the periodic sweep).
+    const captured = await capture(deps.db);
+    await inTransaction(deps.db, alert);
+    return captured;
+  }
+  return withIdempotency(deps.db, idempotency, async (trx) => {
+    // The check first, so the capture (which locks the balance row) is the last statement before the commit.
+    await alert(trx);
+    return capture(trx);
   });
 }
 
@@ -115,8 +128,8 @@ async function requireAttribution(deps: Deps, actor: Actor, organizationId: stri
 }
 
 /** The run's own member, or anyone who manages credits, may capture and settle it; to others it does not exist. */
-async function findRun(trx: Knex.Transaction, membership: Membership, runId: string): Promise<HoldRow> {
-  const row = (await trx('credit_holds').where({ organization_id: membership.organizationId, run_id: runId, reason: CHAT_RUN }).first(holdColumns)) as
+async function findRun(db: Knex, membership: Membership, runId: string): Promise<HoldRow> {
+  const row = (await db('credit_holds').where({ organization_id: membership.organizationId, run_id: runId, reason: CHAT_RUN }).first(holdColumns)) as
     | HoldRow
     | undefined;
   if (!row || (row.user_id !== membership.userId && !membership.permissions.has('credits.manage'))) throw notFound('chat run');

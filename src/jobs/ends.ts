@@ -45,10 +45,12 @@ export async function succeed(deps: Deps, lease: Lease, definition: JobDefinitio
   const ends = await definition.ends?.();
   await deps.db.transaction(async (trx) => {
     const job = await lease.hold(trx);
-    await ends?.succeeded?.(trx, payload, result, { deps, jobId: lease.token.id });
     const { queue, id, attempt } = lease.token;
     if (!(await deps.jobs.completeAttempt(trx, queue, { id, retryCount: attempt }))) throw new LeaseLost(lease.token, null);
     await continueAfter(trx, deps, job);
+    // The resource's end last: it may capture or release credits, which locks the organization's
+    // balance row until the commit, so nothing else of this transaction may run while it is held.
+    await ends?.succeeded?.(trx, payload, result, { deps, jobId: lease.token.id });
   });
 }
 
@@ -63,9 +65,10 @@ export async function failForGood(deps: Deps, lease: Lease, definition: JobDefin
     const { queue, id, attempt } = lease.token;
     await spendRetries(trx, queue, id, attempt);
     if (!(await deps.jobs.failAttempt(trx, queue, { id, retryCount: attempt }, jobError(reason.code, reason.message)))) throw new LeaseLost(lease.token, null);
-    await ends?.failed(trx, payload, reason, { deps, jobId: id });
     await recordEnd(trx, { job_id: id, queue, organization_id: job.group_id, attempt, end: 'failed', reason });
     await continueAfter(trx, deps, job);
+    // Last, as in `succeed`: a release locks the organization's balance row until the commit.
+    await ends?.failed(trx, payload, reason, { deps, jobId: id });
   });
 }
 

@@ -1,14 +1,16 @@
 /**
- * Accepting a metered call (web side): quote, check the caller's attribution and run lock, then in
- * ONE transaction write the call, enqueue its job and place the credit hold — the hold last, so the
+ * Accepting a metered call (web side): quote, check the caller's attribution and run lock, then the
+ * call, its job and its credit hold. A metered read places the hold first, alone (one autocommitted
+ * statement), then writes the call and its job in one transaction; a call whose `schedule` may refuse
+ * (a generation checks its project there) writes all three in ONE transaction, the hold last, so the
  * organization's balance row is locked only from the reserve to the commit. A refused hold (402)
- * rolls back the call and the job with it: nothing is billed, nothing runs.
+ * leaves neither call nor job: nothing is billed, nothing runs.
  */
 import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isMessageOf, runHoldingLock } from '../conversations/index.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
-import { type CreditHold, placeHold } from '../credits/index.ts';
+import { type CreditHold, placeHold, releaseHold } from '../credits/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { holdRunIdOfCall, insertCall, type NewCall } from './calls.ts';
 import { meteredCallJob } from './jobs.ts';
@@ -39,7 +41,8 @@ export interface CallSpec {
 
 /**
  * Writes the call (id chosen by the caller, who may already listen for its answer), then what
- * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold.
+ * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold;
+ * with `holdFirst`, the hold alone before that transaction.
  */
 export async function acceptCall(
   deps: Deps,
@@ -48,36 +51,54 @@ export async function acceptCall(
   terms: CallTerms,
   call: { id: string; requestId?: string | undefined },
   schedule: (trx: Knex.Transaction) => Promise<void>,
+  /** Place the hold on its own before the call's transaction: only for `schedule`s that cannot refuse (a job to enqueue). */
+  options: { holdFirst?: boolean } = {},
 ): Promise<void> {
   if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
     throw badRequest(`max_credits: the quoted ceiling is ${spec.quote.credits} credits, more than max_credits (${terms.max_credits}); nothing was charged`, [
       'max_credits',
     ]);
   const chatRunId = await checkAttribution(deps, actor, terms);
-
-  await inTransaction(deps.db, async (trx) => {
-    const hold = {
-      expiresInSeconds: Math.ceil((spec.timeoutMs ?? deps.config.READ_TIMEOUT_MS) / 1000) + HOLD_GRACE_SECONDS,
-      description: `Reserved for ${spec.operation}`,
-    };
-    const row: NewCall = {
-      id: call.id,
-      organization_id: terms.organization_id,
-      user_id: actor.userId,
-      operation: spec.operation,
-      input: spec.input,
-      quoted_credits: spec.quote.credits,
-      quoted_pages: spec.quote.pages,
-      max_credits: terms.max_credits ?? null,
-      tool_call_id: terms.tool_call_id ?? null,
-      conversation_id: terms.conversation_id ?? null,
-      message_id: terms.message_id ?? null,
-      run_lock: terms.run_lock ?? false,
-      chat_run_id: chatRunId,
-      request_id: call.requestId ?? null,
-    };
-    await reserveCall(trx, deps, row, hold, schedule);
-  });
+  const hold = {
+    expiresInSeconds: Math.ceil((spec.timeoutMs ?? deps.config.READ_TIMEOUT_MS) / 1000) + HOLD_GRACE_SECONDS,
+    description: `Reserved for ${spec.operation}`,
+  };
+  const row: NewCall = {
+    id: call.id,
+    organization_id: terms.organization_id,
+    user_id: actor.userId,
+    operation: spec.operation,
+    input: spec.input,
+    quoted_credits: spec.quote.credits,
+    quoted_pages: spec.quote.pages,
+    max_credits: terms.max_credits ?? null,
+    tool_call_id: terms.tool_call_id ?? null,
+    conversation_id: terms.conversation_id ?? null,
+    message_id: terms.message_id ?? null,
+    run_lock: terms.run_lock ?? false,
+    chat_run_id: chatRunId,
+    request_id: call.requestId ?? null,
+  };
+  if (!options.holdFirst) {
+    await inTransaction(deps.db, (trx) => reserveCall(trx, deps, row, hold, schedule));
+    return;
+  }
+  // The hold alone, autocommitted: the organization's balance row is locked for that one statement,
+  // never across a round trip (inside the accept transaction it stayed locked until the COMMIT came
+  // back from a busy event loop, and every other hold of the organization waited behind it). A 402
+  // writes nothing at all. The call and its job then commit together; should that fail, the hold is
+  // given back at once, and should the process die in between, the hold (whose call never existed)
+  // expires unused after the call's timeout — the ledger stays exact either way.
+  const placed = await placeCallHold(deps.db, deps, row, hold);
+  try {
+    await inTransaction(deps.db, async (trx) => {
+      await insertCall(trx, row);
+      await schedule(trx);
+    });
+  } catch (error) {
+    await inTransaction(deps.db, (trx) => releaseHold(trx, placed.id, { description: `Released: ${spec.operation} was not accepted` }));
+    throw error;
+  }
 }
 
 /**
@@ -94,7 +115,17 @@ export async function reserveCall(
 ): Promise<CreditHold> {
   await insertCall(trx, call);
   await schedule(trx);
-  return placeHold(trx, deps.creditPeriods, {
+  return placeCallHold(trx, deps, call, hold);
+}
+
+/** The credit hold of a call, found later by the call's hold run id (alone, or in the caller's transaction). */
+function placeCallHold(
+  db: Knex,
+  deps: Pick<Deps, 'creditPeriods'>,
+  call: NewCall,
+  hold: { expiresInSeconds?: number; description: string },
+): Promise<CreditHold> {
+  return placeHold(db, deps.creditPeriods, {
     organizationId: call.organization_id,
     userId: call.user_id,
     amount: call.quoted_credits,
@@ -119,8 +150,14 @@ export async function acceptRead(
   call: { id: string; requestId?: string | undefined },
 ): Promise<void> {
   const spec = { operation: operation.name, quote: quoteOf(operation, input), input };
-  await acceptCall(deps, actor, spec, terms, call, (trx) =>
-    deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined),
+  await acceptCall(
+    deps,
+    actor,
+    spec,
+    terms,
+    call,
+    (trx) => deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined),
+    { holdFirst: true },
   );
 }
 
