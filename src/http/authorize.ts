@@ -175,7 +175,24 @@ export function enforcedBy(authorization: Authorization): Enforcer {
   return authorization.fields && own === 'router' ? 'router+service' : own;
 }
 
+/** Kinds that need the record or the locked row: the service decides them; the router lets them through. */
+const serviceDecided = [
+  'listing',
+  'self',
+  'authorityOver',
+  'holdsPermissions',
+  'resourceRole',
+  'recordMember',
+  'holder',
+  'recordIs',
+  'linked',
+  'anyOf',
+] as const;
+type ServiceDecided = Extract<Rule, { kind: (typeof serviceDecided)[number] }>;
+const isServiceDecided = (rule: Rule): rule is ServiceDecided => (serviceDecided as readonly string[]).includes(rule.kind);
+
 function enforcerOf(authorization: Rule): Enforcer {
+  if (isServiceDecided(authorization)) return 'service';
   switch (authorization.kind) {
     case 'public':
     case 'signedIn':
@@ -194,17 +211,6 @@ function enforcerOf(authorization: Rule): Enforcer {
       const parts = new Set(authorization.of.map(enforcedBy));
       return parts.size === 1 ? [...parts][0]! : 'router+service';
     }
-    case 'listing':
-    case 'self':
-    case 'authorityOver':
-    case 'holdsPermissions':
-    case 'resourceRole':
-    case 'recordMember':
-    case 'holder':
-    case 'recordIs':
-    case 'linked':
-    case 'anyOf':
-      return 'service';
   }
 }
 
@@ -398,20 +404,11 @@ const field = (source: unknown, name: string) => (source as Record<string, strin
 /** Enforces the declaration before the handler; the actor remembers what it learned, so services asking again cost nothing. */
 export async function enforce(authorization: Authorization, input: Input): Promise<void> {
   const { actor } = input;
+  // Decided by the service on the record (see enforcedBy).
+  if (isServiceDecided(authorization)) return;
   switch (authorization.kind) {
     case 'public':
     case 'signedIn':
-    case 'listing':
-    // Decided by the service on the record (see enforcedBy).
-    case 'self':
-    case 'authorityOver':
-    case 'holdsPermissions':
-    case 'resourceRole':
-    case 'recordMember':
-    case 'holder':
-    case 'recordIs':
-    case 'linked':
-    case 'anyOf':
       return;
     case 'named':
       return enforce(authorization.rule, input);
