@@ -31,6 +31,17 @@ const payerOfRun = (run: QueuedRun) => payerOf(run, { created_by_id: run.task_cr
 
 const titleOf = (run: QueuedRun) => `${run.task_title} · ${run.scheduled_for.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
+/** The conversation a run opens and what its turn asks: the same in a batch and one at a time. */
+const turnOf = (run: QueuedRun, skillBody: string | null) => ({
+  organizationId: run.organization_id,
+  scheduleId: run.task_id,
+  title: titleOf(run),
+  prompt: run.prompt,
+  model: run.model,
+  maxCredits: run.max_credits,
+  skillBody,
+});
+
 /**
  * Starts the queued runs among `runIds` in the caller's transaction (the start job's step, under
  * its lease): each run's conversation with the skill and the prompt, its chat run (whose end
@@ -85,15 +96,9 @@ export async function startQueuedRuns(trx: Knex.Transaction, deps: Deps, runIds:
     const skillBody = await skillOf(run);
     if (skillBody === undefined) continue;
     turns.push({
+      ...turnOf(run, skillBody),
       key: run.id,
       userId: payerOfRun(run),
-      organizationId: run.organization_id,
-      scheduleId: run.task_id,
-      title: titleOf(run),
-      prompt: run.prompt,
-      model: run.model,
-      maxCredits: run.max_credits,
-      skillBody,
       continueWith: { job: scheduledTaskFinishJob, payload: { run_id: run.id } },
     });
   }
@@ -125,15 +130,7 @@ async function startOne(trx: Knex.Transaction, deps: Deps, run: QueuedRun): Prom
   const actor = actorFor(trx, { userId: payerOfRun(run) });
   // The skill as the payer can read it now (a skill they cannot read fails the run, saying so).
   const skill = run.task_skill_id ? (await actor.resource<{ body: string }>(trx, 'skill', run.task_skill_id, 'read')).row : null;
-  const conversationId = await openScheduledConversation(deps, actor, {
-    skillBody: skill?.body ?? null,
-    organizationId: run.organization_id,
-    scheduleId: run.task_id,
-    title: titleOf(run),
-    prompt: run.prompt,
-    model: run.model,
-    maxCredits: run.max_credits,
-  });
+  const conversationId = await openScheduledConversation(deps, actor, turnOf(run, skill?.body ?? null));
   const chat = await startScheduledTurn(
     deps,
     actor,
