@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { paginate, type Page } from '../../core/pagination.ts';
+import { badRequest } from '../../core/errors.ts';
+import { decodeCursor, encodeCursor, type Page } from '../../core/pagination.ts';
 import { BOSS_SCHEMA } from '../boss.ts';
 import { type Liveness, stuckCondition } from './running.ts';
 
@@ -8,6 +9,7 @@ import { type Liveness, stuckCondition } from './running.ts';
 // (created_on, id): the order of the console indexes (./tables.ts).
 
 const JOB = `${BOSS_SCHEMA}.job`;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
 
@@ -73,11 +75,6 @@ export interface JobWindow {
 /** Payload fields a job type declared searchable (each indexed on the job table). */
 type Searchable = readonly string[];
 
-const keyset = [
-  { column: 'created_on', direction: 'desc', type: 'timestamp' },
-  { column: 'id', direction: 'desc' },
-] as const;
-
 /**
  * The jobs a selection matches, as a query builder. `resource_id` matches any field a job type
  * declared searchable (each indexed); the other filters are columns or the indexed request id.
@@ -94,10 +91,16 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
   if (selection.resource_id) {
     const id = selection.resource_id;
     if (searchable.length === 0) query.whereRaw('false');
-    else
-      query.where((any) => {
-        for (const field of searchable) any.orWhereRaw(`(data \\? '${field}' AND data->>'${field}' = ?)`, [id]);
-      });
+    else {
+      // The ids first, one probe of each field's partial index, then the rows by primary key. An OR of
+      // the fields in the page query itself lets the planner walk the created_on index newest-first,
+      // filtering every job until it has a page: a scan of the table when the resource has few jobs.
+      const probes = searchable.map((field) => `SELECT id FROM ${JOB} WHERE data \\? '${field}' AND data->>'${field}' = ?`).join(' UNION ALL ');
+      query.whereRaw(
+        `id = ANY (ARRAY(${probes}))`,
+        searchable.map(() => id),
+      );
+    }
   }
   if (selection.stuck) {
     // `state = 'active'` on the outer query too, so the planner reaches the few running jobs through the active index.
@@ -109,6 +112,12 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
   return query;
 }
 
+/**
+ * One page, newest first, resumed after `page.cursor` by a row comparison `(created_on, id) < (…)`:
+ * the planner starts the (…, created_on DESC, id DESC) index scan at the cursor, so a page deep in a
+ * million jobs costs what page 1 does (paginate()'s OR chain, right for mixed directions, makes it
+ * read every row before the cursor). The cursor is created_on as Postgres text (microseconds) and id.
+ */
 export async function listJobRows(
   trx: Knex.Transaction,
   selection: JobSelection,
@@ -116,7 +125,18 @@ export async function listJobRows(
   searchable: Searchable,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<JobRow>> {
-  return paginate<JobRow>(matching(trx, selection, window, searchable).select(JOB_COLUMNS), keyset, page);
+  const query = matching(trx, selection, window, searchable).select(JOB_COLUMNS, trx.raw('created_on::text AS __created'));
+  if (page.cursor !== undefined) {
+    const [created, id] = decodeCursor(page.cursor, 2);
+    if (!UUID.test(String(id)) || Number.isNaN(Date.parse(String(created)))) throw badRequest('query.cursor: is not a cursor this list issued', ['cursor']);
+    query.whereRaw('(created_on, id) < (?::timestamptz, ?::uuid)', [String(created), String(id)]);
+  }
+  const rows = (await query.orderByRaw('created_on DESC, id DESC').limit(page.limit + 1)) as (JobRow & { __created?: string })[];
+  const items = rows.slice(0, page.limit);
+  const last = items.at(-1);
+  const next_cursor = rows.length > page.limit && last ? encodeCursor([last.__created, last.id]) : null;
+  for (const row of items) delete row.__created;
+  return { items, next_cursor };
 }
 
 /** The planner's estimate of the rows a selection matches: instant at any size (EXPLAIN, nothing runs). */

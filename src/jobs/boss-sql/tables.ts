@@ -59,6 +59,10 @@ export async function indexJobTable(db: Knex, searchableFields: readonly string[
     ['job_ops_queue_created_i', `(name, created_on DESC, id DESC)`],
     // Running jobs per queue (pg-boss indexes them only with a group id).
     ['job_ops_active_i', `(name) WHERE state = 'active'`],
+    // Open jobs (waiting, retrying, running) per organization and queue: queue health and the fairness
+    // panel. pg-boss's own fetch index job_i11 is partial on `NOT blocked` too, so it cannot answer
+    // counts that include blocked jobs; without this those counts scan every finished job.
+    ['job_ops_open_i', `(group_id, name, state) WHERE state <= 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
     ['job_ops_request_i', `((data->>'$request_id')) WHERE data \\? '$request_id'`],
     ...searchableFields.map((field): [string, string] => {
