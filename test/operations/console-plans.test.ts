@@ -157,6 +157,11 @@ describe('operator console: every read of the job table is planned on an index',
     expect(byOrganization.items).to.have.length(50);
     expect(byOrganization.next_cursor).to.be.a('string');
     expect(byOrganization.items.every((row) => row.data?.organization_id === organizations[7])).to.equal(true);
+    const next = await db.transaction((trx) =>
+      listJobRows(trx, { resource_id: organizations[7]! }, null, SEARCHABLE, { limit: 50, cursor: byOrganization.next_cursor! }),
+    );
+    expect(next.items).to.have.length(50);
+    expect(next.items[0]!.created_on.getTime()).to.be.lessThan(byOrganization.items.at(-1)!.created_on.getTime());
   });
 
   it('lists by queue, organization and state, their totals, and a job by id', async () => {

@@ -9,6 +9,8 @@ import { type Liveness, stuckCondition } from './running.ts';
 // (created_on, id): the order of the console indexes (./tables.ts).
 
 const JOB = `${BOSS_SCHEMA}.job`;
+// A cursor's parts as Postgres prints them, checked so a forged cursor is a 400 rather than a cast error.
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,6})?[+-]\d{2}(:\d{2}){0,2}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type JobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
@@ -125,10 +127,10 @@ export async function listJobRows(
   searchable: Searchable,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<JobRow>> {
-  const query = matching(trx, selection, window, searchable).select(JOB_COLUMNS, trx.raw('created_on::text AS __created'));
+  const query = matching(trx, selection, window, searchable).select(JOB_COLUMNS).select(trx.raw('created_on::text AS __created'));
   if (page.cursor !== undefined) {
     const [created, id] = decodeCursor(page.cursor, 2);
-    if (!UUID.test(String(id)) || Number.isNaN(Date.parse(String(created)))) throw badRequest('query.cursor: is not a cursor this list issued', ['cursor']);
+    if (!UUID.test(String(id)) || !TIMESTAMP.test(String(created))) throw badRequest('query.cursor: is not a cursor this list issued', ['cursor']);
     query.whereRaw('(created_on, id) < (?::timestamptz, ?::uuid)', [String(created), String(id)]);
   }
   const rows = (await query.orderByRaw('created_on DESC, id DESC').limit(page.limit + 1)) as (JobRow & { __created?: string })[];
