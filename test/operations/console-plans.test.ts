@@ -9,9 +9,11 @@ import {
   estimateJobRows,
   findJobRow,
   indexJobTable,
+  lastCreatedOn,
   type JobSelection,
   listJobRows,
   organizationLoad,
+  previewJobRows,
   queueCounts,
   queueDepths,
 } from '../../src/jobs/boss-sql/index.ts';
@@ -171,6 +173,10 @@ describe('operator console: every read of the job table is planned on an index',
     await expectIndexed('all', list({}));
     await expectIndexed('count by queue', (trx) => countJobRows(trx, { queue: queues[0] }, day(), SEARCHABLE));
     await expectIndexed('estimate', (trx) => estimateJobRows(trx, { queue: queues[0] }, day(), SEARCHABLE));
+    await expectIndexed('bulk preview', (trx) => previewJobRows(trx, { queue: queues[0], states: ['failed', 'cancelled'] }, day(), SEARCHABLE, 10));
+    // A platform schedule's queue is sent to a few times a day: one no job was seeded into.
+    const [quiet] = (await db(`${BOSS_SCHEMA}.queue`).whereNotIn('name', queues).select('name').limit(1)) as { name: string }[];
+    await expectIndexed("a schedule's last run", (trx) => lastCreatedOn(trx, quiet!.name));
     const [one] = (await db(`${BOSS_SCHEMA}.job`).select('id').limit(1)) as { id: string }[];
     await expectIndexed('job by id', (trx) => findJobRow(trx, one!.id));
   });
