@@ -29,8 +29,9 @@ export interface WaitingCount {
 
 /**
  * Live counts per queue for queue health, all (organizationId null) or one organization's. Waiting
- * and running jobs are few and indexed (pg-boss's fetch index, the console's active index);
- * finished ones are counted over the last `hours` (the created_on index).
+ * and running jobs are few and indexed (the console's open-jobs and active indexes, ./tables.ts:
+ * pg-boss's fetch index leaves out blocked jobs, so it cannot answer these counts); finished ones are
+ * counted over the last `hours` (the created_on index).
  */
 export async function queueCounts(
   trx: Knex.Transaction,
@@ -66,7 +67,7 @@ export interface OrganizationLoadRow {
 }
 
 /**
- * Each organization's running and waiting jobs (pg-boss's group index and the fetch index), noisiest
+ * Each organization's running and waiting jobs (the console's open-jobs index, ./tables.ts), noisiest
  * first, with the last hour's failed attempts from the throughput snapshot. Names are the
  * organizations domain's to give (src/operations/organizations.ts asks it).
  */
