@@ -3,7 +3,7 @@ import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
-import { compactAuthorization, describeAuthorization } from './authorize.ts';
+import { compactAuthorization, describeAuthorization } from './authorization-text.ts';
 
 export const errorBodySchema = z
   .object({
