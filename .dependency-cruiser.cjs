@@ -96,14 +96,33 @@ module.exports = {
       name: 'no-module-cycles',
       severity: 'error',
       comment:
-        'No module of src/ or workers/ reaches itself through its runtime imports (ESM evaluation order stays obvious). ' +
-        "A job definition's lazy `import('./handlers.ts')` and type-only imports are not evaluated with the module, so they do not count.",
+        'No module of src/ or workers/ reaches itself through its imports, lazy ones included: a job\'s definition names no ' +
+        'handler (src/app/jobs.ts binds them), so handlers may import their payload types back. Type-only imports are ' +
+        'erased at build and do not count.',
       from: { path: '^(src|workers)/' },
       to: {
         circular: true,
-        dependencyTypesNot: ['dynamic-import', 'type-only'],
-        viaOnly: { dependencyTypesNot: ['dynamic-import', 'type-only'] },
+        dependencyTypesNot: ['type-only'],
+        viaOnly: { dependencyTypesNot: ['type-only'] },
       },
+    },
+    {
+      name: 'kernel-imports-no-domain',
+      severity: 'error',
+      comment:
+        'The kernel (src/platform, src/jobs, src/db, src/core) is what every domain builds on; it imports no domain, so it can ' +
+        'be read and tested alone. What it needs of a domain comes in through a port of Deps, built by the composition root.',
+      from: { path: '^src/(platform|jobs|db|core)/' },
+      to: { path: domain },
+    },
+    {
+      name: 'composition-root-at-the-edge',
+      severity: 'error',
+      comment:
+        'src/app/ builds the processes (dependencies, routes, bound jobs, release); only the entry points (src/main.ts, ' +
+        'src/web.ts, workers/, scripts) import it — a domain or the kernel that did would depend on every domain.',
+      from: { path: '^src/', pathNot: ['^src/app/', '^src/(main|web)\\.ts$'] },
+      to: { path: '^src/app/' },
     },
     {
       name: 'domain-through-public-module',

@@ -21,7 +21,7 @@
  * Run: npm run bench:credits   (embedded PostgreSQL, throw-away database; ~2 min)
  */
 import { signToken } from '../src/auth/sign.ts';
-import { createCreditPeriods } from '../src/credit-periods.ts';
+import { createCreditPeriods } from '../src/app/credit-periods.ts';
 import { captureHold, placeHold } from '../src/credits/holds.ts';
 import { grantCredits } from '../src/credits/ledger.ts';
 import { reconcileCredits } from '../src/credits/reconcile.ts';

@@ -12,7 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/db/embedded
 import { createDb, type Db } from '../src/db/knex.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { createLogger } from '../src/platform/logger.ts';
-import { release } from '../src/platform/release.ts';
+import { release } from '../src/app/release.ts';
 
 const PICKUP_JOBS = Number(process.env.BENCH_PICKUP_JOBS ?? 200);
 const POLL_JOBS = 20;

@@ -57,10 +57,10 @@ import { pino } from 'pino';
 import { z } from 'zod';
 import { createDb } from '../src/db/knex.ts';
 import { closeNotifications, notificationHub } from '../src/db/notifications.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/app/deps.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { createBoss, ensureQueues } from '../src/jobs/boss.ts';
-import { defineJob, runJob, type JobDefinition } from '../src/jobs/define.ts';
+import { bindJob, defineJob, type RunnableJob, runJob } from '../src/jobs/define.ts';
 import { JobQueue } from '../src/jobs/enqueue.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime } from '../src/jobs/runtime.ts';
@@ -133,9 +133,9 @@ const tick = () => {
   if (progress.count++ === 0) progress.firstAt = performance.now();
   if (progress.count === progress.target) progress.reached();
 };
-const noopJob = defineJob({ name: 'bench.noop', version: 1, payload, handler: async () => async () => tick() });
+const noopJob = bindJob(defineJob({ name: 'bench.noop', version: 1, payload }), { handler: async () => async () => tick() });
 /** Only its queue is used (same policy as ours); raw jobs are sent and worked with plain pg-boss calls. */
-const rawTwin = defineJob({ name: 'bench.raw-noop', version: 1, payload, handler: async () => async () => undefined });
+const rawTwin = defineJob({ name: 'bench.raw-noop', version: 1, payload });
 
 const organizations = Array.from({ length: ORGANIZATIONS }, () => randomUUID());
 const organizationOf = (n: number) => organizations[n % ORGANIZATIONS]!;
@@ -226,7 +226,7 @@ class NoHistory extends AttemptLog {
  */
 async function startVariant(url: string, variant: Variant): Promise<Running> {
   if (variant.raw) return startRaw(url, { groupConcurrency: variant.groupConcurrency !== false, wake: variant.wake !== false });
-  const job: JobDefinition = noopJob;
+  const job: RunnableJob = noopJob;
   await job.handler();
   const id = randomUUID();
   const workerLog: Logger = workerLogger(variant.logLevel).child({ worker_id: id });

@@ -32,7 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { reconcileCredits } from '../src/credits/reconcile.ts';
 import { createDb } from '../src/db/knex.ts';
-import { allJobs } from '../src/jobs.ts';
+import { allJobs } from '../src/app/jobs.ts';
 import type { ChildRun } from '../test/support/processes.ts';
 import { png } from '../test/assets/helpers.ts';
 import { ascending, int, load, loads, num, percentile, readFlags, rssMiB, slope, text, waitFor } from './support/bench.ts';

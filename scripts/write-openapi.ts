@@ -1,7 +1,7 @@
 // Writes the OpenAPI document the web process serves at /openapi.json (for linting and clients).
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { openApiDocument } from '../src/routes.ts';
+import { openApiDocument } from '../src/app/routes.ts';
 import { packageVersion } from '../src/web.ts';
 
 const out = path.resolve(process.argv[2] ?? '.data/openapi.json');

@@ -7,7 +7,7 @@ import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { createLogger } from './platform/logger.ts';
-import { release } from './platform/release.ts';
+import { release } from './app/release.ts';
 import { onShutdown } from './platform/shutdown.ts';
 
 const config = loadConfigOrExit();

@@ -10,12 +10,12 @@ import { answerClientError, answerUnmetExpectation, awaitingContinue } from './h
 import { createBoss } from './jobs/boss.ts';
 import { knexBossDb } from './jobs/boss-db.ts';
 import { resolveDatabase } from './platform/database-url.ts';
-import { routeTable } from './routes.ts';
+import { routeTable } from './app/routes.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
 import { openRunEventStreams } from './conversations/index.ts';
 import { closeNotifications } from './db/notifications.ts';
-import { createDeps } from './deps.ts';
+import { createDeps } from './app/deps.ts';
 import { packageVersion } from './platform/version.ts';
 import { currentAlerts } from './operations/index.ts';
 import { startWebMetrics } from './metrics/index.ts';

@@ -1,5 +1,5 @@
 // The `worker` process: runs jobs. Scale by running more of them; they share only Postgres.
-// Everything it works comes from one list (src/jobs.ts): queues, handlers and cron schedules.
+// Everything it works comes from one list (src/app/jobs.ts): queues, handlers and cron schedules.
 import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
@@ -7,12 +7,12 @@ import type { Config } from '../src/config/schema.ts';
 import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
-import { allJobs } from '../src/jobs.ts';
+import { allJobs } from '../src/app/jobs.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { knexBossDb } from '../src/jobs/boss-db.ts';
-import type { JobDefinition } from '../src/jobs/define.ts';
+import type { RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
 import { SLOT_BACKSTOP_SECONDS, SlotWaker } from '../src/jobs/slots.ts';
@@ -23,7 +23,7 @@ import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { onShutdown } from '../src/platform/shutdown.ts';
 import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/app/deps.ts';
 import { startWorkerMetrics } from '../src/metrics/index.ts';
 import { currentAlerts } from '../src/operations/index.ts';
 
@@ -34,7 +34,7 @@ export interface WorkerProcess {
 }
 
 export interface WorkerOptions {
-  jobs?: readonly JobDefinition[];
+  jobs?: readonly RunnableJob[];
   /** Per-attempt observer instead of the worker's Prometheus metrics (tests). */
   observer?: AttemptObserver;
 }
@@ -144,7 +144,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   };
 }
 
-async function subscribeAll(boss: PgBoss, jobs: readonly JobDefinition[], runtime: JobRuntime, slots: SlotWaker, config: Config): Promise<void> {
+async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime: JobRuntime, slots: SlotWaker, config: Config): Promise<void> {
   for (const job of jobs) {
     await boss.work(
       job.name,

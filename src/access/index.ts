@@ -24,7 +24,7 @@
  *
  * REGISTERING A RESOURCE TYPE: declare it once with `defineResourceType` in its own folder
  * (src/<domain>/resource.ts: table, noun, activity wording, inheritance, policy, api, project,
- * library, inventory) and add it to the list in src/resource-types.ts (CONTRIBUTING.md). Access reads
+ * library, inventory) and add it to the list in src/app/resource-types.ts (CONTRIBUTING.md). Access reads
  * the list the composition root registers (./registry.ts); it never imports a domain. Default
  * policy (./policies/index.ts): editors edit; owners manage people, general access, delete, restore, archive.
  *

@@ -18,7 +18,7 @@ export type InheritedKind = 'chat' | 'canvas' | 'project';
 
 /**
  * Everything the service needs to know about one resource type, declared once in the type's own
- * folder (`src/<domain>/resource.ts`) and listed once in src/resource-types.ts. Access (predicates,
+ * folder (`src/<domain>/resource.ts`) and listed once in src/app/resource-types.ts. Access (predicates,
  * grants, general access, the access record), the lifecycle (update, soft delete, restore, lists),
  * the activity feed, project membership, the library and the inventory report all read it here.
  * The table must have: id (uuid), organization_id, created_by_id, visibility, workspace_role,
@@ -71,7 +71,7 @@ export interface ResourceTypeDeclaration<Row = unknown> {
   inventory?: { state?: string; project: 'project_id' | 'filed' | null };
 }
 
-/** Declares a resource type (in src/<domain>/resource.ts); src/resource-types.ts lists it. */
+/** Declares a resource type (in src/<domain>/resource.ts); src/app/resource-types.ts lists it. */
 export const defineResourceType = <Row>(declaration: ResourceTypeDeclaration<Row>): ResourceTypeDeclaration<Row> => declaration;
 
 /**
@@ -84,8 +84,8 @@ const slot = globalThis as {
 };
 
 /**
- * Binds the list of resource types (src/resource-types.ts) into the access module. Called by the
- * composition roots (src/deps.ts, src/routes.ts) before anything is served; calling it again with
+ * Binds the list of resource types (src/app/resource-types.ts) into the access module. Called by the
+ * composition roots (src/app/deps.ts, src/app/routes.ts) before anything is served; calling it again with
  * the same types changes nothing. Access does not import the list: every type's folder imports access.
  */
 export function registerResourceTypes(list: readonly ResourceTypeDeclaration[]): void {
@@ -96,7 +96,7 @@ export function registerResourceTypes(list: readonly ResourceTypeDeclaration[]):
     return;
   }
   const byName = new Map(list.map((declaration) => [declaration.type as string, declaration]));
-  if (byName.size !== list.length) throw new Error('a resource type is declared twice in src/resource-types.ts');
+  if (byName.size !== list.length) throw new Error('a resource type is declared twice in src/app/resource-types.ts');
   for (const declaration of list) {
     for (const name of [...(declaration.origins ?? []).map((o) => o.from), ...(declaration.referencedBy ?? [])])
       if (!byName.has(name)) throw new Error(`resource type ${declaration.type} names ${name}, which is not registered`);
@@ -110,7 +110,7 @@ function registered() {
   return current;
 }
 
-/** Every registered resource type, in the order of src/resource-types.ts. */
+/** Every registered resource type, in the order of src/app/resource-types.ts. */
 export const registeredTypes = (): readonly ResourceTypeDeclaration[] => registered().list;
 
 /** The declaration of a type, or undefined when no such type is registered. */

@@ -152,7 +152,7 @@ export function sharedSql(type: ResourceType, alias: string): string {
 
 function requireEntry(type: ResourceType): ResourceEntry {
   const entry = entryOf(type);
-  if (!entry) throw new Error(`resource type ${type} is not registered in src/resource-types.ts`);
+  if (!entry) throw new Error(`resource type ${type} is not registered in src/app/resource-types.ts`);
   return entry;
 }
 

@@ -16,8 +16,6 @@ export const assetImportJob = defineJob({
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 10 * 60 },
   expectedSeconds: 30,
-  handler: () => import('./handlers.ts').then((m) => m.importLink),
-  ends: () => import('./import-ends.ts').then((m) => m.importEnds),
 });
 
 /** Enrichment: size, checksum, image dimensions, text length → the asset's `enrichment` (or `enrichment_error`), with the job's end. */
@@ -28,6 +26,4 @@ export const assetEnrichmentJob = defineJob({
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 5 * 60 },
   expectedSeconds: 10,
-  handler: () => import('./handlers.ts').then((m) => m.enrichAsset),
-  ends: () => import('./enrichment-ends.ts').then((m) => m.enrichmentEnds),
 });

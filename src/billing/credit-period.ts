@@ -4,7 +4,7 @@ import { periodContaining } from '../providers/billing/plans.ts';
 /**
  * Credit periods (spending limits, /credits/cycle) follow the subscription's billing cycle; an
  * organization without a subscription row counts calendar months. Given to credits through
- * `Deps.creditPeriods` (src/credit-periods.ts), so credits never imports billing.
+ * `Deps.creditPeriods` (src/app/credit-periods.ts), so credits never imports billing.
  */
 export const billingCyclePeriods: CreditPeriods = {
   async current(db, organizationId, now = new Date()) {

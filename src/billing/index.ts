@@ -1,7 +1,7 @@
 /**
  * Billing — the public module (import from here only): `billingCyclePeriods` makes credit periods
  * (spending limits, /credits/cycle) follow the subscription's billing cycle; the composition root
- * (src/credit-periods.ts) gives it to every process through `Deps.creditPeriods`. `starterGrant`
+ * (src/app/credit-periods.ts) gives it to every process through `Deps.creditPeriods`. `starterGrant`
  * listens to organization creation (`Deps.organizationCreated`) and grants the starter credits.
  */
 export { billingCyclePeriods } from './credit-period.ts';

@@ -12,5 +12,4 @@ export const cycleRefillsJob = defineJob({
   searchable: ['organization_id'],
   policy: { retryLimit: 3, expireInSeconds: 10 * 60 },
   cron: '*/10 * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.cycleRefills),
 });

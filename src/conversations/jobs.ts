@@ -17,6 +17,4 @@ export const chatRunJob = defineJob({
   searchable: ['run_id'],
   policy: { retryLimit: 3, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 60, expireInSeconds: 15 * 60 },
   expectedSeconds: 120,
-  handler: () => import('./handlers.ts').then((m) => m.runChat),
-  ends: () => import('./run-ends.ts').then((m) => m.chatRunEnds),
 });

@@ -147,7 +147,7 @@ export async function stopRun(deps: Deps, actor: Actor, conversationId: string):
 export async function stopRunById(deps: Deps, runId: string, reason: EndReason): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     if ((await cancelWorkOn(trx, deps, chatRunJob, 'run_id', runId, reason)) === 0)
-      await (await chatRunJob.ends!()).canceled(trx, { run_id: runId }, reason, { deps, jobId: null });
+      await (await deps.jobs.endsOf(chatRunJob)).canceled(trx, { run_id: runId }, reason, { deps, jobId: null });
   });
 }
 

@@ -1,6 +1,6 @@
 /**
  * Credits — the public module: what other domains may use (import from here only). Routes are
- * mounted by the composition root; jobs are listed in src/jobs.ts.
+ * mounted by the composition root; jobs are listed in src/app/jobs.ts.
  *   grantCredits / grantStarterCredits   add credits to an organization's ledger, inside the caller's transaction
  *   readBalance / availableOf            the organization's balance row and what of it is available
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)

@@ -11,7 +11,6 @@ export const expireCreditHoldsJob = defineJob({
   // The next minute's run picks up anything left, so a failed pass needs no long retry chain.
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.expireCreditHolds),
 });
 
 /** Expires what is left of grants past their `expires_at`. Every minute. */
@@ -21,7 +20,6 @@ export const expireCreditGrantsJob = defineJob({
   payload: nothing,
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.expireCreditGrants),
 });
 
 const organizationScope = z.object({ organization_id: z.string().optional() });
@@ -38,7 +36,6 @@ export const balanceAlertCheckJob = defineJob({
   searchable: ['organization_id'],
   policy: { retryLimit: 5, expireInSeconds: 5 * 60 },
   cron: '* * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.balanceAlertCheck),
 });
 
 const balanceAlertEmailPayload = z.object({ organization_id: z.string(), to: z.string(), subject: z.string(), text: z.string(), idempotency_key: z.string() });
@@ -51,5 +48,4 @@ export const balanceAlertEmailJob = defineJob({
   payload: balanceAlertEmailPayload,
   searchable: ['organization_id'],
   sensitive: ['to', 'subject', 'text'],
-  handler: () => import('./handlers.ts').then((m) => m.balanceAlertEmail),
 });

@@ -18,6 +18,4 @@ export const generationJob = defineJob({
   searchable: ['generation_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
   expectedSeconds: 120,
-  handler: () => import('./handlers.ts').then((m) => m.runGeneration),
-  ends: () => import('./ends.ts').then((m) => m.generationEnds),
 });

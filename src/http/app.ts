@@ -17,7 +17,7 @@ import { routeHandler, type AnyRoute } from './route.ts';
 export interface AppOptions {
   deps: Deps;
   /**
-   * The operations to serve (src/routes.ts), grouped by how they are authenticated, and static
+   * The operations to serve (src/app/routes.ts), grouped by how they are authenticated, and static
    * pages (the job console) served before authentication: they hold no data, the API they call does.
    */
   routes: { plumbing: readonly AnyRoute[]; webhooks: readonly AnyRoute[]; api: readonly AnyRoute[]; pages?: readonly Koa.Middleware[] };

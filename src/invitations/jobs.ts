@@ -11,7 +11,6 @@ export const invitationEmailJob = defineJob({
   payload: invitationEmailPayload,
   searchable: ['invitation_id'],
   policy: { retryLimit: 8, retryDelaySeconds: 10, expireInSeconds: 5 * 60 },
-  handler: () => import('./handlers.ts').then((m) => m.emailInvitation),
 });
 
 /** The same key for every attempt of one invitation's e-mail: a retried job never sends it twice. */

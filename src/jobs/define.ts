@@ -49,7 +49,7 @@ export interface EndContext {
  * - `canceled`: the API or an operator canceled the job, queued or running.
  */
 export interface JobEnds<Payload, Result> {
-  // Method syntax: a kind's ends stay assignable to the erased JobDefinition of the job list (parameter bivariance).
+  // Method syntax: a kind's ends stay assignable to the erased RunnableJob of the job list (parameter bivariance).
   succeeded?(trx: Knex.Transaction, payload: Payload, result: Result, context: EndContext): Promise<void>;
   failed(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
   canceled(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
@@ -90,19 +90,19 @@ export interface JobContext {
  * `nothingToDo(…)` when its resource needs nothing (already settled).
  */
 export type JobRun<Payload, Result = void> = {
-  // Method syntax for parameter bivariance: every handler is assignable to the erased JobDefinition of the job list.
+  // Method syntax for parameter bivariance: every handler is assignable to the erased RunnableJob of the job list.
   run(payload: Payload, context: JobContext): Promise<Result | NothingToDo>;
 }['run'];
 
 /**
- * A job type, complete: a versioned queue name, the payload contract shared by the API (which
- * enqueues) and the workers (which re-validate), the queue's policy, an optional cron schedule, the
- * handler and the ends of its resource. Handler and ends are loaders (dynamic imports), so a process
- * that only enqueues — the web process — loads no worker code (it loads the ends to cancel). A
- * breaking payload change gets a new version, hence a new queue, so old jobs drain under the old
- * contract.
+ * A job type's contract: a versioned queue name, the payload shared by the API (which enqueues) and
+ * the workers (which re-validate), the queue's policy, an optional cron schedule and what operators
+ * may search and see. It names no code: the composition root (src/app/jobs.ts) binds each definition
+ * to its handler and ends (`bindJob`), so a domain's `jobs.ts` never imports its handlers and the
+ * handlers may import the payload types back without an import circle. A breaking payload change
+ * gets a new version, hence a new queue, so old jobs drain under the old contract.
  */
-export interface JobDefinition<Payload extends z.ZodType = z.ZodType, Result = unknown> {
+export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   /** The queue: `<name>.v<version>`. */
   name: string;
   version: number;
@@ -121,6 +121,14 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType, Result = u
   sensitive: readonly string[];
   /** How long an attempt usually takes; one running past it on a live worker is flagged as stuck. */
   expectedSeconds: number;
+}
+
+/**
+ * A job type bound to its code: the handler and the ends of its resource. Both are loaders (dynamic
+ * imports), so a process that only enqueues — the web process — loads no worker code (it loads the
+ * ends to cancel).
+ */
+export interface RunnableJob<Payload extends z.ZodType = z.ZodType, Result = unknown> extends JobDefinition<Payload> {
   handler: () => Promise<JobRun<z.output<Payload>, Result>>;
   /** How its resource ends; `null` for jobs whose work has no resource to settle (e-mails, maintenance). */
   ends: (() => Promise<JobEnds<z.output<Payload>, Result>>) | null;
@@ -139,7 +147,7 @@ export const defaultPolicy: QueuePolicy = {
   deleteAfterSeconds: 7 * 24 * 3600,
 };
 
-export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
+export function defineJob<Payload extends z.ZodType>(spec: {
   name: string;
   version: number;
   payload: Payload;
@@ -149,10 +157,7 @@ export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
   sensitive?: readonly (keyof z.input<Payload> & string)[];
   /** Default: a minute. */
   expectedSeconds?: number;
-  /** e.g. `() => import('./handlers.ts').then((m) => m.importLink)` */
-  handler: () => Promise<JobRun<NoInfer<z.output<Payload>>, Result>>;
-  ends?: () => Promise<JobEnds<NoInfer<z.output<Payload>>, NoInfer<Result>>>;
-}): JobDefinition<Payload, Result> {
+}): JobDefinition<Payload> {
   const queue = `${spec.name}.v${spec.version}`;
   return {
     name: queue,
@@ -164,9 +169,22 @@ export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
     searchable: spec.searchable ?? [],
     sensitive: spec.sensitive ?? [],
     expectedSeconds: spec.expectedSeconds ?? 60,
-    handler: spec.handler,
-    ends: spec.ends ?? null,
   };
+}
+
+/**
+ * Binds a job definition to its code, in the composition root:
+ * `bindJob(assetImportJob, { handler: () => import('../assets/handlers.ts').then((m) => m.importLink), ends: … })`.
+ * The handler's and the ends' payload types are checked against the definition's.
+ */
+export function bindJob<Payload extends z.ZodType, Result = void>(
+  definition: JobDefinition<Payload>,
+  code: {
+    handler: () => Promise<JobRun<NoInfer<z.output<Payload>>, Result>>;
+    ends?: () => Promise<JobEnds<NoInfer<z.output<Payload>>, NoInfer<Result>>>;
+  },
+): RunnableJob<Payload, Result> {
+  return { ...definition, handler: code.handler, ends: code.ends ?? null };
 }
 
 // Outcomes a handler signals besides returning a result.
@@ -217,7 +235,7 @@ export const isLeaseLost = (error: unknown): error is LeaseLost => typeof error 
  * crossed a process boundary and may predate a deploy), then the handler is loaded and called.
  * Called outside a worker (tests of a handler), steps are plain transactions: there is no lease.
  */
-export async function runJob<J extends JobDefinition>(
+export async function runJob<J extends RunnableJob>(
   job: J,
   data: unknown,
   context: Omit<JobContext, 'lastAttempt' | 'step'> & Partial<Pick<JobContext, 'step'>>,

@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { z } from 'zod';
 import { notify } from '../db/notifications.ts';
 import type { Deps } from '../platform/deps.ts';
-import { type EndReason, type JobDefinition, LeaseLost } from './define.ts';
+import { type EndReason, type JobDefinition, LeaseLost, type RunnableJob } from './define.ts';
 import type { Lease } from './lease.ts';
 import { type DeadLetter, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './boss-sql/index.ts';
 import { continuationOf, unstamp } from './origin.ts';
@@ -38,10 +38,10 @@ async function continueAfter(trx: Knex.Transaction, deps: Deps, job: { data: unk
   if (next) await deps.jobs.enqueue(trx, next, then!.payload as never, { organizationId: job.group_id });
 }
 
-const payloadOf = (definition: JobDefinition, data: unknown) => definition.payload.parse(unstamp(data).payload) as z.output<JobDefinition['payload']>;
+const payloadOf = (definition: RunnableJob, data: unknown) => definition.payload.parse(unstamp(data).payload) as z.output<RunnableJob['payload']>;
 
 /** The attempt's result: the kind's `succeeded` end and pg-boss's fenced completion, committed together or not at all. */
-export async function succeed(deps: Deps, lease: Lease, definition: JobDefinition, payload: unknown, result: unknown): Promise<void> {
+export async function succeed(deps: Deps, lease: Lease, definition: RunnableJob, payload: unknown, result: unknown): Promise<void> {
   const ends = await definition.ends?.();
   await deps.db.transaction(async (trx) => {
     const job = await lease.hold(trx);
@@ -58,7 +58,7 @@ export async function succeed(deps: Deps, lease: Lease, definition: JobDefinitio
  * No retry follows: the job ends `failed` (pg-boss copies it to its dead letters, where operators
  * see and may redrive it) and its resource takes the kind's `failed` end, in one transaction.
  */
-export async function failForGood(deps: Deps, lease: Lease, definition: JobDefinition, payload: unknown, reason: EndReason): Promise<void> {
+export async function failForGood(deps: Deps, lease: Lease, definition: RunnableJob, payload: unknown, reason: EndReason): Promise<void> {
   const ends = await definition.ends?.();
   await deps.db.transaction(async (trx) => {
     const job = await lease.hold(trx);
@@ -126,7 +126,7 @@ const SWEEP_WINDOW_SECONDS = 24 * 3600;
  * worker's sweep; two sweeps at once settle each job once (the job row is locked and the end record
  * re-checked). Returns how many it settled.
  */
-export async function settleAbandonedJobs(deps: Deps, definitions: readonly JobDefinition[], limit = 100): Promise<number> {
+export async function settleAbandonedJobs(deps: Deps, definitions: readonly RunnableJob[], limit = 100): Promise<number> {
   const withEnds = definitions.filter((definition) => definition.ends);
   const letters = await unsettledDeadLetters(
     deps.db,

@@ -1,6 +1,7 @@
 import { fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
 import type { Tx } from '../db/knex.ts';
-import type { JobDefinition, PayloadOf } from './define.ts';
+import type { z } from 'zod';
+import type { JobDefinition, JobEnds, PayloadOf, RunnableJob } from './define.ts';
 import { currentRequestId, stamp } from './origin.ts';
 import { affected } from './boss.ts';
 import { JobCommands } from './commands.ts';
@@ -23,19 +24,26 @@ const continuationFor = (then: NonNullable<EnqueueOptions['continueWith']>) => (
  * records its organization (pg-boss's group) and the request that enqueued it (src/jobs/origin.ts).
  */
 export class JobQueue {
-  private readonly byQueue: ReadonlyMap<string, JobDefinition>;
+  private readonly byQueue: ReadonlyMap<string, RunnableJob>;
 
-  /** `definitions`: every job type of the platform (src/jobs.ts), for the console (redaction, searchable fields). */
+  /** `definitions`: every job type of the platform, bound to its code (src/app/jobs.ts), for the console (redaction, searchable fields). */
   constructor(
     private readonly boss: PgBoss,
-    readonly definitions: readonly JobDefinition[] = [],
+    readonly definitions: readonly RunnableJob[] = [],
   ) {
     this.byQueue = new Map(definitions.flatMap((job) => [[job.name, job] as const, [job.deadLetter, job] as const]));
   }
 
   /** The job type working `queue` (or whose dead letters `queue` holds). */
-  definition(queue: string): JobDefinition | undefined {
+  definition(queue: string): RunnableJob | undefined {
     return this.byQueue.get(queue);
+  }
+
+  /** The ends `definition` is bound to (src/app/jobs.ts): to end a resource whose job is gone as its job's end would. */
+  async endsOf<P extends z.ZodType>(definition: JobDefinition<P>): Promise<JobEnds<z.output<P>, unknown>> {
+    const ends = await this.byQueue.get(definition.name)?.ends?.();
+    if (!ends) throw new Error(`${definition.name} is bound to no ends`);
+    return ends as JobEnds<z.output<P>, unknown>;
   }
 
   /** Readiness: pg-boss's schema is installed and answering. */

@@ -5,7 +5,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { runInWorkContext } from '../platform/work-context.ts';
 import { attemptError, type AttemptLog, type AttemptOutcome, type AttemptRecord } from './attempts.ts';
-import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type JobDefinition, runJob, whyNothing } from './define.ts';
+import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type RunnableJob, runJob, whyNothing } from './define.ts';
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
 import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
@@ -31,7 +31,7 @@ interface RuntimeParts {
   pauses: PauseGate;
   hub: NotificationHub;
   /** Every job type this worker runs (the sweep settles theirs). */
-  definitions: readonly JobDefinition[];
+  definitions: readonly RunnableJob[];
   /** How often the sweep settles jobs pg-boss failed on its own. */
   sweepMs: number;
   observer?: AttemptObserver | undefined;
@@ -85,7 +85,7 @@ export class JobRuntime {
     await this.sweeping;
   }
 
-  async run(definition: JobDefinition, attempt: Job<unknown>): Promise<unknown> {
+  async run(definition: RunnableJob, attempt: Job<unknown>): Promise<unknown> {
     const { deps, db, log, workerId, attempts, pauses, observer } = this.parts;
     const started = new Date();
     const organizationId = attempt.groupId ?? null;
@@ -178,7 +178,7 @@ export class JobRuntime {
    * ends the job `failed` with its resource's end. Anything else is rethrown for pg-boss to retry.
    */
   private async ended(
-    definition: JobDefinition,
+    definition: RunnableJob,
     attempt: Job<unknown>,
     lease: Lease,
     data: unknown,

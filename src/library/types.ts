@@ -2,7 +2,7 @@ import type { ResourceType, ResourceTypeDeclaration } from '../access/index.ts';
 
 /**
  * What GET /library shows: every resource type whose declaration (src/<domain>/resource.ts) has a
- * `library` section, in the order of the registry (src/resource-types.ts).
+ * `library` section, in the order of the registry (src/app/resource-types.ts).
  */
 export interface LibraryType {
   /** The `type` an item carries in the library. */

@@ -18,6 +18,4 @@ export const meteredCallJob = defineJob({
   searchable: ['call_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 10 * 60 },
   expectedSeconds: 30,
-  handler: () => import('./perform.ts').then((m) => m.performCall),
-  ends: () => import('./ends.ts').then((m) => m.meteredCallEnds),
 });

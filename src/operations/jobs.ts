@@ -8,7 +8,6 @@ export const bulkActionJob = defineJob({
   payload: z.object({ bulk_action_id: z.string().uuid() }).strict(),
   searchable: ['bulk_action_id'],
   policy: { expireInSeconds: 3600, retryLimit: 10 },
-  handler: () => import('./bulk-runner.ts').then((m) => m.runBulkAction),
 });
 
 /**
@@ -21,5 +20,4 @@ export const consoleSnapshotJob = defineJob({
   payload: z.object({}).strict(),
   cron: '* * * * *',
   policy: { retryLimit: 1, expireInSeconds: 120 },
-  handler: () => import('./snapshot.ts').then((m) => m.takeSnapshot),
 });

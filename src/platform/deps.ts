@@ -35,20 +35,20 @@ export interface OrganizationCreated {
  */
 export type OrganizationCreatedListener = (trx: Knex.Transaction, event: OrganizationCreated) => Promise<void>;
 
-/** Every metered read (social operations, search, read-url) by name (built by src/read-operations.ts). */
+/** Every metered read (social operations, search, read-url) by name (built by src/app/read-operations.ts). */
 export type ReadOperations = ReadonlyMap<string, ReadOperation>;
 
 /** What route handlers, services and job handlers are given: nothing global, all explicit. */
 export interface Deps {
   config: Config;
-  /** How credit periods (spending limits, /credits/cycle) are cut: billing cycles (built by src/credit-periods.ts). */
+  /** How credit periods (spending limits, /credits/cycle) are cut: billing cycles (built by src/app/credit-periods.ts). */
   creditPeriods: CreditPeriods;
   db: Db;
   jobs: JobQueue;
   log: Logger;
-  /** Listeners run in the creating transaction of every organization, in order (built by src/deps.ts). */
+  /** Listeners run in the creating transaction of every organization, in order (built by src/app/deps.ts). */
   organizationCreated: readonly OrganizationCreatedListener[];
   providers: Providers;
-  /** Every metered read by name, for the metered-call job (built by src/read-operations.ts). */
+  /** Every metered read by name, for the metered-call job (built by src/app/read-operations.ts). */
   reads: ReadOperations;
 }

@@ -8,7 +8,6 @@ export const dispatchScheduledTasksJob = defineJob({
   payload: z.object({}).strict(),
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.dispatchScheduledTasks),
 });
 
 const runPayload = z.object({ run_id: z.string().uuid() });
@@ -27,8 +26,6 @@ export const scheduledTaskRunJob = defineJob({
   searchable: ['run_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
   expectedSeconds: 10,
-  handler: () => import('./handlers.ts').then((m) => m.startScheduledRun),
-  ends: () => import('./ends.ts').then((m) => m.runStartEnds),
 });
 
 const startPayload = z.object({ run_ids: z.array(z.string().uuid()).min(1).max(200) });
@@ -46,8 +43,6 @@ export const scheduledTaskStartJob = defineJob({
   payload: startPayload,
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
   expectedSeconds: 30,
-  handler: () => import('./handlers.ts').then((m) => m.startScheduledRuns),
-  ends: () => import('./ends.ts').then((m) => m.runBatchStartEnds),
 });
 
 /** The continuation of a run's chat turn (sent by the chat run's end): the run ends as its turn did, and its answer is e-mailed. */
@@ -58,8 +53,6 @@ export const scheduledTaskFinishJob = defineJob({
   searchable: ['run_id'],
   policy: { retryLimit: 5, retryDelaySeconds: 2, expireInSeconds: 60 },
   expectedSeconds: 2,
-  handler: () => import('./handlers.ts').then((m) => m.finishScheduledRun),
-  ends: () => import('./ends.ts').then((m) => m.runFinishEnds),
 });
 
 const emailPayload = z.object({ run_id: z.string().uuid(), user_id: z.string().min(1) });
@@ -71,5 +64,4 @@ export const scheduledTaskEmailJob = defineJob({
   version: 1,
   payload: emailPayload,
   searchable: ['run_id', 'user_id'],
-  handler: () => import('./handlers.ts').then((m) => m.emailRunAnswer),
 });

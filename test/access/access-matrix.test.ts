@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import type { ResourceTypeDeclaration as ResourceEntry } from '../../src/access/registry.ts';
-import { resourceTypes as resourceEntries } from '../../src/resource-types.ts';
+import { resourceTypes as resourceEntries } from '../../src/app/resource-types.ts';
 import type { ResourceType } from '../../src/access/types.ts';
 import { addMember, createOrganization, createProject, newMember, newUser } from '../support/factories.ts';
 import type { ApiResponse } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 
 /**
- * The one access-control matrix: every resource type in the registry (src/resource-types.ts),
+ * The one access-control matrix: every resource type in the registry (src/app/resource-types.ts),
  * user B in every position, against every operation. A type that gets registered is covered the
  * moment it has a driver below; without one this file fails.
  *

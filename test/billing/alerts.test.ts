@@ -2,18 +2,19 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import type { Deps } from '../../src/platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from '../../src/credits/jobs.ts';
 import { runJob, type JobContext } from '../../src/jobs/define.ts';
+import { runnableJob } from '../../src/app/jobs.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer, type TestUser } from '../support/server.ts';
 import { workerDeps } from './support.ts';
 
 const creditPeriods = createCreditPeriods();
 
-const balanceAlertCheckHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertCheckJob, payload, context) };
-const balanceAlertEmailHandler = { run: (payload: unknown, context: JobContext) => runJob(balanceAlertEmailJob, payload, context) };
+const balanceAlertCheckHandler = { run: (payload: unknown, context: JobContext) => runJob(runnableJob(balanceAlertCheckJob), payload, context) };
+const balanceAlertEmailHandler = { run: (payload: unknown, context: JobContext) => runJob(runnableJob(balanceAlertEmailJob), payload, context) };
 
 describe('low-balance alerts (billing.balance-alert-check handler)', () => {
   let server: TestServer;

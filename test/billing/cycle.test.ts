@@ -2,11 +2,12 @@ import { expect } from 'chai';
 import type { Deps } from '../../src/platform/deps.ts';
 import { cycleRefillsJob } from '../../src/billing/jobs.ts';
 import { runJob, type JobContext } from '../../src/jobs/define.ts';
+import { runnableJob } from '../../src/app/jobs.ts';
 import { createOrganization } from '../support/organizations.ts';
 import { newUser, startTestServer, type TestServer } from '../support/server.ts';
 import { workerDeps } from './support.ts';
 
-const cycleRefillsHandler = { run: (payload: unknown, context: JobContext) => runJob(cycleRefillsJob, payload, context) };
+const cycleRefillsHandler = { run: (payload: unknown, context: JobContext) => runJob(runnableJob(cycleRefillsJob), payload, context) };
 
 describe('plan-cycle refills (billing.cycle-refills handler)', () => {
   let server: TestServer;

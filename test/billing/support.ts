@@ -7,7 +7,7 @@ import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import type { JobContext } from '../../src/jobs/define.ts';
 import { inTransaction } from '../../src/db/transaction.ts';
-import { createDeps } from '../../src/deps.ts';
+import { createDeps } from '../../src/app/deps.ts';
 
 /** The deps a worker gives its handlers (real database, real pg-boss sender), for running handlers in-process. */
 export async function workerDeps(overrides: Record<string, string> = {}): Promise<{ deps: Deps; context: JobContext; close(): Promise<void> }> {

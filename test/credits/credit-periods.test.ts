@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
 import { periodContaining } from '../../src/providers/billing/plans.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { calendarMonth, type CreditPeriods } from '../../src/credits/cycle.ts';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
 import { chatRunJob } from '../../src/conversations/jobs.ts';

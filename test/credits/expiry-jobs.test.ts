@@ -4,7 +4,7 @@ import { expireCreditGrantsJob, expireCreditHoldsJob } from '../../src/credits/j
 import { deleteExpiredIdempotencyKeysJob } from '../../src/platform/maintenance/jobs.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { placeHold } from '../../src/credits/holds.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import type { Db } from '../../src/db/knex.ts';
 import { createBoss } from '../../src/jobs/boss.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { captureHold, type CreditHold, placeHold } from '../../src/credits/holds.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';

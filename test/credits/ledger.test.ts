@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expireGrant, grantCredits } from '../../src/credits/ledger.ts';
 import { captureFromHold, captureHold, placeHold, releaseHold, settleHold, expireHold } from '../../src/credits/holds.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';

@@ -2,12 +2,12 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { ZodObject, ZodPipe } from 'zod';
 import { capabilities, roles } from '../../src/access/types.ts';
-import { resourceTypes as resourceTypeDeclarations } from '../../src/resource-types.ts';
+import { resourceTypes as resourceTypeDeclarations } from '../../src/app/resource-types.ts';
 import { compactAuthorization, describeAuthorization } from '../../src/http/authorization-text.ts';
 import { type Authorization, enforcedBy, type FieldRule, recordNames } from '../../src/http/authorize.ts';
 import type { AnyRoute } from '../../src/http/route.ts';
 import { organizationPermissions } from '../../src/members/permissions.ts';
-import { apiRoutes, openApiDocument, plumbingRoutes, webhookRoutes } from '../../src/routes.ts';
+import { apiRoutes, openApiDocument, plumbingRoutes, webhookRoutes } from '../../src/app/routes.ts';
 import { grant } from '../access/fixtures.ts';
 import { createAsset, createOrganization, createSkill, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import type { ApiResponse } from '../support/server.ts';
@@ -28,7 +28,7 @@ import { useServer } from '../support/suite.ts';
  */
 
 const allRoutes: readonly AnyRoute[] = [...plumbingRoutes, ...webhookRoutes, ...apiRoutes];
-/** The registered resource type names (src/resource-types.ts). */
+/** The registered resource type names (src/app/resource-types.ts). */
 const resourceTypes = resourceTypeDeclarations.map((declaration) => declaration.type);
 const matrixFile = new URL('./authorization-matrix.txt', import.meta.url);
 

@@ -1,7 +1,7 @@
 import { signedIn } from '../../src/http/authorize.ts';
 import { expect } from 'chai';
 import { defineRoute } from '../../src/http/route.ts';
-import { apiRoutes } from '../../src/routes.ts';
+import { apiRoutes } from '../../src/app/routes.ts';
 import { newUser, startTestServer, type ApiResponse, type TestServer } from '../support/server.ts';
 
 /** Every error answer has exactly the Error body of CONVENTIONS §3. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { openApiDocument } from '../../src/routes.ts';
+import { openApiDocument } from '../../src/app/routes.ts';
 import { socialOperations } from '../../src/social/index.ts';
 
 interface Parameter {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
-import { openApiDocument } from '../../src/routes.ts';
+import { openApiDocument } from '../../src/app/routes.ts';
 import { packageVersion } from '../../src/web.ts';
 import { useServer } from '../support/suite.ts';
 

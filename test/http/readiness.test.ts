@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createDb } from '../../src/db/knex.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import { release } from '../../src/platform/release.ts';
+import { release } from '../../src/app/release.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { startTestServer } from '../support/server.ts';
 

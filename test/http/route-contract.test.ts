@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ZodObject, ZodPipe, type ZodType } from 'zod';
 import type { AnyRoute } from '../../src/http/route.ts';
-import { apiRoutes } from '../../src/routes.ts';
+import { apiRoutes } from '../../src/app/routes.ts';
 import { socialOperation } from '../../src/social/index.ts';
 import { sampleInput } from '../support/read-samples.ts';
 import {

@@ -7,7 +7,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embed
 import { invitationEmailJob, invitationEmailKey } from '../../src/invitations/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import { release } from '../../src/platform/release.ts';
+import { release } from '../../src/app/release.ts';
 import { testDataDir } from '../support/config.ts';
 import { eventually } from '../support/eventually.ts';
 import { spawnWeb, type ChildRun, type WebChild } from '../support/processes.ts';

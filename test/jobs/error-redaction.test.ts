@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { z } from 'zod';
-import { allJobs } from '../../src/jobs.ts';
+import { allJobs } from '../../src/app/jobs.ts';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { defineJob } from '../../src/jobs/define.ts';
+import { testJob } from '../support/jobs.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -21,7 +21,7 @@ const REDACTED_MESSAGE =
   "could not mail <email> the report: open '<path>' failed; GET https://<credentials>@storage.example.com/v1/reports?<query> answered 403 (Authorization: Bearer <secret>)";
 const SECRETS = ['ada.lovelace@example.com', '/home/deploy', 'hunter2', 'abc123def456', 'eyJhbGciOiJIUzI1NiJ9', 'stack', '/work/', 'file://'];
 
-const leakyJob = defineJob({
+const leakyJob = testJob({
   name: 'test.leaky',
   version: 1,
   payload: z.object({ n: z.number() }).strict(),

@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { allJobs } from '../../src/jobs.ts';
+import { allJobs } from '../../src/app/jobs.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import { release } from '../../src/platform/release.ts';
+import { release } from '../../src/app/release.ts';
 import { startWorker } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { run } from '../support/processes.ts';
@@ -49,14 +49,14 @@ describe('job modules: who loads what', function () {
   this.timeout(60_000);
 
   it('the web process (and everything that enqueues) loads job definitions, never their handlers', async () => {
-    const files = await filesLoadedBy(`await import('./src/web.ts'); await import('./src/jobs.ts');`);
-    expect(files).to.include.members(['src/web.ts', 'src/jobs.ts', 'src/assets/jobs.ts', 'src/invitations/jobs.ts']);
+    const files = await filesLoadedBy(`await import('./src/web.ts'); await import('./src/app/jobs.ts');`);
+    expect(files).to.include.members(['src/web.ts', 'src/app/jobs.ts', 'src/assets/jobs.ts', 'src/invitations/jobs.ts']);
     expect(files.filter((file) => file.endsWith('/handlers.ts') || file.startsWith('workers/'))).to.deep.equal([]);
   });
 
   it('a worker with every handler loaded imports nothing from src/http', async () => {
     const files = await filesLoadedBy(
-      `const { allJobs } = await import('./src/jobs.ts'); await import('./workers/main.ts'); await Promise.all(allJobs.map((job) => job.handler()));`,
+      `const { allJobs } = await import('./src/app/jobs.ts'); await import('./workers/main.ts'); await Promise.all(allJobs.map((job) => job.handler()));`,
     );
     expect(files).to.include.members(['workers/main.ts', 'src/assets/handlers.ts', 'src/platform/maintenance/handlers.ts']);
     expect(files.filter((file) => file.startsWith('src/http/'))).to.deep.equal([]);

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { z } from 'zod';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { allJobs } from '../../src/jobs.ts';
+import { allJobs } from '../../src/app/jobs.ts';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { defineJob, type JobContext } from '../../src/jobs/define.ts';
+import type { JobContext } from '../../src/jobs/define.ts';
+import { testJob } from '../support/jobs.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
@@ -21,7 +22,7 @@ import { type ApiResponse, startTestServer, type TestServer } from '../support/s
  */
 const failing = new Set<string>();
 
-const raceJob = defineJob({
+const raceJob = testJob({
   name: 'test.race',
   version: 1,
   payload: z.object({ work_id: z.string() }).strict(),

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { z } from 'zod';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { defineJob, type JobContext } from '../../src/jobs/define.ts';
+import type { JobContext } from '../../src/jobs/define.ts';
+import { testJob } from '../support/jobs.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { runCli } from '../../src/operations/cli.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -24,7 +25,7 @@ const holdUntilAborted = () =>
   });
 
 /** Usually done within a second: holding, it is stuck a second after it starts. */
-const hangingJob = defineJob({
+const hangingJob = testJob({
   name: 'test.hanging',
   version: 1,
   payload: z.object({ n: z.number() }).strict(),
@@ -34,7 +35,7 @@ const hangingJob = defineJob({
 });
 
 /** Usually takes an hour: holding for the test's few seconds, it is within its expected time. */
-const patientJob = defineJob({
+const patientJob = testJob({
   name: 'test.patient',
   version: 1,
   payload: z.object({ n: z.number() }).strict(),
@@ -44,7 +45,7 @@ const patientJob = defineJob({
 });
 
 /** Nobody works it: claimed by hand, its "worker" is one already lost (no heartbeat to go stale either). */
-const orphanJob = defineJob({
+const orphanJob = testJob({
   name: 'test.orphan',
   version: 1,
   payload: z.object({ n: z.number() }).strict(),

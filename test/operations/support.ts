@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { allJobs } from '../../src/jobs.ts';
+import { allJobs } from '../../src/app/jobs.ts';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { defineJob, type JobContext } from '../../src/jobs/define.ts';
+import type { JobContext } from '../../src/jobs/define.ts';
+import { testJob } from '../support/jobs.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
@@ -21,7 +22,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
  */
 export const flaky = { failing: true, runs: 0, aborted: [] as string[] };
 
-export const flakyJob = defineJob({
+export const flakyJob = testJob({
   name: 'test.flaky',
   version: 1,
   payload: z.object({ asset_id: z.string(), hold: z.boolean().optional() }).strict(),
@@ -40,7 +41,7 @@ export const flakyJob = defineJob({
 });
 
 /** A queue nobody works (alerts: backlog age, no live worker). */
-export const idleJob = defineJob({
+export const idleJob = testJob({
   name: 'test.idle',
   version: 1,
   payload: z.object({ asset_id: z.string() }).strict(),

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { captureHold, placeHold } from '../../src/credits/holds.ts';
-import { createCreditPeriods } from '../../src/credit-periods.ts';
+import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type ApiResponse, type TestUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';

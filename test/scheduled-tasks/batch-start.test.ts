@@ -4,6 +4,7 @@ import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { dispatchDueTasks } from '../../src/scheduled-tasks/dispatcher.ts';
 import { scheduledTaskStartJob } from '../../src/scheduled-tasks/jobs.ts';
+import { runnableJob } from '../../src/app/jobs.ts';
 import type { Db } from '../../src/db/knex.ts';
 import { eventually } from '../jobs/support.ts';
 import { addMember, createOrganization, createSkill, newUser, type TestUser } from '../support/factories.ts';
@@ -30,7 +31,7 @@ describe('scheduled tasks: a batch of due runs starts at once', function () {
     db = stack.db;
     boss = createBoss(stack.url, 'web');
     await boss.start();
-    jobs = new JobQueue(boss, [scheduledTaskStartJob]);
+    jobs = new JobQueue(boss, [runnableJob(scheduledTaskStartJob)]);
     owner = newUser();
     member = newUser();
     org = await createOrganization(stack.server, owner);

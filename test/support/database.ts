@@ -5,7 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/db/embedded.ts';
 import { createLogger } from '../../src/platform/logger.ts';
-import { release } from '../../src/platform/release.ts';
+import { release } from '../../src/app/release.ts';
 import { testDataDir } from './config.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { appendFileSync } from 'node:fs';
 import { CLUSTER_ENV, clusterFromEnv, createFileDatabase, createTestDatabase, startTestCluster, type TestCluster, type TestDatabase } from './database.ts';
 import { registerResourceTypes } from '../../src/access/index.ts';
-import { resourceTypes } from '../../src/resource-types.ts';
+import { resourceTypes } from '../../src/app/resource-types.ts';
 
-// Tests stand in for the composition roots (src/deps.ts, src/routes.ts): a test calling the access
+// Tests stand in for the composition roots (src/app/deps.ts, src/app/routes.ts): a test calling the access
 // module or a service directly sees the same resource types a process does.
 registerResourceTypes(resourceTypes);
 

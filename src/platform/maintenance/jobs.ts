@@ -11,7 +11,6 @@ export const sweepRateLimitWindowsJob = defineJob({
   // The next minute's run does the same work, so a failed sweep needs no long retry chain.
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 60, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.sweepRateLimits),
 });
 
 /** Deletes stored Idempotency-Key responses older than 24 hours (the replay window). Hourly. */
@@ -22,5 +21,4 @@ export const deleteExpiredIdempotencyKeysJob = defineJob({
   payload: nothing,
   policy: { retryLimit: 1, retryDelaySeconds: 60, expireInSeconds: 600, deleteAfterSeconds: 3600 },
   cron: '7 * * * *',
-  handler: () => import('./handlers.ts').then((m) => m.deleteIdempotencyKeys),
 });

@@ -17,5 +17,4 @@ export const refreshTrendsJob = defineJob({
   version: 1,
   payload: refreshTrendsPayload,
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
-  handler: () => import('./handlers.ts').then((m) => m.refreshTrends),
 });

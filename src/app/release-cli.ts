@@ -2,7 +2,7 @@
 import { loadConfigOrExit } from '../config/load.ts';
 import { resolveDatabase } from '../platform/database-url.ts';
 import { createLogger } from '../platform/logger.ts';
-import { release } from '../platform/release.ts';
+import { release } from './release.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'release');

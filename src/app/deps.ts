@@ -1,17 +1,17 @@
 // Composition root of a process's dependencies: what web.ts and workers/main.ts (and tests standing
 // in for them) hand to routes, services and job handlers. Nothing here is installed by an import.
 import type { PgBoss } from 'pg-boss';
-import type { Config } from './config/schema.ts';
-import { starterGrant } from './billing/index.ts';
+import type { Config } from '../config/schema.ts';
+import { starterGrant } from '../billing/index.ts';
 import { createCreditPeriods } from './credit-periods.ts';
-import type { Db } from './db/knex.ts';
-import { JobQueue } from './jobs/enqueue.ts';
+import type { Db } from '../db/knex.ts';
+import { JobQueue } from '../jobs/enqueue.ts';
 import { allJobs } from './jobs.ts';
-import type { Deps } from './platform/deps.ts';
-import type { Logger } from './platform/logger.ts';
-import { createProviders } from './platform/providers.ts';
+import type { Deps } from '../platform/deps.ts';
+import type { Logger } from '../platform/logger.ts';
+import { createProviders } from '../platform/providers.ts';
 import { createReadOperations } from './read-operations.ts';
-import { registerResourceTypes } from './access/index.ts';
+import { registerResourceTypes } from '../access/index.ts';
 import { resourceTypes } from './resource-types.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {

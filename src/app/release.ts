@@ -1,9 +1,9 @@
-import { allJobs } from '../jobs.ts';
+import { allJobs } from './jobs.ts';
 import { createBoss, ensureQueues } from '../jobs/boss.ts';
 import { indexJobTable, tuneJobTables } from '../jobs/job-table.ts';
 import { createDb } from '../db/knex.ts';
 import { migrateLatest } from '../db/migrate.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../platform/logger.ts';
 
 /** The `release` step: schema migrations, then pg-boss's schema, every queue and job-table tuning. Idempotent. */
 export async function release(databaseUrl: string, log: Logger): Promise<void> {

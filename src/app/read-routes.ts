@@ -5,7 +5,7 @@
  * /openapi.json. (Here rather than in a domain: the builders need the HTTP layer and three domains.)
  */
 import type { ZodObject } from 'zod';
-import { z } from './core/zod.ts';
+import { z } from '../core/zod.ts';
 import {
   type CallTerms,
   callAndWait,
@@ -18,11 +18,11 @@ import {
   quoteOf,
   quoteSchema,
   type ReadOperation,
-} from './metering/index.ts';
-import { listing, within } from './http/authorize.ts';
-import { type AnyRoute, defineRoute } from './http/route.ts';
-import { read_url, search, searchOperations } from './search/index.ts';
-import { socialOperations } from './social/index.ts';
+} from '../metering/index.ts';
+import { listing, within } from '../http/authorize.ts';
+import { type AnyRoute, defineRoute } from '../http/route.ts';
+import { read_url, search, searchOperations } from '../search/index.ts';
+import { socialOperations } from '../social/index.ts';
 
 interface ReadRouteOptions {
   tag: string;
