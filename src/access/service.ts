@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
 import type { Actor } from './actor.ts';
-import type { Deps } from '../platform/deps.ts';
+import type { Deps, MemberRemoved } from '../platform/deps.ts';
 import { lockMemberForShare } from '../members/index.ts';
 import { nounOf } from './registry.ts';
 import { requireLive } from './lifecycle.ts';
@@ -149,4 +149,13 @@ async function grantOf(trx: Knex, type: ResourceType, id: string, grantId: strin
   const grant = await trx('resource_grants').where({ id: grantId, resource_type: type, resource_id: id }).forUpdate().first('id', 'user_id', 'role');
   if (!grant) throw notFound('grant');
   return grant as { id: string; user_id: string; role: GrantRole };
+}
+
+/**
+ * A membership ended (the `Deps.memberRemoved` listener): the grants the user held on the
+ * organization's resources go with it, in that transaction.
+ */
+export async function revokeGrantsOfRemovedMember(trx: Knex.Transaction, event: MemberRemoved): Promise<{ grants_removed: number }> {
+  const grantsRemoved = await trx('resource_grants').where({ organization_id: event.organizationId, user_id: event.userId }).delete();
+  return { grants_removed: grantsRemoved };
 }

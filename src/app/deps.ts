@@ -11,7 +11,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { createProviders } from '../platform/providers.ts';
 import { createReadOperations } from './read-operations.ts';
-import { registerResourceTypes } from '../access/index.ts';
+import { registerResourceTypes, revokeGrantsOfRemovedMember } from '../access/index.ts';
 import { resourceTypes } from './resource-types.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
@@ -25,6 +25,7 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     jobs: new JobQueue(boss, allJobs),
     log,
     organizationCreated: [starterGrant(providers.billing, config.STARTER_CREDITS)],
+    memberRemoved: [revokeGrantsOfRemovedMember],
     providers,
     reads: createReadOperations(),
   };

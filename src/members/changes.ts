@@ -48,12 +48,15 @@ export async function changeMemberRole(deps: Deps, actor: Caller, organizationId
 }
 
 /**
- * Ends a membership and deletes the resource grants the user held in the organization, so a later
- * re-invitation starts from nothing rather than silently reviving old access. Returns how many went.
+ * Ends a membership and tells the domains that kept something of the member's (access deletes their
+ * resource grants, so a later re-invitation starts from nothing rather than silently reviving old
+ * access), in the same transaction. Returns what they removed, for the activity entry.
  */
-async function endMembership(trx: Knex.Transaction, organizationId: string, userId: string): Promise<number> {
+async function endMembership(deps: Deps, trx: Knex.Transaction, organizationId: string, userId: string): Promise<Record<string, number>> {
   await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
-  return trx('resource_grants').where({ organization_id: organizationId, user_id: userId }).delete();
+  const removed: Record<string, number> = {};
+  for (const listener of deps.memberRemoved) Object.assign(removed, await listener(trx, { organizationId, userId }));
+  return removed;
 }
 
 /** Removes a member (or, when it is the actor, lets them go). */
@@ -66,14 +69,14 @@ export async function removeMember(deps: Deps, actor: Caller, organizationId: st
       requireAuthorityOver(membership, { key: target.role, permissions: await rolePermissions(trx, organizationId, target.role) }, 'remove a member holding');
     }
     requireAnotherOwner(owners, userId, 'removing this member');
-    const grantsRemoved = await endMembership(trx, organizationId, userId);
+    const removed = await endMembership(deps, trx, organizationId, userId);
     await recordActivity(trx, {
       organizationId,
       actorId: actor.userId,
       action: 'member.removed',
       subjectType: 'member',
       subjectId: userId,
-      data: { role: target.role, grants_removed: grantsRemoved },
+      data: { role: target.role, ...removed },
     });
   });
 }
@@ -84,14 +87,14 @@ export async function leaveOrganization(deps: Deps, actor: Caller, organizationI
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId);
     requireAnotherOwner(owners, actor.userId, 'leaving');
-    const grantsRemoved = await endMembership(trx, organizationId, actor.userId);
+    const removed = await endMembership(deps, trx, organizationId, actor.userId);
     await recordActivity(trx, {
       organizationId,
       actorId: actor.userId,
       action: 'member.left',
       subjectType: 'member',
       subjectId: actor.userId,
-      data: { role: membership.role, grants_removed: grantsRemoved },
+      data: { role: membership.role, ...removed },
     });
   });
 }

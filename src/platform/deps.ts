@@ -35,6 +35,20 @@ export interface OrganizationCreated {
  */
 export type OrganizationCreatedListener = (trx: Knex.Transaction, event: OrganizationCreated) => Promise<void>;
 
+/** A membership that ended (removed by an admin, or the member left). */
+export interface MemberRemoved {
+  organizationId: string;
+  userId: string;
+}
+
+/**
+ * Told of an ended membership inside the transaction that ends it, so what the member held in the
+ * organization goes with it or not at all (access: their resource grants). Returns counts of what
+ * it removed (`{ grants_removed: 2 }`), which the activity entry records. Built into
+ * `Deps.memberRemoved` by the composition root; the members domain knows no listener by name.
+ */
+export type MemberRemovedListener = (trx: Knex.Transaction, event: MemberRemoved) => Promise<Record<string, number>>;
+
 /** Every metered read (social operations, search, read-url) by name (built by src/app/read-operations.ts). */
 export type ReadOperations = ReadonlyMap<string, ReadOperation>;
 
@@ -48,6 +62,8 @@ export interface Deps {
   log: Logger;
   /** Listeners run in the creating transaction of every organization, in order (built by src/app/deps.ts). */
   organizationCreated: readonly OrganizationCreatedListener[];
+  /** Listeners run in the transaction that ends a membership, in order (built by src/app/deps.ts). */
+  memberRemoved: readonly MemberRemovedListener[];
   providers: Providers;
   /** Every metered read by name, for the metered-call job (built by src/app/read-operations.ts). */
   reads: ReadOperations;
