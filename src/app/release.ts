@@ -22,12 +22,26 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
   } finally {
     await boss.stop({ graceful: false, close: true });
   }
-  const tuning = createDb(databaseUrl, { max: 1, applicationName: 'workspace-release' });
+  await tuneAndIndexJobTable(databaseUrl, log, 'workspace-release');
+}
+
+/**
+ * Job-table tuning and the console's indexes (built without holding writes), on one connection
+ * holding an advisory lock: `release` runs it, and every worker at start (in the background), so
+ * indexes pg-boss dropped when it rebuilt a table come back without a deploy. Processes starting
+ * together skip it while another holds the lock. Returns whether this process did the work.
+ */
+export async function tuneAndIndexJobTable(databaseUrl: string, log: Logger, applicationName: string): Promise<boolean> {
+  const db = createDb(databaseUrl, { max: 1, applicationName });
   try {
-    log.info({ tables: await tuneJobTables(tuning) }, 'job tables tuned');
+    const { rows } = await db.raw(`SELECT pg_try_advisory_lock(hashtext('workspace.job-table-indexes')) AS locked`);
+    if (!rows[0].locked) return false;
+    log.info({ tables: await tuneJobTables(db) }, 'job tables tuned');
     const searchable = [...new Set(allJobs.flatMap((job) => job.searchable))];
-    log.info({ indexes: await indexJobTable(tuning, searchable) }, 'job table indexed for the console');
+    log.info({ indexes: await indexJobTable(db, searchable) }, 'job table indexed for the console');
+    return true;
   } finally {
-    await tuning.destroy();
+    // Closing the one connection releases the session's advisory lock.
+    await db.destroy();
   }
 }

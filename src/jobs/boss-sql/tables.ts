@@ -45,16 +45,9 @@ export async function tuneJobTables(db: Knex): Promise<string[]> {
 /** Where a declared-searchable payload field is indexed (one partial expression index per field name). */
 export const searchableIndexName = (field: string) => `job_ops_payload_${field}_i`;
 
-/**
- * The indexes the job console reads through, on pg-boss's job table (created on the partitioned
- * parent, so every partition has them): jobs by queue and by organization over a time window, by
- * the request that enqueued them, and by each payload field a job definition declares searchable.
- * Each index costs every job write a little, so only these exist — payload search is limited to
- * declared fields for that reason. Idempotent (a plain CREATE INDEX: the first release on a large
- * existing table holds writes to it while it builds). Returns the index names.
- */
-export async function indexJobTable(db: Knex, searchableFields: readonly string[]): Promise<string[]> {
-  const statements: [string, string][] = [
+/** The console's indexes on pg-boss's job table: name → columns and predicate. */
+function consoleIndexes(searchableFields: readonly string[]): [string, string][] {
+  return [
     ['job_ops_created_i', `(created_on DESC, id DESC)`],
     ['job_ops_queue_created_i', `(name, created_on DESC, id DESC)`],
     // Running jobs per queue (pg-boss indexes them only with a group id).
@@ -64,13 +57,109 @@ export async function indexJobTable(db: Knex, searchableFields: readonly string[
     // counts that include blocked jobs; without this those counts scan every finished job.
     ['job_ops_open_i', `(group_id, name, state) WHERE state <= 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
-    ['job_ops_request_i', `((data->>'$request_id')) WHERE data \\? '$request_id'`],
+    ['job_ops_request_i', `((data->>'$request_id')) WHERE data ? '$request_id'`],
     ...searchableFields.map((field): [string, string] => {
       if (!/^[a-z][a-z0-9_]{0,40}$/.test(field)) throw new Error(`searchable payload field "${field}" must be a snake_case name`);
-      return [searchableIndexName(field), `((data->>'${field}')) WHERE data \\? '${field}'`];
+      return [searchableIndexName(field), `((data->>'${field}')) WHERE data ? '${field}'`];
     }),
   ];
-  // `\\?` is knex's escape for the jsonb `?` operator (a bare `?` is a binding).
-  for (const [name, definition] of statements) await db.raw(`CREATE INDEX IF NOT EXISTS ${name} ON ${BOSS_SCHEMA}.job ${definition}`);
-  return statements.map(([name]) => name);
+}
+
+/** An index on one physical table of `job`: valid (usable), or left invalid by an interrupted build. */
+interface TableIndex {
+  table: string;
+  index: string;
+  valid: boolean;
+}
+
+/**
+ * The indexes the job console reads through, on pg-boss's job table: jobs by queue and by
+ * organization over a time window, by the request that enqueued them, and by each payload field a
+ * job definition declares searchable. Each index costs every job write a little, so only these
+ * exist — payload search is limited to declared fields for that reason.
+ *
+ * Built without holding writes: `job` is partitioned (a table per queue), and CREATE INDEX
+ * CONCURRENTLY cannot run on a partitioned parent, so each is declared on the parent alone (`ON
+ * ONLY`: invalid, instant), built CONCURRENTLY on every partition, and attached; once every
+ * partition's is attached the parent's is valid, and partitions pg-boss creates later (a new queue)
+ * get it at creation. A build interrupted midway leaves an invalid index, dropped and rebuilt on the
+ * next run. Idempotent and cheap when everything exists: `release` runs it, and so does every
+ * worker at start, so indexes pg-boss dropped (a table it rebuilt on upgrade) come back without a
+ * deploy. Runs outside any transaction (CONCURRENTLY requires it). Returns the index names.
+ */
+export async function indexJobTable(db: Knex, searchableFields: readonly string[]): Promise<string[]> {
+  const indexes = consoleIndexes(searchableFields);
+  const partitions = await jobPartitions(db);
+  for (const [name, definition] of indexes) {
+    // knex reads a bare `?` as a binding: `\\?` is its escape for the jsonb operator.
+    const sql = definition.replaceAll(' ? ', ' \\? ');
+    if (partitions === null) {
+      await buildConcurrently(db, name, 'job', sql);
+      continue;
+    }
+    await db.raw(`CREATE INDEX IF NOT EXISTS ${name} ON ONLY ${BOSS_SCHEMA}.job ${sql}`);
+    const attached = await attachedPartitions(db, name);
+    for (const partition of partitions) {
+      if (attached.has(partition)) continue;
+      const child = partitionIndexName(name, partition);
+      await buildConcurrently(db, child, partition, sql);
+      await db.raw(`ALTER INDEX ${BOSS_SCHEMA}.${name} ATTACH PARTITION ${BOSS_SCHEMA}.${child}`);
+    }
+  }
+  return indexes.map(([name]) => name);
+}
+
+/** `CREATE INDEX CONCURRENTLY` of `name` on `table`, first dropping an invalid one an interrupted build left. */
+async function buildConcurrently(db: Knex, name: string, table: string, sql: string): Promise<void> {
+  const existing = await indexOn(db, name);
+  if (existing?.valid) return;
+  if (existing) await db.raw(`DROP INDEX CONCURRENTLY IF EXISTS ${BOSS_SCHEMA}.${name}`);
+  await db.raw(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${BOSS_SCHEMA}.${table} ${sql}`);
+}
+
+/** Index names are at most 63 bytes: the parent's name and the partition's oid-free hash suffix. */
+const partitionIndexName = (name: string, partition: string) => `${name.slice(0, 40)}_${partition.replace(/^job_?/, '').slice(0, 20) || 'p'}`;
+
+/** The physical tables of `job` (its partitions), or null when `job` itself is a plain table. */
+async function jobPartitions(db: Knex): Promise<string[] | null> {
+  const { rows } = await db.raw(
+    `SELECT c.relname AS name, p.relkind AS parent_kind
+       FROM pg_class p
+       JOIN pg_namespace n ON n.oid = p.relnamespace
+       LEFT JOIN pg_inherits i ON i.inhparent = p.oid
+       LEFT JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+      WHERE n.nspname = ? AND p.relname = 'job'`,
+    [BOSS_SCHEMA],
+  );
+  const list = rows as { name: string | null; parent_kind: string }[];
+  if (list[0]?.parent_kind !== 'p') return null;
+  return list.flatMap((row) => (row.name ? [row.name] : []));
+}
+
+/** The partitions whose index is attached to the parent index `name`. */
+async function attachedPartitions(db: Knex, name: string): Promise<Set<string>> {
+  const { rows } = await db.raw(
+    `SELECT t.relname AS table_name
+       FROM pg_class parent
+       JOIN pg_namespace n ON n.oid = parent.relnamespace
+       JOIN pg_inherits i ON i.inhparent = parent.oid
+       JOIN pg_index x ON x.indexrelid = i.inhrelid
+       JOIN pg_class t ON t.oid = x.indrelid
+      WHERE n.nspname = ? AND parent.relname = ?`,
+    [BOSS_SCHEMA, name],
+  );
+  return new Set((rows as { table_name: string }[]).map((row) => row.table_name));
+}
+
+async function indexOn(db: Knex, name: string): Promise<TableIndex | null> {
+  const { rows } = await db.raw(
+    `SELECT t.relname AS table, c.relname AS index, x.indisvalid AS valid
+       FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_index x ON x.indexrelid = c.oid
+       JOIN pg_class t ON t.oid = x.indrelid
+      WHERE n.nspname = ? AND c.relname = ?`,
+    [BOSS_SCHEMA, name],
+  );
+  return (rows[0] as TableIndex | undefined) ?? null;
 }
