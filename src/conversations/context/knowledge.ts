@@ -1,0 +1,60 @@
+// A turn's knowledge: the knowledge skill of each project its conversation is filed in, read as the
+// run's user (the skills domain checks access), so a skill they cannot read never reaches the model.
+import { actorFor } from '../../access/index.ts';
+import { isAppError } from '../../core/errors.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { getSkill } from '../../skills/index.ts';
+
+/** One project's knowledge skill and what became of it in the turn. */
+export interface KnowledgeSource {
+  project_id: string;
+  skill_id: string;
+  /** `injected`: sent as system context; `unreadable`: the run's user cannot read it (or it is gone); `deleted`: in the trash. */
+  status: 'injected' | 'unreadable' | 'deleted';
+}
+
+export interface TurnKnowledge {
+  /** The system context (null: none). */
+  system: string | null;
+  sources: KnowledgeSource[];
+}
+
+/** How one skill reads in the system context. */
+export const knowledgeText = (project: { title: string }, skill: { name: string; body: string }) =>
+  `Knowledge from the project "${project.title}" (skill "${skill.name}"):\n\n${skill.body}`;
+
+/**
+ * Live projects holding the conversation that name a knowledge skill — the one it was created in
+ * first, then those it was filed into, in filing order — each skill once.
+ */
+export async function turnKnowledge(deps: Deps, run: { conversation_id: string; user_id: string }): Promise<TurnKnowledge> {
+  const projects = (await deps
+    .db('project_items as pi')
+    .join('projects as p', 'p.id', 'pi.project_id')
+    .where({ 'pi.item_type': 'chat_conversation', 'pi.item_id': run.conversation_id })
+    .whereNull('p.deleted_at')
+    .whereNotNull('p.knowledge_skill_id')
+    .orderByRaw(`(pi.via = 'origin') DESC, pi.created_at, p.id`)
+    .select('p.id', 'p.title', 'p.knowledge_skill_id')) as { id: string; title: string; knowledge_skill_id: string }[];
+  if (projects.length === 0) return { system: null, sources: [] };
+  const reader = actorFor(deps.db, { userId: run.user_id });
+  const seen = new Set<string>();
+  const texts: string[] = [];
+  const sources: KnowledgeSource[] = [];
+  for (const project of projects) {
+    if (seen.has(project.knowledge_skill_id)) continue;
+    seen.add(project.knowledge_skill_id);
+    const source = { project_id: project.id, skill_id: project.knowledge_skill_id };
+    const skill = await getSkill(deps, reader, project.knowledge_skill_id).catch((error: unknown) => {
+      if (isAppError(error, 'not_found')) return null;
+      throw error;
+    });
+    if (!skill) sources.push({ ...source, status: 'unreadable' });
+    else if (skill.deleted_at !== null) sources.push({ ...source, status: 'deleted' });
+    else {
+      texts.push(knowledgeText(project, skill));
+      sources.push({ ...source, status: 'injected' });
+    }
+  }
+  return { system: texts.length > 0 ? texts.join('\n\n') : null, sources };
+}
