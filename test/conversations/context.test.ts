@@ -138,6 +138,20 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
       knowledge: [{ project_id: project.id, skill_id: skill.id, status: 'injected' }],
     });
     expect(await reconcileCredits(w.db, w.org)).to.deep.equal([]);
+
+    // The skill in the trash: the next turn goes without it, and says so.
+    expect((await w.server.request('delete', `/skills/${skill.id}`, { token: w.bob.token })).status).to.equal(204);
+    expect(
+      (await w.server.request('post', `/conversations/${conversation.id}/messages`, { token: w.bob.token, body: { content: 'Another?' } })).status,
+    ).to.equal(201);
+    const next = await runToEnd(w, w.bob, conversation.id, { model: 'gpt-4o-mini', max_credits: 50 });
+    expect(next.status).to.equal('succeeded');
+    expect(received[before + 1].messages).to.deep.equal([
+      { role: 'user', content: question },
+      { role: 'assistant', content: 'Noted.' },
+      { role: 'user', content: 'Another?' },
+    ]);
+    expect(next.context.knowledge).to.deep.equal([{ project_id: project.id, skill_id: skill.id, status: 'deleted' }]);
   });
 
   it('a knowledge skill the turn’s user cannot read is not sent, and the run says so; PATCH refuses it with 400 naming the field', async () => {
@@ -206,6 +220,27 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
     });
     const answer = await w.db('conversation_messages').where({ id: run.answer_message_id }).first();
     expect(answer).to.include({ role: 'assistant', content: 'Noted.' });
+  });
+
+  it('a window too small for the answered message fails the run for good, naming why; nothing is sent or charged', async () => {
+    await w.db('chat_models').insert({
+      id: 'speck-chat',
+      provider: 'openai-compatible',
+      name: 'Speck',
+      context_window: 40,
+      input_credits_per_1k_tokens: 1,
+      output_credits_per_1k_tokens: 1,
+    });
+    const copy = await w.server.request('put', '/chat-models/speck-chat/copy', { token: w.owner.token, body: { organization_id: w.org, enabled: true } });
+    expect(copy.status).to.equal(200);
+    const conversation = await conversationWith(w, w.bob, [turn(0, 5), turn(1, 5)]);
+    const before = received.length;
+    const run = await runToEnd(w, w.bob, conversation.id, { model: 'speck-chat', max_credits: 5 });
+    expect(run).to.deep.include({ status: 'failed', credits_charged: 0, context: null, answer_message_id: null });
+    expect(run.error.code).to.equal('context_window_too_small');
+    expect(run.error.message).to.match(/^the model's context window \(40 tokens\) cannot hold the message it is asked to answer/);
+    expect(received.length).to.equal(before);
+    expect(await reconcileCredits(w.db, w.org)).to.deep.equal([]);
   });
 
   it('tool results in the history are cut to their budget before they are sent', async () => {
