@@ -205,7 +205,11 @@ export function fitPrompt<M extends PromptMessage>(input: FitInput<M>): FitResul
     cappedMaxTokens: input.maxTokens !== undefined && answerTokens < input.maxTokens ? answerTokens : undefined,
     record: {
       window: input.window,
-      tokens: promptTokens(messages),
+      // Each message was counted once already: the sum is the prompt's count (promptTokens would say the same).
+      tokens:
+        REPLY_PRIMING_TOKENS +
+        messages.reduce((sum, m, i) => sum + (i < messages.length - kept ? messageTokens(m) : 0), 0) +
+        keptEntries.reduce((sum, k) => sum + k.tokens, 0),
       answer_tokens: answerTokens,
       messages: kept,
       dropped_messages: dropped,
