@@ -82,9 +82,9 @@ async function runToEnd(w: ReturnType<typeof world>, by: TestUser, conversationI
 }
 
 /** A project of `by` whose knowledge is a skill of `by` with `body`, set through PATCH /projects. */
-async function projectWithKnowledge(w: ReturnType<typeof world>, by: TestUser, body: string) {
-  const project = await createProject(w.server, by, w.org, { title: 'Spring launch' });
-  const skill = await createSkill(w.server, by, w.org, { name: 'Brand book', body });
+async function projectWithKnowledge(w: ReturnType<typeof world>, by: TestUser, body: string, title = 'Spring launch', name = 'Brand book') {
+  const project = await createProject(w.server, by, w.org, { title });
+  const skill = await createSkill(w.server, by, w.org, { name, body });
   const patched = await w.server.request('patch', `/projects/${project.id}`, { token: by.token, body: { knowledge_skill_id: skill.id } });
   expect(patched.status).to.equal(200);
   expect(patched.body.knowledge_skill_id).to.equal(skill.id);
@@ -152,6 +152,41 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
       { role: 'user', content: 'Another?' },
     ]);
     expect(next.context.knowledge).to.deep.equal([{ project_id: project.id, skill_id: skill.id, status: 'deleted' }]);
+  });
+
+  it('a conversation in several projects: the project it was created in first, then those it was filed into; a skill named twice is sent once', async () => {
+    const origin = await projectWithKnowledge(w, w.bob, 'Origin facts.', 'Origin', 'Origin facts');
+    const filed = await createProject(w.server, w.bob, w.org, { title: 'Filed into' });
+    const filedSkill = await createSkill(w.server, w.bob, w.org, { name: 'Filed facts', body: 'Filed facts.' });
+    expect((await w.server.request('patch', `/projects/${filed.id}`, { token: w.bob.token, body: { knowledge_skill_id: filedSkill.id } })).status).to.equal(
+      200,
+    );
+    const again = await createProject(w.server, w.bob, w.org, { title: 'Same skill again' });
+    expect((await w.server.request('patch', `/projects/${again.id}`, { token: w.bob.token, body: { knowledge_skill_id: origin.skill.id } })).status).to.equal(
+      200,
+    );
+    const conversation = await createConversation(w.server, w.bob, w.org, { project_id: origin.project.id });
+    for (const project of [again, filed]) {
+      const res = await w.server.request('post', `/projects/${project.id}/conversations`, { token: w.bob.token, body: { conversation_id: conversation.id } });
+      expect(res.status).to.equal(201);
+    }
+    expect((await w.server.request('post', `/conversations/${conversation.id}/messages`, { token: w.bob.token, body: { content: 'Facts?' } })).status).to.equal(
+      201,
+    );
+    const before = received.length;
+    const run = await runToEnd(w, w.bob, conversation.id, { model: 'gpt-4o-mini', max_credits: 50 });
+    expect(run.status).to.equal('succeeded');
+    expect(received[before].messages).to.deep.equal([
+      {
+        role: 'system',
+        content: `${knowledgeOf('Origin', 'Origin facts', 'Origin facts.')}\n\n${knowledgeOf('Filed into', 'Filed facts', 'Filed facts.')}`,
+      },
+      { role: 'user', content: 'Facts?' },
+    ]);
+    expect(run.context.knowledge).to.deep.equal([
+      { project_id: origin.project.id, skill_id: origin.skill.id, status: 'injected' },
+      { project_id: filed.id, skill_id: filedSkill.id, status: 'injected' },
+    ]);
   });
 
   it('a knowledge skill the turn’s user cannot read is not sent, and the run says so; PATCH refuses it with 400 naming the field', async () => {

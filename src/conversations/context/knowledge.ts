@@ -1,5 +1,6 @@
 // A turn's knowledge: the knowledge skill of each project its conversation is filed in, read as the
 // run's user (the skills domain checks access), so a skill they cannot read never reaches the model.
+import type { Knex } from 'knex';
 import { actorFor } from '../../access/index.ts';
 import { isAppError } from '../../core/errors.ts';
 import type { Deps } from '../../platform/deps.ts';
@@ -24,18 +25,24 @@ export const knowledgeText = (project: { title: string }, skill: { name: string;
   `Knowledge from the project "${project.title}" (skill "${skill.name}"):\n\n${skill.body}`;
 
 /**
- * Live projects holding the conversation that name a knowledge skill — the one it was created in
- * first, then those it was filed into, in filing order — each skill once.
+ * Live projects holding the conversation: the one it was created in first, then those it was filed
+ * into, in filing order. Their knowledge skills are the turn's system context; the asset-search
+ * tool searches their assets first.
  */
-export async function turnKnowledge(deps: Deps, run: { conversation_id: string; user_id: string }): Promise<TurnKnowledge> {
-  const projects = (await deps
-    .db('project_items as pi')
+export async function conversationProjects(db: Knex, conversationId: string): Promise<{ id: string; title: string; knowledge_skill_id: string | null }[]> {
+  return db('project_items as pi')
     .join('projects as p', 'p.id', 'pi.project_id')
-    .where({ 'pi.item_type': 'chat_conversation', 'pi.item_id': run.conversation_id })
+    .where({ 'pi.item_type': 'chat_conversation', 'pi.item_id': conversationId })
     .whereNull('p.deleted_at')
-    .whereNotNull('p.knowledge_skill_id')
     .orderByRaw(`(pi.via = 'origin') DESC, pi.created_at, p.id`)
-    .select('p.id', 'p.title', 'p.knowledge_skill_id')) as { id: string; title: string; knowledge_skill_id: string }[];
+    .select('p.id', 'p.title', 'p.knowledge_skill_id');
+}
+
+/** The knowledge skill of each project holding the conversation, each skill once, as the run's user may read them. */
+export async function turnKnowledge(deps: Deps, run: { conversation_id: string; user_id: string }): Promise<TurnKnowledge> {
+  const projects = (await conversationProjects(deps.db, run.conversation_id)).filter(
+    (p): p is { id: string; title: string; knowledge_skill_id: string } => p.knowledge_skill_id !== null,
+  );
   if (projects.length === 0) return { system: null, sources: [] };
   const reader = actorFor(deps.db, { userId: run.user_id });
   const seen = new Set<string>();
