@@ -208,6 +208,9 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
     expect(JSON.stringify(received[before])).not.to.include('SECRET');
     expect(run.context.knowledge).to.deep.equal([{ project_id: project.id, skill_id: secret.id, status: 'unreadable' }]);
     expect(run.context.messages).to.equal(1);
+    const cleared = await w.server.request('patch', `/projects/${project.id}`, { token: w.bob.token, body: { knowledge_skill_id: null } });
+    expect(cleared.status).to.equal(200);
+    expect(cleared.body.knowledge_skill_id).to.equal(null);
   });
 
   it('a conversation longer than the model’s window completes: the request fits the window with the answer’s room, newest kept, oldest dropped', async () => {
