@@ -5,6 +5,7 @@ import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../
 import { progressPublisher } from '../jobs/progress.ts';
 import { reserveCall, startCall } from '../metering/index.ts';
 import type { ChatUsage } from '../providers/chat/index.ts';
+import { recordContext, turnContext } from './context/turn.ts';
 import type { ChatRunPayload } from './jobs.ts';
 import { estimateTokens, TURN_HOLD_DESCRIPTION, type TurnAnswer, turnCall, turnCeiling, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
@@ -19,7 +20,8 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   const pending = (await deps.db('chat_runs').where({ id: run_id }).first()) as RunRow | undefined;
   if (!pending || !(LIVE_RUN_STATUSES as readonly string[]).includes(pending.status)) return nothingToDo('the run has ended');
   const pricing = await turnPricing(deps, pending);
-  const { prompt, parameters, promptTokens } = pricing;
+  // Knowledge as system context, the branch fitted to the model's window (./context/); the run records what was sent.
+  const { prompt, parameters, context } = await turnContext(deps, pending, pricing);
 
   // Running, with its call and hold: one step, so a retry finds the call it reserved (keyed by the run) or none.
   // The hold is placed when the run is started (./runs.ts); a run queued before that was so gets it here.
@@ -36,6 +38,7 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
       holdId = hold.id;
     }
     await startCall(trx, pending.id);
+    await recordContext(trx, pending.id, context);
     const [updated] = (await trx('chat_runs')
       .where({ id: pending.id })
       .update({ hold_id: holdId, status: trx.raw(`CASE WHEN status = 'queued' THEN 'running' ELSE status END`), updated_at: trx.fn.now() })
@@ -68,5 +71,5 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   } finally {
     snapshot.stop();
   }
-  return { answer, usage: usage ?? { input_tokens: promptTokens, output_tokens: estimateTokens(answer) } };
+  return { answer, usage: usage ?? { input_tokens: context.tokens, output_tokens: estimateTokens(answer) } };
 }

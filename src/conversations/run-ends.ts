@@ -92,6 +92,8 @@ export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
     if (!run) return;
     // A run stopped while still queued never reached the model: its hold (placed at the start) goes back whole.
     const { promptTokens } = run.hold_id === null || run.status === 'queued' ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
-    await keep(trx, context, run, run.snapshot, { input_tokens: promptTokens, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
+    // The prompt it was sent (fitted to the window, ./context/) when the run recorded it; else the branch's estimate.
+    const input = promptTokens === 0 ? 0 : (run.context?.tokens ?? promptTokens);
+    await keep(trx, context, run, run.snapshot, { input_tokens: input, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
   },
 };

@@ -69,7 +69,12 @@ const DEFAULT_MAX_TOKENS = 1024;
 async function pricingOf(db: Knex | Knex.Transaction, model: string, organizationId: string, prompt: ChatMessage[]) {
   const effective = await effectiveChatModel({ db: db as Knex }, model, organizationId);
   const parameters = { ...(effective.copy?.default_parameters ?? {}) };
-  return { prices: effectivePrices(effective), prompt, parameters, promptTokens: prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0) };
+  // A branch longer than the window is trimmed to it before it is sent (./context/): never priced above it.
+  const promptTokens = Math.min(
+    effective.model.context_window,
+    prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0),
+  );
+  return { prices: effectivePrices(effective), prompt, parameters, promptTokens, window: effective.model.context_window };
 }
 
 /** The run's model prices, its prompt and the model's default parameters. */

@@ -1,4 +1,5 @@
 // A chat run's row and the statuses in which it holds its conversation's lock.
+import type { RunContext } from './context/turn.ts';
 
 export const LIVE_RUN_STATUSES = ['queued', 'running'] as const;
 
@@ -17,6 +18,7 @@ export interface RunRow {
   answer_message_id: string | null;
   credits_charged: number | null;
   error: { code: string; message: string } | null;
+  context: RunContext | null;
   created_at: Date;
   updated_at: Date;
 }

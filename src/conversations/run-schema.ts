@@ -1,4 +1,5 @@
 import { timestamp, uuid, z } from '../core/zod.ts';
+import { runContextSchema } from './context/schema.ts';
 import { MESSAGE_MAX_CHARS } from './message-schema.ts';
 
 /** The most a turn may hold: what a scheduled task's `max_credits_per_run`, a generation's and a metered read's `max_credits` allow too. */
@@ -24,6 +25,9 @@ export const runSchema = z
     answer_message_id: uuid.nullable().openapi({ description: 'The assistant message, once appended.' }),
     credits_charged: z.number().int().nullable().openapi({ description: 'Credits captured for the turn, once finished.' }),
     error: z.object({ code: z.string(), message: z.string() }).nullable().openapi({ description: 'Why a failed run failed.' }),
+    context: runContextSchema
+      .nullable()
+      .openapi({ description: 'What the turn sent its model (knowledge, messages kept and left out); null until it is sent.' }),
     heartbeat_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,

@@ -40,6 +40,7 @@ export function presentRun(row: RunRow): z.input<typeof runSchema> {
     answer_message_id: row.answer_message_id,
     credits_charged: row.credits_charged,
     error: row.error,
+    context: row.context,
     heartbeat_at: row.heartbeat_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -62,9 +62,13 @@ export const updateProjectBody = z
     emoji: emoji.optional(),
     description: description.optional(),
     metadata: jsonValue.nullable().optional(),
+    knowledge_skill_id: uuid.nullable().optional().openapi({
+      description:
+        'A live skill of the project’s organization that the caller can read (else 400): its body becomes the system context of every chat turn in the project’s conversations — for each turn’s user who can read it. null clears it.',
+    }),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata, knowledge_skill_id')
   .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });
 
 export const listProjectsQuery = z.object({

@@ -1,12 +1,13 @@
 import type { Knex } from 'knex';
 import { changeLive, listReadable, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { conflict } from '../core/errors.ts';
+import { badRequest, conflict, isAppError } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
+import { getSkill } from '../skills/index.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import type { createProjectBody, listProjectsQuery, updateProjectBody } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -69,6 +70,7 @@ export function updateProject(deps: Deps, actor: Actor, projectId: string, chang
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
+    if (changes.knowledge_skill_id) await requireKnowledgeSkill(deps, actor, row.organization_id, changes.knowledge_skill_id);
     const { metadata, ...rest } = changes;
     const [project] = (await trx('projects')
       .where({ id: projectId })
@@ -145,4 +147,16 @@ async function freeSlug(db: Knex, organizationId: string, title: string): Promis
   );
   if (!taken.has(base)) return base;
   for (let i = 2; ; i++) if (!taken.has(`${base}-${i}`)) return `${base}-${i}`;
+}
+
+/**
+ * A project's knowledge is a live skill of its organization that the one setting it can read. Who
+ * reads it later is checked again at each chat turn: a turn's user who cannot read it is not sent it.
+ */
+async function requireKnowledgeSkill(deps: Deps, actor: Actor, organizationId: string, skillId: string): Promise<void> {
+  const refused = badRequest('knowledge_skill_id: is not a live skill of this organization that you can read', ['knowledge_skill_id']);
+  const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (skill.deleted_at !== null || skill.organization_id !== organizationId) throw refused;
 }

@@ -12,8 +12,8 @@ import type { Db } from '../../src/db/knex.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const delta = (text: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
-/** What the handler charges for a turn the provider did not report: about four characters a token, sandbox-chat prices (1 and 2 credits per 1k). */
-const estimatedCredits = (prompt: string, answer: string) => Math.ceil((Math.ceil(prompt.length / 4) * 1 + Math.ceil(answer.length / 4) * 2) / 1000);
+/** What a stopped turn is charged: the prompt it was sent (the run's `context.tokens`), its answer at about four characters a token, sandbox-chat prices (1 and 2 credits per 1k). */
+const estimatedCredits = (promptTokens: number, answer: string) => Math.ceil((promptTokens * 1 + Math.ceil(answer.length / 4) * 2) / 1000);
 const QUICK_ANSWER = 'The answer is 42.';
 /** Reported by the quick upstream: 2000 × 1 + 3000 × 2 per 1k → 8 credits. */
 const QUICK_CREDITS = 8;
@@ -135,7 +135,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     expect(done.snapshot).to.match(/^word0 word1 /);
     const answers = await assistantMessages(conversationId);
     expect(answers).to.deep.equal([{ id: done.answer_message_id, content: done.snapshot }]);
-    expect(done.credits_charged).to.equal(estimatedCredits(question, done.snapshot));
+    expect(done.credits_charged).to.equal(estimatedCredits(done.context.tokens, done.snapshot));
     expect(await holdOf(done.hold_id)).to.deep.equal({ status: 'captured', amount: 30, captured: done.credits_charged, released: 30 - done.credits_charged });
     expect(await ledgerKinds(done.hold_id)).to.deep.equal(['hold:30', `capture:${done.credits_charged}`, `release:${30 - done.credits_charged}`]);
     await staying.ended;
