@@ -27,9 +27,8 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
 
 /**
  * Job-table tuning and the console's indexes (built without holding writes), on one connection
- * holding an advisory lock: `release` runs it, and every worker at start (in the background), so
- * indexes pg-boss dropped when it rebuilt a table come back without a deploy. Processes starting
- * together skip it while another holds the lock. Returns whether this process did the work.
+ * holding an advisory lock, so two releases at once (a deploy racing `npm start`) build each index
+ * once: the second skips. Returns whether this process did the work.
  */
 export async function tuneAndIndexJobTable(databaseUrl: string, log: Logger, applicationName: string): Promise<boolean> {
   const db = createDb(databaseUrl, { max: 1, applicationName });

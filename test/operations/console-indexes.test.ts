@@ -8,7 +8,7 @@ import { testConfig } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 
 // The console's indexes on pg-boss's job table are built without holding writes (per partition,
-// CONCURRENTLY, then attached) and come back when a worker starts after pg-boss dropped them.
+// CONCURRENTLY, then attached) and come back at the next release after pg-boss dropped them.
 
 interface IndexState {
   valid: boolean;
@@ -77,7 +77,7 @@ describe('operator console: its job-table indexes are rebuilt without blocking w
     }
   });
 
-  it('a process starting while another builds skips the work (one advisory lock), and the holder finishes it', async () => {
+  it('a release running while another builds skips the work (one advisory lock), and the holder finishes it', async () => {
     const holder = createDb(url, { max: 1 });
     try {
       await holder.raw(`SELECT pg_advisory_lock(hashtext('workspace.job-table-indexes'))`);

@@ -83,9 +83,10 @@ interface TableIndex {
  * ONLY`: invalid, instant), built CONCURRENTLY on every partition, and attached; once every
  * partition's is attached the parent's is valid, and partitions pg-boss creates later (a new queue)
  * get it at creation. A build interrupted midway leaves an invalid index, dropped and rebuilt on the
- * next run. Idempotent and cheap when everything exists: `release` runs it, and so does every
- * worker at start, so indexes pg-boss dropped (a table it rebuilt on upgrade) come back without a
- * deploy. Runs outside any transaction (CONCURRENTLY requires it). Returns the index names.
+ * next run. Idempotent and cheap when everything exists. `release` runs it right after pg-boss's own
+ * migrations — the only place pg-boss may rebuild its tables (web and worker processes start it
+ * with `migrate: false`) — so indexes an upgrade dropped come back in the same release. Runs
+ * outside any transaction (CONCURRENTLY requires it). Returns the index names.
  */
 export async function indexJobTable(db: Knex, searchableFields: readonly string[]): Promise<string[]> {
   const indexes = consoleIndexes(searchableFields);
