@@ -9,7 +9,7 @@ export const orientedJpeg = (width: number, height: number, orientation: number)
     .withMetadata({ orientation })
     .toBuffer();
 
-/** A PDF of one page per entry, each showing its text in Helvetica; offsets in the cross-reference table computed, so it is valid. */
+/** A PDF of one page per entry, each showing its text (a line per line) in Helvetica; offsets in the cross-reference table computed, so it is valid. */
 export function pdf(pages: string[]): Buffer {
   const objects: string[] = [];
   const pageIds = pages.map((_, i) => 4 + i * 2);
@@ -17,8 +17,9 @@ export function pdf(pages: string[]): Buffer {
   objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
   objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>';
   pages.forEach((text, i) => {
-    const escaped = text.replace(/[\\()]/g, (c) => `\\${c}`);
-    const stream = `BT /F1 12 Tf 72 720 Td (${escaped}) Tj ET`;
+    // One text line per line of the entry, 14 pt apart.
+    const lines = text.split('\n').map((line) => `(${line.replace(/[\\()]/g, (c) => `\\${c}`)}) Tj`);
+    const stream = `BT /F1 12 Tf 14 TL 72 720 Td ${lines.join(' T* ')} ET`;
     objects[pageIds[i]!] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${pageIds[i]! + 1} 0 R >>`;
     objects[pageIds[i]! + 1] = `<< /Length ${Buffer.byteLength(stream)} >>\nstream\n${stream}\nendstream`;
   });
