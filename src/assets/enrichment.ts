@@ -66,7 +66,9 @@ const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.doc
 const textual = (type: string, mediaType: string) => ['text', 'transcript'].includes(type) || mediaType.startsWith('text/') || mediaType === 'application/json';
 
 /** Which stages an asset's bytes go through, in order: chosen by the media type, the asset type for inline text. */
-export function stagesFor(assetType: string, mediaType: string): StageName[] {
+export function stagesFor(assetType: string, declared: string): StageName[] {
+  // `text/plain; charset=utf-8` is text/plain: parameters do not change the kind.
+  const mediaType = declared.split(';')[0]!.trim().toLowerCase();
   if (mediaType.startsWith('image/') || (assetType === 'image' && !textual(assetType, mediaType))) return ['image', 'thumbnails'];
   if (mediaType === 'application/pdf') return ['pdf'];
   if (mediaType === DOCX) return ['docx'];

@@ -11,6 +11,7 @@ export async function serveThumbnail(deps: Deps, actor: Actor, id: string, size:
   const file = recorded ? await deps.providers.storage.get(assetThumbnailKey(row.organization_id, row.id, size)) : null;
   if (!file) throw notFound('thumbnail');
   ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Content-Security-Policy', "sandbox; default-src 'none'");
   ctx.set('Cache-Control', 'private, max-age=300');
   ctx.type = 'image/webp';
   ctx.body = file.body;
