@@ -152,9 +152,13 @@ export const listAssetsQuery = z
   })
   .strict();
 
-/** A list item: the asset, and with `q` how it matched. */
-export const assetListItemSchema = assetSchema
-  .extend({
+/**
+ * A list item: the asset, and with `q` how it matched. Built from the asset's fields rather than
+ * extending it, so the document shows one closed object (an allOf of two closed objects admits nothing).
+ */
+export const assetListItemSchema = z
+  .object({
+    ...assetSchema.shape,
     search: z
       .object({
         rank: z.number().openapi({ description: 'ts_rank of the match; higher is better.' }),
@@ -163,6 +167,7 @@ export const assetListItemSchema = assetSchema
       .optional()
       .openapi({ description: 'Only with `q`.' }),
   })
+  .strict()
   .openapi('AssetListItem');
 
 export const assetPage = pageOf(assetListItemSchema).openapi('AssetPage');
