@@ -11,7 +11,8 @@ const subjectOf = async (trx: Knex.Transaction, id: string) =>
 
 async function fail(trx: Knex.Transaction, assetId: string, reason: EndReason): Promise<void> {
   const asset = await subjectOf(trx, assetId);
-  const code = reason.code === 'unreadable' ? 'unreadable' : reason.code === 'canceled' ? 'canceled' : 'enrichment_failed';
+  // The handler's own refusals keep their code; any other failure (expired, lost, thrown) is `enrichment_failed`.
+  const code = ['unreadable', 'image_too_large', 'canceled'].includes(reason.code) ? reason.code : 'enrichment_failed';
   if (asset) await finishEnrichment(trx, asset, { state: 'error', error: { code, message: reason.message } });
 }
 

@@ -4,11 +4,14 @@ import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
 import { safeFetch, type SafeFetchResult } from '../net/safe-fetch.ts';
 import type { Deps } from '../platform/deps.ts';
-import { enrich, UnreadableAssetError, type Enrichment } from './enrichment.ts';
+import { setTimeout } from 'node:timers/promises';
+import { basics, type Enrichment, type StageName, type StageResult, stagesFor, UnreadableAssetError } from './enrichment.ts';
+import { recordedStages, recordStage } from './enrichment-stages.ts';
+import { probeImage, probeMedia, readDocx, readPdf, readText, renderThumbnails } from './extractors.ts';
 import { type EnrichmentSubject, type ImportedFile, pendingImport, startEnrichment } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 import { isImportableMediaType } from './media-types.ts';
-import { assetFileKey } from './presenter.ts';
+import { assetFileKey, assetThumbnailKey } from './presenter.ts';
 
 /**
  * Downloads a link-imported asset through the SSRF guard and stores it; its end (./import-ends.ts)
@@ -45,28 +48,80 @@ export async function importLink({ asset_id }: AssetJobPayload, { deps, signal, 
 }
 
 /**
- * Measures an asset (pending → in_progress here; its end records success or error, ./enrichment-ends.ts).
- * Idempotent: only pending or in_progress assets are worked on, and the end is conditional on the
- * state it leaves, so a repeated attempt rewrites the same facts or nothing. An unreadable asset
- * fails for good at once; other failures are retried, and the last one ends it in `error`.
+ * Enriches an asset (pending → in_progress here; its end records success or error,
+ * ./enrichment-ends.ts): size and checksum, then the stages its kind goes through
+ * (./enrichment.ts `stagesFor`). Each finished stage is recorded with its effects in one
+ * lease-holding step (./enrichment-stages.ts), so an attempt cut short anywhere is resumed by the
+ * next one from the first stage not recorded; stages write to keys derived from the asset, so
+ * one repeated after a crash between its work and its record overwrites, never duplicates.
+ * Unreadable bytes (and decompression bombs) fail for good at once; other failures are retried,
+ * and the last one ends it in `error`.
  */
-export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, step }: JobContext): Promise<Enrichment | NothingToDo> {
+export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, step, signal }: JobContext): Promise<Enrichment | NothingToDo> {
   const asset = await step((trx) => startEnrichment(trx, asset_id));
   if (!asset) return nothingToDo('the asset needs no enrichment (measured already, or gone)');
   try {
-    return await measure(deps, asset);
+    const source = await bytesOf(deps, asset);
+    const enrichment = basics(source.bytes, source.mediaType);
+    const checksum = enrichment.checksum.value;
+    const done = await recordedStages(deps.db, asset.id, checksum);
+    // Inline content is text whatever the asset's type says; a stored file is what its media type says.
+    const stages: StageName[] = source.fromFile ? stagesFor(asset.type, source.mediaType) : ['text'];
+    for (const stage of stages) {
+      signal.throwIfAborted();
+      let facts = done.get(stage)?.facts;
+      if (!facts) {
+        const result = await runStage(deps, asset, stage, source);
+        await step((trx) => recordStage(trx, asset.id, checksum, stage, result, source.fromFile));
+        facts = result.facts;
+        // Tests widen the window between stages to kill a worker in it.
+        if (deps.config.ASSET_ENRICHMENT_STAGE_DELAY_MS > 0) await setTimeout(deps.config.ASSET_ENRICHMENT_STAGE_DELAY_MS, undefined, { signal });
+      }
+      Object.assign(enrichment, facts);
+    }
+    return enrichment;
   } catch (error) {
-    if (error instanceof UnreadableAssetError) throw failForGood('unreadable', error.message, error);
+    if (error instanceof UnreadableAssetError) throw failForGood(error.code, error.message, error);
     throw error;
   }
 }
 
-async function measure(deps: Deps, asset: EnrichmentSubject): Promise<Enrichment> {
+interface Source {
+  bytes: Buffer;
+  mediaType: string;
+  /** From object storage (an imported or uploaded file), not the asset's inline `content`. */
+  fromFile: boolean;
+}
+
+async function bytesOf(deps: Deps, asset: EnrichmentSubject): Promise<Source> {
   if (asset.upload_file_state === 'success') {
     const file = await deps.providers.storage.get(assetFileKey(asset.organization_id, asset.id));
     if (!file) throw new UnreadableAssetError('the stored file is missing');
-    return enrich(file.body, asset.type, file.contentType);
+    return { bytes: file.body, mediaType: file.contentType, fromFile: true };
   }
-  if (asset.content !== null) return enrich(Buffer.from(asset.content, 'utf8'), asset.type, asset.mime_type ?? 'text/plain');
+  if (asset.content !== null) return { bytes: Buffer.from(asset.content, 'utf8'), mediaType: asset.mime_type ?? 'text/plain', fromFile: false };
   throw new UnreadableAssetError('the asset has neither a stored file nor content');
+}
+
+async function runStage(deps: Deps, asset: EnrichmentSubject, stage: StageName, { bytes, mediaType }: Source): Promise<StageResult> {
+  const maxPixels = deps.config.ASSET_IMAGE_MAX_PIXELS;
+  switch (stage) {
+    case 'image':
+      return probeImage(bytes, maxPixels);
+    case 'thumbnails': {
+      const rendered = await renderThumbnails(bytes, maxPixels);
+      for (const { thumbnail, body } of rendered) {
+        await deps.providers.storage.put(assetThumbnailKey(asset.organization_id, asset.id, thumbnail.size), body, thumbnail.media_type);
+      }
+      return { facts: { thumbnails: rendered.map(({ thumbnail }) => thumbnail) } };
+    }
+    case 'pdf':
+      return readPdf(bytes);
+    case 'docx':
+      return readDocx(bytes);
+    case 'media':
+      return probeMedia(bytes, mediaType);
+    case 'text':
+      return readText(bytes);
+  }
 }

@@ -18,7 +18,12 @@ export const assetImportJob = defineJob({
   expectedSeconds: 30,
 });
 
-/** Enrichment: size, checksum, image dimensions, text length → the asset's `enrichment` (or `enrichment_error`), with the job's end. */
+/**
+ * Enrichment: size and checksum, then by kind — image dimensions, orientation and thumbnails; PDF
+ * pages and text; DOCX text; audio/video duration, codec, bitrate; text encoding, lines — → the
+ * asset's `enrichment` (or `enrichment_error`), with the job's end. Stages are recorded as they
+ * finish, so a retry resumes (./handlers.ts `enrichAsset`).
+ */
 export const assetEnrichmentJob = defineJob({
   name: 'asset.enrich',
   version: 1,

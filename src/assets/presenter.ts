@@ -1,7 +1,7 @@
 import type { z } from '../core/zod.ts';
 import type { assetSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
-import type { Enrichment } from './enrichment.ts';
+import type { Enrichment, Thumbnail } from './enrichment.ts';
 
 export type Asset = z.input<typeof assetSchema>;
 
@@ -113,12 +113,32 @@ export function presentAsset(row: AssetRow): Asset {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     import_error: row.import_error ?? null,
-    enrichment: row.enrichment ?? null,
+    enrichment: presentEnrichment(row),
     enrichment_error: row.enrichment_error ?? null,
   };
+}
+
+/** What enrichment recorded, each thumbnail with the path that serves it. */
+function presentEnrichment(row: AssetRow): Asset['enrichment'] {
+  if (!row.enrichment) return null;
+  const { thumbnails, ...facts } = row.enrichment;
+  return { ...facts, ...(thumbnails && { thumbnails: thumbnails.map((thumbnail) => presentThumbnail(row.id, thumbnail)) }) };
 }
 
 /** Where readers download an imported file (served by GET /assets/{asset_id}/file). */
 export const assetFileUrl = (id: string) => `/assets/${id}/file`;
 /** Object-storage key of an asset's file: derived from the id, so a retried import overwrites, never duplicates. */
 export const assetFileKey = (organizationId: string, id: string) => `assets/${organizationId}/${id}/file`;
+
+/**
+ * Object-storage key of one of an image asset's thumbnails: derived from the asset and the size,
+ * so a retried enrichment overwrites, never duplicates. A signed download of a thumbnail signs
+ * this key (or the path below), exactly like the asset's own file.
+ */
+export const assetThumbnailKey = (organizationId: string, id: string, size: number) => `assets/${organizationId}/${id}/thumbnails/${size}.webp`;
+
+/** Where readers get a thumbnail (served by GET /assets/{asset_id}/thumbnails/{size}). */
+export const assetThumbnailPath = (id: string, size: number) => `/assets/${id}/thumbnails/${size}`;
+
+/** A thumbnail as the API shows it: what enrichment recorded, and the path that serves it. */
+export const presentThumbnail = (assetId: string, thumbnail: Thumbnail) => ({ ...thumbnail, path: assetThumbnailPath(assetId, thumbnail.size) });

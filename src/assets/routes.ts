@@ -16,10 +16,12 @@ import {
   listAssetsQuery,
   promptBody,
   promptSchema,
+  thumbnailParams,
   updateAssetBody,
   voicesSchema,
 } from './schema.ts';
-import { createAsset, deleteAsset, getAsset, listAssets, restoreAsset, updateAsset } from './service.ts';
+import { createAsset, deleteAsset, getAsset, listAssets, presentListedAsset, restoreAsset, updateAsset } from './service.ts';
+import { serveThumbnail } from './thumbnails.ts';
 import { resource, signedIn, within } from '../http/authorize.ts';
 
 const tag = 'Assets';
@@ -66,11 +68,12 @@ export const assetRoutes: AnyRoute[] = [
     path: '/assets',
     operationId: 'listAssets',
     summary: 'List the assets of an organization the caller can read',
-    description: 'Newest first, keyset-paged. A caller outside the organization gets an empty page.',
+    description:
+      'Newest first, keyset-paged. A caller outside the organization gets an empty page. With `q`, a full-text search of the title and the extracted text (enrichment) instead: live assets only, best match first (the newest 2,000 matches are ranked), keyset-paged on rank and id, each item with `search: {rank, snippet}`; filtered by access in the query like the list.',
     query: listAssetsQuery,
     page: assetPage,
     run: listAssets,
-    presentItem: presentAsset,
+    presentItem: presentListedAsset,
   }),
   asset.get({ path: '/assets/{asset_id}', operationId: 'getAsset', summary: 'Get an asset (deleted ones too, with `deleted_at` set)', run: getAsset }),
   asset.update({
@@ -96,6 +99,20 @@ export const assetRoutes: AnyRoute[] = [
     errors: [404],
     authorize: resource('asset', 'read', 'asset_id'),
     handler: async ({ params, actor, deps, ctx }) => serveAssetFile(deps, actor, params.asset_id, ctx),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/assets/{asset_id}/thumbnails/{size}',
+    operationId: 'getAssetThumbnail',
+    summary: 'Download a thumbnail of an image asset (WebP)',
+    description:
+      'The WebP bytes (not JSON), upright, within `size` pixels on the longer edge; the asset lists them in `enrichment.thumbnails`. 404 until enrichment made them.',
+    tag,
+    params: thumbnailParams,
+    response: { status: 200, description: 'The thumbnail' },
+    errors: [404],
+    authorize: resource('asset', 'read', 'asset_id'),
+    handler: async ({ params, actor, deps, ctx }) => serveThumbnail(deps, actor, params.asset_id, Number(params.size), ctx),
   }),
   defineRoute({
     method: 'get',

@@ -9,15 +9,42 @@ const assetType = z.enum(assetTypes);
 
 const jobFailure = z.object({ code: z.string(), message: z.string() });
 
-/** What enrichment measures about an asset's bytes. */
+const thumbnailSchema = z
+  .object({
+    size: z.number().int().openapi({ description: 'Bound of the longer edge in pixels (256 or 1024); smaller images are not enlarged.' }),
+    width: z.number().int(),
+    height: z.number().int(),
+    media_type: z.literal('image/webp'),
+    bytes: z.number().int(),
+    path: z.string().openapi({ description: 'API path that serves it to readers: GET /assets/{asset_id}/thumbnails/{size}.' }),
+  })
+  .openapi('AssetThumbnail');
+
+/** What enrichment measures about an asset's bytes; which fields are present depends on the kind of file. */
 const enrichmentSchema = z.object({
   size: z.number().int().openapi({ description: 'Bytes.' }),
   checksum: z.object({ algorithm: z.literal('sha256'), value: z.string() }),
   media_type: z.string(),
-  width: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
-  height: z.number().int().optional().openapi({ description: 'Images: pixels.' }),
-  image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpg, …).' }),
-  text_length: z.number().int().optional().openapi({ description: 'Text: characters (Unicode code points).' }),
+  width: z.number().int().optional().openapi({ description: 'Images: pixels, as displayed (EXIF orientation applied).' }),
+  height: z.number().int().optional().openapi({ description: 'Images: pixels, as displayed (EXIF orientation applied).' }),
+  image_format: z.string().optional().openapi({ description: 'Images: the format read from the bytes (png, jpeg, webp, …).' }),
+  orientation: z.number().int().min(1).max(8).optional().openapi({ description: 'Images: the EXIF orientation tag; 1 when there is none.' }),
+  thumbnails: z.array(thumbnailSchema).optional().openapi({ description: 'Images: upright WebP thumbnails, 256 and 1024 px on the longer edge.' }),
+  page_count: z.number().int().optional().openapi({ description: 'PDF: pages.' }),
+  text_length: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: 'Text, PDF, DOCX: characters (Unicode code points) of the extracted text, which GET /assets?q= searches.' }),
+  text_truncated: z.boolean().optional().openapi({ description: 'Present (true) when the extracted text was cut at 1,000,000 characters.' }),
+  encoding: z.string().optional().openapi({ description: 'Text: the encoding it was read in: utf-8, utf-16le, utf-16be (byte-order mark) or windows-1252.' }),
+  line_count: z.number().int().optional().openapi({ description: 'Text: lines (a final line break ends the last line).' }),
+  duration_seconds: z.number().optional().openapi({ description: 'Audio, video: duration.' }),
+  codec: z.string().optional().openapi({ description: 'Audio, video: codec (e.g. PCM, MPEG 1 Layer 3, AAC).' }),
+  bitrate: z.number().int().optional().openapi({ description: 'Audio, video: bits per second.' }),
+  container: z.string().optional().openapi({ description: 'Audio, video: container format (e.g. WAVE, MPEG, M4A/mp42).' }),
+  sample_rate: z.number().int().optional().openapi({ description: 'Audio: samples per second.' }),
+  channels: z.number().int().optional().openapi({ description: 'Audio: channels.' }),
 });
 
 /**
@@ -116,12 +143,39 @@ export const listAssetsQuery = z
     project_id: uuid.optional().openapi({ description: 'Only assets filed in this project.' }),
     created_by: userId.optional().openapi({ description: 'User id of the creator.' }),
     search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or content.' }),
+    q: z.string().trim().min(1).max(200).optional().openapi({
+      description:
+        'Full-text search of the title and the extracted text (English stemming; words, "quoted phrases", `or`, `-word`). Live assets only; ranked best first (title matches weigh more), each item with `search: {rank, snippet}`.',
+    }),
     deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted assets; default: only live ones.' }),
     ...pageQuery,
   })
   .strict();
 
-export const assetPage = pageOf(assetSchema).openapi('AssetPage');
+/**
+ * A list item: the asset, and with `q` how it matched. Built from the asset's fields rather than
+ * extending it, so the document shows one closed object (an allOf of two closed objects admits nothing).
+ */
+export const assetListItemSchema = z
+  .object({
+    ...assetSchema.shape,
+    search: z
+      .object({
+        rank: z.number().openapi({ description: 'ts_rank of the match; higher is better.' }),
+        snippet: z.string().openapi({ description: 'Text around the matches, each in `<mark>…</mark>`; the rest is the text as is (not HTML-escaped).' }),
+      })
+      .optional()
+      .openapi({ description: 'Only with `q`.' }),
+  })
+  .strict()
+  .openapi('AssetListItem');
+
+export const assetPage = pageOf(assetListItemSchema).openapi('AssetPage');
+
+export const thumbnailParams = z.object({
+  asset_id: uuid.openapi({ description: 'Asset id (uuid).' }),
+  size: z.enum(['256', '1024']).openapi({ description: 'Longer-edge bound of the thumbnail.' }),
+});
 
 export const assetModelSchema = z
   .object({

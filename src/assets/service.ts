@@ -1,11 +1,13 @@
 import { changeLive, fileIntoProjectOnCreate, listReadable, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
+import { badRequest } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { assetEnrichmentJob } from './jobs.ts';
-import { assetColumns, type AssetRow } from './presenter.ts';
+import { assetColumns, type AssetRow, presentAsset } from './presenter.ts';
+import { type AssetMatch, searchAssetRows } from './search.ts';
 import type { createAssetBody, listAssetsQuery, updateAssetBody } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 
@@ -83,8 +85,24 @@ export const restoreAsset = (deps: Deps, actor: Actor, id: string) => restore<As
 
 export type AssetFilters = z.output<typeof listAssetsQuery>;
 
-/** Newest first; the readable-by predicate runs in SQL, so pages never hold a row the caller cannot read. */
-export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow>> {
+/**
+ * Newest first; the readable-by predicate runs in SQL, so pages never hold a row the caller cannot
+ * read. With `q`, a full-text search instead (./search.ts): best match first, live assets only.
+ */
+export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow & { search?: AssetMatch }>> {
+  if (filters.q !== undefined) {
+    if (filters.deleted) throw badRequest('query.q: cannot be combined with deleted=true (search finds live assets only)', ['q']);
+    return searchAssetRows(deps.db, actor, {
+      organizationId: filters.organization_id,
+      q: filters.q,
+      projectId: filters.project_id,
+      type: filters.type,
+      createdBy: filters.created_by,
+      contains: filters.search,
+      limit: filters.limit,
+      cursor: filters.cursor,
+    });
+  }
   return listReadable<AssetRow>(deps.db, actor, 'asset', filters, {
     alias: 'a',
     columns: assetColumns,
@@ -94,3 +112,6 @@ export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Pro
     },
   });
 }
+
+/** A list item: the asset, and how it matched a search. */
+export const presentListedAsset = (row: AssetRow & { search?: AssetMatch }) => ({ ...presentAsset(row), ...(row.search && { search: row.search }) });

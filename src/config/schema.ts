@@ -172,6 +172,9 @@ export const configSchema = z
       .int()
       .min(1)
       .default(50 * 1024 * 1024),
+    /** Enrichment refuses (before decoding) images of more pixels than this: decompression bombs. Tests pause after each recorded stage. */
+    ASSET_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(100_000_000),
+    ASSET_ENRICHMENT_STAGE_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
      * Connections per process (README "Connection budget", src/db/budget.ts): the knex pool's
      * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool

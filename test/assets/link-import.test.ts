@@ -147,6 +147,16 @@ describe('link import and enrichment (worker)', function () {
       width: 3,
       height: 2,
       image_format: 'png',
+      orientation: 1,
+      // Smaller than both bounds: never enlarged.
+      thumbnails: [256, 1024].map((size, i) => ({
+        size,
+        width: 3,
+        height: 2,
+        media_type: 'image/webp',
+        bytes: asset.enrichment.thumbnails[i].bytes,
+        path: `/assets/${id}/thumbnails/${size}`,
+      })),
     });
     expect({ import_error: asset.import_error, enrichment_error: asset.enrichment_error }).to.deep.equal({ import_error: null, enrichment_error: null });
     const file = await fetch(`${server.url}/assets/${id}/file`, { headers: { authorization: `Bearer ${alice.token}` } });

@@ -106,6 +106,8 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   invitation_id: { missing: randomUUID },
   grant_id: { missing: randomUUID },
   resource_type: { missing: () => 'canvas', existing: 'canvas', fixedKind: true },
+  // A thumbnail size of an asset (the asset id decides what exists).
+  size: { missing: () => '256', existing: '256', fixedKind: true },
   resource_id: { missing: randomUUID },
   doc_id: { missing: randomUUID },
   connector_id: { missing: randomUUID },

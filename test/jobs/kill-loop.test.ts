@@ -131,6 +131,8 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
       EMAIL_SANDBOX_DELAY_MS: '100',
       GENERATION_SANDBOX_DELAY_MS: '100',
       CHAT_SANDBOX_DELAY_MS: '20',
+      // An enrichment pauses after each recorded stage, so kills land between its stages too (the retry resumes).
+      ASSET_ENRICHMENT_STAGE_DELAY_MS: '50',
     });
     workers.add(worker);
     worker.waitForOutput(/"worker started"/).then(
