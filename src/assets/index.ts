@@ -1,4 +1,5 @@
 // The assets domain's public module: what other domains may import from it.
 export { type AssetRow, assetColumns, presentAsset } from './presenter.ts';
+export { recordAssetEvent } from './events.ts';
 export { assetIdParams, assetSchema } from './schema.ts';
 export { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from './generated.ts';

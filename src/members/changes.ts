@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import { requireAuthorityOver } from './authority.ts';
 import { lockAssignableRole } from './role-catalog.ts';
 import { findMember } from './directory.ts';
+import { recordMemberEvent } from './events.ts';
 import { lockOwners, requireAnotherOwner } from './owners.ts';
 import type { MemberRow } from './presenter.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -52,6 +53,7 @@ export async function changeMemberRole(deps: Deps, actor: Caller, organizationId
  * re-invitation starts from nothing rather than silently reviving old access. Returns how many went.
  */
 async function endMembership(trx: Knex.Transaction, organizationId: string, userId: string): Promise<number> {
+  await recordMemberEvent(trx, 'member.removed', organizationId, userId);
   await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
   return trx('resource_grants').where({ organization_id: organizationId, user_id: userId }).delete();
 }
