@@ -5,6 +5,7 @@ import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
 import { cycleRefillsJob } from './billing/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from './credits/jobs.ts';
 import { chatRunJob } from './conversations/jobs.ts';
+import { deleteOldEventsJob } from './events/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
@@ -40,6 +41,7 @@ export const allJobs: readonly JobDefinition[] = [
   refreshTrendsJob,
   sweepRateLimitWindowsJob,
   deleteExpiredIdempotencyKeysJob,
+  deleteOldEventsJob,
   bulkActionJob,
   consoleSnapshotJob,
 ];
