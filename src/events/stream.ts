@@ -39,8 +39,12 @@ export const STREAMS_PER_CALLER = 5;
 const HEARTBEAT_MS = 15_000;
 /** A stream's lease outlives a few missed heartbeats; a dead process's streams lapse after it. */
 const LEASE_SECONDS = 60;
-/** How soon to look again when committed events wait behind an older open transaction. */
+/**
+ * How soon to look again when committed events wait behind an older open transaction (no
+ * notification tells when that one ends): soon, then backing off while it stays open.
+ */
 const HELD_BACK_RETRY_MS = 100;
+const HELD_BACK_RETRY_MAX_MS = 2_000;
 const BATCH = 200;
 
 /** How many event streams this process serves now. */
@@ -119,6 +123,7 @@ export async function streamEvents(deps: Deps, actor: Actor, organizationId: str
   let reading = false;
   let again = false;
   let retry: NodeJS.Timeout | null = null;
+  let heldBackDelay = HELD_BACK_RETRY_MS;
   let unsubscribe = () => {};
   const ping = setInterval(() => {
     stream.write(': ping\n\n');
@@ -163,6 +168,13 @@ export async function streamEvents(deps: Deps, actor: Actor, organizationId: str
         LIMIT ${BATCH}`,
       [...visible.bindings, ...(options.types ? [options.types] : []), organizationId, position.xid, position.seq] as Knex.RawBinding[],
     )) as { rows: StreamRow[] };
+    // The membership read again after the batch: one removed or changed while it was read sends
+    // nothing of it (the batch is read again under the new role, or the stream ends).
+    if (rows.some((row) => row.visible)) {
+      const after = await new Actor(actor.caller, deps.db).membership(organizationId);
+      if (!after) return 'gone';
+      if (after.role !== membership.role) return 'more';
+    }
     for (const row of rows) {
       // Rows come in (xid, seq) order, so the ready ones are a prefix: stop at the first still held back.
       if (!row.ready) return 'held_back';
@@ -189,11 +201,14 @@ export async function streamEvents(deps: Deps, actor: Actor, organizationId: str
           state = await readBatch();
           if (state === 'gone') return end();
         } while ((again || state === 'more') && !ended);
-        if (state === 'held_back' && !ended && !retry)
+        if (state !== 'held_back') heldBackDelay = HELD_BACK_RETRY_MS;
+        else if (!ended && !retry) {
           retry = setTimeout(() => {
             retry = null;
             wake();
-          }, HELD_BACK_RETRY_MS);
+          }, heldBackDelay);
+          heldBackDelay = Math.min(heldBackDelay * 2, HELD_BACK_RETRY_MAX_MS);
+        }
       } catch (error) {
         deps.log.warn({ err: error, organization_id: organizationId }, 'event stream: reading the events failed');
         end();
