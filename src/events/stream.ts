@@ -134,9 +134,14 @@ export async function streamEvents(deps: Deps, actor: Actor, organizationId: str
       .catch((error: unknown) => deps.log.warn({ err: error }, 'event stream: renewing its lease failed'));
     wake(); // the polling fallback
   }, HEARTBEAT_MS);
+  let closed = () => {};
+  const stopped = new Promise<void>((resolve) => (closed = resolve));
+  /** A slow reader holds the next batch back rather than growing the buffer without bound. */
+  const drained = () => (stream.writableNeedDrain ? Promise.race([new Promise<void>((resolve) => stream.once('drain', resolve)), stopped]) : Promise.resolve());
   const end = () => {
     if (ended) return;
     ended = true;
+    closed();
     clearInterval(ping);
     if (retry) clearTimeout(retry);
     unsubscribe();
@@ -198,6 +203,7 @@ export async function streamEvents(deps: Deps, actor: Actor, organizationId: str
         let state: Awaited<ReturnType<typeof readBatch>>;
         do {
           again = false;
+          await drained();
           state = await readBatch();
           if (state === 'gone') return end();
         } while ((again || state === 'more') && !ended);
