@@ -5,7 +5,7 @@
 /** Domain folders of src/: business areas, each with its routes, schemas, services and SQL. */
 const DOMAINS = [
   'access', 'activity', 'alert-policy', 'assets', 'billing', 'canvases', 'chat-models', 'connectors', 'conversations',
-  'credits', 'generations', 'invitations', 'library', 'members', 'metering', 'operations', 'organizations', 'projects', 'reading', 'reports', 'roles',
+  'credits', 'events', 'generations', 'invitations', 'library', 'members', 'metering', 'operations', 'organizations', 'projects', 'reading', 'reports', 'roles',
   'scheduled-tasks', 'search', 'skill-listings', 'skills', 'social', 'users',
 ];
 const domain = `^src/(${DOMAINS.join('|')})/`;

@@ -9,6 +9,7 @@ import { assetEnrichmentJob, assetImportJob } from '../assets/jobs.ts';
 import { cycleRefillsJob } from '../billing/jobs.ts';
 import { chatRunJob } from '../conversations/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../credits/jobs.ts';
+import { deleteOldEventsJob } from '../events/jobs.ts';
 import { generationJob } from '../generations/jobs.ts';
 import { invitationEmailJob } from '../invitations/jobs.ts';
 import { meteredCallJob } from '../metering/jobs.ts';
@@ -91,6 +92,9 @@ export const allJobs: readonly RunnableJob[] = [
   }),
   bindJob(bulkActionJob, {
     handler: () => import('../operations/bulk-runner.ts').then((m) => m.runBulkAction),
+  }),
+  bindJob(deleteOldEventsJob, {
+    handler: () => import('../events/handlers.ts').then((m) => m.deleteOldEventsHandler),
   }),
   bindJob(consoleSnapshotJob, {
     handler: () => import('../operations/snapshot.ts').then((m) => m.takeSnapshot),

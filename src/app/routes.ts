@@ -12,6 +12,7 @@ import { billingRoutes } from '../billing/routes.ts';
 import { billingWebhookRoutes } from '../billing/webhook-route.ts';
 import { connectorRoutes } from '../connectors/routes.ts';
 import { conversationRoutes } from '../conversations/routes.ts';
+import { eventRoutes, registerEventWebhooks } from '../events/index.ts';
 import { creditRoutes } from '../credits/routes.ts';
 import { invitationRoutes } from '../invitations/routes.ts';
 import { libraryRoutes } from '../library/routes.ts';
@@ -49,6 +50,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...memberRoutes,
   ...roleRoutes,
   ...activityRoutes,
+  ...eventRoutes,
   ...alertPolicyRoutes,
   ...invitationRoutes,
   ...accessRoutes,
@@ -78,10 +80,10 @@ export const apiRoutes: readonly AnyRoute[] = [
 /** Static pages, served before authentication: the operator job console (it calls the /ops API with the operator's token). */
 export const pages = [opsConsole()];
 
-export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages };
+export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages, events: registerEventWebhooks };
 
 /** The document served at /openapi.json; `npm run lint:openapi` lints this same document. */
 export const openApiDocument = (version: string) => {
   registerResourceTypes(resourceTypes);
-  return buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version });
+  return buildOpenApiDocument([...plumbingRoutes, ...webhookRoutes, ...apiRoutes], { version, webhooks: registerEventWebhooks });
 };

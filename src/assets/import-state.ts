@@ -3,6 +3,7 @@ import type { Db, Tx } from '../db/knex.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Enrichment } from './enrichment.ts';
+import { recordAssetEvent } from './events.ts';
 import { assetEnrichmentJob } from './jobs.ts';
 import { assetTypeOf, titleFromUrl } from './media-types.ts';
 import { assetFileUrl, type AssetRow, type ImportParameters, type JobFailure } from './presenter.ts';
@@ -79,6 +80,7 @@ export async function completeImport(deps: Deps, asset: ImportSubject, file: Imp
       subjectId: asset.id,
       data: { content_type: file.contentType, size: file.size },
     });
+    await recordAssetEvent(trx, 'asset.import.succeeded', asset.id);
     await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: asset.id }, { organizationId: asset.organization_id });
     return true;
   });
@@ -105,6 +107,7 @@ export async function failImport(db: Db | Tx, asset: ImportSubject, reason: JobF
       subjectId: asset.id,
       data: { ...reason },
     });
+    await recordAssetEvent(trx, 'asset.import.failed', asset.id);
     return true;
   });
 }
@@ -173,6 +176,7 @@ export async function finishEnrichment(db: Db | Tx, asset: Pick<EnrichmentSubjec
       subjectId: asset.id,
       data: outcome.state === 'success' ? { enrichment: outcome.enrichment } : { enrichment_error: outcome.error },
     });
+    if (outcome.state === 'success') await recordAssetEvent(trx, 'asset.enriched', asset.id);
     return true;
   });
 }

@@ -6,3 +6,4 @@
  */
 export { billingCyclePeriods } from './credit-period.ts';
 export { starterGrant } from './starter-grant.ts';
+export { subscriptionSchema } from './schema.ts';

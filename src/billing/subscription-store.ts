@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
+import { recordEvent } from '../core/events.ts';
 import { organizationCreatedAt } from '../organizations/index.ts';
 import { periodContaining, plans, type Plan, type PlanKey } from '../providers/billing/plans.ts';
+import { presentSubscription } from './presenter.ts';
 
 export interface SubscriptionRow {
   organization_id: string;
@@ -60,6 +62,13 @@ export async function updateSubscription(
     .where({ organization_id: organizationId })
     .update({ ...changes, updated_at: trx.fn.now() })
     .returning('*');
+  // Every change of the subscription (plan, schedule, status, period) goes through here: one event each.
+  await recordEvent(trx, {
+    organizationId,
+    type: 'billing.subscription.updated',
+    subject: null,
+    object: presentSubscription(row as SubscriptionRow),
+  });
   return row as SubscriptionRow;
 }
 

@@ -17,3 +17,4 @@ export {
   stopChatRun,
 } from './scheduled.ts';
 export type { RunRow as ChatRunRow } from './runs.ts';
+export { runSchema as chatRunSchema } from './run-schema.ts';

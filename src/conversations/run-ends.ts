@@ -2,6 +2,7 @@
 // rest released), or the hold released; the conversation's lock freed; followers told — all in the
 // transaction that ends the job. Lock order: (job row) → conversation → run → hold → balance.
 import type { Knex } from 'knex';
+import { recordEvent } from '../core/events.ts';
 import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
 import { outcomeOfEnd, settleCall } from '../metering/index.ts';
 import type { ChatUsage } from '../providers/chat/index.ts';
@@ -9,6 +10,7 @@ import type { ChatRunPayload } from './jobs.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
+import { presentRun } from './runs.ts';
 
 /** Locks the conversation, then the run (the order the API uses); null when the run already ended. */
 async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | null> {
@@ -23,6 +25,22 @@ async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | 
 async function unlock(trx: Knex.Transaction, run: RunRow, length: number): Promise<void> {
   await trx('conversations').where({ id: run.conversation_id, active_run_id: run.id }).update({ active_run_id: null, active_run_at: null });
   await notifyRunEvent(trx, run, length);
+}
+
+const eventOfStatus = { succeeded: 'conversation.run.succeeded', stopped: 'conversation.run.canceled', failed: 'conversation.run.failed' } as const;
+
+/** Ends the run row and records its event (about the conversation: its readers may see it). */
+async function endRun(trx: Knex.Transaction, run: RunRow, changes: Partial<RunRow> & { status: keyof typeof eventOfStatus }): Promise<void> {
+  const [ended] = (await trx('chat_runs')
+    .where({ id: run.id })
+    .update({ ...changes, ...(changes.error && { error: JSON.stringify(changes.error) }), updated_at: trx.fn.now() })
+    .returning('*')) as RunRow[];
+  await recordEvent(trx, {
+    organizationId: ended!.organization_id,
+    type: eventOfStatus[changes.status],
+    subject: { type: 'chat_conversation', id: ended!.conversation_id },
+    object: presentRun(ended!),
+  });
 }
 
 /** Appends `answer` as the assistant message under the answered one (it becomes the active leaf). */
@@ -62,18 +80,14 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
     const outcome = { status: 'succeeded' as const, result: { answer_message_id: answerId, status }, pages: 1, credits: creditsFor(usage, prices) };
     charged = (await settleCall(trx, run.id, outcome, { ledger: turnLedger(run) })).credits_charged ?? 0;
   }
-  await trx('chat_runs')
-    .where({ id: run.id })
-    .update({ status, snapshot: answer, answer_message_id: answerId, credits_charged: charged, updated_at: trx.fn.now() });
+  await endRun(trx, run, { status, snapshot: answer, answer_message_id: answerId, credits_charged: charged });
   await unlock(trx, run, answer.length);
 }
 
 /** The run did not answer: its call's hold goes back, it records why, the lock is freed. */
 async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Promise<void> {
   if (run.hold_id !== null) await settleCall(trx, run.id, outcomeOfEnd('failed', error), { ledger: turnLedger(run) });
-  await trx('chat_runs')
-    .where({ id: run.id })
-    .update({ status: 'failed', error: JSON.stringify(error), credits_charged: 0, updated_at: trx.fn.now() });
+  await endRun(trx, run, { status: 'failed', error: { code: error.code, message: error.message }, credits_charged: 0 });
   await unlock(trx, run, run.snapshot.length);
 }
 

@@ -3,11 +3,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
+import { recordEvent } from '../core/events.ts';
 import { memberEmails } from '../members/index.ts';
 import { alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
+import { creditsOf } from './service.ts';
 import { inTransaction } from '../db/transaction.ts';
 import { organizationName } from '../organizations/index.ts';
 
@@ -58,7 +60,10 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
 
     const policy = await alertPolicyOf(trx, organizationId);
     const organization = await organizationName(trx, organizationId, { live: true });
-    if (!policy.enabled || organization === undefined) return 0;
+    if (organization === undefined) return 0;
+    // Running out is an event whatever the alert policy says (the policy decides e-mails and thresholds).
+    if (previous > 0 && available <= 0) await recordBalanceEvent(trx, 'credits.exhausted', organizationId, 0);
+    if (!policy.enabled) return 0;
     const crossed = policy.lowBalanceThresholds.filter((threshold) => previous > threshold && available <= threshold);
     if (crossed.length === 0) return 0;
     const recipients = await recipientsOf(trx, organizationId, policy.notifyRoles, policy.extraRecipients);
@@ -72,6 +77,7 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
         subjectId: organizationId,
         data: { threshold, available, previous, recipients: recipients.length, crossing_id: crossing },
       });
+      await recordBalanceEvent(trx, 'credits.low_balance', organizationId, threshold);
       for (const to of recipients) {
         await deps.jobs.enqueue(
           trx,
@@ -90,6 +96,11 @@ async function checkOrganization(deps: Deps, organizationId: string): Promise<nu
     }
     return crossed.length;
   });
+}
+
+/** The organization's credits as GET /credits presents them, with the threshold crossed (0: exhausted). */
+async function recordBalanceEvent(trx: Knex.Transaction, type: 'credits.low_balance' | 'credits.exhausted', organizationId: string, threshold: number) {
+  await recordEvent(trx, { organizationId, type, subject: null, object: { ...(await creditsOf(trx, organizationId)), threshold } });
 }
 
 async function recipientsOf(trx: Knex.Transaction, organizationId: string, roles: string[], extra: string[]): Promise<string[]> {

@@ -1,2 +1,4 @@
 // The generations domain's public module.
 export { generationModelCatalog, type GenerationModelRow } from './models.ts';
+export { generationSchema } from './schema.ts';
+export { readableGenerationSql } from './readable.ts';

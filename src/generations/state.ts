@@ -1,5 +1,7 @@
 // The generation row's end states, written inside the settle of its metered call (src/metering/settle.ts).
 import type { Knex } from 'knex';
+import { recordEvent } from '../core/events.ts';
+import { type GenerationRow, presentGeneration } from './presenter.ts';
 
 export async function endGeneration(
   trx: Knex.Transaction,
@@ -8,7 +10,7 @@ export async function endGeneration(
     | { status: 'succeeded'; assetIds: string[]; creditsCharged: number; sandbox: boolean }
     | { status: 'failed' | 'canceled'; error: { code: string; message: string } },
 ): Promise<void> {
-  await trx('generations')
+  const [ended] = (await trx('generations')
     .where({ id })
     .whereIn('status', ['queued', 'running'])
     .update({
@@ -18,5 +20,14 @@ export async function endGeneration(
         : { credits_charged: 0, error: JSON.stringify(end.error) }),
       finished_at: trx.fn.now(),
       updated_at: trx.fn.now(),
+    })
+    .returning('*')) as GenerationRow[];
+  // Only the attempt that ended it tells: a repeated end changes nothing and records nothing.
+  if (ended)
+    await recordEvent(trx, {
+      organizationId: ended.organization_id,
+      type: `generation.${end.status}`,
+      subject: { type: 'generation', id: ended.id },
+      object: presentGeneration(ended),
     });
 }

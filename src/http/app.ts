@@ -1,3 +1,4 @@
+import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import type { Registry } from 'prom-client';
@@ -20,7 +21,14 @@ export interface AppOptions {
    * The operations to serve (src/app/routes.ts), grouped by how they are authenticated, and static
    * pages (the job console) served before authentication: they hold no data, the API they call does.
    */
-  routes: { plumbing: readonly AnyRoute[]; webhooks: readonly AnyRoute[]; api: readonly AnyRoute[]; pages?: readonly Koa.Middleware[] };
+  routes: {
+    plumbing: readonly AnyRoute[];
+    webhooks: readonly AnyRoute[];
+    api: readonly AnyRoute[];
+    pages?: readonly Koa.Middleware[];
+    /** Documents the events the service sends (the OpenAPI `webhooks` section). */
+    events?: (registry: OpenAPIRegistry) => void;
+  };
   /** HS256 secret (undefined when tokens are verified through a JWKS). */
   jwtSecret: string | undefined;
   version: string;
@@ -74,7 +82,7 @@ function serveMetrics(registry: Registry, token: string) {
 export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], metrics }: AppOptions): Koa {
   // Koa's `proxy` stays off: it would believe X-Forwarded-* from any peer. ./middleware/client-address.ts sets ctx.ip as TRUST_PROXY says.
   const app = new Koa();
-  const openapi = buildOpenApiDocument([...routes.plumbing, ...routes.webhooks, ...routes.api], { version });
+  const openapi = buildOpenApiDocument([...routes.plumbing, ...routes.webhooks, ...routes.api], { version, webhooks: routes.events });
 
   // Webhooks sit with the plumbing, before authentication: they carry a signature, not a token.
   const plumbing = mount(new Router(), [...routes.plumbing, ...routes.webhooks], deps);

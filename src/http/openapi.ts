@@ -41,6 +41,8 @@ const tagDescriptions: Record<string, string> = {
   Invitations: 'Invitations to join an organization',
   Credits: 'Credits: balance, grants, the immutable ledger, chat-run holds and member spending limits',
   Activity: 'The activity feed: every change to an organization, recorded with it',
+  Events:
+    'Typed events of what ended asynchronously (imports, generations, chat and scheduled runs, credits, members, billing): listed, streamed live, and the `webhooks` section',
   'Alert policy': 'Credit-balance alerts of an organization',
   Access: 'General access, per-user grants and inherited access of assets, chats, canvases, projects, scheduled tasks and skills',
   Assets:
@@ -107,7 +109,10 @@ const replayedHeader: NonNullable<ResponseConfig['headers']> = {
 };
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
-export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {
+export function buildOpenApiDocument(
+  routes: readonly AnyRoute[],
+  info: { version: string; serverUrl?: string; webhooks?: ((registry: OpenAPIRegistry) => void) | undefined },
+) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   const versionHeader = z
@@ -167,6 +172,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
   }
 
   registerMetricsPath(registry, error);
+  // What the service sends rather than serves (the OpenAPI 3.1 `webhooks` section): the event types.
+  info.webhooks?.(registry);
 
   const tags = [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: tagDescriptions[name] ?? name }));
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

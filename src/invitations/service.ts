@@ -1,3 +1,4 @@
+import { recordEvent } from '../core/events.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, forbidden } from '../core/errors.ts';
 import { paginate, type Page } from '../core/pagination.ts';
@@ -6,7 +7,7 @@ import { addMembership, hasMemberWithEmail, lockAssignableRole, requireAuthority
 import type { Deps } from '../platform/deps.ts';
 import { loadInvitation, requireAssignableRole, requireInvitee, requireManager, type InvitationAccess } from './access.ts';
 import { invitationEmailJob } from './jobs.ts';
-import { effectiveStatusSql, invitationColumns, type InvitationRow } from './presenter.ts';
+import { effectiveStatusSql, invitationColumns, type InvitationRow, presentInvitation } from './presenter.ts';
 import { INVITATION_TTL_DAYS, type InvitationStatus } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 
@@ -132,7 +133,9 @@ export async function acceptInvitation(deps: Deps, actor: Actor, organizationId:
       subjectId: actor.userId,
       data: { role: invitation.role, invitation_id: invitationId },
     });
-    return reload(trx, invitationId);
+    const accepted = await reload(trx, invitationId);
+    await recordEvent(trx, { organizationId, type: 'invitation.accepted', subject: null, object: presentInvitation(accepted) });
+    return accepted;
   });
 }
 

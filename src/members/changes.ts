@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import { requireAuthorityOver } from './authority.ts';
 import { lockAssignableRole } from './role-catalog.ts';
 import { findMember } from './directory.ts';
+import { recordMemberEvent } from './events.ts';
 import { lockOwners, requireAnotherOwner } from './owners.ts';
 import type { MemberRow } from './presenter.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -53,6 +54,7 @@ export async function changeMemberRole(deps: Deps, actor: Caller, organizationId
  * access), in the same transaction. Returns what they removed, for the activity entry.
  */
 async function endMembership(deps: Deps, trx: Knex.Transaction, organizationId: string, userId: string): Promise<Record<string, number>> {
+  await recordMemberEvent(trx, 'member.removed', organizationId, userId);
   await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
   const removed: Record<string, number> = {};
   for (const listener of deps.memberRemoved) Object.assign(removed, await listener(trx, { organizationId, userId }));

@@ -34,4 +34,4 @@ export {
   type Role,
 } from './permissions.ts';
 export { builtInRoleList, lockAssignableRole, memberCounts, roleColumns, roleFromRow, rolesOf } from './role-catalog.ts';
-export { roleKey } from './schema.ts';
+export { memberSchema, roleKey } from './schema.ts';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { forbidden, notFound } from '../core/errors.ts';
 import { queryPrepared } from '../db/prepared.ts';
+import { recordMemberEvent } from './events.ts';
 import { builtInRolePermissions, isBuiltInRole, type OrganizationPermission } from './permissions.ts';
 
 /**
@@ -145,6 +146,7 @@ export async function isMember(db: Knex, organizationId: string, userId: string)
 /** Adds a member (organization creation, an accepted invitation). */
 export async function addMembership(trx: Knex.Transaction, organizationId: string, userId: string, role: string): Promise<void> {
   await trx('organization_members').insert({ organization_id: organizationId, user_id: userId, role });
+  await recordMemberEvent(trx, 'member.added', organizationId, userId);
 }
 
 /** Memberships `m` of the user in live organizations `o`, to select from and page. */

@@ -5,7 +5,7 @@ import type { ChatRunRow } from '../conversations/index.ts';
 import { enqueueBalanceAlertCheck } from '../credits/index.ts';
 import type { EndContext, EndReason, JobEnds } from '../jobs/define.ts';
 import { type ScheduledTaskRunPayload, type ScheduledTaskStartPayload, scheduledTaskEmailJob } from './jobs.ts';
-import { OPEN_RUN_STATES, type TaskRunRow } from './runs.ts';
+import { OPEN_RUN_STATES, recordRunsEnded, type TaskRunRow } from './runs.ts';
 
 /** What the start job hands its `succeeded` end: whether the turn started (a disabled or deleted task starts nothing). */
 export interface RunStart {
@@ -38,9 +38,11 @@ async function endRun(
       await trx('scheduled_task_runs').where({ id: runId }).update({ credits_used: fields.credits_used });
     return;
   }
-  await trx('scheduled_task_runs')
+  const ended = (await trx('scheduled_task_runs')
     .where({ id: runId })
-    .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() });
+    .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() })
+    .returning('*')) as TaskRunRow[];
+  await recordRunsEnded(trx, ended);
   if (state === 'succeeded')
     for (const userId of current.email_recipients)
       await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: runId, user_id: userId }, { organizationId: current.organization_id });
@@ -52,10 +54,12 @@ export const TASK_STOPPED = { code: 'task_stopped', message: 'the task was disab
 /** Ends runs that never started their turn (still queued), in one statement: no credits used, nothing to mail. */
 export async function endUnstartedRuns(trx: Knex.Transaction, runIds: readonly string[], state: 'failed' | 'canceled', error: EndReason): Promise<void> {
   if (runIds.length === 0) return;
-  await trx('scheduled_task_runs')
+  const ended = (await trx('scheduled_task_runs')
     .whereIn('id', runIds)
     .where({ state: 'queued' })
-    .update({ state, credits_used: 0, error: JSON.stringify(error), finished_at: trx.fn.now() });
+    .update({ state, credits_used: 0, error: JSON.stringify(error), finished_at: trx.fn.now() })
+    .returning('*')) as TaskRunRow[];
+  await recordRunsEnded(trx, ended);
 }
 
 export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {

@@ -3,3 +3,4 @@ export { nextRunAfter, nextRuns, previewRuns, type Schedule, slotsBetween, valid
 export { triggerTaskRun } from './run-service.ts';
 export { taskIdOfScheduleKey, taskScheduleKey } from './schedule-key.ts';
 export { scheduleOf, type ScheduledTaskRow } from './presenter.ts';
+export { runSchema as scheduledTaskRunSchema } from './schema.ts';

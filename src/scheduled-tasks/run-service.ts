@@ -4,7 +4,7 @@ import { type Page, paginate } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
-import { createRun, OPEN_RUN_STATES, type RunSettings, type TaskRunRow } from './runs.ts';
+import { createRun, OPEN_RUN_STATES, recordRunsEnded, type RunSettings, type TaskRunRow } from './runs.ts';
 import { scheduledTaskRunJob } from './jobs.ts';
 import { cancelWorkOn } from '../jobs/ends.ts';
 import { stopChatRun } from '../conversations/index.ts';
@@ -60,13 +60,15 @@ export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ 
       await cancelWorkOn(trx, joined, scheduledTaskRunJob, 'run_id', run.id, reason);
       if (run.chat_run_id) await stopChatRun(joined, run.chat_run_id, reason);
     }
-    await trx('scheduled_task_runs')
+    const ended = (await trx('scheduled_task_runs')
       .whereIn(
         'id',
         open.map((run) => run.id),
       )
       .whereIn('state', OPEN_RUN_STATES)
-      .update({ state: 'canceled', error: JSON.stringify(reason), finished_at: trx.fn.now() });
+      .update({ state: 'canceled', error: JSON.stringify(reason), finished_at: trx.fn.now() })
+      .returning('*')) as TaskRunRow[];
+    await recordRunsEnded(trx, ended);
     return { canceled: open.length };
   });
 }

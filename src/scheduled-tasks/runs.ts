@@ -1,5 +1,6 @@
 // Runs of scheduled tasks: their row, how they are created (one per slot, or per trigger) and shown.
 import type { Knex } from 'knex';
+import { recordEvent } from '../core/events.ts';
 import { iso } from '../core/present.ts';
 import type { Deps } from '../platform/deps.ts';
 import { scheduledTaskRunJob, scheduledTaskStartJob } from './jobs.ts';
@@ -129,4 +130,20 @@ export function presentRun(row: TaskRunRow) {
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
   };
+}
+
+/**
+ * Records how each of these just-ended runs ended (`scheduled_task.run.<state>`), in the
+ * transaction that ended them; about the task, so whoever can read the task may see it.
+ */
+export async function recordRunsEnded(trx: Knex.Transaction, ended: readonly TaskRunRow[]): Promise<void> {
+  for (const run of ended) {
+    if (run.state === 'queued' || run.state === 'running') continue;
+    await recordEvent(trx, {
+      organizationId: run.organization_id,
+      type: `scheduled_task.run.${run.state}`,
+      subject: { type: 'scheduled_task', id: run.task_id },
+      object: presentRun(run),
+    });
+  }
 }

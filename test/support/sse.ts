@@ -3,6 +3,8 @@
 export interface SseEvent {
   event: string;
   data: any;
+  /** The frame's `id:` (only when it has one). */
+  id?: string;
 }
 
 /** The `event:` / `data:` frames of a text/event-stream body, as they arrive (comments and pings skipped). */
@@ -16,15 +18,19 @@ export async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncIterable
       buffer = buffer.slice(cut + 2);
       const event = /^event: (.*)$/m.exec(block)?.[1];
       const data = /^data: (.*)$/m.exec(block)?.[1];
-      if (event && data) yield { event, data: JSON.parse(data) };
+      const id = /^id: (.*)$/m.exec(block)?.[1];
+      if (event && data) yield { event, data: JSON.parse(data), ...(id !== undefined && { id }) };
     }
   }
 }
 
 /** Follows `path`: `events` fills as they arrive, `ended` resolves when the server closes the stream (or after `hangUp()`). */
-export async function follow(base: string, path: string, token: string) {
+export async function follow(base: string, path: string, token: string, headers: Record<string, string> = {}) {
   const controller = new AbortController();
-  const res = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, signal: controller.signal });
+  const res = await fetch(`${base}${path}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
   const events: SseEvent[] = [];
   const ended = (async () => {
     if (!res.ok) return;

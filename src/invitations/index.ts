@@ -1,0 +1,2 @@
+// The invitations domain's public module.
+export { invitationSchema } from './schema.ts';
