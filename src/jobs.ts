@@ -19,6 +19,7 @@ import {
 } from './scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from './social/trends/jobs.ts';
 import { deleteExpiredIdempotencyKeysJob, sweepRateLimitWindowsJob } from './platform/maintenance/jobs.ts';
+import { webhookDeliveryJob, webhookEndpointDisabledEmailJob } from './webhooks/jobs.ts';
 
 export const allJobs: readonly JobDefinition[] = [
   invitationEmailJob,
@@ -42,4 +43,6 @@ export const allJobs: readonly JobDefinition[] = [
   deleteExpiredIdempotencyKeysJob,
   bulkActionJob,
   consoleSnapshotJob,
+  webhookDeliveryJob,
+  webhookEndpointDisabledEmailJob,
 ];

@@ -121,6 +121,12 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType, Result = u
   sensitive: readonly string[];
   /** How long an attempt usually takes; one running past it on a live worker is flagged as stuck. */
   expectedSeconds: number;
+  /**
+   * The queue's own slots per worker and per concurrency group (default WORKER_CONCURRENCY and
+   * JOB_ORGANIZATION_CONCURRENCY): e.g. webhook deliveries wait on the network, not the database,
+   * and are grouped by endpoint so one slow endpoint holds only its own few slots.
+   */
+  work: { localConcurrency?: number; groupConcurrency?: number };
   handler: () => Promise<JobRun<z.output<Payload>, Result>>;
   /** How its resource ends; `null` for jobs whose work has no resource to settle (e-mails, maintenance). */
   ends: (() => Promise<JobEnds<z.output<Payload>, Result>>) | null;
@@ -149,6 +155,7 @@ export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
   sensitive?: readonly (keyof z.input<Payload> & string)[];
   /** Default: a minute. */
   expectedSeconds?: number;
+  work?: { localConcurrency?: number; groupConcurrency?: number };
   /** e.g. `() => import('./handlers.ts').then((m) => m.importLink)` */
   handler: () => Promise<JobRun<NoInfer<z.output<Payload>>, Result>>;
   ends?: () => Promise<JobEnds<NoInfer<z.output<Payload>>, NoInfer<Result>>>;
@@ -164,6 +171,7 @@ export function defineJob<Payload extends z.ZodType, Result = void>(spec: {
     searchable: spec.searchable ?? [],
     sensitive: spec.sensitive ?? [],
     expectedSeconds: spec.expectedSeconds ?? 60,
+    work: spec.work ?? {},
     handler: spec.handler,
     ends: spec.ends ?? null,
   };
