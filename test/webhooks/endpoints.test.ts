@@ -56,7 +56,9 @@ describe('webhook endpoints (API)', function () {
     const id = created.body.webhook_endpoint.id;
     const rotated = await suite.server.request('post', `${path()}/${id}/rotate-secret`, { token: owner.token });
     expect(rotated.status).to.equal(200);
-    expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(created.body.secret);
+    expect(rotated.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(created.body.secret);
     const ends = Date.parse(rotated.body.webhook_endpoint.secret_rotation_ends_at);
     expect(ends - Date.now()).to.be.within(23.9 * 3600_000, 24 * 3600_000);
   });

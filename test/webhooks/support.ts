@@ -82,7 +82,12 @@ export async function publishEvents(db: Db, url: string, events: readonly Webhoo
 
 let sequence = 0;
 /** An event about `subject` (null: about the organization itself). */
-export function anEvent(organizationId: string, type = 'asset.enriched', subject: WebhookEvent['subject'] = null, object: unknown = { hello: 'world' }): WebhookEvent {
+export function anEvent(
+  organizationId: string,
+  type = 'asset.enriched',
+  subject: WebhookEvent['subject'] = null,
+  object: unknown = { hello: 'world' },
+): WebhookEvent {
   sequence++;
   return {
     id: `evt_${Date.now().toString(36)}_${sequence}`,
