@@ -147,7 +147,7 @@ describe('webhook delivery (worker)', function () {
     receiver.on('/hang', () => ({ delayMs: 15_000 }));
     const endpoint = await createEndpoint(owner, '/hang');
     await publishEvents(db, url, [anEvent(org)]);
-    const attempt = await eventually('the timed-out attempt recorded', async () =>
+    const attempt: { latency_ms: number; delivery_id: string } = await eventually('the timed-out attempt recorded', async () =>
       db('webhook_delivery_attempts')
         .join('webhook_deliveries as d', 'd.id', 'delivery_id')
         .where('d.endpoint_id', endpoint.id)
