@@ -23,6 +23,7 @@ interface Prepared {
   organizationId: string;
   url: string;
   messageId: string;
+  eventType: string;
   body: string;
   secrets: string[];
 }
@@ -44,6 +45,8 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
   if (settled === 'succeeded' || settled === 'settled') return undefined;
   const why = outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : `the endpoint answered ${outcome.status}`;
   if (settled === 'disabled') throw failForGood('endpoint_disabled', `${why}; the endpoint failed for ${DISABLE_AFTER_HOURS} hours and was disabled`);
+  // A ping answers the person testing the endpoint now: it is not retried for days.
+  if (prepared.eventType === 'ping') throw failForGood('ping_failed', why);
   throw new Error(why);
 }
 
@@ -95,6 +98,7 @@ async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): P
     organizationId: endpoint.organization_id,
     url: endpoint.url,
     messageId: delivery.event_id,
+    eventType: delivery.event_type,
     body: JSON.stringify(delivery.payload),
     secrets,
   };

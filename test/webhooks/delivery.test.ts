@@ -246,6 +246,18 @@ describe('webhook delivery (worker)', function () {
     expect(cross.status).to.equal(404);
   });
 
+  it('does not retry a failed ping: the delivery fails at once with the answer', async () => {
+    receiver.on('/ping-down', () => ({ status: 502, body: 'bad gateway' }));
+    const endpoint = await createEndpoint(owner, '/ping-down');
+    await server.request('post', `${endpointsOf(org)}/${endpoint.id}/test`, { token: owner.token });
+    const [delivery] = await eventually('the ping failed', async () => {
+      const rows = await deliveriesOf(endpoint.id);
+      return rows[0]?.status === 'failed' ? rows : null;
+    });
+    expect(delivery).to.include({ attempts: 1, response_status: 502, response_body: 'bad gateway', status_reason: 'the endpoint answered 502' });
+    await eventually('its job failed without a retry', async () => (await jobOf(delivery.id))?.state === 'failed');
+  });
+
   it('checks the URL again at every attempt: a name resolving to loopback and a redirect to loopback are refused', async () => {
     receiver.on('/redirect', () => ({ status: 302, headers: { location: `${receiver.url}/target` } }));
     const dns = await createEndpoint(owner, '/dns');
