@@ -31,7 +31,7 @@ import { keyringFor, newSigningSecret, sealSigningSecret } from '../src/webhooks
 import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
-import { ascending, fmt, int, load, median, percentile, readFlags, waitFor } from './support/bench.ts';
+import { ascending, fmt, int, load, median, percentile, readFlags, text, waitFor } from './support/bench.ts';
 
 readFlags();
 const IDLE = int('IDLE', 100);
@@ -41,6 +41,7 @@ const SLOW_MS = int('SLOW_MS', 5000);
 const DRAIN = int('DRAIN', 1000);
 const ROUNDS = int('ROUNDS', 2);
 const FAN_OUT = 10;
+const PHASES = text('PHASES', 'abc');
 
 // ——— the receiver: arrival time of each (path, webhook-id) ———
 const arrivals = new Map<string, number>();
@@ -134,102 +135,125 @@ console.log(
   `bench:webhooks — load ${load()}, one worker (delivery queue: ${webhookDeliveryJob.work.localConcurrency} slots, ${ENDPOINT_CONCURRENCY} per endpoint)`,
 );
 
-// (a) idle: commit → delivered, one event at a time.
-await endpoints('asset.enriched', ['/idle']);
-const idle: number[] = [];
-for (let i = 0; i < IDLE; i++) {
-  const e = event('asset.enriched');
-  const committed = await publish([e]);
-  const at = await waitFor('an idle delivery', async () => arrived('/idle', e.id), 30_000, 1);
-  idle.push(at - committed);
-}
-console.log(`(a) idle, commit → delivered: ${show(summary(idle))}   [load ${load()}]`);
-
-// (b) fan-out to 10 endpoints at RATE events/s, without and then with a slow endpoint.
-async function fanOut(type: string, healthy: string[]): Promise<{ p50: number; p95: number; n: number }> {
-  const sent: { id: string; at: number }[] = [];
-  const started = performance.now();
-  for (let i = 0; i < RATE * SECONDS; i++) {
-    const due = started + (i * 1000) / RATE;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const e = event(type);
-    sent.push({ id: e.id, at: await publish([e]) });
-  }
-  const latencies: number[] = [];
-  for (const { id, at } of sent)
-    for (const path of healthy) latencies.push((await waitFor('a healthy delivery', async () => arrived(path, id), 120_000, 5)) - at);
-  return summary(latencies);
-}
 const paths = (prefix: string) => Array.from({ length: FAN_OUT }, (_, i) => `/${prefix}${i}`);
-const baselinePaths = paths('base');
-await endpoints('member.added', baselinePaths);
-const baseline = await fanOut('member.added', baselinePaths.slice(1));
-console.log(`(b) fan-out ×${FAN_OUT} at ${RATE}/s for ${SECONDS} s, all healthy — the 9 compared: ${show(baseline)}   [load ${load()}]`);
-const slowCase = paths('slow');
-slowPaths.add(slowCase[0]!);
-await endpoints('member.removed', slowCase);
-const withSlow = await fanOut('member.removed', slowCase.slice(1));
-console.log(
-  `    with ${slowCase[0]} answering after ${SLOW_MS} ms — the 9 healthy: ${show(withSlow)}; p95 ratio ${fmt.x(withSlow.p95 / baseline.p95)}, p50 ratio ${fmt.x(withSlow.p50 / baseline.p50)}   [load ${load()}]`,
-);
-await waitFor(
-  'the slow endpoint drained',
-  async () => ((await db('webhook_deliveries').where({ status: 'pending' }).first(db.raw('count(*)::int AS n'))).n === 0 ? true : undefined),
-  600_000,
-  500,
-);
 
-// (c) throughput: drain DRAIN deliveries, ours vs raw pg-boss (its handler POSTs the same body).
-const drainPaths = paths('drain');
-await endpoints('asset.import.succeeded', drainPaths);
-const body = JSON.stringify(event('asset.import.succeeded'));
-async function rawRound(): Promise<number> {
-  const boss = createBoss(url, 'worker', { max: 4 });
-  await boss.start();
-  const ids = Array.from({ length: DRAIN }, () => randomUUID());
-  await boss.work(
-    rawJob.name,
-    { batchSize: 1, localConcurrency: webhookDeliveryJob.work.localConcurrency ?? 4, groupConcurrency: ENDPOINT_CONCURRENCY, pollingIntervalSeconds: 0.5 },
-    async ([job]) => {
-      const { delivery_id, path } = job!.data as { delivery_id: string; path: string };
-      const response = await fetch(`${receiverUrl}${path}`, {
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json', 'webhook-id': delivery_id },
-      });
-      await response.text();
-    },
+if (PHASES.includes('a')) {
+  // (a) idle: commit → delivered, one event at a time.
+  await endpoints('asset.enriched', ['/idle']);
+  const idle: number[] = [];
+  for (let i = 0; i < IDLE; i++) {
+    const e = event('asset.enriched');
+    const committed = await publish([e]);
+    const at = await waitFor('an idle delivery', async () => arrived('/idle', e.id), 30_000, 1);
+    idle.push(at - committed);
+  }
+  console.log(`(a) idle, commit → delivered: ${show(summary(idle))}   [load ${load()}]`);
+}
+
+if (PHASES.includes('b')) {
+  // (b) fan-out to 10 endpoints at RATE events/s, without and then with a slow endpoint.
+  async function fanOut(type: string, healthy: string[]): Promise<{ p50: number; p95: number; n: number }> {
+    const sent: { id: string; at: number }[] = [];
+    const started = performance.now();
+    for (let i = 0; i < RATE * SECONDS; i++) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const e = event(type);
+      sent.push({ id: e.id, at: await publish([e]) });
+    }
+    const latencies: number[] = [];
+    for (const { id, at } of sent)
+      for (const path of healthy) latencies.push((await waitFor('a healthy delivery', async () => arrived(path, id), 120_000, 5)) - at);
+    return summary(latencies);
+  }
+  const baselinePaths = paths('base');
+  await endpoints('member.added', baselinePaths);
+  const baseline = await fanOut('member.added', baselinePaths.slice(1));
+  console.log(`(b) fan-out ×${FAN_OUT} at ${RATE}/s for ${SECONDS} s, all healthy — the 9 compared: ${show(baseline)}   [load ${load()}]`);
+  const slowCase = paths('slow');
+  slowPaths.add(slowCase[0]!);
+  await endpoints('member.removed', slowCase);
+  const withSlow = await fanOut('member.removed', slowCase.slice(1));
+  console.log(
+    `    with ${slowCase[0]} answering after ${SLOW_MS} ms — the 9 healthy: ${show(withSlow)}; p95 ratio ${fmt.x(withSlow.p95 / baseline.p95)}, p50 ratio ${fmt.x(withSlow.p50 / baseline.p50)}   [load ${load()}]`,
   );
-  const started = performance.now();
-  for (let i = 0; i < DRAIN; i += 100)
-    await sender.insert(
+  await waitFor(
+    'the slow endpoint drained',
+    async () => ((await db('webhook_deliveries').where({ status: 'pending' }).first(db.raw('count(*)::int AS n'))).n === 0 ? true : undefined),
+    600_000,
+    500,
+  );
+}
+
+if (PHASES.includes('c')) {
+  // (c) throughput: drain DRAIN deliveries, ours vs raw pg-boss (its handler POSTs the same body).
+  const drainPaths = paths('drain');
+  await endpoints('asset.import.succeeded', drainPaths);
+  const body = JSON.stringify(event('asset.import.succeeded'));
+  async function rawRound(): Promise<number> {
+    const boss = createBoss(url, 'worker', { max: 4 });
+    boss.on('error', (error) => console.error('raw pg-boss error', error));
+    await boss.start();
+    const ids = Array.from({ length: DRAIN }, () => randomUUID());
+    await boss.work(
       rawJob.name,
-      ids.slice(i, i + 100).map((id, j) => ({ data: { delivery_id: id, path: drainPaths[(i + j) % FAN_OUT] }, group: { id: drainPaths[(i + j) % FAN_OUT]! } })),
+      {
+        batchSize: 1,
+        localConcurrency: webhookDeliveryJob.work.localConcurrency ?? 4,
+        groupConcurrency: ENDPOINT_CONCURRENCY,
+        // As bench/support/raw-worker.ts: pg-boss's own pacing plus the wake-up after each job our slot waker does.
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: 0.5,
+        burstWhenReadyExceeds: 1,
+      },
+      async ([job]) => {
+        const { delivery_id, path } = job!.data as { delivery_id: string; path: string };
+        try {
+          const response = await fetch(`${receiverUrl}${path}`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', 'webhook-id': delivery_id },
+          });
+          await response.text();
+        } catch (error) {
+          console.error('raw handler failed', error);
+          throw error;
+        }
+      },
     );
-  console.log(`    raw: ${DRAIN} jobs queued in ${fmt.ms(performance.now() - started)}`);
-  await waitFor('raw drained', async () => (ids.every((id, n) => arrived(drainPaths[n % FAN_OUT]!, id)) ? true : undefined), 600_000, 50);
-  const rate = DRAIN / ((performance.now() - started) / 1000);
-  await boss.stop({ graceful: false, close: true });
-  return rate;
+    const started = performance.now();
+    for (let i = 0; i < DRAIN; i += 100)
+      await sender.insert(
+        rawJob.name,
+        ids
+          .slice(i, i + 100)
+          .map((id, j) => ({ data: { delivery_id: id, path: drainPaths[(i + j) % FAN_OUT] }, group: { id: drainPaths[(i + j) % FAN_OUT]! } })),
+      );
+    console.log(`    raw: ${DRAIN} jobs queued in ${fmt.ms(performance.now() - started)}`);
+    await waitFor('raw drained', async () => (ids.every((id, n) => arrived(drainPaths[n % FAN_OUT]!, id)) ? true : undefined), 600_000, 50);
+    const rate = DRAIN / ((performance.now() - started) / 1000);
+    await boss.stop({ graceful: false, close: true });
+    return rate;
+  }
+  async function oursRound(): Promise<number> {
+    const events = Array.from({ length: DRAIN / FAN_OUT }, () => event('asset.import.succeeded'));
+    const started = performance.now();
+    for (let i = 0; i < events.length; i += 10) await publish(events.slice(i, i + 10));
+    await waitFor('ours drained', async () => (events.every((e) => drainPaths.every((p) => arrived(p, e.id))) ? true : undefined), 600_000, 50);
+    return DRAIN / ((performance.now() - started) / 1000);
+  }
+  const raw: number[] = [];
+  const ours: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    raw.push(await rawRound());
+    ours.push(await oursRound());
+    console.log(`(c) round ${round}: raw pg-boss ${fmt.rate(raw.at(-1)!, ' jobs/s')}, ours ${fmt.rate(ours.at(-1)!, ' deliveries/s')}   [load ${load()}]`);
+  }
+  console.log(
+    `(c) throughput, ${DRAIN} deliveries over ${FAN_OUT} endpoints: ours / raw = ${fmt.x(median(ours) / median(raw))} (medians ${fmt.rate(median(ours))} / ${fmt.rate(median(raw))})`,
+  );
 }
-async function oursRound(): Promise<number> {
-  const events = Array.from({ length: DRAIN / FAN_OUT }, () => event('asset.import.succeeded'));
-  const started = performance.now();
-  for (let i = 0; i < events.length; i += 10) await publish(events.slice(i, i + 10));
-  await waitFor('ours drained', async () => (events.every((e) => drainPaths.every((p) => arrived(p, e.id))) ? true : undefined), 600_000, 50);
-  return DRAIN / ((performance.now() - started) / 1000);
-}
-const raw: number[] = [];
-const ours: number[] = [];
-for (let round = 1; round <= ROUNDS; round++) {
-  raw.push(await rawRound());
-  ours.push(await oursRound());
-  console.log(`(c) round ${round}: raw pg-boss ${fmt.rate(raw.at(-1)!, ' jobs/s')}, ours ${fmt.rate(ours.at(-1)!, ' deliveries/s')}   [load ${load()}]`);
-}
-console.log(
-  `(c) throughput, ${DRAIN} deliveries over ${FAN_OUT} endpoints: ours / raw = ${fmt.x(median(ours) / median(raw))} (medians ${fmt.rate(median(ours))} / ${fmt.rate(median(raw))})`,
-);
 
 await worker.stop();
 await sender.stop({ graceful: false, close: true });
