@@ -6,7 +6,7 @@ import { webhookDeliveryJob, webhookEndpointDisabledEmailJob, ENDPOINT_CONCURREN
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { eventually } from '../support/eventually.ts';
-import { createAsset, createOrganization, newMember, newUser, type TestUser } from '../support/factories.ts';
+import { createAsset, createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { fakeSmtp } from '../support/smtp.ts';
@@ -316,6 +316,29 @@ describe('webhook delivery (worker)', function () {
     await settled(owners.id, 4);
     expect(receiver.at('/integrator')).to.have.length(2);
     expect(receiver.at('/owner')).to.have.length(4);
+  });
+
+  it('shows the delivery backlog and failing endpoints beside the queues (/ops/webhooks)', async () => {
+    receiver.on('/health-down?token=receiver-secret', () => ({ status: 500 }));
+    const endpoint = await createEndpoint(owner, '/health-down?token=receiver-secret');
+    await publishEvents(db, url, [anEvent(org)]);
+    await eventually('the endpoint is failing', async () => (await db('webhook_endpoints').where({ id: endpoint.id }).first('failing_since')).failing_since);
+    const mine = await server.request('get', '/ops/webhooks', { token: owner.token, query: { organization_id: org } });
+    expect(mine.status).to.equal(200);
+    expect(mine.body.backlog.pending).to.equal(1);
+    expect(mine.body.backlog.oldest_pending_seconds).to.be.a('number');
+    expect(mine.body.failing_endpoints).to.have.length(1);
+    expect(mine.body.failing_endpoints[0]).to.deep.include({ endpoint_id: endpoint.id, organization_id: org, host: `127.0.0.1:${receiver.port}`, pending: 1 });
+    // The host only: a receiver's token in the URL is not shown to operators.
+    expect(JSON.stringify(mine.body)).to.not.include('receiver-secret');
+    const operatorView = await server.request('get', '/ops/webhooks', { token: newOperator().token });
+    expect(operatorView.status).to.equal(200);
+    expect(operatorView.body.failing_endpoints.map((e: { endpoint_id: string }) => e.endpoint_id)).to.include(endpoint.id);
+    const plain = await newMember(db, org, 'member');
+    expect((await server.request('get', '/ops/webhooks', { token: plain.token, query: { organization_id: org } })).status).to.equal(403);
+    const stranger = newUser();
+    await createOrganization(server, stranger);
+    expect((await server.request('get', '/ops/webhooks', { token: stranger.token, query: { organization_id: org } })).status).to.equal(403);
   });
 
   it('one slow endpoint holds at most its own slots: the others are delivered meanwhile', async () => {
