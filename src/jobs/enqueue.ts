@@ -52,7 +52,11 @@ export class JobQueue {
     { organizationId, continueWith, group, ...options }: EnqueueOptions,
   ): Promise<string> {
     const continuation = continueWith && continuationFor(continueWith);
-    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId(), continueWith: continuation });
+    const data = stamp(job.payload.parse(payload) as object, {
+      requestId: currentRequestId(),
+      continueWith: continuation,
+      groupedElsewhere: group && organizationId,
+    });
     const groupId = group ?? organizationId;
     const id = await this.boss.send(job.name, data, { ...options, ...(groupId && { group: { id: groupId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
@@ -70,7 +74,11 @@ export class JobQueue {
     await this.boss.insert(
       job.name,
       jobs.map(({ payload, organizationId, continueWith, group }) => ({
-        data: stamp(job.payload.parse(payload) as object, { requestId, continueWith: continueWith && continuationFor(continueWith) }),
+        data: stamp(job.payload.parse(payload) as object, {
+          requestId,
+          continueWith: continueWith && continuationFor(continueWith),
+          groupedElsewhere: group && organizationId,
+        }),
         ...((group ?? organizationId) && { group: { id: (group ?? organizationId)! } }),
       })),
       { db: fromKnex(trx) },

@@ -97,6 +97,13 @@ describe('webhook delivery (worker)', function () {
     const attempts = await db('webhook_delivery_attempts').where({ delivery_id: delivery.id });
     expect(attempts).to.have.length(1);
     expect(attempts[0]).to.include({ attempt: 1, response_status: 200, error_code: null });
+    // Its job is grouped by the endpoint (per-endpoint concurrency), its attempt history still names the organization.
+    const job = await jobOf(delivery.id);
+    await eventually(
+      'the attempt recorded for the organization',
+      async () => (await db('job_attempts').where({ job_id: job.id }).first('organization_id'))?.organization_id === org,
+    );
+    expect((await db('pgboss.job').where({ id: job.id }).first('group_id')).group_id).to.equal(endpoint.id);
     // Not subscribed: no delivery at all.
     expect(await deliveriesOf(other.id)).to.have.length(0);
     expect(receiver.at('/other-type')).to.have.length(0);
