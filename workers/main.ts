@@ -156,9 +156,9 @@ async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime:
       job.name,
       {
         batchSize: 1,
-        localConcurrency: config.WORKER_CONCURRENCY,
-        // Per organization, across every worker: one tenant's burst cannot take a queue's whole capacity.
-        groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY,
+        localConcurrency: job.work.localConcurrency ?? config.WORKER_CONCURRENCY,
+        // Per organization (or the queue's own group, e.g. a webhook endpoint), across every worker: one tenant's burst cannot take a queue's whole capacity.
+        groupConcurrency: job.work.groupConcurrency ?? config.JOB_ORGANIZATION_CONCURRENCY,
         // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished, its poll
         // finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS); pg-boss's own poll is a
         // backstop, and a known backlog is fetched without pause.

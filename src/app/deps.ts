@@ -13,16 +13,22 @@ import { createProviders } from '../platform/providers.ts';
 import { createReadOperations } from './read-operations.ts';
 import { registerResourceTypes, revokeGrantsOfRemovedMember } from '../access/index.ts';
 import { resourceTypes } from './resource-types.ts';
+import { onEventRecorded } from '../core/events.ts';
+import { fanOutEvent } from '../webhooks/index.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
   // Access, lists, the lifecycle and the feed read the resource types from here on (src/access/registry.ts).
   registerResourceTypes(resourceTypes);
   const providers = createProviders(config, db);
+  const jobs = new JobQueue(boss, allJobs);
+  // Every recorded event fans out to the organization's webhook endpoints in the recording
+  // transaction (one delivery job each). Keyed: a process building its deps again replaces it.
+  onEventRecorded('webhooks', (trx, event) => fanOutEvent(trx, event, { jobs }));
   return {
     config,
     creditPeriods: createCreditPeriods(),
     db,
-    jobs: new JobQueue(boss, allJobs),
+    jobs,
     log,
     organizationCreated: [starterGrant(providers.billing, config.STARTER_CREDITS)],
     memberRemoved: [revokeGrantsOfRemovedMember],

@@ -23,6 +23,7 @@ import {
   scheduledTaskStartJob,
 } from '../scheduled-tasks/jobs.ts';
 import { refreshTrendsJob } from '../social/trends/jobs.ts';
+import { webhookDeliveryJob, webhookEndpointDisabledEmailJob } from '../webhooks/jobs.ts';
 
 export const allJobs: readonly RunnableJob[] = [
   bindJob(invitationEmailJob, {
@@ -95,6 +96,13 @@ export const allJobs: readonly RunnableJob[] = [
   }),
   bindJob(deleteOldEventsJob, {
     handler: () => import('../events/handlers.ts').then((m) => m.deleteOldEventsHandler),
+  }),
+  bindJob(webhookDeliveryJob, {
+    handler: () => import('../webhooks/deliver.ts').then((m) => m.deliverWebhook),
+    ends: () => import('../webhooks/ends.ts').then((m) => m.deliveryEnds),
+  }),
+  bindJob(webhookEndpointDisabledEmailJob, {
+    handler: () => import('../webhooks/deliver.ts').then((m) => m.sendEndpointDisabledEmail),
   }),
   bindJob(consoleSnapshotJob, {
     handler: () => import('../operations/snapshot.ts').then((m) => m.takeSnapshot),

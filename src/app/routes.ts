@@ -29,6 +29,7 @@ import { scheduledTaskRoutes } from '../scheduled-tasks/routes.ts';
 import { operationsRoutes } from '../operations/routes.ts';
 import { opsConsole } from '../operations/console/serve.ts';
 import { socialTrendRoutes } from '../social/routes.ts';
+import { webhookRoutes as webhookEndpointRoutes } from '../webhooks/routes.ts';
 import type { AnyRoute } from '../http/route.ts';
 import { buildOpenApiDocument } from '../http/openapi.ts';
 import { registerResourceTypes } from '../access/index.ts';
@@ -74,6 +75,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...socialRoutes,
   ...searchRoutes,
   ...operationsRoutes,
+  ...webhookEndpointRoutes,
 ];
 
 /** Every route the web process mounts, grouped by how it is authenticated. */

@@ -5,3 +5,7 @@
  */
 export { connectorSecret, MANAGE_CONNECTORS } from './service.ts';
 export type { ConnectorRow } from './presenter.ts';
+// The sealing of secrets at rest, shared with webhook endpoints' signing secrets (same keys, same rotation).
+export { openBound, resolveKeyring, sealBound, type Keyring, type SealedSecret } from './secrets.ts';
+// The SSRF policy for a URL saved now and fetched later (webhook endpoints check theirs with it too).
+export { checkConnectorUrl as checkOutboundUrl } from './url-policy.ts';

@@ -30,18 +30,27 @@ export const keyringOf = (keys: readonly ConnectorSecretKey[]): Keyring => {
 const boundTo = (connectorId: string, userId: string) => Buffer.from(`connector-credential:${connectorId}:${userId}`, 'utf8');
 
 export function sealSecret(keyring: Keyring, secret: string, owner: { connectorId: string; userId: string }): SealedSecret {
+  return sealBound(keyring, secret, boundTo(owner.connectorId, owner.userId));
+}
+
+export function openSecret(keyring: Keyring, sealed: SealedSecret, owner: { connectorId: string; userId: string }): string {
+  return openBound(keyring, sealed, boundTo(owner.connectorId, owner.userId));
+}
+
+/** Seals `secret` under the current key, bound to `associatedData` (the row it belongs to): a copy on another row does not open. */
+export function sealBound(keyring: Keyring, secret: string, associatedData: Buffer): SealedSecret {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', keyring.current.key, iv);
-  cipher.setAAD(boundTo(owner.connectorId, owner.userId));
+  cipher.setAAD(associatedData);
   const ciphertext = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
   return { ciphertext, iv, authTag: cipher.getAuthTag(), keyId: keyring.current.id };
 }
 
-export function openSecret(keyring: Keyring, sealed: SealedSecret, owner: { connectorId: string; userId: string }): string {
+export function openBound(keyring: Keyring, sealed: SealedSecret, associatedData: Buffer): string {
   const key = keyring.keys.get(sealed.keyId);
-  if (!key) throw new Error(`connector credential sealed with key "${sealed.keyId}", which CONNECTOR_SECRET_KEYS does not list`);
+  if (!key) throw new Error(`secret sealed with key "${sealed.keyId}", which CONNECTOR_SECRET_KEYS does not list`);
   const decipher = createDecipheriv('aes-256-gcm', key, sealed.iv);
-  decipher.setAAD(boundTo(owner.connectorId, owner.userId));
+  decipher.setAAD(associatedData);
   decipher.setAuthTag(sealed.authTag);
   return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
 }

@@ -13,7 +13,11 @@ const RESOLVE_TIMEOUT_MS = 1500;
  * so whatever calls the connector later vets the address again at connection time (safeFetch).
  * Returns the URL normalised by the WHATWG parser (`http://2130706433` is `http://127.0.0.1`).
  */
-export async function checkConnectorUrl(raw: string, allowlistEntries: readonly string[]): Promise<string> {
+export async function checkConnectorUrl(
+  raw: string,
+  allowlistEntries: readonly string[],
+  credentialsRule = 'must not carry credentials (set them as your connector credential)',
+): Promise<string> {
   const refuse = (rule: string) => badRequest(`url: ${rule}`, ['url']);
   let url: URL;
   try {
@@ -22,7 +26,7 @@ export async function checkConnectorUrl(raw: string, allowlistEntries: readonly 
     throw refuse('must be an absolute http or https URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse(`scheme ${url.protocol} is not allowed (http and https only)`);
-  if (url.username || url.password) throw refuse('must not carry credentials (set them as your connector credential)');
+  if (url.username || url.password) throw refuse(credentialsRule);
   url.hash = '';
   const host = bareHost(url.hostname);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;

@@ -75,16 +75,19 @@ export const EVENTS_CHANNEL = 'organization_events';
 // registry is (src/access/registry.ts): under tsx a process may hold two instances of this module
 // (one reached through `require`, one through a job handler's lazy `import()`), and both must
 // call the same subscribers.
-const slot = globalThis as { __workspaceEventSubscribers?: EventSubscriber[] };
-slot.__workspaceEventSubscribers ??= [];
-const afterRecord: EventSubscriber[] = slot.__workspaceEventSubscribers;
+const slot = globalThis as { __workspaceEventSubscribers?: Map<string, EventSubscriber> };
+slot.__workspaceEventSubscribers ??= new Map();
+const afterRecord: Map<string, EventSubscriber> = slot.__workspaceEventSubscribers;
 
-/** Registers a subscriber for every recorded event (composition roots only); returns the unregister. */
-export function onEventRecorded(subscriber: EventSubscriber): () => void {
-  afterRecord.push(subscriber);
+/**
+ * Registers the subscriber `name` for every recorded event (composition roots only), replacing an
+ * earlier one of that name — a process that builds its dependencies again (tests do) keeps one.
+ * Returns the unregister.
+ */
+export function onEventRecorded(name: string, subscriber: EventSubscriber): () => void {
+  afterRecord.set(name, subscriber);
   return () => {
-    const at = afterRecord.indexOf(subscriber);
-    if (at >= 0) afterRecord.splice(at, 1);
+    if (afterRecord.get(name) === subscriber) afterRecord.delete(name);
   };
 }
 
@@ -116,6 +119,6 @@ export async function recordEvent(trx: Knex.Transaction, input: EventInput): Pro
     data,
     subject: input.subject,
   };
-  for (const subscriber of [...afterRecord]) await subscriber(trx, event);
+  for (const subscriber of [...afterRecord.values()]) await subscriber(trx, event);
   return event;
 }

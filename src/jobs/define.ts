@@ -121,6 +121,12 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   sensitive: readonly string[];
   /** How long an attempt usually takes; one running past it on a live worker is flagged as stuck. */
   expectedSeconds: number;
+  /**
+   * The queue's own slots per worker and per concurrency group (default WORKER_CONCURRENCY and
+   * JOB_ORGANIZATION_CONCURRENCY): e.g. webhook deliveries wait on the network, not the database,
+   * and are grouped by endpoint so one slow endpoint holds only its own few slots.
+   */
+  work: { localConcurrency?: number; groupConcurrency?: number };
 }
 
 /**
@@ -157,6 +163,7 @@ export function defineJob<Payload extends z.ZodType>(spec: {
   sensitive?: readonly (keyof z.input<Payload> & string)[];
   /** Default: a minute. */
   expectedSeconds?: number;
+  work?: { localConcurrency?: number; groupConcurrency?: number };
 }): JobDefinition<Payload> {
   const queue = `${spec.name}.v${spec.version}`;
   return {
@@ -169,6 +176,7 @@ export function defineJob<Payload extends z.ZodType>(spec: {
     searchable: spec.searchable ?? [],
     sensitive: spec.sensitive ?? [],
     expectedSeconds: spec.expectedSeconds ?? 60,
+    work: spec.work ?? {},
   };
 }
 

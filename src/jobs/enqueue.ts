@@ -11,6 +11,8 @@ export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priori
   organizationId: string | null;
   /** A job to send when this one ends, in the transaction that ends it (src/jobs/origin.ts Continuation). */
   continueWith?: { job: JobDefinition; payload: object } | undefined;
+  /** The pg-boss group its concurrency is counted in, instead of its organization (webhook deliveries: their endpoint). */
+  group?: string | undefined;
 }
 
 const continuationFor = (then: NonNullable<EnqueueOptions['continueWith']>) => ({
@@ -55,11 +57,16 @@ export class JobQueue {
     trx: Tx,
     job: J,
     payload: PayloadOf<J>,
-    { organizationId, continueWith, ...options }: EnqueueOptions,
+    { organizationId, continueWith, group, ...options }: EnqueueOptions,
   ): Promise<string> {
     const continuation = continueWith && continuationFor(continueWith);
-    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId(), continueWith: continuation });
-    const id = await this.boss.send(job.name, data, { ...options, ...(organizationId && { group: { id: organizationId } }), db: fromKnex(trx) });
+    const data = stamp(job.payload.parse(payload) as object, {
+      requestId: currentRequestId(),
+      continueWith: continuation,
+      groupedElsewhere: group && organizationId,
+    });
+    const groupId = group ?? organizationId;
+    const id = await this.boss.send(job.name, data, { ...options, ...(groupId && { group: { id: groupId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
     return id;
   }
@@ -68,15 +75,19 @@ export class JobQueue {
   async enqueueMany<J extends JobDefinition>(
     trx: Tx,
     job: J,
-    jobs: readonly ({ payload: PayloadOf<J> } & Pick<EnqueueOptions, 'organizationId' | 'continueWith'>)[],
+    jobs: readonly ({ payload: PayloadOf<J> } & Pick<EnqueueOptions, 'organizationId' | 'continueWith' | 'group'>)[],
   ): Promise<void> {
     if (jobs.length === 0) return;
     const requestId = currentRequestId();
     await this.boss.insert(
       job.name,
-      jobs.map(({ payload, organizationId, continueWith }) => ({
-        data: stamp(job.payload.parse(payload) as object, { requestId, continueWith: continueWith && continuationFor(continueWith) }),
-        ...(organizationId && { group: { id: organizationId } }),
+      jobs.map(({ payload, organizationId, continueWith, group }) => ({
+        data: stamp(job.payload.parse(payload) as object, {
+          requestId,
+          continueWith: continueWith && continuationFor(continueWith),
+          groupedElsewhere: group && organizationId,
+        }),
+        ...((group ?? organizationId) && { group: { id: (group ?? organizationId)! } }),
       })),
       { db: fromKnex(trx) },
     );

@@ -18,6 +18,8 @@ export interface JobOrigin {
 export const REQUEST_ID_KEY = '$request_id';
 export const TRIGGERED_BY_KEY = '$triggered_by';
 export const THEN_KEY = '$then';
+/** The organization of a job whose pg-boss group is something else (a webhook delivery is grouped by its endpoint). */
+export const ORGANIZATION_KEY = '$organization_id';
 
 /**
  * A job to send when this one ends, whichever way (succeeded, failed for good, canceled): the
@@ -30,8 +32,12 @@ export interface Continuation {
 }
 
 /** The payload as stored: the validated payload and the origin's reserved keys. */
-export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'> & { continueWith?: Continuation | undefined }): object {
+export function stamp(
+  payload: object,
+  origin: Pick<JobOrigin, 'requestId' | 'triggeredBy'> & { continueWith?: Continuation | undefined; groupedElsewhere?: string | null | undefined },
+): object {
   const stored: Record<string, unknown> = { ...payload };
+  if (origin.groupedElsewhere) stored[ORGANIZATION_KEY] = origin.groupedElsewhere;
   if (origin.requestId) stored[REQUEST_ID_KEY] = origin.requestId;
   if (origin.triggeredBy) stored[TRIGGERED_BY_KEY] = origin.triggeredBy;
   if (origin.continueWith) stored[THEN_KEY] = origin.continueWith;
@@ -42,6 +48,12 @@ export function stamp(payload: object, origin: Pick<JobOrigin, 'requestId' | 'tr
 export function continuationOf(data: unknown): Continuation | null {
   const then = (data as Record<string, unknown> | null)?.[THEN_KEY] as Partial<Continuation> | undefined;
   return typeof then?.queue === 'string' && typeof then.payload === 'object' && then.payload !== null ? (then as Continuation) : null;
+}
+
+/** The organization stamped on a job grouped by something else; null when its group is its organization. */
+export function stampedOrganization(data: unknown): string | null {
+  const value = (data as Record<string, unknown> | null)?.[ORGANIZATION_KEY];
+  return typeof value === 'string' ? value : null;
 }
 
 /** The request id of the work in progress: a request's, or — inside a job — the one that enqueued it. */

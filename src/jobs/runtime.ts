@@ -9,7 +9,7 @@ import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type Runnable
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
 import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
-import { continuationOf, unstamp } from './origin.ts';
+import { continuationOf, stampedOrganization, unstamp } from './origin.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
@@ -88,7 +88,8 @@ export class JobRuntime {
   async run(definition: RunnableJob, attempt: Job<unknown>): Promise<unknown> {
     const { deps, db, log, workerId, attempts, pauses, observer } = this.parts;
     const started = new Date();
-    const organizationId = attempt.groupId ?? null;
+    // A job grouped by something else (a webhook endpoint) carries its organization in the payload.
+    const organizationId = stampedOrganization(attempt.data) ?? attempt.groupId ?? null;
     const { payload: data, requestId, triggeredBy } = unstamp(attempt.data);
     // The attempt as the history names it: its job, its number, the worker running it.
     const which = {

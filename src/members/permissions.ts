@@ -22,6 +22,7 @@ export const organizationPermissions = [
   'chat_models.manage', // the organization's copy of a chat model: enable, name, parameters, prices
   'jobs.manage', // the job console for the organization's own jobs: inspect, retry, cancel, pause
   'skill_listings.publish', // put the organization's skills into the global skill catalog (with edit rights on the skill)
+  'webhooks.manage', // the organization's webhook endpoints: create, change, rotate secrets, see and redeliver deliveries
 ] as const;
 
 export type OrganizationPermission = (typeof organizationPermissions)[number];

@@ -86,6 +86,64 @@ export async function safeFetch(rawUrl: string, options: SafeFetchOptions): Prom
   }
 }
 
+export interface SafePostOptions {
+  allowlist: readonly AllowlistEntry[];
+  /** Whole exchange, body included. */
+  timeoutMs: number;
+  /** The answer's body is kept up to this many bytes; the rest is not read. */
+  keepBytes: number;
+  headers: Record<string, string>;
+  signal?: AbortSignal;
+  userAgent?: string;
+}
+
+export interface SafePostResult {
+  status: number;
+  /** The first `keepBytes` of the answer's body. */
+  body: Buffer;
+  truncated: boolean;
+}
+
+/**
+ * POST `body` to a user-supplied URL under the same address policy as safeFetch (every resolved
+ * address vetted, the connection pinned to it). Redirects are not followed — a 3xx is the answer —
+ * and every status is returned, not thrown: the caller judges it. Throws OutboundFetchError when
+ * the URL or its address is refused, or on a network failure or the timeout.
+ */
+export async function safePost(rawUrl: string, body: string, options: SafePostOptions): Promise<SafePostResult> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
+  try {
+    const hop = await fetchHop(parseUrl(rawUrl), options, signal, { method: 'POST', headers: options.headers, body });
+    try {
+      const kept = await readKept(hop.body, options.keepBytes);
+      return { status: hop.status, ...kept };
+    } finally {
+      hop.body.destroy();
+      await hop.close();
+    }
+  } catch (error) {
+    if (deadline.signal.aborted) throw new OutboundFetchError('timeout', `gave up after ${options.timeoutMs} ms`, false);
+    if (error instanceof OutboundFetchError) throw error;
+    if (options.signal?.aborted) throw error;
+    throw new OutboundFetchError('network', `could not connect: ${(error as Error).message}`, false);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readKept(body: AsyncIterable<Buffer>, keepBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size > keepBytes) return { body: Buffer.concat(chunks).subarray(0, keepBytes), truncated: true };
+  }
+  return { body: Buffer.concat(chunks), truncated: false };
+}
+
 function parseUrl(raw: string): URL {
   let url: URL;
   try {
@@ -107,7 +165,13 @@ interface Hop {
   close(): Promise<void>;
 }
 
-async function fetchHop(url: URL, options: SafeFetchOptions, signal: AbortSignal): Promise<Hop> {
+interface HopRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 'userAgent'>, signal: AbortSignal, hop?: HopRequest): Promise<Hop> {
   const host = bareHost(url.hostname);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const allowlisted = isAllowlisted(options.allowlist, url.hostname, port);
@@ -124,10 +188,11 @@ async function fetchHop(url: URL, options: SafeFetchOptions, signal: AbortSignal
   });
   try {
     const response = await request(url, {
-      method: 'GET',
+      method: hop?.method ?? 'GET',
       dispatcher: agent,
       signal,
-      headers: { 'user-agent': options.userAgent ?? 'WorkspacePlatform-LinkImport/1', accept: '*/*' },
+      headers: { 'user-agent': options.userAgent ?? 'WorkspacePlatform-LinkImport/1', accept: '*/*', ...hop?.headers },
+      ...(hop?.body !== undefined && { body: hop.body }),
     });
     // We destroy bodies we stop reading; that surfaces as an 'error' nobody else listens for.
     response.body.on('error', () => {});

@@ -17,6 +17,7 @@ import { organizationLoad } from './organizations.ts';
 import { listPauses, pause, pauseCaller, resume } from './pause-service.ts';
 import { presentAction } from './presenter.ts';
 import { queueHealth } from './queues.ts';
+import { webhookHealth, webhookHealthSchema } from '../webhooks/index.ts';
 import { listSchedules, scheduleOwner, triggerSchedule } from './schedules.ts';
 import {
   auditPage,
@@ -245,6 +246,20 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [403, 503],
     handler: async ({ deps, actor, query }) =>
       queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/ops/webhooks',
+    operationId: 'getWebhookHealth',
+    tag,
+    summary: 'Webhook deliveries beside the queues: backlog and failing endpoints',
+    description:
+      'Deliveries pending (queued or waiting for a retry) and the oldest one’s age; enabled endpoints whose last attempts failed, longest failing first, by host; how many endpoints the service disabled. Operators see every organization, or the one they name; owners and admins (`jobs.manage`) name theirs.',
+    query: z.object({ organization_id: z.string().min(1).max(64).optional() }).strict(),
+    authorize: jobConsole('query'),
+    response: { status: 200, description: 'Webhook delivery health', schema: webhookHealthSchema },
+    errors: [403],
+    handler: async ({ deps, actor, query }) => webhookHealth(deps.db, (await consoleCaller(actor, query.organization_id)).organizationId),
   }),
   defineRoute({
     method: 'get',

@@ -86,7 +86,7 @@ describe('events: list, retention, hook point, OpenAPI', () => {
 
   it('the hook point: subscribers get each event with its subject inside the recording transaction; a throwing one rolls the change back', async () => {
     const seen: { event: RecordedEvent; inTransaction: boolean }[] = [];
-    const off = onEventRecorded(async (trx, event) => {
+    const off = onEventRecorded('test', async (trx, event) => {
       seen.push({ event, inTransaction: trx.isTransaction === true });
       if ((event.data.object as { n?: number }).n === 13) throw new Error('fan-out refused');
     });

@@ -55,6 +55,10 @@ const IDEMPOTENT = [
   'createInvitation',
   'createSkillListing',
   'addSkillFromCatalog',
+  'createWebhookEndpoint',
+  'rotateWebhookEndpointSecret', // a new secret: a retry must not rotate twice
+  'testWebhookEndpoint',
+  'redeliverWebhookDelivery',
 ];
 
 const runOperationId = (name: string) =>

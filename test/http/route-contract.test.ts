@@ -125,6 +125,9 @@ const fixtures: Record<string, { missing: () => string; existing?: string; fixed
   pause_id: { missing: randomUUID },
   schedule_key: { missing: () => `task:${randomUUID()}` },
   request_id: { missing: () => `no-such-request-${randomUUID().slice(0, 8)}`, existing: 'route-contract-request' },
+  // A webhook endpoint of the fixture organization and its ping delivery.
+  endpoint_id: { missing: randomUUID },
+  delivery_id: { missing: randomUUID },
 };
 
 function fixtureFor(name: string) {
@@ -251,6 +254,8 @@ const validBodies: Record<string, (f: Record<string, string>) => Record<string, 
   previewBulkAction: (f) => ({ action: 'retry', filter: { organization_id: f.organization_id } }),
   createBulkAction: (f) => ({ action: 'retry', filter: { organization_id: f.organization_id }, reason: 'route contract' }),
   revealJobPayload: () => ({ reason: 'route contract' }),
+  createWebhookEndpoint: () => ({ url: 'https://example.com/route-contract', event_types: ['*'] }),
+  updateWebhookEndpoint: () => ({ description: 'Renamed by an outsider' }),
 };
 
 /** A body `route` accepts (ids from `values`; the organization of a create is `values.organization_id`). */
@@ -361,6 +366,15 @@ describe('route contract (every operation of the registry)', () => {
     expect(generation.status, show(generation)).to.equal(201);
     const task = await ctx.server.request('post', '/scheduled-tasks', { token: owner.token, body: minimalCreateBodies.createScheduledTask!(organization) });
     expect(task.status, show(task)).to.equal(201);
+    const endpoint = await ctx.server.request('post', `/organizations/${organization}/webhook-endpoints`, {
+      token: owner.token,
+      body: validBodies.createWebhookEndpoint!({}),
+    });
+    expect(endpoint.status, show(endpoint)).to.equal(201);
+    const ping = await ctx.server.request('post', `/organizations/${organization}/webhook-endpoints/${endpoint.body.webhook_endpoint.id}/test`, {
+      token: owner.token,
+    });
+    expect(ping.status, show(ping)).to.equal(202);
 
     const existing: Record<string, string> = {
       organization_id: organization,
@@ -380,6 +394,8 @@ describe('route contract (every operation of the registry)', () => {
       slug: listing.body.listing.slug,
       generation_id: generation.body.generation.id,
       scheduled_task_id: task.body.id,
+      endpoint_id: endpoint.body.webhook_endpoint.id,
+      delivery_id: ping.body.webhook_delivery.id,
       ...(await consoleFixtures(organization, task.body.id)),
     };
     for (const [name, value] of Object.entries(existing)) {

@@ -1,0 +1,215 @@
+import type { Knex } from 'knex';
+import { actorFor, readableReferenceSql } from '../access/index.ts';
+import { failForGood, type JobContext, nothingToDo } from '../jobs/define.ts';
+import { memberEmails } from '../members/index.ts';
+import { parseAllowlist } from '../net/address-policy.ts';
+import { OutboundFetchError } from '../net/errors.ts';
+import { safePost } from '../net/safe-fetch.ts';
+import { organizationName } from '../organizations/index.ts';
+import type { Deps } from '../platform/deps.ts';
+import { type EndpointDisabledEmail, webhookEndpointDisabledEmailJob } from './jobs.ts';
+import { keyringFor, openSigningSecret, signedHeaders } from './signing.ts';
+
+/** Each attempt gives up after this long, answer body included. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** The part of an answer's body kept with the delivery. */
+export const RESPONSE_BODY_KEPT = 4096;
+/** An endpoint whose deliveries have failed, without a success in between, for this long is disabled. */
+export const DISABLE_AFTER_HOURS = 72;
+
+interface Prepared {
+  deliveryId: string;
+  endpointId: string;
+  organizationId: string;
+  url: string;
+  messageId: string;
+  eventType: string;
+  body: string;
+  secrets: string[];
+}
+
+/**
+ * One attempt of a delivery. Decided under the delivery's lock, at this moment: the endpoint still
+ * exists and is enabled (a ping goes to a disabled one too), its creator is still a member and can
+ * read the event's resource (the lists' access predicate) — else the delivery is `skipped` and
+ * nothing is sent. Then the signed POST through the SSRF guard (no redirects, 10 s), and the
+ * attempt recorded whatever it answered; a failure is thrown for pg-boss to retry with backoff.
+ */
+export async function deliverWebhook({ delivery_id }: { delivery_id: string }, { deps, step, signal, job }: JobContext) {
+  const prepared = await step((trx) => prepare(trx, deps, delivery_id));
+  if (typeof prepared === 'string') return nothingToDo(prepared);
+
+  const started = new Date();
+  const outcome = await post(deps, prepared, started, signal);
+  const settled = await step((trx) => recordAttempt(trx, deps, prepared, { ...outcome, started, jobId: job.id }));
+  if (settled === 'succeeded' || settled === 'settled') return undefined;
+  const why = outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : `the endpoint answered ${outcome.status}`;
+  if (settled === 'disabled') throw failForGood('endpoint_disabled', `${why}; the endpoint failed for ${DISABLE_AFTER_HOURS} hours and was disabled`);
+  // A ping answers the person testing the endpoint now: it is not retried for days.
+  if (prepared.eventType === 'ping') throw failForGood('ping_failed', why);
+  throw new Error(why);
+}
+
+async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): Promise<Prepared | string> {
+  const delivery = await trx('webhook_deliveries').where({ id: deliveryId }).forUpdate().first();
+  if (!delivery) return 'the delivery is gone (its endpoint was deleted)';
+  if (delivery.status !== 'pending') return `the delivery is already ${delivery.status}`;
+  const skip = async (reason: string) => {
+    await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'skipped', status_reason: reason });
+    return `skipped: ${reason}`;
+  };
+  const endpoint = await trx('webhook_endpoints').where({ id: delivery.endpoint_id }).first();
+  if (!endpoint.enabled && delivery.event_type !== 'ping') {
+    await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'failed', status_reason: 'the endpoint is disabled' });
+    return 'the endpoint is disabled';
+  }
+  const viewer = await actorFor(trx, { userId: endpoint.created_by_id }).viewer(endpoint.organization_id);
+  if (!viewer) return skip('the member who created the endpoint is no longer in the organization');
+  if (delivery.subject_type && !viewer.administers) {
+    // Unknown subject types are readable by nobody but owners and admins: nothing leaks by default.
+    const readable = readableReferenceSql('d.subject_type', 'd.subject_id', viewer, false);
+    const row = await trx('webhook_deliveries as d')
+      .where('d.id', deliveryId)
+      .first(trx.raw(`${readable.sql} AS readable`, readable.bindings as Knex.RawBinding[]));
+    if (!row?.readable) return skip('the member who created the endpoint cannot read the resource the event is about');
+  }
+  const keyring = await keyringFor(deps.config);
+  const secrets = [
+    openSigningSecret(keyring, endpoint.id, {
+      ciphertext: endpoint.secret_ciphertext,
+      iv: endpoint.secret_iv,
+      auth_tag: endpoint.secret_auth_tag,
+      key_id: endpoint.secret_key_id,
+    }),
+  ];
+  if (endpoint.previous_secret_ciphertext && endpoint.previous_secret_expires_at > new Date()) {
+    secrets.push(
+      openSigningSecret(keyring, endpoint.id, {
+        ciphertext: endpoint.previous_secret_ciphertext,
+        iv: endpoint.previous_secret_iv,
+        auth_tag: endpoint.previous_secret_auth_tag,
+        key_id: endpoint.previous_secret_key_id,
+      }),
+    );
+  }
+  return {
+    deliveryId,
+    endpointId: endpoint.id,
+    organizationId: endpoint.organization_id,
+    url: endpoint.url,
+    messageId: delivery.event_id,
+    eventType: delivery.event_type,
+    body: JSON.stringify(delivery.payload),
+    secrets,
+  };
+}
+
+interface Outcome {
+  status: number | null;
+  body: string | null;
+  latencyMs: number;
+  error: { code: string; message: string } | null;
+}
+
+async function post(deps: Deps, prepared: Prepared, at: Date, signal: AbortSignal): Promise<Outcome> {
+  const started = performance.now();
+  const latencyMs = () => Math.round(performance.now() - started);
+  try {
+    const answer = await safePost(prepared.url, prepared.body, {
+      allowlist: parseAllowlist(deps.config.OUTBOUND_ALLOWLIST),
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      keepBytes: RESPONSE_BODY_KEPT,
+      signal,
+      userAgent: 'WorkspacePlatform-Webhooks/1',
+      headers: { 'content-type': 'application/json', ...signedHeaders(prepared.secrets, prepared.messageId, at, prepared.body) },
+    });
+    // Postgres text holds no NUL; the rest of the body is kept as the receiver wrote it.
+    return { status: answer.status, body: answer.body.toString('utf8').replaceAll('\u0000', '\uFFFD'), latencyMs: latencyMs(), error: null };
+  } catch (error) {
+    // A cancel, a lost lease or a stopping worker: the runtime decides; nothing was judged.
+    if (!(error instanceof OutboundFetchError)) throw error;
+    return { status: null, body: null, latencyMs: latencyMs(), error: { code: error.code, message: error.message } };
+  }
+}
+
+/**
+ * Records the attempt on the delivery and its endpoint: a 2xx settles the delivery and clears the
+ * endpoint's failure record; anything else marks the endpoint failing since now (unless it already
+ * was), and an endpoint failing for DISABLE_AFTER_HOURS is disabled, its owners and admins told.
+ */
+async function recordAttempt(
+  trx: Knex.Transaction,
+  deps: Deps,
+  prepared: Prepared,
+  attempt: Outcome & { started: Date; jobId: string },
+): Promise<'succeeded' | 'failed' | 'disabled' | 'settled'> {
+  const delivery = await trx('webhook_deliveries').where({ id: prepared.deliveryId }).forUpdate().first('status', 'attempts');
+  if (!delivery) return 'settled';
+  const number = delivery.attempts + 1;
+  await trx('webhook_delivery_attempts').insert({
+    delivery_id: prepared.deliveryId,
+    attempt: number,
+    job_id: attempt.jobId,
+    started_at: attempt.started,
+    latency_ms: attempt.latencyMs,
+    response_status: attempt.status,
+    response_body: attempt.body,
+    error_code: attempt.error?.code ?? null,
+    error: attempt.error?.message ?? null,
+  });
+  const ok = attempt.status !== null && attempt.status >= 200 && attempt.status <= 299;
+  const common = {
+    attempts: number,
+    response_status: attempt.status,
+    response_body: attempt.body,
+    latency_ms: attempt.latencyMs,
+    last_attempt_at: attempt.started,
+  };
+  if (ok) {
+    await trx('webhook_deliveries')
+      .where({ id: prepared.deliveryId })
+      .update({ ...common, status: 'succeeded', status_reason: null, delivered_at: trx.fn.now() });
+    await trx('webhook_endpoints').where({ id: prepared.endpointId }).whereNotNull('failing_since').update({ failing_since: null });
+    return 'succeeded';
+  }
+  const reason = attempt.error ? `${attempt.error.code}: ${attempt.error.message}` : `the endpoint answered ${attempt.status}`;
+  await trx('webhook_deliveries')
+    .where({ id: prepared.deliveryId })
+    .update({ ...common, status_reason: reason.slice(0, 500) });
+  const [endpoint] = await trx('webhook_endpoints')
+    .where({ id: prepared.endpointId })
+    .update({ failing_since: trx.raw('COALESCE(failing_since, now())') })
+    .returning(['enabled', trx.raw(`failing_since <= now() - make_interval(hours => ?) AS failed_long`, [DISABLE_AFTER_HOURS])]);
+  if (!endpoint?.enabled || !endpoint.failed_long) return 'failed';
+  await disableFailingEndpoint(trx, deps, prepared);
+  return 'disabled';
+}
+
+async function disableFailingEndpoint(trx: Knex.Transaction, deps: Deps, prepared: Prepared): Promise<void> {
+  const reason = `every delivery failed for ${DISABLE_AFTER_HOURS} hours`;
+  await trx('webhook_endpoints').where({ id: prepared.endpointId }).update({ enabled: false, disabled_reason: reason, updated_at: trx.fn.now() });
+  await trx('webhook_deliveries').where({ id: prepared.deliveryId }).update({ status: 'failed', status_reason: 'the endpoint was disabled' });
+  const organization = (await organizationName(trx, prepared.organizationId)) ?? 'Your organization';
+  const recipients = [...new Set((await memberEmails(trx, prepared.organizationId, ['owner', 'admin'])).map((email) => email.toLowerCase()))].sort();
+  const host = new URL(prepared.url).host;
+  for (const to of recipients) {
+    await deps.jobs.enqueue(
+      trx,
+      webhookEndpointDisabledEmailJob,
+      {
+        organization_id: prepared.organizationId,
+        endpoint_id: prepared.endpointId,
+        to,
+        subject: `${organization}: webhook endpoint ${host} disabled`,
+        text: `The webhook endpoint ${prepared.url} of ${organization} was disabled: ${reason}.\n\nFix the receiver, then enable the endpoint again (PATCH /organizations/${prepared.organizationId}/webhook-endpoints/${prepared.endpointId} with {"enabled": true}) and redeliver what it missed.`,
+        idempotency_key: `webhook-endpoint-disabled:${prepared.endpointId}:${prepared.deliveryId}:${to}`,
+      },
+      { organizationId: prepared.organizationId },
+    );
+  }
+}
+
+/** The provider dedupes on the key, so a retried attempt sends nothing twice. */
+export async function sendEndpointDisabledEmail(payload: EndpointDisabledEmail, { deps }: JobContext): Promise<void> {
+  await deps.providers.email.send({ to: payload.to, subject: payload.subject, text: payload.text, idempotencyKey: payload.idempotency_key });
+}
