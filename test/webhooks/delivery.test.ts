@@ -318,14 +318,16 @@ describe('webhook delivery (worker)', function () {
     expect(receiver.at('/owner')).to.have.length(3);
 
     // The creator leaves: the endpoint stops receiving, even organization-level events; the owner's goes on.
+    // The removal itself records `member.removed`, fanned out in its transaction (no event is published by hand).
     const removed = await server.request('delete', `/organizations/${org}/members/${integrator.id}`, { token: owner.token });
     expect(removed.status).to.equal(204);
-    await publishEvents(db, url, [anEvent(org, 'member.removed', null, { user_id: integrator.id })]);
     const afterLeaving = await settled(theirs.id, 4);
     expect(afterLeaving[3]).to.include({ status: 'skipped', status_reason: 'the member who created the endpoint is no longer in the organization' });
     await settled(owners.id, 4);
     expect(receiver.at('/integrator')).to.have.length(2);
     expect(receiver.at('/owner')).to.have.length(4);
+    const removal = JSON.parse(receiver.at('/owner')[3]!.body) as { type: string; organization_id: string; data: { object: { user_id?: string } } };
+    expect(removal).to.deep.include({ type: 'member.removed', organization_id: org });
   });
 
   it('shows the delivery backlog and failing endpoints beside the queues (/ops/webhooks)', async () => {
