@@ -2,6 +2,7 @@
 // workers derive from this list the queues they work, their handlers (loaded lazily) and their
 // cron schedules. A new job is a `defineJob` next to its domain, added here — nothing else.
 import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
+import { cleanUpUploadsJob } from './assets/uploads/jobs.ts';
 import { cycleRefillsJob } from './billing/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from './credits/jobs.ts';
 import { chatRunJob } from './conversations/jobs.ts';
@@ -24,6 +25,7 @@ export const allJobs: readonly JobDefinition[] = [
   invitationEmailJob,
   assetImportJob,
   assetEnrichmentJob,
+  cleanUpUploadsJob,
   cycleRefillsJob,
   balanceAlertCheckJob,
   balanceAlertEmailJob,

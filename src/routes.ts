@@ -8,6 +8,7 @@ import { generationRoutes } from './generations/routes.ts';
 import { itemProjectsRoutes, projectItemRoutes, projectRoutes } from './projects/routes.ts';
 import { alertPolicyRoutes } from './alert-policy/routes.ts';
 import { assetRoutes } from './assets/routes.ts';
+import { uploadRoutes } from './assets/uploads/routes.ts';
 import { billingRoutes } from './billing/routes.ts';
 import { billingWebhookRoutes } from './billing/webhook-route.ts';
 import { connectorRoutes } from './connectors/routes.ts';
@@ -56,6 +57,7 @@ export const apiRoutes: readonly AnyRoute[] = [
   ...projectItemRoutes(resourceTypes),
   ...itemProjectsRoutes(resourceTypes),
   ...canvasRoutes,
+  ...uploadRoutes,
   ...assetRoutes,
   ...creditRoutes,
   ...billingRoutes,

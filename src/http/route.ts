@@ -1,4 +1,5 @@
 import { bodyParser } from '@koa/bodyparser';
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Context } from 'koa';
 import { ZodObject, type ZodType, type z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
@@ -66,6 +67,11 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
    * documents and reads the header; a retry replays the first answer (the store: src/platform/idempotency.ts).
    */
   idempotent?: IdempotentOptions;
+  /**
+   * For an operation that is more than JSON (a protocol like tus): amends its generated OpenAPI
+   * operation (request body, response headers) and may add those it also answers (HEAD).
+   */
+  document?: (operation: RouteConfig, error: ZodType) => RouteConfig[];
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
