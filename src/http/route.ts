@@ -72,6 +72,8 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
    * operation (request body, response headers) and may add those it also answers (HEAD).
    */
   document?: (operation: RouteConfig, error: ZodType) => RouteConfig[];
+  /** The handler sets status and body itself (a file answered 200, 206 or 304): nothing is presented after it. */
+  answersItself?: true;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
@@ -247,6 +249,7 @@ function idempotentRequest(
 
 /** The answer: the route's status and its body, checked against the documented schema in development and tests. */
 function present(route: AnyRoute, ctx: Context, result: unknown, validateResponses: boolean): void {
+  if (route.answersItself) return;
   ctx.status = route.response.status;
   if (route.response.status === 204 || !route.response.schema) return;
   if (validateResponses) {
