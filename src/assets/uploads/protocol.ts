@@ -85,7 +85,10 @@ export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Co
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
-  const body = ctx.get('upload-checksum') ? await checkedBody(ctx) : (Readable.toWeb(ctx.req) as ReadableStream<Uint8Array>);
+  // A bounded byte queue between the socket and the tus server: the bytes stream, they are never held.
+  const body = ctx.get('upload-checksum')
+    ? await checkedBody(ctx)
+    : (Readable.toWeb(ctx.req, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }) }) as ReadableStream<Uint8Array>);
   const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
   const response = await store.tus.handleWeb(request);
   if (response.status >= 400) throw fromTus(response.status, (await response.text()).trim());
