@@ -76,7 +76,7 @@ export async function sendAssetFile(deps: Deps, asset: AssetRow, ctx: Context, a
   }
   const head = await deps.providers.storage.open(key, { start: 0, end: 0 });
   if (!head) throw notFound('asset file');
-  head.body.destroy();
+  head.body.on('error', () => undefined).destroy();
   const { size, contentType } = head;
   const rangeHeader = ctx.get('range');
   const ifRange = ctx.get('if-range');

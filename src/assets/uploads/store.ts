@@ -88,7 +88,11 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
         return opened.body;
       },
       keep: async (id, key, contentType) => void (await storage.copyObject(id, key, contentType)),
-      remove: (id) => removeQuietly(datastore, id),
+      async remove(id) {
+        await removeQuietly(datastore, id);
+        // A completed multipart upload cannot be aborted, and the store then keeps its objects: delete them by name.
+        for (const key of [id, `${id}.info`, `${id}.part`]) await storage.delete(key);
+      },
     };
   }
   const storage = providers.storage as LocalDiskStorage;

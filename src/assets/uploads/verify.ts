@@ -90,7 +90,8 @@ export async function checkType(bytes: Readable, declaredMimeType: string): Prom
   try {
     sniffed = (await fileTypeFromStream(bytes))?.mime;
   } finally {
-    bytes.destroy();
+    // Stops reading (an object-storage body answers its abort with an error nobody needs).
+    bytes.on('error', () => undefined).destroy();
   }
   if (sniffed && (sameType(type, sniffed) || (textual(type) && textual(sniffed)))) return null;
   if (sniffed) return { code: 'type_mismatch', message: `mime_type: the bytes are ${sniffed}, not the declared ${type}` };

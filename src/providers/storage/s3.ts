@@ -64,7 +64,7 @@ export class S3Storage implements ObjectStorage {
     await this.expectOk(res, 'PUT (copy)', key);
     await res.body.dump();
     const opened = await this.open(key, { start: 0, end: 0 });
-    opened?.body.destroy();
+    opened?.body.on('error', () => undefined).destroy();
     return { key, size: opened?.size ?? 0, contentType };
   }
 
