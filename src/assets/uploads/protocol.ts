@@ -55,7 +55,14 @@ export async function uploadStatus(deps: Deps, actor: Actor, id: string, ctx: Co
   let ended = await closedOutcome(deps, upload);
   let offset = size;
   if (!ended) {
-    offset = (await uploadStore(deps).datastore.getUpload(id)).offset;
+    offset = await uploadStore(deps)
+      .datastore.getUpload(id)
+      .then((stored) => stored.offset)
+      .catch((error: { status_code?: number; body?: string }) => {
+        // The store lost it (its bytes removed under it): the tus server's answer, as an Error body.
+        if (error.status_code) throw fromTus(error.status_code, String(error.body ?? '').trim());
+        throw error;
+      });
     // Every byte arrived but the finish did not run (the process stopped in between): finish now.
     if (offset === size) ended = await finishUpload(deps, id);
   }
