@@ -6,6 +6,7 @@
 // A new job: a `defineJob` next to its domain and one `bindJob` line here.
 import { bindJob, type JobDefinition, type RunnableJob } from '../jobs/define.ts';
 import { assetEnrichmentJob, assetImportJob } from '../assets/jobs.ts';
+import { cleanUpUploadsJob } from '../assets/uploads/jobs.ts';
 import { cycleRefillsJob } from '../billing/jobs.ts';
 import { chatRunJob } from '../conversations/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../credits/jobs.ts';
@@ -36,6 +37,9 @@ export const allJobs: readonly RunnableJob[] = [
   bindJob(assetEnrichmentJob, {
     handler: () => import('../assets/handlers.ts').then((m) => m.enrichAsset),
     ends: () => import('../assets/enrichment-ends.ts').then((m) => m.enrichmentEnds),
+  }),
+  bindJob(cleanUpUploadsJob, {
+    handler: () => import('../assets/uploads/cleanup.ts').then((m) => m.cleanUpUploads),
   }),
   bindJob(cycleRefillsJob, {
     handler: () => import('../billing/handlers.ts').then((m) => m.cycleRefills),

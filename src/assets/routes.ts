@@ -90,14 +90,15 @@ export const assetRoutes: AnyRoute[] = [
     method: 'get',
     path: '/assets/{asset_id}/file',
     operationId: 'getAssetFile',
-    summary: 'Download the stored file of an imported asset',
+    summary: 'Download the stored file of an imported or uploaded asset',
     description:
-      'The bytes with their content type (not JSON). 404 until the import succeeded. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; types browsers could execute are sent as attachments.',
+      'The bytes with their content type (not JSON). 404 until the import or upload succeeded. `Range` (one range: 206 with Content-Range; 416 outside the file), `ETag` (the SHA-256) with `If-None-Match` (304) and `If-Range`. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; HTML, SVG, XML and other types browsers could execute are always attachments.',
     tag,
     params: assetIdParams,
-    response: { status: 200, description: 'The file' },
+    response: { status: 200, description: 'The file (206 for a Range, 304 when If-None-Match matches)' },
     errors: [404],
     authorize: resource('asset', 'read', 'asset_id'),
+    answersItself: true,
     handler: async ({ params, actor, deps, ctx }) => serveAssetFile(deps, actor, params.asset_id, ctx),
   }),
   defineRoute({

@@ -77,7 +77,10 @@ export const assetSchema = z
     deleted_by_id: z.string().nullable(),
     created_at: timestamp,
     updated_at: timestamp,
-    import_error: jobFailure.nullable().openapi({ description: 'Why the link import ended in `error`; null otherwise.' }),
+    import_error: jobFailure.nullable().openapi({
+      description:
+        'Why the link import or upload ended in `error` (`upload_file_state`), e.g. `checksum_mismatch`, `type_mismatch`, `upload_expired`; null otherwise.',
+    }),
     enrichment: enrichmentSchema.nullable().openapi({ description: 'What enrichment measured, once `enrichment_state` is `success`; null otherwise.' }),
     enrichment_error: jobFailure.nullable().openapi({ description: 'Why enrichment ended in `error`; null otherwise.' }),
   })

@@ -176,6 +176,34 @@ export const configSchema = z
     ASSET_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(100_000_000),
     ASSET_ENRICHMENT_STAGE_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
+     * Direct uploads (tus, src/assets/uploads): the largest file (413 beyond, at creation), what one
+     * organization may hold in uploaded files, finished and in progress (409 beyond, at creation),
+     * and how long an unfinished upload lives before the cleanup job ends it and removes its bytes.
+     */
+    UPLOAD_MAX_FILE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(5 * 1024 ** 3),
+    UPLOAD_ORGANIZATION_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(50 * 1024 ** 3),
+    UPLOAD_EXPIRES_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .default(24 * 3600),
+    /**
+     * Download URLs (POST /assets/{id}/download-url): their default and longest lifetime, and the
+     * HMAC key of the API-served ones (no object storage). Unset key → generated once into DATA_DIR
+     * (every process of one host shares it; set it when web processes run on several hosts).
+     */
+    DOWNLOAD_URL_DEFAULT_SECONDS: z.coerce.number().int().min(1).default(300),
+    DOWNLOAD_URL_MAX_SECONDS: z.coerce.number().int().min(1).default(3600),
+    DOWNLOAD_URL_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
+    /**
      * Connections per process (README "Connection budget", src/db/budget.ts): the knex pool's
      * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool
      * (default: web 0, worker 8; 0: pg-boss runs on the knex pool). Each process also holds one

@@ -57,6 +57,7 @@ import { forbidden, isAppError, notFound } from '../core/errors.ts';
 
 /** Records a domain rule reads to decide. */
 export const recordNames = [
+  'asset_upload',
   'bulk_action',
   'chat_run',
   'connector',

@@ -1,4 +1,4 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodObject, ZodType } from 'zod';
 import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
@@ -141,7 +141,7 @@ export function buildOpenApiDocument(
       responses[status] = { description: errorDescriptions[status] ?? 'Error', content: { 'application/json': { schema: error } } };
     }
     const headerSchema = headersOf(route) as ZodObject | undefined;
-    registry.registerPath({
+    const operation: RouteConfig = {
       method: route.method,
       path: route.path,
       operationId: route.operationId,
@@ -168,7 +168,8 @@ export function buildOpenApiDocument(
         }),
       },
       responses,
-    });
+    };
+    for (const documented of route.document ? route.document(operation, error) : [operation]) registry.registerPath(documented);
   }
 
   registerMetricsPath(registry, error);

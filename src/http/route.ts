@@ -1,4 +1,5 @@
 import { bodyParser } from '@koa/bodyparser';
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { Context } from 'koa';
 import { ZodObject, type ZodType, type z as zod } from 'zod';
 import type { Deps } from '../platform/deps.ts';
@@ -66,6 +67,13 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
    * documents and reads the header; a retry replays the first answer (the store: src/platform/idempotency.ts).
    */
   idempotent?: IdempotentOptions;
+  /**
+   * For an operation that is more than JSON (a protocol like tus): amends its generated OpenAPI
+   * operation (request body, response headers) and may add those it also answers (HEAD).
+   */
+  document?: (operation: RouteConfig, error: ZodType) => RouteConfig[];
+  /** The handler sets status and body itself (a file answered 200, 206 or 304): nothing is presented after it. */
+  answersItself?: true;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
@@ -241,6 +249,7 @@ function idempotentRequest(
 
 /** The answer: the route's status and its body, checked against the documented schema in development and tests. */
 function present(route: AnyRoute, ctx: Context, result: unknown, validateResponses: boolean): void {
+  if (route.answersItself) return;
   ctx.status = route.response.status;
   if (route.response.status === 204 || !route.response.schema) return;
   if (validateResponses) {

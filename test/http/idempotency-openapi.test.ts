@@ -41,6 +41,7 @@ const IDEMPOTENT = [
   'createCanvas',
   'createAsset',
   'importAssetFromLink',
+  'createAssetUpload',
   'createBillingCustomer',
   'createBillingPortalSession',
   'createConversation',

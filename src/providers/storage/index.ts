@@ -4,7 +4,7 @@ import { LocalDiskStorage } from './local.ts';
 import { S3Storage } from './s3.ts';
 import type { ObjectStorage } from './types.ts';
 
-export type { ObjectStorage, StoredObject } from './types.ts';
+export type { ByteRange, ObjectStorage, OpenedObject, StoredObject } from './types.ts';
 
 export function createStorage(config: Config): ObjectStorage {
   if (config.STORAGE_S3_ENDPOINT) {

@@ -1,6 +1,9 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { copyFile, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ObjectStorage, StoredObject } from './types.ts';
+import type { ByteRange, ObjectStorage, OpenedObject, StoredObject } from './types.ts';
+
+const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
 /** Files under DATA_DIR/storage; the content type is kept in a sidecar so reads can serve it. */
 export class LocalDiskStorage implements ObjectStorage {
@@ -22,12 +25,40 @@ export class LocalDiskStorage implements ObjectStorage {
     return { key, size: body.length, contentType };
   }
 
+  /**
+   * Stores a file already on this disk (a finished upload) under `key` without reading it: a hard
+   * link (a copy across file systems), so the source stays until its owner removes it and a
+   * retried adoption overwrites the same object.
+   */
+  async adoptFile(key: string, source: string, contentType: string): Promise<StoredObject> {
+    const file = this.file(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    await rm(file, { force: true });
+    await link(source, file).catch(async (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EXDEV' && error.code !== 'EPERM') throw error;
+      await copyFile(source, file);
+    });
+    await writeFile(`${file}.type`, contentType);
+    return { key, size: (await stat(file)).size, contentType };
+  }
+
   async get(key: string): Promise<{ body: Buffer; contentType: string } | null> {
     const file = this.file(key);
     try {
       return { body: await readFile(file), contentType: (await readFile(`${file}.type`, 'utf8')).trim() };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      if (missing(error)) return null;
+      throw error;
+    }
+  }
+
+  async open(key: string, range?: ByteRange): Promise<OpenedObject | null> {
+    const file = this.file(key);
+    try {
+      const [{ size }, contentType] = await Promise.all([stat(file), readFile(`${file}.type`, 'utf8')]);
+      return { body: createReadStream(file, range ?? {}), size, contentType: contentType.trim() };
+    } catch (error) {
+      if (missing(error)) return null;
       throw error;
     }
   }

@@ -1,0 +1,164 @@
+import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { ZodType } from 'zod';
+import { z } from '../../core/zod.ts';
+import { holder, within } from '../../http/authorize.ts';
+import { type AnyRoute, defineRoute } from '../../http/route.ts';
+import { presentAsset } from '../presenter.ts';
+import { createUpload } from './create.ts';
+import { CHECKSUM_MAX_CHUNK, originOf, receiveBytes, terminateUpload, uploadStatus } from './protocol.ts';
+import { presentUpload } from './rows.ts';
+import { createdUploadSchema, createUploadBody, patchHeaders, tusHeaders, uploadIdParams, uploadSchema } from './schema.ts';
+
+const tag = 'Assets';
+const owner = holder('asset_upload', 'created_by_id');
+
+const header = (description: string, schema: Record<string, unknown> = { type: 'string' }) => ({ description, schema });
+const tusResumable = header('`1.0.0`: every tus answer names the protocol version.', { type: 'string', enum: ['1.0.0'] });
+const uploadOffset = header('Bytes the upload holds now: where the next PATCH starts.', { type: 'string', pattern: '^\\d+$' });
+const uploadExpires = header('While unfinished: when the upload expires (RFC 9110 date).');
+
+/** A tus answer ≥ 400: the JSON Error body, with Tus-Resumable. */
+const tusError = (description: string, error: ZodType) => ({
+  description,
+  headers: { 'Tus-Resumable': tusResumable },
+  content: { 'application/json': { schema: error } },
+});
+
+/** The tus statuses beyond the generated ones, each with the JSON Error body. */
+function withTusAnswers(operation: RouteConfig, error: ZodType, answers: Record<number, string>): RouteConfig {
+  const responses = { ...operation.responses };
+  for (const [status, description] of Object.entries(answers)) responses[status] = tusError(description, error);
+  for (const status of ['404', '410']) {
+    const existing = responses[status] as { description?: string } | undefined;
+    if (existing) responses[status] = tusError(existing.description ?? 'Error', error);
+  }
+  return { ...operation, responses };
+}
+
+const patchAnswers = {
+  409: 'Upload-Offset is not the upload’s offset (HEAD it), or the upload is completed already',
+  410: 'The upload ended: expired, terminated, or its asset deleted',
+  413: 'More bytes than the upload’s length (or than an Upload-Checksum request may carry)',
+  422: 'The finished bytes failed their checks (size, checksum_sha256, type, text): the asset is `error`',
+  460: 'Upload-Checksum does not match the request’s bytes; none were kept',
+};
+
+export const uploadRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'post',
+    path: '/assets/uploads',
+    operationId: 'createAssetUpload',
+    idempotent: {},
+    summary: 'Start a resumable upload (tus 1.0) of a file into a new asset',
+    description: [
+      'Creates the asset (`upload_file_state: in_progress`) and its tus upload (Upload-Length = `size`, offset 0) and answers both; `Location` is the asset. ',
+      'Send the bytes to `upload.url` with the tus protocol and your bearer token: `HEAD` for the offset, `PATCH` from it (tus-js-client `uploadUrl`, Uppy, or one `curl -X PATCH`). ',
+      'Only the creator may use the upload URL. Limits are checked before a byte is sent: a file over `UPLOAD_MAX_FILE_BYTES` is 413; when the organization’s uploads (finished and in progress) would pass `UPLOAD_ORGANIZATION_LIMIT_BYTES`, 409. ',
+      'The last PATCH verifies `size`, `checksum_sha256` and the type (sniffed from the bytes; text must decode in its charset), stores the file, sets `success` and enqueues enrichment — or sets `error` with the reason in `import_error`. ',
+      'An upload not finished by `expires_at` (`UPLOAD_EXPIRES_SECONDS`) ends `expired`, its asset `error`, its bytes removed.',
+    ].join(''),
+    tag,
+    body: createUploadBody,
+    response: { status: 201, description: 'The asset and its upload', schema: createdUploadSchema },
+    errors: [403, 409, 413],
+    authorize: within('body', 'resources.create'),
+    handler: async ({ body, actor, deps, ctx }) => {
+      const { asset, upload } = await createUpload(deps, actor, body);
+      ctx.set('Location', `/assets/${asset.id}`);
+      return { asset: presentAsset(asset), upload: presentUpload(upload, originOf(deps, ctx), 0) };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/asset-uploads/{upload_id}',
+    operationId: 'getAssetUpload',
+    summary: 'An upload’s progress and outcome (`HEAD`: the tus offset)',
+    description:
+      'JSON: offset, state and, once ended other than `completed`, why. `HEAD` is the tus offset request: `Upload-Offset` and `Upload-Length` (410 once the upload ended other than completed). Only the upload’s creator sees it (404 for anyone else).',
+    tag,
+    params: uploadIdParams,
+    response: { status: 200, description: 'The upload', schema: uploadSchema },
+    errors: [404],
+    authorize: owner,
+    handler: async ({ params, actor, deps, ctx }) => uploadStatus(deps, actor, params.upload_id, ctx),
+    document: (operation, error) => {
+      const headers = {
+        'Tus-Resumable': tusResumable,
+        'Upload-Offset': uploadOffset,
+        'Upload-Length': header('The upload’s size.'),
+        'Upload-Expires': uploadExpires,
+      };
+      const get = withTusAnswers(operation, error, {});
+      const ok = get.responses[200]!;
+      const head: RouteConfig = {
+        ...get,
+        method: 'head',
+        operationId: 'headAssetUpload',
+        summary: 'tus: the upload’s offset',
+        description:
+          'The tus HEAD request: where to resume. `Cache-Control: no-store`. 410 once the upload ended other than completed (the reason in the Error body).',
+        request: { ...get.request, headers: tusHeaders.extend((get.request?.headers as z.ZodObject | undefined)?.shape ?? {}) },
+        responses: {
+          ...withTusAnswers(operation, error, { 410: 'The upload ended: expired, canceled or failed its checks' }).responses,
+          200: { description: 'The offset, in headers (no body)', headers },
+        },
+      };
+      return [{ ...get, responses: { ...get.responses, 200: { ...ok, headers } } }, head];
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/asset-uploads/{upload_id}',
+    operationId: 'patchAssetUpload',
+    summary: 'tus: send bytes of the upload',
+    description: [
+      'The tus PATCH request: the bytes from `Upload-Offset` (which must be the upload’s offset, else 409). A connection lost half-way keeps what arrived: `HEAD` and resume from there. ',
+      `With \`Upload-Checksum: sha256 <base64>\` (at most ${CHECKSUM_MAX_CHUNK} bytes in that request) bytes that do not hash to it answer 460 and none are kept. `,
+      'The request that brings the last byte also finishes the upload: it answers 204 once the file is verified and stored (the asset is `success`, enrichment enqueued), or 422 with the reason (size, checksum or type mismatch; the asset is `error`, the bytes removed). ',
+      '410 once the upload expired, was terminated or its asset deleted.',
+    ].join(''),
+    tag,
+    params: uploadIdParams,
+    headers: patchHeaders,
+    response: { status: 204, description: 'Bytes written; `Upload-Offset` is the new offset' },
+    errors: [404, 409, 413, 422],
+    authorize: owner,
+    handler: async ({ params, actor, deps, ctx }) => receiveBytes(deps, actor, params.upload_id, ctx),
+    document: (operation, error) => {
+      const answered = withTusAnswers(operation, error, patchAnswers);
+      return [
+        {
+          ...answered,
+          request: {
+            ...operation.request,
+            body: {
+              required: true,
+              description: 'The bytes, from `Upload-Offset`.',
+              content: { 'application/offset+octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
+            },
+          },
+          responses: {
+            ...answered.responses,
+            204: { description: 'Bytes written', headers: { 'Tus-Resumable': tusResumable, 'Upload-Offset': uploadOffset, 'Upload-Expires': uploadExpires } },
+          },
+        },
+      ];
+    },
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/asset-uploads/{upload_id}',
+    operationId: 'terminateAssetUpload',
+    summary: 'tus: terminate an unfinished upload',
+    description:
+      'The tus termination request: the upload ends `canceled`, its asset `error`, its bytes are removed. Repeating it changes nothing; a completed upload is 409 (delete the asset instead).',
+    tag,
+    params: uploadIdParams,
+    headers: tusHeaders,
+    response: { status: 204, description: 'Terminated' },
+    errors: [404, 409],
+    authorize: owner,
+    handler: async ({ params, actor, deps, ctx }) => terminateUpload(deps, actor, params.upload_id, ctx),
+    document: (operation, error) => [withTusAnswers(operation, error, {})],
+  }),
+];

@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { TextDecoder } from 'node:util';
+import { fileTypeFromStream, supportedMimeTypes } from 'file-type';
+
+/** Why finished bytes are refused: the reason the asset's `import_error` and the PATCH's 422 carry. */
+export interface Refusal {
+  code: 'size_mismatch' | 'checksum_mismatch' | 'type_mismatch' | 'invalid_text';
+  message: string;
+}
+
+export interface Verified {
+  size: number;
+  sha256: string;
+}
+
+// Types with no signature whose bytes must be text (checked to decode in their charset).
+const textual = (type: string) =>
+  type.startsWith('text/') || /\+(json|xml)$/.test(type) || ['application/json', 'application/xml', 'model/obj', 'application/x-subrip'].includes(type);
+
+// Names one type goes by: a declared alias of what the bytes are is no mismatch.
+const aliases: readonly (readonly string[])[] = [
+  ['audio/wav', 'audio/x-wav', 'audio/wave', 'audio/vnd.wave'],
+  ['audio/mp4', 'audio/x-m4a', 'audio/m4a'],
+  ['audio/mpeg', 'audio/mp3'],
+  ['image/jpeg', 'image/jpg'],
+  ['application/msword', 'application/x-cfb'],
+  ['application/xml', 'text/xml'],
+];
+const sameType = (a: string, b: string) => a === b || aliases.some((group) => group.includes(a) && group.includes(b));
+
+/** `text/plain; charset=utf-16le` → `{type: 'text/plain', charset: 'utf-16le'}`; the charset defaults to UTF-8. */
+export function parseMediaType(value: string): { type: string; charset: string } {
+  const [type = '', ...parameters] = value.split(';').map((part) => part.trim());
+  const charset = parameters.map((p) => /^charset=("?)([\w.:-]+)\1$/i.exec(p)?.[2]).find(Boolean) ?? 'utf-8';
+  return { type: type.toLowerCase(), charset: charset.toLowerCase() };
+}
+
+/** Whether the TextDecoder knows the charset (creation refuses one it does not). */
+export function knownCharset(charset: string): boolean {
+  try {
+    new TextDecoder(charset);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads the finished bytes once: their size and SHA-256 against what was declared, and — for a
+ * declared text type — that they decode in their charset and hold no NUL (binary is not text).
+ */
+export async function measure(bytes: Readable, declared: { size: number; checksum: string | null; mimeType: string }): Promise<Verified | Refusal> {
+  const { type, charset } = parseMediaType(declared.mimeType);
+  const hash = createHash('sha256');
+  const decoder = textual(type) ? new TextDecoder(charset, { fatal: true }) : null;
+  let size = 0;
+  let text: Refusal | null = null;
+  for await (const chunk of bytes) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    hash.update(buffer);
+    if (decoder && !text) text = checkText(decoder, buffer, charset, false);
+  }
+  if (decoder && !text) text = checkText(decoder, Buffer.alloc(0), charset, true);
+  const sha256 = hash.digest('hex');
+  if (size !== declared.size) return { code: 'size_mismatch', message: `size: ${size} bytes arrived, ${declared.size} were declared` };
+  if (declared.checksum && declared.checksum !== sha256)
+    return { code: 'checksum_mismatch', message: `checksum_sha256: the bytes hash to ${sha256}, not the declared ${declared.checksum}` };
+  return text ?? { size, sha256 };
+}
+
+function checkText(decoder: TextDecoder, chunk: Buffer, charset: string, last: boolean): Refusal | null {
+  let decoded: string;
+  try {
+    decoded = decoder.decode(chunk, { stream: !last });
+  } catch {
+    return { code: 'invalid_text', message: `mime_type: the bytes are not valid ${charset} text` };
+  }
+  return decoded.includes('\0') ? { code: 'invalid_text', message: 'mime_type: the bytes contain NUL characters: binary, not text' } : null;
+}
+
+/**
+ * The real type, sniffed from the bytes' signature (`file-type`), against the declared one. A type
+ * with a signature must show it; a text type may show a text signature (XML, VTT) or none.
+ */
+export async function checkType(bytes: Readable, declaredMimeType: string): Promise<Refusal | null> {
+  const { type } = parseMediaType(declaredMimeType);
+  let sniffed: string | undefined;
+  try {
+    sniffed = (await fileTypeFromStream(bytes))?.mime;
+  } finally {
+    // Stops reading (an object-storage body answers its abort with an error nobody needs).
+    bytes.on('error', () => undefined).destroy();
+  }
+  if (sniffed && (sameType(type, sniffed) || (textual(type) && textual(sniffed)))) return null;
+  if (sniffed) return { code: 'type_mismatch', message: `mime_type: the bytes are ${sniffed}, not the declared ${type}` };
+  if (supportedMimeTypes.has(type as never)) return { code: 'type_mismatch', message: `mime_type: the bytes do not start like ${type} (no signature found)` };
+  return null;
+}
