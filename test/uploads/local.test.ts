@@ -95,6 +95,10 @@ describe('asset uploads (tus, local disk)', function () {
       'asset.uploaded',
       'asset.enriched',
     ]);
+    // The event log (issue 23): the upload's end and the enrichment, each with the asset as the API presents it.
+    const events = await stack.db('events').where({ subject_id: created.id }).orderBy('seq').select('type', 'data');
+    expect(events.map((event: { type: string }) => event.type)).to.deep.equal(['asset.upload.succeeded', 'asset.enriched']);
+    expect(events[0].data.object).to.deep.include({ id: created.id, upload_file_state: 'success' });
     // A completed upload takes no more bytes.
     const again = await tusRequest(
       upload.url,
@@ -121,6 +125,9 @@ describe('asset uploads (tus, local disk)', function () {
     const row = await asset(created.id);
     expect(row).to.deep.include({ upload_file_state: 'error', enrichment_state: null, url: null });
     expect(row.import_error.code).to.equal('checksum_mismatch');
+    const events = await stack.db('events').where({ subject_id: created.id }).select('type', 'data');
+    expect(events.map((event: { type: string }) => event.type)).to.deep.equal(['asset.upload.failed']);
+    expect(events[0].data.object).to.deep.include({ id: created.id, upload_file_state: 'error' });
     expectNoStagedBytes(stack.config, upload.id);
     expect(existsSync(storedFile(stack.config, org, created.id))).to.equal(false);
   });

@@ -3,6 +3,7 @@ import type { Tx } from '../../db/knex.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { assetEnrichmentJob } from '../jobs.ts';
+import { recordAssetEvent } from '../events.ts';
 import { assetFileKey, assetFileUrl, type JobFailure } from '../presenter.ts';
 import { findUpload, type UploadRow } from './rows.ts';
 import { uploadStore } from './store.ts';
@@ -57,6 +58,7 @@ export async function finishUpload(deps: Deps, uploadId: string): Promise<Finish
       subjectId: upload.asset_id,
       data: { upload_id: upload.id, size: Number(upload.size), sha256, mime_type: upload.mime_type },
     });
+    await recordAssetEvent(trx, 'asset.upload.succeeded', upload.asset_id);
     await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: upload.asset_id }, { organizationId: upload.organization_id });
     return { state: 'completed', sha256 } as const;
   });
@@ -82,6 +84,8 @@ export async function endUpload(trx: Tx, upload: UploadRow, state: 'failed' | 'e
     subjectId: upload.asset_id,
     data: { upload_id: upload.id, state, error },
   });
+  // A deleted asset's upload ends with it: no event about a resource no one can read any more.
+  if (state !== 'canceled') await recordAssetEvent(trx, 'asset.upload.failed', upload.asset_id);
   return { state, error };
 }
 
