@@ -2,3 +2,4 @@
 export { type AssetRow, assetColumns, presentAsset } from './presenter.ts';
 export { assetIdParams, assetSchema } from './schema.ts';
 export { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from './generated.ts';
+export { type AssetFilters, listAssets } from './service.ts';

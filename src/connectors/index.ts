@@ -5,3 +5,11 @@
  */
 export { connectorSecret, MANAGE_CONNECTORS } from './service.ts';
 export type { ConnectorRow } from './presenter.ts';
+export {
+  type ConnectorTool,
+  cachedMcpTools,
+  callConnectorTool,
+  ConnectorCallError,
+  refreshMcpTools,
+  usableMcpConnectors,
+} from './mcp.ts';

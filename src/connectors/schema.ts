@@ -90,3 +90,18 @@ export const setConnectorCredentialBody = z
   })
   .strict()
   .openapi('SetConnectorCredential');
+
+export const connectorToolsSchema = z
+  .object({
+    tools: z.array(
+      z
+        .object({
+          name: z.string().openapi({ description: 'The tool’s name on the server; a chat turn offers it as `<connector namespace>__<name>`.' }),
+          description: z.string(),
+          input_schema: z.record(z.string(), z.unknown()).openapi({ description: 'JSON Schema of the tool’s arguments, as the server lists it.' }),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi('ConnectorTools');

@@ -9,6 +9,7 @@ import type { ChatRunPayload } from './jobs.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
+import { toolCreditsOf } from './tools/store.ts';
 
 /** Locks the conversation, then the run (the order the API uses); null when the run already ended. */
 async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | null> {
@@ -31,7 +32,8 @@ async function appendAnswer(trx: Knex.Transaction, run: RunRow, answer: string):
     .insert({
       conversation_id: run.conversation_id,
       organization_id: run.organization_id,
-      parent_id: run.message_id,
+      // Under the turn's last tool result, if it called tools (./tools/store.ts), so the branch keeps them.
+      parent_id: run.tail_message_id ?? run.message_id,
       role: 'assistant',
       content: answer,
       metadata: { run_id: run.id, model: run.model },
@@ -59,7 +61,14 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
   let charged = 0;
   if (run.hold_id !== null) {
     const { prices } = await turnPricing(context.deps, run, trx);
-    const outcome = { status: 'succeeded' as const, result: { answer_message_id: answerId, status }, pages: 1, credits: creditsFor(usage, prices) };
+    // `max_credits` covers the turn's tool calls too: the model's share is what they left.
+    const cap = run.max_credits === null ? Number.POSITIVE_INFINITY : Math.max(0, run.max_credits - (await toolCreditsOf(trx, run.id)));
+    const outcome = {
+      status: 'succeeded' as const,
+      result: { answer_message_id: answerId, status },
+      pages: 1,
+      credits: Math.min(creditsFor(usage, prices), cap),
+    };
     charged = (await settleCall(trx, run.id, outcome, { ledger: turnLedger(run) })).credits_charged ?? 0;
   }
   await trx('chat_runs')
@@ -92,6 +101,9 @@ export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
     if (!run) return;
     // A run stopped while still queued never reached the model: its hold (placed at the start) goes back whole.
     const { promptTokens } = run.hold_id === null || run.status === 'queued' ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
-    await keep(trx, context, run, run.snapshot, { input_tokens: promptTokens, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
+    // Its finished tool rounds' usage too (recorded with each round).
+    const rounds = run.rounds_usage ?? { input_tokens: 0, output_tokens: 0 };
+    const usage = { input_tokens: promptTokens + rounds.input_tokens, output_tokens: estimateTokens(run.snapshot) + rounds.output_tokens };
+    await keep(trx, context, run, run.snapshot, usage, 'stopped');
   },
 };

@@ -6,6 +6,23 @@ export const MAX_TURN_CREDITS = 1_000_000;
 
 export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'stopped'] as const;
 
+/** One tool call of a chat run, as the run records it. */
+export const runToolCallSchema = z
+  .object({
+    tool_call_id: z.string().openapi({ description: 'The model’s id of the call (a model may reuse an id in a later round).' }),
+    name: z.string(),
+    round: z.number().int().min(1).openapi({ description: 'The model → tools round it was asked in (1 first).' }),
+    status: z.enum(['running', 'succeeded', 'failed']).openapi({ description: '`failed`: its error went back to the model as the tool’s result.' }),
+    credits: z
+      .number()
+      .int()
+      .min(0)
+      .openapi({ description: 'Credits captured for it (billed tools: web search, read_url, the social operations); 0 for free tools and failures.' }),
+    message_id: uuid.nullable().openapi({ description: 'The `tool` message holding its result, once written.' }),
+  })
+  .strict()
+  .openapi('ChatRunToolCall');
+
 /** One turn of a conversation answered on a worker; while live it holds the conversation's run lock. */
 export const runSchema = z
   .object({
@@ -24,6 +41,13 @@ export const runSchema = z
     answer_message_id: uuid.nullable().openapi({ description: 'The assistant message, once appended.' }),
     credits_charged: z.number().int().nullable().openapi({ description: 'Credits captured for the turn, once finished.' }),
     error: z.object({ code: z.string(), message: z.string() }).nullable().openapi({ description: 'Why a failed run failed.' }),
+    tools: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: 'The tools the turn may offer the model, as asked for at the start; null: every tool of the workspace the caller can use.' }),
+    tool_calls: z
+      .array(runToolCallSchema)
+      .openapi({ description: 'The tools the model called in this turn, in order (round, then position), each with its status and the credits it cost.' }),
     heartbeat_at: timestamp.nullable(),
     created_at: timestamp,
     updated_at: timestamp,
@@ -43,7 +67,17 @@ export const startRunBody = z
       .min(1)
       .max(MAX_TURN_CREDITS)
       .optional()
-      .openapi({ description: `Most credits the turn may spend (1–${MAX_TURN_CREDITS}; held from the start until it ends).` }),
+      .openapi({
+        description: `Most credits the turn may spend (1–${MAX_TURN_CREDITS}; held from the start until it ends), its tool calls included: a paid tool call that would pass it is not made (the model reads why).`,
+      }),
+    tools: z
+      .array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a tool name (letters, digits, `_`, `-`; at most 64)'))
+      .max(200)
+      .optional()
+      .openapi({
+        description:
+          'Narrow the tools the model may call to these names (`[]`: none). Each is a built-in tool — every metered read of the catalog (`search`, `read_url`, the social operations of GET /social/operations, with their input schemas) and `search_assets` — or `<namespace>__<tool>` of an MCP connector of the organization you can use (the namespace is the connector’s name in lowercase letters, digits and `_`); anything else is 400 naming the entry. Default: all of them.',
+      }),
   })
   .strict();
 

@@ -23,6 +23,8 @@ const runFields = [
   'organization_id',
   'snapshot',
   'status',
+  'tool_calls',
+  'tools',
   'updated_at',
   'user_id',
 ];
