@@ -9,7 +9,7 @@ import type { ChatRunPayload } from './jobs.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-pricing.ts';
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
-import { toolCreditsOf } from './tools/store.ts';
+import { endRunningToolCalls, toolCreditsOf } from './tools/store.ts';
 
 /** Locks the conversation, then the run (the order the API uses); null when the run already ended. */
 async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | null> {
@@ -71,6 +71,7 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
     };
     charged = (await settleCall(trx, run.id, outcome, { ledger: turnLedger(run) })).credits_charged ?? 0;
   }
+  if (status === 'stopped') await endRunningToolCalls(trx, run.id, 'the turn was stopped');
   await trx('chat_runs')
     .where({ id: run.id })
     .update({ status, snapshot: answer, answer_message_id: answerId, credits_charged: charged, updated_at: trx.fn.now() });
@@ -80,6 +81,7 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
 /** The run did not answer: its call's hold goes back, it records why, the lock is freed. */
 async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Promise<void> {
   if (run.hold_id !== null) await settleCall(trx, run.id, outcomeOfEnd('failed', error), { ledger: turnLedger(run) });
+  await endRunningToolCalls(trx, run.id, 'the turn failed');
   await trx('chat_runs')
     .where({ id: run.id })
     .update({ status: 'failed', error: JSON.stringify(error), credits_charged: 0, updated_at: trx.fn.now() });

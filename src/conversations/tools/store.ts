@@ -149,3 +149,8 @@ export async function toolCreditsOf(db: Knex | Knex.Transaction, runId: string):
   const row = (await db('chat_tool_calls').where({ run_id: runId }).sum({ credits: 'credits' }).first()) as { credits: string | number | null } | undefined;
   return Number(row?.credits ?? 0);
 }
+
+/** A turn that ended (stopped, failed) with calls still running: they end `failed`, saying why (a billed one settles on its own). */
+export async function endRunningToolCalls(trx: Knex.Transaction, runId: string, why: string): Promise<void> {
+  await trx('chat_tool_calls').where({ run_id: runId, status: 'running' }).update({ status: 'failed', result: why, finished_at: trx.fn.now() });
+}
