@@ -89,7 +89,9 @@ async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Pr
 }
 
 export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
-  async succeeded(trx, { run_id }, { answer, usage }, context) {
+  async succeeded(trx, { run_id }, { answer, usage, suspended }, context) {
+    // Waiting for a tool's job (./tools/image.ts): that job's end sends the turn's next job, which goes on from its rounds.
+    if (suspended) return;
     const run = await lockLive(trx, run_id);
     if (run) await keep(trx, context, run, answer, usage, 'succeeded');
   },

@@ -1,2 +1,4 @@
 // The generations domain's public module.
 export { generationModelCatalog, type GenerationModelRow } from './models.ts';
+export { createGeneration } from './service.ts';
+export type { GenerationRow } from './presenter.ts';

@@ -25,7 +25,7 @@ describe('chat turns: tool calls (sandbox model)', function () {
   let org: string;
 
   before(async () => {
-    const overrides = { CHAT_SANDBOX_DELAY_MS: '20', WORKER_POLL_INTERVAL_SECONDS: '0.5' };
+    const overrides = { CHAT_SANDBOX_DELAY_MS: '20', GENERATION_SANDBOX_DELAY_MS: '1500', WORKER_POLL_INTERVAL_SECONDS: '0.5' };
     const url = await isolatedDatabase();
     db = createDb(url, { max: 4 });
     server = await startTestServer(overrides, { databaseUrl: url });
@@ -222,5 +222,59 @@ describe('chat turns: tool calls (sandbox model)', function () {
     await finished(bobs.run.id);
     const bobFound = JSON.parse((await branch(bobs.conversationId, bob))[2].content).items.map((a: any) => a.asset_id);
     expect(bobFound.sort()).to.deep.equal([shared, secret, revoked].sort());
+  });
+
+  const chatJobsOf = (runId: string) =>
+    db('pgboss.job').where({ name: 'conversation.chat-run.v1' }).whereRaw(`data->>'run_id' = ?`, [runId]).orderBy('created_on').select('state');
+
+  it('image generation: the turn’s job ends while the generation runs (no slot held), and the generation’s end continues the turn', async () => {
+    const { conversationId, question, run } = await turn('/tool generate_image {"prompt":"a red fox in snow"}');
+    // While the generation runs, the turn holds the lock but no chat job is active.
+    await eventually('the turn waits for its generation', async () => {
+      const jobs = await chatJobsOf(run.id);
+      const generation = await db('generations').where({ conversation_id: conversationId }).first();
+      return jobs.length === 1 && jobs[0].state === 'completed' && generation && ['queued', 'running'].includes(generation.status);
+    });
+    expect((await db('chat_runs').where({ id: run.id }).first()).status).to.equal('running');
+    expect((await db('conversations').where({ id: conversationId }).first()).active_run_id).to.equal(run.id);
+
+    const done = await finished(run.id);
+    expect(done.status).to.equal('succeeded');
+    expect((await chatJobsOf(run.id)).map((j) => j.state)).to.deep.equal(['completed', 'completed']);
+    const items = await branch(conversationId);
+    expect(items.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+    const result = JSON.parse(items[2].content);
+    const generation = await db('generations').where({ id: result.generation_id }).first();
+    expect(generation.status).to.equal('succeeded');
+    expect(result.asset_ids).to.deep.equal(generation.asset_ids);
+    expect(result.asset_ids.length).to.be.greaterThan(0);
+    const call = await db('metered_calls').where({ id: generation.call_id }).first();
+    expect(call).to.include({ status: 'succeeded', tool_call_id: items[1].tool_calls[0].id, message_id: question.id, run_lock: true, chat_run_id: run.id });
+    const got = await runOf(conversationId);
+    expect(got.tool_calls).to.deep.equal([
+      { tool_call_id: items[1].tool_calls[0].id, name: 'generate_image', round: 1, status: 'succeeded', credits: call.credits_charged, message_id: items[2].id },
+    ]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('stopped while waiting for a generation: the turn ends at once, the generation is not charged (run lock), its continuation does nothing', async () => {
+    const { conversationId, run } = await turn('/tool generate_image {"prompt":"a blue whale"}');
+    const generation = await eventually('the generation runs', async () => {
+      const row = await db('generations').where({ conversation_id: conversationId }).first();
+      const jobs = await chatJobsOf(run.id);
+      return row && jobs.length === 1 && jobs[0].state === 'completed' ? row : null;
+    });
+    expect((await server.request('delete', `/conversations/${conversationId}/run`, { token: alice.token })).status).to.equal(204);
+    const stopped = await db('chat_runs').where({ id: run.id }).first();
+    expect(stopped.status).to.equal('stopped');
+    expect((await db('conversations').where({ id: conversationId }).first()).active_run_id).to.equal(null);
+    const call = await eventually('the generation settled', async () => {
+      const row = await db('metered_calls').where({ id: generation.call_id }).first();
+      return row.status !== 'queued' && row.status !== 'running' ? row : null;
+    });
+    expect(call).to.include({ status: 'refused', credits_charged: 0 });
+    await eventually('its continuation ran', async () => (await chatJobsOf(run.id)).length === 2 && (await chatJobsOf(run.id))[1].state === 'completed');
+    expect((await db('chat_runs').where({ id: run.id }).first()).status).to.equal('stopped');
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });

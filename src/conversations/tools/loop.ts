@@ -35,10 +35,10 @@ const addUsage = (a: ChatUsage, b: ChatUsage): ChatUsage => ({
 
 export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pricing): Promise<TurnAnswer> {
   const { deps, signal, log } = job;
-  const tools = await turnTools(deps, run);
+  // Independent reads, at once: they stand before the model's first token.
+  const [tools, mine, calls] = await Promise.all([turnTools(deps, run), turnMessages(deps.db, run), loadToolCalls(deps.db, run.id)]);
   const offered: ChatTool[] = [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters }));
-  const messages: ChatMessage[] = [...pricing.prompt, ...(await turnMessages(deps.db, run))];
-  const calls = await loadToolCalls(deps.db, run.id);
+  const messages: ChatMessage[] = [...pricing.prompt, ...mine];
   let usage: ChatUsage = { input_tokens: run.rounds_usage?.input_tokens ?? 0, output_tokens: run.rounds_usage?.output_tokens ?? 0 };
   let tail = run.tail_message_id ?? run.message_id;
   let round = calls.reduce((most, call) => Math.max(most, call.round), 0);
@@ -58,7 +58,9 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   try {
     for (;;) {
       if (pending.length > 0) {
-        await runRound(job, run, pending, tools, { deps, actor, run, signal, budget });
+        const waiting = await runRound(job, run, pending, tools, { deps, actor, run, signal, budget });
+        // A call waits for its own job (an image generation): this job ends holding no slot; that job's end continues the turn.
+        if (waiting) return { answer: '', usage, suspended: true };
         const written = await job.step((trx) => recordToolResults(trx, run, tail!, round));
         tail = written.tail;
         messages.push(...written.messages);
@@ -107,22 +109,25 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   }
 }
 
-/** The calls of one round, in parallel; each outcome is written as soon as it is known (followers see it). */
+/** The calls of one round, in parallel; each outcome is written as soon as it is known (followers see it). True when a call waits for its own job. */
 async function runRound(
   job: JobContext,
   run: RunRow,
   calls: readonly ToolCallRow[],
   tools: ReadonlyMap<string, TurnTool>,
   base: Omit<ToolContext, 'toolCallId' | 'meteredCallId' | 'deadline'>,
-): Promise<void> {
-  await Promise.all(
+): Promise<boolean> {
+  const waits = await Promise.all(
     calls
       .filter((call) => call.status === 'running')
       .map(async (call) => {
         const outcome = await runCall(call, tools.get(call.name), base, job.deps.config.CHAT_TOOL_TIMEOUT_MS);
+        if (outcome === 'wait') return true;
         await job.step((trx) => finishToolCall(trx, run, call.id, outcome));
+        return false;
       }),
   );
+  return waits.includes(true);
 }
 
 async function runCall(
@@ -130,7 +135,7 @@ async function runCall(
   tool: TurnTool | undefined,
   base: Omit<ToolContext, 'toolCallId' | 'meteredCallId' | 'deadline'>,
   timeoutMs: number,
-): Promise<{ status: 'succeeded' | 'failed'; result: string; credits: number }> {
+): Promise<{ status: 'succeeded' | 'failed'; result: string; credits: number } | 'wait'> {
   const failed = (message: string) => ({ status: 'failed' as const, result: message, credits: 0 });
   if (!tool) return failed(`no tool named "${call.name}" is offered in this turn`);
   let args: unknown;
@@ -148,6 +153,7 @@ async function runCall(
   try {
     const context: ToolContext = { ...base, toolCallId: call.tool_call_id, meteredCallId: call.metered_call_id ?? randomUUID(), deadline };
     const outcome = await Promise.race([tool.run(args as Record<string, unknown>, context), late]);
+    if ('wait' in outcome) return 'wait';
     return { status: 'succeeded', result: outcome.content, credits: outcome.credits };
   } catch (error) {
     if (base.signal.aborted) throw error;

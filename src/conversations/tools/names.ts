@@ -8,12 +8,13 @@ import type { ReadOperations } from '../../platform/deps.ts';
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 export const ASSET_SEARCH_TOOL = 'search_assets';
+export const IMAGE_TOOL = 'generate_image';
 
 /** Separates a connector's namespace from its tool's name. */
 const NAMESPACE_SEPARATOR = '__';
 
-/** Built-in tools: every metered read of the catalog (social, web search, read_url) and the asset search. */
-export const builtInToolNames = (reads: ReadOperations): string[] => [...reads.keys(), ASSET_SEARCH_TOOL];
+/** Built-in tools: every metered read of the catalog (social, web search, read_url), the asset search and image generation. */
+export const builtInToolNames = (reads: ReadOperations): string[] => [...reads.keys(), ASSET_SEARCH_TOOL, IMAGE_TOOL];
 
 /**
  * Each connector's namespace: its name in lowercase letters, digits and `_` (at most 24), in

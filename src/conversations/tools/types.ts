@@ -20,11 +20,8 @@ export interface ToolContext {
   budget: TurnBudget;
 }
 
-/** A tool's answer to the model (text), and the credits it cost. */
-export interface ToolOutcome {
-  content: string;
-  credits: number;
-}
+/** A tool's answer to the model (text) and the credits it cost; or `wait`: a job of its own answers later, and the turn continues when it ends. */
+export type ToolOutcome = { content: string; credits: number } | { wait: true };
 
 /** A tool offered to the model: `parameters` is the JSON Schema of its arguments. Failing, it throws: the message goes back to the model. */
 export interface TurnTool {
