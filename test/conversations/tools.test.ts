@@ -252,7 +252,14 @@ describe('chat turns: tool calls (sandbox model)', function () {
     expect(call).to.include({ status: 'succeeded', tool_call_id: items[1].tool_calls[0].id, message_id: question.id, run_lock: true, chat_run_id: run.id });
     const got = await runOf(conversationId);
     expect(got.tool_calls).to.deep.equal([
-      { tool_call_id: items[1].tool_calls[0].id, name: 'generate_image', round: 1, status: 'succeeded', credits: call.credits_charged, message_id: items[2].id },
+      {
+        tool_call_id: items[1].tool_calls[0].id,
+        name: 'generate_image',
+        round: 1,
+        status: 'succeeded',
+        credits: call.credits_charged,
+        message_id: items[2].id,
+      },
     ]);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });

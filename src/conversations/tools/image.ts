@@ -28,7 +28,9 @@ export const imageTool: TurnTool = {
     if (made) {
       if (!ENDED.includes(made.status)) return { wait: true };
       if (made.status !== 'succeeded')
-        throw new ToolError(`${IMAGE_TOOL}: the generation ${made.status === 'canceled' ? 'was canceled' : `failed: ${made.error?.message ?? 'unknown error'}`}; nothing was charged`);
+        throw new ToolError(
+          `${IMAGE_TOOL}: the generation ${made.status === 'canceled' ? 'was canceled' : `failed: ${made.error?.message ?? 'unknown error'}`}; nothing was charged`,
+        );
       return {
         content: JSON.stringify({ generation_id: made.id, status: made.status, asset_ids: made.asset_ids, credits_charged: made.credits_charged ?? 0 }),
         credits: made.credits_charged ?? 0,
