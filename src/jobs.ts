@@ -4,7 +4,7 @@
 import { assetEnrichmentJob, assetImportJob } from './assets/jobs.ts';
 import { cycleRefillsJob } from './billing/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from './credits/jobs.ts';
-import { chatRunJob } from './conversations/jobs.ts';
+import { approvalExpiryJob, chatRunJob } from './conversations/jobs.ts';
 import { invitationEmailJob } from './invitations/jobs.ts';
 import { generationJob } from './generations/jobs.ts';
 import type { JobDefinition } from './jobs/define.ts';
@@ -30,6 +30,7 @@ export const allJobs: readonly JobDefinition[] = [
   expireCreditHoldsJob,
   expireCreditGrantsJob,
   chatRunJob,
+  approvalExpiryJob,
   meteredCallJob,
   generationJob,
   dispatchScheduledTasksJob,

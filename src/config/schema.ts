@@ -124,6 +124,13 @@ export const configSchema = z
     CHAT_TOOL_MAX_ROUNDS: z.coerce.number().int().min(1).max(50).default(8),
     CHAT_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
     CHAT_CONNECTOR_TOOLS_TTL_SECONDS: z.coerce.number().int().min(0).default(600),
+    /** How long a turn waits for the caller to approve or reject its tool calls before it ends (its hold released). */
+    CHAT_APPROVAL_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(3600),
     /**
      * Who is an operator (catalog moderation; the job console): a token whose OPERATOR_CLAIM claim
      * equals, or (an array) contains, OPERATOR_CLAIM_VALUE — or a user id listed in OPERATOR_USER_IDS.

@@ -20,3 +20,18 @@ export const chatRunJob = defineJob({
   handler: () => import('./handlers.ts').then((m) => m.runChat),
   ends: () => import('./run-ends.ts').then((m) => m.chatRunEnds),
 });
+
+/**
+ * A turn waiting for the caller to approve its tool calls ends when they are not answered in time
+ * (CHAT_APPROVAL_TTL_SECONDS): stopped like DELETE /run, its hold settled. Sent with a delay when
+ * the turn starts waiting; finds nothing to do once the calls were answered.
+ */
+export const approvalExpiryJob = defineJob({
+  name: 'conversation.approval-expiry',
+  version: 1,
+  payload: chatRunPayload,
+  searchable: ['run_id'],
+  policy: { retryLimit: 5, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 60 },
+  expectedSeconds: 5,
+  handler: () => import('./tools/approvals.ts').then((m) => m.expireApproval),
+});

@@ -7,7 +7,8 @@ import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageB
 import { listMessages, postMessage, presentMessage } from './messages.ts';
 import { presentRecallHit, recall } from './recall.ts';
 import { streamRunEvents } from './run-events.ts';
-import { runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
+import { approvalsBody, runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
+import { answerApprovals } from './tools/approvals.ts';
 import { startPaidRun } from './run-start.ts';
 import { getRun, presentRun, saveRunSnapshot, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
@@ -223,6 +224,21 @@ export const conversationRoutes: AnyRoute[] = [
     handler: async ({ params, actor, deps }) => {
       await stopRun(deps, actor, params.conversation_id);
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/run/approvals',
+    operationId: 'answerConversationRunApprovals',
+    tag,
+    summary: 'Approve or reject the tool calls the turn waits for',
+    description:
+      'A turn whose model called a tool that needs approval (a tool of a connector with `needs_approval`; approval is off unless set) stops in `awaiting_approval` — live, holding the lock, with no worker waiting — listing those calls `awaiting_approval` in `tool_calls`. Answer each by its `tool_call_id`: `approve: true` runs it, `false` tells the model the user rejected it. Calls may be answered in several requests; once none is left the turn continues as a new job. Unanswered by `approval_expires_at` (`CHAT_APPROVAL_TTL_SECONDS` after it began waiting), the turn is stopped as by DELETE /run: its usage so far charged, the rest of its hold released, the lock freed. 409 when no turn of the conversation waits for approval; 400 naming `decisions[i].tool_call_id` for a call that is not waiting. Needs the editor role.',
+    params: conversationIdParams,
+    body: approvalsBody,
+    response: { status: 200, description: 'The run with its tool calls as they now stand', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await answerApprovals(deps, actor, params.conversation_id, body)) }),
   }),
   defineRoute({
     method: 'post',

@@ -23,6 +23,8 @@ export interface RunRow {
   tail_message_id: string | null;
   /** Model usage of the turn's finished tool rounds (the answer's own usage comes with it). */
   rounds_usage: { input_tokens: number; output_tokens: number };
+  /** Set while the turn waits for the caller to approve or reject tool calls: when it ends unanswered. */
+  awaiting_approval_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }

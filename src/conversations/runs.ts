@@ -34,7 +34,7 @@ export type RunWithCalls = RunRow & { tool_calls?: ToolCallRow[] };
 export function presentRun(row: RunWithCalls): z.input<typeof runSchema> {
   return {
     id: row.id,
-    status: row.status,
+    status: row.awaiting_approval_until && isLive(row) ? 'awaiting_approval' : row.status,
     conversation_id: row.conversation_id,
     organization_id: row.organization_id,
     user_id: row.user_id,
@@ -46,11 +46,13 @@ export function presentRun(row: RunWithCalls): z.input<typeof runSchema> {
     credits_charged: row.credits_charged,
     error: row.error,
     tools: row.tools ?? null,
+    approval_expires_at: row.awaiting_approval_until && isLive(row) ? row.awaiting_approval_until.toISOString() : null,
     tool_calls: (row.tool_calls ?? []).map((call) => ({
       tool_call_id: call.tool_call_id,
       name: call.name,
       round: call.round,
       status: call.status,
+      arguments: call.arguments,
       credits: call.credits,
       message_id: call.message_id,
     })),

@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 const runFields = [
   'answer_message_id',
+  'approval_expires_at',
   'conversation_id',
   'created_at',
   'credits_charged',

@@ -152,7 +152,7 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     // Two rounds of the model (2 credits each) and the read (2): the turn's capture is the model's.
     expect(done.credits_charged).to.equal(4);
     expect((await runOf(conversationId)).tool_calls).to.deep.equal([
-      { tool_call_id: 'call_a', name: 'search', round: 1, status: 'succeeded', credits: 2, message_id: items[2].id },
+      { tool_call_id: 'call_a', name: 'search', round: 1, status: 'succeeded', arguments: '{"query":"one"}', credits: 2, message_id: items[2].id },
     ]);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { expect } from 'chai';
 import { z } from 'zod';
+import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
@@ -14,6 +15,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { readJson } from '../support/upstream.ts';
 
 const TOKEN = 'mcp-good-token-1234';
+const APPROVAL_TTL_SECONDS = 8;
 
 /** An MCP server (the SDK's, over Streamable HTTP, stateless) on loopback that wants `Authorization: Bearer TOKEN`. */
 async function startMcpServer() {
@@ -62,7 +64,11 @@ describe('chat turns: MCP connector tools', function () {
 
   before(async () => {
     mcp = await startMcpServer();
-    const overrides = { OUTBOUND_ALLOWLIST: `127.0.0.1:${mcp.port}`, WORKER_POLL_INTERVAL_SECONDS: '0.5' };
+    const overrides = {
+      OUTBOUND_ALLOWLIST: `127.0.0.1:${mcp.port}`,
+      CHAT_APPROVAL_TTL_SECONDS: String(APPROVAL_TTL_SECONDS),
+      WORKER_POLL_INTERVAL_SECONDS: '0.5',
+    };
     const url = await isolatedDatabase();
     db = createDb(url, { max: 4 });
     server = await startTestServer(overrides, { databaseUrl: url });
@@ -168,5 +174,107 @@ describe('chat turns: MCP connector tools', function () {
     expect(res.status).to.equal(502);
     expect(res.body.message).to.match(/connector "Calc Server": .*not allowed/);
     await db('connectors').where({ id: connectorId }).update({ url: mcp.url });
+  });
+
+  describe('approval (a connector that needs it)', () => {
+    before(async () => {
+      const marked = await server.request('patch', `/connectors/${connectorId}`, { token: alice.token, body: { needs_approval: true } });
+      expect(marked.status, JSON.stringify(marked.body)).to.equal(200);
+      expect(marked.body.connector.needs_approval).to.equal(true);
+    });
+    after(async () => {
+      await server.request('patch', `/connectors/${connectorId}`, { token: alice.token, body: { needs_approval: false } });
+    });
+
+    const chatJobs = (runId: string) => db('pgboss.job').where({ name: 'conversation.chat-run.v1' }).whereRaw(`data->>'run_id' = ?`, [runId]).select('state');
+    const runOf = async (conversationId: string) => (await server.request('get', `/conversations/${conversationId}/run`, { token: alice.token })).body.run;
+    async function waiting(content: string) {
+      const { conversationId, started } = await turn(alice, org, content);
+      expect(started.status).to.equal(201);
+      const run = await eventually('the turn waits for approval', async () => {
+        const got = await runOf(conversationId);
+        return got.status === 'awaiting_approval' ? got : null;
+      });
+      // No worker waits: the turn's only job has completed.
+      expect((await chatJobs(run.id)).map((j) => j.state)).to.deep.equal(['completed']);
+      expect(run.approval_expires_at).to.be.a('string');
+      expect(run.tool_calls).to.have.length(1);
+      expect(run.tool_calls[0]).to.include({ name: 'calc_server__add', status: 'awaiting_approval', credits: 0, message_id: null });
+      return { conversationId, run };
+    }
+    const toolCallsSeen = () => mcp.seen.filter((r) => r.method === 'tools/call').length;
+
+    it('approve: the call runs and the turn continues as a new job; the ledger is exact', async () => {
+      const { conversationId, run } = await waiting('/tool calc_server__add {"a":2,"b":2}');
+      const wrong = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: 'call_nope', approve: true }] },
+      });
+      expect(wrong.status).to.equal(400);
+      expect(wrong.body.data.issues[0].path).to.deep.equal(['decisions', 0, 'tool_call_id']);
+      const before = toolCallsSeen();
+      const res = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: run.tool_calls[0].tool_call_id, approve: true }] },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.run.status).to.equal('running');
+      expect(res.body.run.tool_calls[0].status).to.equal('running');
+      const { run: done, items } = await finishedBranch(alice, conversationId, run.id);
+      expect(done.status).to.equal('succeeded');
+      expect(items[2].content).to.equal('sum=4');
+      expect(toolCallsSeen()).to.equal(before + 1);
+      expect((await chatJobs(run.id)).map((j) => j.state)).to.deep.equal(['completed', 'completed']);
+      const again = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: run.tool_calls[0].tool_call_id, approve: true }] },
+      });
+      expect(again.status).to.equal(409);
+      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    });
+
+    it('reject: the call never reaches the server; the model reads the rejection and the turn ends', async () => {
+      const { conversationId, run } = await waiting('/tool calc_server__add {"a":3,"b":3}');
+      const before = toolCallsSeen();
+      const res = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: run.tool_calls[0].tool_call_id, approve: false }] },
+      });
+      expect(res.status).to.equal(200);
+      const { run: done, items } = await finishedBranch(alice, conversationId, run.id);
+      expect(done.status).to.equal('succeeded');
+      expect(items[2].content).to.equal('Error: rejected by the user');
+      expect(toolCallsSeen()).to.equal(before);
+      expect((await runOf(conversationId)).tool_calls[0]).to.include({ status: 'failed', credits: 0 });
+      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    });
+
+    it('expiry: unanswered, the turn is stopped, its hold settled (usage captured, the rest released) and the lock freed', async () => {
+      const { conversationId, run } = await waiting('/tool calc_server__add {"a":5,"b":5}');
+      const before = toolCallsSeen();
+      const ended = await eventually(
+        'the approval expired',
+        async () => {
+          const row = await db('chat_runs').where({ id: run.id }).first();
+          return row.status === 'stopped' ? row : null;
+        },
+        { timeoutMs: (APPROVAL_TTL_SECONDS + 20) * 1000 },
+      );
+      expect((await db('conversations').where({ id: conversationId }).first()).active_run_id).to.equal(null);
+      expect(toolCallsSeen()).to.equal(before);
+      const got = await runOf(conversationId);
+      expect(got.status).to.equal('stopped');
+      expect(got.tool_calls[0]).to.include({ status: 'failed', credits: 0 });
+      const hold = await db('credit_holds').where({ run_id: run.id }).first();
+      expect(hold.status).to.not.equal('held');
+      expect(hold.captured).to.equal(ended.credits_charged);
+      expect(hold.captured + hold.released).to.equal(hold.amount);
+      const late = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: run.tool_calls[0].tool_call_id, approve: true }] },
+      });
+      expect(late.status).to.equal(409);
+      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    });
   });
 });

@@ -102,7 +102,15 @@ describe('chat turns: tool calls (sandbox model)', function () {
     expect(captures.map((c) => Number(c.amount))).to.deep.equal([2]);
     const got = await runOf(conversationId);
     expect(got.tool_calls).to.deep.equal([
-      { tool_call_id: asked.tool_calls[0].id, name: 'search', round: 1, status: 'succeeded', credits: 2, message_id: result.id },
+      {
+        tool_call_id: asked.tool_calls[0].id,
+        name: 'search',
+        round: 1,
+        status: 'succeeded',
+        arguments: '{"query":"lisbon trams"}',
+        credits: 2,
+        message_id: result.id,
+      },
     ]);
     // The turn's own capture plus the tool's stay within max_credits.
     expect(done.credits_charged + 2).to.be.at.most(60);
@@ -257,6 +265,7 @@ describe('chat turns: tool calls (sandbox model)', function () {
         name: 'generate_image',
         round: 1,
         status: 'succeeded',
+        arguments: '{"prompt":"a red fox in snow"}',
         credits: call.credits_charged,
         message_id: items[2].id,
       },

@@ -17,7 +17,8 @@ import { creditsFor, estimateTokens, type TurnAnswer, type turnPricing } from '.
 import type { RunRow } from '../run-row.ts';
 import { TurnBudget } from './budget.ts';
 import { turnTools } from './catalog.ts';
-import { finishToolCall, loadToolCalls, recordRound, recordToolResults, type ToolCallRow, turnMessages } from './store.ts';
+import { approvalExpiryJob } from '../jobs.ts';
+import { awaitApproval, finishToolCall, loadToolCalls, recordRound, recordToolResults, type ToolCallRow, turnMessages } from './store.ts';
 import { ToolError, type ToolContext, type TurnTool } from './types.ts';
 
 /** How often a streaming run publishes its snapshot (SSE followers re-read it). */
@@ -58,7 +59,20 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   try {
     for (;;) {
       if (pending.length > 0) {
-        const waiting = await runRound(job, run, pending, tools, { deps, actor, run, signal, budget });
+        const { waiting, approvals } = await runRound(job, run, pending, tools, { deps, actor, run, signal, budget });
+        // Calls that need the caller's approval: the turn waits for the answers (./approvals.ts), which start its next job.
+        if (approvals.length > 0) {
+          await job.step(async (trx) => {
+            await awaitApproval(trx, run, approvals, deps.config.CHAT_APPROVAL_TTL_SECONDS);
+            await deps.jobs.enqueue(
+              trx,
+              approvalExpiryJob,
+              { run_id: run.id },
+              { organizationId: run.organization_id, startAfter: deps.config.CHAT_APPROVAL_TTL_SECONDS },
+            );
+          });
+          return { answer: '', usage, suspended: true };
+        }
         // A call waits for its own job (an image generation): this job ends holding no slot; that job's end continues the turn.
         if (waiting) return { answer: '', usage, suspended: true };
         const written = await job.step((trx) => recordToolResults(trx, run, tail!, round));
@@ -109,25 +123,32 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   }
 }
 
-/** The calls of one round, in parallel; each outcome is written as soon as it is known (followers see it). True when a call waits for its own job. */
+/**
+ * The calls of one round, in parallel; each outcome is written as soon as it is known (followers
+ * see it). Says whether a call waits for its own job, and which calls wait for the caller's approval.
+ */
 async function runRound(
   job: JobContext,
   run: RunRow,
   calls: readonly ToolCallRow[],
   tools: ReadonlyMap<string, TurnTool>,
   base: Omit<ToolContext, 'toolCallId' | 'meteredCallId' | 'deadline'>,
-): Promise<boolean> {
-  const waits = await Promise.all(
+): Promise<{ waiting: boolean; approvals: string[] }> {
+  const outcomes = await Promise.all(
     calls
       .filter((call) => call.status === 'running')
       .map(async (call) => {
-        const outcome = await runCall(call, tools.get(call.name), base, job.deps.config.CHAT_TOOL_TIMEOUT_MS);
-        if (outcome === 'wait') return true;
-        await job.step((trx) => finishToolCall(trx, run, call.id, outcome));
-        return false;
+        const tool = tools.get(call.name);
+        if (tool?.needsApproval && call.approved !== true) return { call, outcome: 'approval' as const };
+        const outcome = await runCall(call, tool, base, job.deps.config.CHAT_TOOL_TIMEOUT_MS);
+        if (outcome !== 'wait') await job.step((trx) => finishToolCall(trx, run, call.id, outcome));
+        return { call, outcome };
       }),
   );
-  return waits.includes(true);
+  return {
+    waiting: outcomes.some(({ outcome }) => outcome === 'wait'),
+    approvals: outcomes.filter(({ outcome }) => outcome === 'approval').map(({ call }) => call.id),
+  };
 }
 
 async function runCall(

@@ -15,7 +15,8 @@ export interface ToolCallRow {
   position: number;
   name: string;
   arguments: string;
-  status: 'running' | 'succeeded' | 'failed';
+  status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed';
+  approved: boolean | null;
   result: string | null;
   credits: number;
   metered_call_id: string | null;
@@ -152,5 +153,20 @@ export async function toolCreditsOf(db: Knex | Knex.Transaction, runId: string):
 
 /** A turn that ended (stopped, failed) with calls still running: they end `failed`, saying why (a billed one settles on its own). */
 export async function endRunningToolCalls(trx: Knex.Transaction, runId: string, why: string): Promise<void> {
-  await trx('chat_tool_calls').where({ run_id: runId, status: 'running' }).update({ status: 'failed', result: why, finished_at: trx.fn.now() });
+  await trx('chat_tool_calls')
+    .where({ run_id: runId })
+    .whereIn('status', ['running', 'awaiting_approval'])
+    .update({ status: 'failed', result: why, finished_at: trx.fn.now() });
+}
+
+/**
+ * The round's calls that need the caller's answer wait for it; the turn waits until
+ * `CHAT_APPROVAL_TTL_SECONDS` from now (then it ends: ./approvals.ts).
+ */
+export async function awaitApproval(trx: Knex.Transaction, run: RunRow, rowIds: readonly string[], ttlSeconds: number): Promise<void> {
+  await trx('chat_tool_calls').whereIn('id', rowIds).where({ status: 'running' }).update({ status: 'awaiting_approval' });
+  await trx('chat_runs')
+    .where({ id: run.id })
+    .update({ awaiting_approval_until: trx.raw('now() + make_interval(secs => ?)', [ttlSeconds]), updated_at: trx.fn.now() });
+  await notifyRunEvent(trx, run, 0);
 }

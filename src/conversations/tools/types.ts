@@ -28,6 +28,8 @@ export interface TurnTool {
   name: string;
   description: string;
   parameters: Record<string, unknown>;
+  /** The caller approves or rejects each call before it runs (the turn waits, holding no worker slot). */
+  needsApproval?: boolean;
   run(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutcome>;
 }
 
