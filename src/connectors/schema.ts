@@ -50,13 +50,9 @@ export const createConnectorBody = z
     name,
     url: url.nullable().optional(),
     auth_scheme: z.enum(authSchemes).optional().openapi({ description: 'Default `none`.' }),
-    needs_approval: z
-      .boolean()
-      .optional()
-      .openapi({
-        description:
-          'Default `false`. `true`: a chat turn calling one of its tools stops in `awaiting_approval` until the caller approves or rejects the call.',
-      }),
+    needs_approval: z.boolean().optional().openapi({
+      description: 'Default `false`. `true`: a chat turn calling one of its tools stops in `awaiting_approval` until the caller approves or rejects the call.',
+    }),
   })
   .strict()
   .openapi('CreateConnector');

@@ -61,12 +61,13 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     if (asks) {
       res.write(piece({ role: 'assistant', content: null }));
       // Each call in two fragments (id and name, then the arguments split), the calls interleaved.
-      asks.forEach((call, index) => res.write(piece({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] })));
-      asks.forEach((call, index) => {
+      for (const [index, call] of asks.entries())
+        res.write(piece({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      for (const [index, call] of asks.entries()) {
         const half = Math.floor(call.args.length / 2);
         res.write(piece({ tool_calls: [{ index, function: { arguments: call.args.slice(0, half) } }] }));
         res.write(piece({ tool_calls: [{ index, function: { arguments: call.args.slice(half) } }] }));
-      });
+      }
     } else {
       const results = body.messages.filter((m: any) => m.role === 'tool').length;
       for (const word of `Done after ${results} results.`.split(/(?<= )/)) res.write(piece({ content: word }));
