@@ -13,9 +13,15 @@
  *  - raw pg-boss send → handler start on a bare PgBoss (createBoss 'worker' role, LISTEN/NOTIFY)
  *    with the polling settings workers/main.ts uses.
  * Ratios are the median over rounds of (turn p50 / baseline p50 of the same round).
- * Then a second phase: BENCH_CONCURRENCY conversations take turns in parallel.
+ * Then a tool phase (issue 24): BENCH_TOOL_TURNS turns whose user message makes the sandbox model
+ * call 3 billed `search` tools in one round (each through the metered path: call, hold, job,
+ * settle), then answer. Its baseline, measured in the same run right before each turn: the bare
+ * provider time of the same work in-process (the sandbox chat model's two calls and the sandbox
+ * search provider's three searches, in parallel as the turn runs them); the overhead is
+ * POST /run → done minus that. Goal: overhead p50 ≤ 100 ms.
+ * Then a last phase: BENCH_CONCURRENCY conversations take turns in parallel.
  * Goal (issue): POST /run → first streamed delta, p50 ≤ 30 ms on an idle machine.
- * Env: BENCH_TURNS (100), BENCH_CONCURRENCY (8; 0 skips the phase), BENCH_ROUNDS (5), BENCH_LOG_LEVEL,
+ * Env: BENCH_TURNS (100), BENCH_TOOL_TURNS (30; 0 skips the phase), BENCH_CONCURRENCY (8; 0 skips the phase), BENCH_ROUNDS (5), BENCH_LOG_LEVEL,
  * BENCH_SANDBOX_DELAY_MS (0; e.g. 40 for a model that streams a word every 40 ms).
  * Run: npm run bench:chat   (embedded PostgreSQL, throw-away database; ~1 min)
  */
@@ -33,8 +39,14 @@ import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
+import { SandboxChatProvider } from '../src/providers/chat/sandbox.ts';
+import type { ChatChunk, ChatMessage, ChatToolCall } from '../src/providers/chat/types.ts';
+import { SandboxSearchProvider } from '../src/providers/search/sandbox.ts';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
+const TOOL_TURNS = Number(process.env.BENCH_TOOL_TURNS ?? 30);
+const TOOL_GOAL_MS = 100;
+const TOOL_QUESTION = ['/tool search {"query":"atlantic tides"}', '/tool search {"query":"moon phases"}', '/tool search {"query":"storm surge"}'].join('\n');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const BARE_PER_ROUND = 50;
@@ -123,12 +135,12 @@ function expectStatus(what: string, res: { status: number; body: unknown }, stat
 
 let sequence = 0;
 /** A conversation with one user message (untimed). */
-async function conversationWithQuestion(organizationId: string): Promise<string> {
+async function conversationWithQuestion(organizationId: string, content?: string): Promise<string> {
   const n = sequence++;
   const conversation = await api('POST', '/conversations', { organization_id: organizationId, title: `Bench turn ${n}` });
   expectStatus('create conversation', conversation, 201);
   const id = conversation.body.conversation?.id ?? conversation.body.id;
-  const message = await api('POST', `/conversations/${id}/messages`, { content: `Question ${n}: how do the tides of the Atlantic work?` });
+  const message = await api('POST', `/conversations/${id}/messages`, { content: content ?? `Question ${n}: how do the tides of the Atlantic work?` });
   expectStatus('post message', message, 201);
   return id;
 }
@@ -155,6 +167,31 @@ async function turn(conversationId: string): Promise<Turn> {
   }
   if (done === undefined || status !== 'succeeded') throw new Error(`run ${run.body.run.id}: stream ended without a succeeded done (${status})`);
   return { post, first: first ?? done, done, doneOnly: first === undefined, runId: run.body.run.id };
+}
+
+/** The bare provider time of a 3-tool turn: the sandbox model's two calls and the three searches, in-process, as the turn runs them. */
+const bareChat = new SandboxChatProvider(config.CHAT_SANDBOX_DELAY_MS);
+const bareSearch = new SandboxSearchProvider();
+const benchTools = [{ name: 'search', description: 'Web search', parameters: { type: 'object' } }];
+async function bareToolProvider(): Promise<number> {
+  const started = performance.now();
+  const drain = async (messages: ChatMessage[]) => {
+    const chunks: ChatChunk[] = [];
+    for await (const chunk of bareChat.stream({ model: 'sandbox-chat', messages, tools: benchTools })) chunks.push(chunk);
+    return chunks;
+  };
+  const question: ChatMessage[] = [{ role: 'user', content: TOOL_QUESTION }];
+  const calls = (await drain(question)).flatMap((chunk) => ('tool_calls' in chunk ? chunk.tool_calls : [])) as ChatToolCall[];
+  const signal = new AbortController().signal;
+  const results = await Promise.all(
+    calls.map((call) => bareSearch.search({ ...JSON.parse(call.arguments), limit: 10 }, { signal, maxPages: 1 }).then(({ result }) => JSON.stringify(result))),
+  );
+  await drain([
+    ...question,
+    { role: 'assistant', content: '', tool_calls: calls },
+    ...calls.map((call, i) => ({ role: 'tool' as const, tool_call_id: call.id, content: results[i]! })),
+  ]);
+  return performance.now() - started;
 }
 
 async function bareRequest(): Promise<number> {
@@ -235,6 +272,31 @@ try {
   console.log(`ratio (a) p50 / bare Koa + pg p50: ${median(ratios.bare).toFixed(1)}× (${range(ratios.bare)})`);
   console.log(`ratio (a) p50 / pg-boss pickup p50: ${median(ratios.boss).toFixed(1)}× (${range(ratios.boss)})`);
   console.log(`goal: first delta p50 ≤ ${GOAL_MS} ms: ${firstP50 <= GOAL_MS ? 'MET' : 'NOT MET'} (${firstP50.toFixed(1)} ms)`);
+
+  if (TOOL_TURNS > 0) {
+    const toolTurns: Turn[] = [];
+    const bareTool: number[] = [];
+    const overheads: number[] = [];
+    for (let i = 0; i < TOOL_TURNS; i++) {
+      const bare = await bareToolProvider();
+      const conversation = await conversationWithQuestion(organizationId, TOOL_QUESTION);
+      const measured = await turn(conversation);
+      const got = await api('GET', `/conversations/${conversation}/run`);
+      const calls = got.body.run.tool_calls as { status: string }[];
+      if (calls.length !== 3 || calls.some((c) => c.status !== 'succeeded')) throw new Error(`tool turn ${measured.runId}: ${JSON.stringify(calls)}`);
+      bareTool.push(bare);
+      toolTurns.push(measured);
+      overheads.push(measured.done - bare);
+    }
+    const overheadP50 = median(overheads);
+    console.log(`\n== ${toolTurns.length} turns with 3 sandbox tool calls (billed search, metered path), sequential`);
+    console.log(`(b) POST /run → done               ${summary(toolTurns.map((t) => t.done))}`);
+    console.log(`(a) POST /run → first text event   ${summary(toolTurns.map((t) => t.first))}`);
+    console.log(`baseline: bare provider time        ${summary(bareTool)}`);
+    console.log(`overhead (done − bare provider)    ${summary(overheads)}`);
+    console.log(`ratio done p50 / bare provider p50: ${(median(toolTurns.map((t) => t.done)) / Math.max(0.001, median(bareTool))).toFixed(1)}×`);
+    console.log(`goal: overhead p50 ≤ ${TOOL_GOAL_MS} ms: ${overheadP50 <= TOOL_GOAL_MS ? 'MET' : 'NOT MET'} (${overheadP50.toFixed(1)} ms)`);
+  }
 
   if (CONCURRENCY > 0) {
     const parallel: Turn[] = [];

@@ -8,7 +8,7 @@ import { bindJob, type JobDefinition, type RunnableJob } from '../jobs/define.ts
 import { assetEnrichmentJob, assetImportJob } from '../assets/jobs.ts';
 import { cleanUpUploadsJob } from '../assets/uploads/jobs.ts';
 import { cycleRefillsJob } from '../billing/jobs.ts';
-import { chatRunJob } from '../conversations/jobs.ts';
+import { approvalExpiryJob, chatRunJob } from '../conversations/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../credits/jobs.ts';
 import { deleteOldEventsJob } from '../events/jobs.ts';
 import { generationJob } from '../generations/jobs.ts';
@@ -59,6 +59,9 @@ export const allJobs: readonly RunnableJob[] = [
   bindJob(chatRunJob, {
     handler: () => import('../conversations/handlers.ts').then((m) => m.runChat),
     ends: () => import('../conversations/run-ends.ts').then((m) => m.chatRunEnds),
+  }),
+  bindJob(approvalExpiryJob, {
+    handler: () => import('../conversations/tools/approvals.ts').then((m) => m.expireApproval),
   }),
   bindJob(meteredCallJob, {
     handler: () => import('../metering/perform.ts').then((m) => m.performCall),

@@ -4,3 +4,4 @@ export { recordAssetEvent } from './events.ts';
 export { assetIdParams, assetSchema } from './schema.ts';
 export { type GeneratedAsset, generatedAssetKey, insertGeneratedAssets } from './generated.ts';
 export { type AssetSearchHit, searchAssets } from './search.ts';
+export { type AssetFilters, listAssets } from './service.ts';

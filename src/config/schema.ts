@@ -120,6 +120,17 @@ export const configSchema = z
     CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** Pause between the sandbox chat model's words (tests slow it down to stop a run mid-stream). */
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
+    /** Chat tools: model → tool calls → model rounds a turn may take (then one last answer without tools), each call's time limit, and how long an MCP connector's listed tools are reused. */
+    CHAT_TOOL_MAX_ROUNDS: z.coerce.number().int().min(1).max(50).default(8),
+    CHAT_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+    CHAT_CONNECTOR_TOOLS_TTL_SECONDS: z.coerce.number().int().min(0).default(600),
+    /** How long a turn waits for the caller to approve or reject its tool calls before it ends (its hold released). */
+    CHAT_APPROVAL_TTL_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .default(3600),
     /**
      * Who is an operator (catalog moderation; the job console): a token whose OPERATOR_CLAIM claim
      * equals, or (an array) contains, OPERATOR_CLAIM_VALUE — or a user id listed in OPERATOR_USER_IDS.

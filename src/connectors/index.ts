@@ -9,3 +9,11 @@ export type { ConnectorRow } from './presenter.ts';
 export { openBound, resolveKeyring, sealBound, type Keyring, type SealedSecret } from './secrets.ts';
 // The SSRF policy for a URL saved now and fetched later (webhook endpoints check theirs with it too).
 export { checkConnectorUrl as checkOutboundUrl } from './url-policy.ts';
+export {
+  type ConnectorTool,
+  cachedMcpTools,
+  callConnectorTool,
+  ConnectorCallError,
+  refreshMcpTools,
+  usableMcpConnectors,
+} from './mcp.ts';

@@ -8,6 +8,7 @@ export interface ConnectorRow {
   name: string;
   url: string | null;
   auth_scheme: (typeof authSchemes)[number];
+  needs_approval: boolean;
   created_by_id: string | null;
   deleted_at: Date | null;
   deleted_by_id: string | null;
@@ -31,6 +32,7 @@ export function presentConnector(row: ConnectorRow): z.input<typeof connectorSch
     name: row.name,
     url: row.url,
     auth_scheme: row.auth_scheme,
+    needs_approval: row.needs_approval,
     created_by_id: row.created_by_id,
     deleted_at: row.deleted_at?.toISOString() ?? null,
     deleted_by_id: row.deleted_by_id,

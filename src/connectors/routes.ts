@@ -1,5 +1,6 @@
 import { listing, recordMember, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { refreshConnectorTools } from './mcp.ts';
 import { presentConnector, presentCredential } from './presenter.ts';
 import {
   connectorCredentialEnvelope,
@@ -7,6 +8,7 @@ import {
   connectorEnvelope,
   connectorIdParams,
   connectorPage,
+  connectorToolsSchema,
   createConnectorBody,
   listConnectorsQuery,
   setConnectorCredentialBody,
@@ -146,5 +148,19 @@ export const connectorRoutes: AnyRoute[] = [
     handler: async ({ params, actor, deps }) => {
       await deleteCredential(deps, actor, params.connector_id);
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/connectors/{connector_id}/refresh',
+    operationId: 'refreshConnectorTools',
+    summary: 'List an MCP connector’s tools again (with your credential)',
+    description:
+      'Connects to the `mcp` connector’s server (MCP Streamable HTTP, through the outbound SSRF guard: a non-public address is refused unless `OUTBOUND_ALLOWLIST` opens it) with the caller’s own credential, lists its tools and caches the list for the caller; chat turns offer these tools (named `<namespace>__<tool>`, the namespace being the connector’s name in lowercase letters, digits and `_`) and list them again themselves when the cache is older than `CHAT_CONNECTOR_TOOLS_TTL_SECONDS`. Any member of the organization (404 otherwise). 409 when the connector is deleted, is not of type `mcp`, has no `url`, or needs a credential the caller has not set; 502 `upstream_failed` naming the connector and the server’s answer (e.g. 401) when listing fails.',
+    tag,
+    params: connectorIdParams,
+    response: { status: 200, description: 'The tools the server lists', schema: connectorToolsSchema },
+    errors: [404, 409, 502],
+    authorize: aMember,
+    handler: async ({ params, actor, deps }) => ({ tools: await refreshConnectorTools(deps, actor, params.connector_id) }),
   }),
 ];

@@ -28,6 +28,7 @@ export const connectorSchema = z
     name: z.string(),
     url: z.string().nullable(),
     auth_scheme: z.enum(authSchemes),
+    needs_approval: z.boolean().openapi({ description: 'A chat turn that calls one of its tools waits for the caller to approve or reject the call.' }),
     created_by_id: z.string().nullable(),
     deleted_at: timestamp.nullable(),
     deleted_by_id: z.string().nullable(),
@@ -49,6 +50,9 @@ export const createConnectorBody = z
     name,
     url: url.nullable().optional(),
     auth_scheme: z.enum(authSchemes).optional().openapi({ description: 'Default `none`.' }),
+    needs_approval: z.boolean().optional().openapi({
+      description: 'Default `false`. `true`: a chat turn calling one of its tools stops in `awaiting_approval` until the caller approves or rejects the call.',
+    }),
   })
   .strict()
   .openapi('CreateConnector');
@@ -59,9 +63,10 @@ export const updateConnectorBody = z
     name: name.optional(),
     url: url.nullable().optional(),
     auth_scheme: z.enum(authSchemes).optional(),
+    needs_approval: z.boolean().optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme, needs_approval')
   .openapi('UpdateConnector', { description: 'Fields sent replace the current values; fields omitted keep them.' });
 
 export const listConnectorsQuery = z.object({ organization_id: organizationId, ...pageQuery });
@@ -90,3 +95,18 @@ export const setConnectorCredentialBody = z
   })
   .strict()
   .openapi('SetConnectorCredential');
+
+export const connectorToolsSchema = z
+  .object({
+    tools: z.array(
+      z
+        .object({
+          name: z.string().openapi({ description: 'The tool’s name on the server; a chat turn offers it as `<connector namespace>__<name>`.' }),
+          description: z.string(),
+          input_schema: z.record(z.string(), z.unknown()).openapi({ description: 'JSON Schema of the tool’s arguments, as the server lists it.' }),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .openapi('ConnectorTools');

@@ -22,6 +22,7 @@ export interface CreateConnectorInput {
   name: string;
   url?: string | null | undefined;
   auth_scheme?: AuthScheme | undefined;
+  needs_approval?: boolean | undefined;
 }
 
 export interface ConnectorChanges {
@@ -29,6 +30,7 @@ export interface ConnectorChanges {
   name?: string | undefined;
   url?: string | null | undefined;
   auth_scheme?: AuthScheme | undefined;
+  needs_approval?: boolean | undefined;
 }
 
 const pageKeys = [
@@ -48,6 +50,7 @@ export async function createConnector(deps: Deps, actor: Actor, input: CreateCon
         name: input.name,
         url,
         auth_scheme: input.auth_scheme ?? 'none',
+        needs_approval: input.needs_approval ?? false,
         created_by_id: actor.userId,
       })
       .returning('*')) as ConnectorRow[];
@@ -84,6 +87,7 @@ export async function updateConnector(deps: Deps, actor: Actor, id: string, chan
       ...(changes.name !== undefined && { name: changes.name }),
       ...(url !== undefined && { url }),
       ...(changes.auth_scheme !== undefined && { auth_scheme: changes.auth_scheme }),
+      ...(changes.needs_approval !== undefined && { needs_approval: changes.needs_approval }),
     };
     const [row] = (await trx('connectors')
       .where({ id })

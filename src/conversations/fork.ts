@@ -58,8 +58,8 @@ export async function forkConversation(deps: Deps, actor: Actor, sourceId: strin
     // One statement: the parent foreign keys are checked at its end, whatever the row order.
     const { rows: copied } = await trx.raw(
       `WITH ids AS (SELECT * FROM unnest(?::uuid[], ?::uuid[]) AS t(old_id, new_id))
-       INSERT INTO conversation_messages (id, conversation_id, organization_id, parent_id, role, content, created_by_id, credits, metadata, created_at)
-       SELECT i.new_id, ?, m.organization_id, p.new_id, m.role, m.content, m.created_by_id, m.credits, m.metadata, m.created_at
+       INSERT INTO conversation_messages (id, conversation_id, organization_id, parent_id, role, content, created_by_id, credits, metadata, tool_calls, tool_call_id, created_at)
+       SELECT i.new_id, ?, m.organization_id, p.new_id, m.role, m.content, m.created_by_id, m.credits, m.metadata, m.tool_calls, m.tool_call_id, m.created_at
          FROM ids i JOIN conversation_messages m ON m.id = i.old_id LEFT JOIN ids p ON p.old_id = m.parent_id
        RETURNING id`,
       [oldIds, newIds, fork!.id],

@@ -2,21 +2,16 @@
 // stream the answer; the runtime then ends the run through ./run-ends.ts.
 import { isAppError } from '../core/errors.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
-import { progressPublisher } from '../jobs/progress.ts';
 import { reserveCall, startCall } from '../metering/index.ts';
-import type { ChatUsage } from '../providers/chat/index.ts';
 import { recordContext, turnContext } from './context/turn.ts';
 import type { ChatRunPayload } from './jobs.ts';
-import { estimateTokens, TURN_HOLD_DESCRIPTION, type TurnAnswer, turnCall, turnCeiling, turnPricing } from './run-pricing.ts';
-import { notifyRunEvent } from './run-notify.ts';
+import { TURN_HOLD_DESCRIPTION, type TurnAnswer, turnCall, turnCeiling, turnPricing } from './run-pricing.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
+import { answerWithTools } from './tools/loop.ts';
 
-/** How often a streaming run publishes its snapshot (SSE followers re-read it). */
-const SNAPSHOT_MS = 250;
-
-/** Reserve → stream. The runtime's `succeeded` end appends the answer, captures and unlocks; a retry repeats nothing done. */
+/** Reserve → stream (with tool rounds). The runtime's `succeeded` end appends the answer, captures and unlocks; a retry repeats nothing done. */
 export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Promise<TurnAnswer | NothingToDo> {
-  const { deps, log, signal } = job;
+  const { deps } = job;
   const pending = (await deps.db('chat_runs').where({ id: run_id }).first()) as RunRow | undefined;
   if (!pending || !(LIVE_RUN_STATUSES as readonly string[]).includes(pending.status)) return nothingToDo('the run has ended');
   const pricing = await turnPricing(deps, pending);
@@ -46,30 +41,7 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
     return updated!;
   });
 
-  let answer = '';
-  let usage: ChatUsage | undefined;
-  const snapshot = progressPublisher<string>(job, SNAPSHOT_MS, async (trx, text) => {
-    await trx('chat_runs').where({ id: run.id }).update({ snapshot: text, heartbeat_at: trx.fn.now(), updated_at: trx.fn.now() });
-    // Delivered at commit: followers (./run-events.ts) re-read the snapshot.
-    await notifyRunEvent(trx, run, text.length);
-  });
-  try {
-    for await (const chunk of deps.providers.chat.stream({ model: run.model, messages: prompt, parameters, signal })) {
-      if ('delta' in chunk) {
-        const first = answer.length === 0;
-        answer += chunk.delta;
-        // The first words go out at once (followers see the turn start); later ones at most every SNAPSHOT_MS.
-        snapshot.publish(answer, first);
-      } else usage = chunk.usage;
-    }
-  } catch (error) {
-    // A cancel or a lost lease: the runtime knows which, and this attempt writes nothing more.
-    if (signal.aborted) throw error;
-    log.warn({ err: error, run_id }, 'chat run failed at the provider');
-    if (job.lastAttempt) throw failForGood('provider_failed', error instanceof Error ? error.message : String(error), error);
-    throw error;
-  } finally {
-    snapshot.stop();
-  }
-  return { answer, usage: usage ?? { input_tokens: context.tokens, output_tokens: estimateTokens(answer) } };
+  // Model → tool calls → model until it answers (./tools/loop.ts): streamed, snapshots published, each round recorded.
+  // The fitted prompt; each round's calls and results follow it.
+  return answerWithTools(job, run, { ...pricing, prompt, parameters });
 }

@@ -18,3 +18,17 @@ export const chatRunJob = defineJob({
   policy: { retryLimit: 3, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 60, expireInSeconds: 15 * 60 },
   expectedSeconds: 120,
 });
+
+/**
+ * A turn waiting for the caller to approve its tool calls ends when they are not answered in time
+ * (CHAT_APPROVAL_TTL_SECONDS): stopped like DELETE /run, its hold settled. Sent with a delay when
+ * the turn starts waiting; finds nothing to do once the calls were answered.
+ */
+export const approvalExpiryJob = defineJob({
+  name: 'conversation.approval-expiry',
+  version: 1,
+  payload: chatRunPayload,
+  searchable: ['run_id'],
+  policy: { retryLimit: 5, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 60 },
+  expectedSeconds: 5,
+});

@@ -5,6 +5,16 @@ export const messageRoles = ['user', 'assistant', 'system', 'tool'] as const;
 
 export const MESSAGE_MAX_CHARS = 200_000;
 
+/** A tool call the model made in a chat run. */
+export const toolCallSchema = z
+  .object({
+    id: z.string().openapi({ description: 'The model’s id of the call; the `tool` message with this `tool_call_id` holds its result.' }),
+    name: z.string().openapi({ description: 'The tool called (a built-in tool, or `<namespace>__<tool>` of an MCP connector).' }),
+    arguments: z.string().openapi({ description: 'The arguments as the model wrote them (JSON text).' }),
+  })
+  .strict()
+  .openapi('ChatToolCall');
+
 /** One message of a conversation's tree, with its place among its siblings (for branch switching). */
 export const messageSchema = z
   .object({
@@ -15,6 +25,13 @@ export const messageSchema = z
     content: z.string(),
     created_by_id: z.string().nullable(),
     credits: z.number().int().nullable().openapi({ description: 'Credits the turn cost, once stamped; null until then.' }),
+    tool_calls: z.array(toolCallSchema).nullable().openapi({
+      description: 'An assistant message of a chat run: the tools the model called in that round (their results follow as `tool` messages); null otherwise.',
+    }),
+    tool_call_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'A `tool` message of a chat run: the id of the call (in the assistant message above it) whose result it is; null otherwise.' }),
     created_at: timestamp,
     sibling_count: z.number().int().min(1).openapi({ description: 'How many messages share this message’s parent (itself included).' }),
     sibling_index: z.number().int().min(1).openapi({ description: '1-based position among those siblings, oldest first (`created_at`, then `id`).' }),

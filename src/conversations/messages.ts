@@ -18,13 +18,17 @@ export interface MessageRow {
   content: string;
   created_by_id: string | null;
   credits: number | null;
+  tool_calls: { id: string; name: string; arguments: string }[] | null;
+  tool_call_id: string | null;
   created_at: Date;
   sibling_count: number | string;
   sibling_index: number | string;
 }
 
 export const messageColumns = (a: string) =>
-  ['id', 'conversation_id', 'parent_id', 'role', 'content', 'created_by_id', 'credits', 'created_at'].map((c) => `${a}.${c}`).join(', ');
+  ['id', 'conversation_id', 'parent_id', 'role', 'content', 'created_by_id', 'credits', 'tool_calls', 'tool_call_id', 'created_at']
+    .map((c) => `${a}.${c}`)
+    .join(', ');
 
 /** sibling_count and sibling_index of the message aliased `a`: siblings share its parent, ordered by (created_at, id). */
 export const siblingColumns = (a: string) => {
@@ -42,6 +46,8 @@ export function presentMessage(row: MessageRow): z.input<typeof messageSchema> {
     content: row.content,
     created_by_id: row.created_by_id,
     credits: row.credits,
+    tool_calls: row.tool_calls ?? null,
+    tool_call_id: row.tool_call_id ?? null,
     created_at: row.created_at.toISOString(),
     sibling_count: Number(row.sibling_count),
     sibling_index: Number(row.sibling_index),

@@ -7,7 +7,8 @@ import { forkBody, listMessagesQuery, messageEnvelope, messagePage, postMessageB
 import { listMessages, postMessage, presentMessage } from './messages.ts';
 import { presentRecallHit, recall } from './recall.ts';
 import { streamRunEvents } from './run-events.ts';
-import { runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
+import { approvalsBody, runEnvelope, runSnapshotBody, startRunBody } from './run-schema.ts';
+import { answerApprovals } from './tools/approvals.ts';
 import { startPaidRun } from './run-start.ts';
 import { getRun, presentRun, saveRunSnapshot, stopRun } from './runs.ts';
 import type { AnyRoute } from '../http/route.ts';
@@ -172,7 +173,7 @@ export const conversationRoutes: AnyRoute[] = [
     tag,
     summary: 'Start a chat run (acquire the run lock)',
     description:
-      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`), enqueues the chat run on a worker and holds credits for the turn’s ceiling (`max_credits`, else computed from the prompt, the model’s prices and `max_tokens`) from the caller’s spending limit and the organization’s balance, all in one transaction. Without credits the answer is 402 `payment_required` (`data.issues[0].path` `["balance"]` or `["spending_limit"]`) and nothing is started: no run, the lock stays free. The worker then streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. A live run holding the lock answers 409; the lock is freed when the run’s job ends (a worker that dies has its job retried on another, and a job that fails for good ends the run `failed` and frees the lock). `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.',
+      'Acquires the conversation’s run lock (`active_run_id`, `active_run_at`), enqueues the chat run on a worker and holds credits for the turn’s ceiling (`max_credits`, else computed from the prompt, the model’s prices and `max_tokens`) from the caller’s spending limit and the organization’s balance, all in one transaction. Without credits the answer is 402 `payment_required` (`data.issues[0].path` `["balance"]` or `["spending_limit"]`) and nothing is started: no run, the lock stays free. The worker then streams the answer (the run’s `snapshot` grows every 250 ms), appends the assistant message under `message_id` (default the active leaf; it becomes the active leaf), captures the credits used (the rest is released) and frees the lock. A live run holding the lock answers 409; the lock is freed when the run’s job ends (a worker that dies has its job retried on another, and a job that fails for good ends the run `failed` and frees the lock). `model` must be available to the organization (400 otherwise); default its first available model. Needs the editor role; a deleted conversation answers 409.\n\n**Tools.** The model may call tools: by default every built-in tool (`search`, `read_url`, the social operations of the catalog, `search_assets` over the assets the caller can read) and the tools of the organization’s MCP connectors the caller can use; `tools` narrows the set. A round’s calls run in parallel, each within `CHAT_TOOL_TIMEOUT_MS`; their results go back to the model (a failure as the tool’s result, never failing the turn) for at most `CHAT_TOOL_MAX_ROUNDS` rounds, then the model answers without tools. Each round is kept in the tree: an assistant message with `tool_calls`, then one `tool` message per call (`tool_call_id`), the answer under the last. Billed tools go through the metered-read path under the run lock (`tool_call_id`, `conversation_id`, `message_id` on their ledger rows): once the turn is stopped a call is refused and nothing is charged for it, and `max_credits` caps the turn with its tools. The run lists its `tool_calls` with their credits. **Sandbox rule** (the offline `sandbox-chat` provider, no `CHAT_API_URL`): when tools are offered, each line `/tool <name> <JSON arguments>` of the user’s message becomes one tool call of a single round; after the results it answers quoting the start of each.',
     params: conversationIdParams,
     body: startRunBody,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
@@ -201,7 +202,7 @@ export const conversationRoutes: AnyRoute[] = [
     tag,
     summary: 'Follow the running turn live (Server-Sent Events)',
     description:
-      'A `text/event-stream` (not JSON) of the current run (else the latest one; 404 when the conversation never had a run). Events, each `data` a JSON object: `snapshot` `{run_id, status, content}` first (the text so far; sent again if the snapshot was replaced rather than extended), then `delta` `{run_id, text}` with the text appended since the previous event as the worker writes snapshots (every 250 ms), and finally `done` `{run_id, status, answer_message_id}` when the run ends (`succeeded`, `stopped` or `failed`), after which the server closes the stream. A run already over gets a single `done`. A `: ping` comment every 15 s keeps proxies from closing an idle stream. Fed by Postgres NOTIFY, so it works whichever web process serves it and whichever worker runs the turn. Read access is enough.',
+      'A `text/event-stream` (not JSON) of the current run (else the latest one; 404 when the conversation never had a run). Events, each `data` a JSON object: `snapshot` `{run_id, status, content}` first (the text so far; sent again if the snapshot was replaced rather than extended), then `delta` `{run_id, text}` with the text appended since the previous event as the worker writes snapshots (every 250 ms), `tool_call` `{run_id, tool_call_id, name, arguments, round}` when the model calls a tool and `tool_result` `{run_id, tool_call_id, name, round, status, credits, content}` when it has answered (`content` cut at 2,000 characters; the whole result is the `tool` message), and finally `done` `{run_id, status, answer_message_id}` when the run ends (`succeeded`, `stopped` or `failed`), after which the server closes the stream. A run already over gets a single `done`. A `: ping` comment every 15 s keeps proxies from closing an idle stream. Fed by Postgres NOTIFY, so it works whichever web process serves it and whichever worker runs the turn. Read access is enough.',
     params: conversationIdParams,
     response: { status: 200, description: 'A `text/event-stream` of `snapshot`, `delta` and `done` events (see the operation description)' },
     errors: [404],
@@ -223,6 +224,21 @@ export const conversationRoutes: AnyRoute[] = [
     handler: async ({ params, actor, deps }) => {
       await stopRun(deps, actor, params.conversation_id);
     },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/conversations/{conversation_id}/run/approvals',
+    operationId: 'answerConversationRunApprovals',
+    tag,
+    summary: 'Approve or reject the tool calls the turn waits for',
+    description:
+      'A turn whose model called a tool that needs approval (a tool of a connector with `needs_approval`; approval is off unless set) stops in `awaiting_approval` — live, holding the lock, with no worker waiting — listing those calls `awaiting_approval` in `tool_calls`. Answer each by its `tool_call_id`: `approve: true` runs it, `false` tells the model the user rejected it. Calls may be answered in several requests; once none is left the turn continues as a new job. Unanswered by `approval_expires_at` (`CHAT_APPROVAL_TTL_SECONDS` after it began waiting), the turn is stopped as by DELETE /run: its usage so far charged, the rest of its hold released, the lock freed. 409 when no turn of the conversation waits for approval; 400 naming `decisions[i].tool_call_id` for a call that is not waiting. Needs the editor role.',
+    params: conversationIdParams,
+    body: approvalsBody,
+    response: { status: 200, description: 'The run with its tool calls as they now stand', schema: runEnvelope },
+    errors: [403, 404, 409],
+    authorize: resource('chat_conversation', 'edit', 'conversation_id'),
+    handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await answerApprovals(deps, actor, params.conversation_id, body)) }),
   }),
   defineRoute({
     method: 'post',

@@ -11,6 +11,7 @@ import { creditsFor, estimateTokens, type TurnAnswer, turnPricing } from './run-
 import { notifyRunEvent } from './run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
 import { presentRun } from './runs.ts';
+import { endRunningToolCalls, toolCreditsOf } from './tools/store.ts';
 
 /** Locks the conversation, then the run (the order the API uses); null when the run already ended. */
 async function lockLive(trx: Knex.Transaction, runId: string): Promise<RunRow | null> {
@@ -49,7 +50,8 @@ async function appendAnswer(trx: Knex.Transaction, run: RunRow, answer: string):
     .insert({
       conversation_id: run.conversation_id,
       organization_id: run.organization_id,
-      parent_id: run.message_id,
+      // Under the turn's last tool result, if it called tools (./tools/store.ts), so the branch keeps them.
+      parent_id: run.tail_message_id ?? run.message_id,
       role: 'assistant',
       content: answer,
       metadata: { run_id: run.id, model: run.model },
@@ -77,9 +79,17 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
   let charged = 0;
   if (run.hold_id !== null) {
     const { prices } = await turnPricing(context.deps, run, trx);
-    const outcome = { status: 'succeeded' as const, result: { answer_message_id: answerId, status }, pages: 1, credits: creditsFor(usage, prices) };
+    // `max_credits` covers the turn's tool calls too: the model's share is what they left.
+    const cap = run.max_credits === null ? Number.POSITIVE_INFINITY : Math.max(0, run.max_credits - (await toolCreditsOf(trx, run.id)));
+    const outcome = {
+      status: 'succeeded' as const,
+      result: { answer_message_id: answerId, status },
+      pages: 1,
+      credits: Math.min(creditsFor(usage, prices), cap),
+    };
     charged = (await settleCall(trx, run.id, outcome, { ledger: turnLedger(run) })).credits_charged ?? 0;
   }
+  if (status === 'stopped') await endRunningToolCalls(trx, run.id, 'the turn was stopped');
   await endRun(trx, run, { status, snapshot: answer, answer_message_id: answerId, credits_charged: charged });
   await unlock(trx, run, answer.length);
 }
@@ -87,12 +97,15 @@ async function keep(trx: Knex.Transaction, context: EndContext, run: RunRow, ans
 /** The run did not answer: its call's hold goes back, it records why, the lock is freed. */
 async function abandon(trx: Knex.Transaction, run: RunRow, error: EndReason): Promise<void> {
   if (run.hold_id !== null) await settleCall(trx, run.id, outcomeOfEnd('failed', error), { ledger: turnLedger(run) });
+  await endRunningToolCalls(trx, run.id, 'the turn failed');
   await endRun(trx, run, { status: 'failed', error: { code: error.code, message: error.message }, credits_charged: 0 });
   await unlock(trx, run, run.snapshot.length);
 }
 
 export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
-  async succeeded(trx, { run_id }, { answer, usage }, context) {
+  async succeeded(trx, { run_id }, { answer, usage, suspended }, context) {
+    // Waiting for a tool's job (./tools/image.ts): that job's end sends the turn's next job, which goes on from its rounds.
+    if (suspended) return;
     const run = await lockLive(trx, run_id);
     if (run) await keep(trx, context, run, answer, usage, 'succeeded');
   },
@@ -106,8 +119,11 @@ export const chatRunEnds: JobEnds<ChatRunPayload, TurnAnswer> = {
     if (!run) return;
     // A run stopped while still queued never reached the model: its hold (placed at the start) goes back whole.
     const { promptTokens } = run.hold_id === null || run.status === 'queued' ? { promptTokens: 0 } : await turnPricing(context.deps, run, trx);
-    // The prompt it was sent (fitted to the window, ./context/) when the run recorded it; else the branch's estimate.
+    // The prompt it was sent (fitted to the window, ./context/) when the run recorded it, else the branch's
+    // estimate; and its finished tool rounds' usage (recorded with each round).
     const input = promptTokens === 0 ? 0 : (run.context?.tokens ?? promptTokens);
-    await keep(trx, context, run, run.snapshot, { input_tokens: input, output_tokens: estimateTokens(run.snapshot) }, 'stopped');
+    const rounds = run.rounds_usage ?? { input_tokens: 0, output_tokens: 0 };
+    const usage = { input_tokens: input + rounds.input_tokens, output_tokens: estimateTokens(run.snapshot) + rounds.output_tokens };
+    await keep(trx, context, run, run.snapshot, usage, 'stopped');
   },
 };

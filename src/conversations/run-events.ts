@@ -13,6 +13,7 @@ import type { Db } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { RUN_EVENTS_CHANNEL } from './run-notify.ts';
 import { getRun, type RunRow } from './runs.ts';
+import { toolCallEvents } from './tools/events.ts';
 
 const PING_MS = 15_000;
 
@@ -28,7 +29,7 @@ const doneOf = (run: RunRow) => ({ run_id: run.id, status: run.status, answer_me
 /**
  * GET /conversations/{id}/run/events: `snapshot` (the current text), then `delta` events (the text
  * appended since the last event; a snapshot that was replaced rather than extended is sent again as
- * `snapshot`), then `done` {status, answer_message_id}, and the stream ends. No live run: one `done`.
+ * `snapshot`), `tool_call` and `tool_result` as the model calls tools (./tools/events.ts), then `done` {status, answer_message_id}, and the stream ends. No live run: one `done`.
  */
 export async function streamRunEvents(deps: Deps, actor: Actor, conversationId: string, ctx: Context): Promise<void> {
   const first = await getRun(deps, actor, conversationId);
@@ -44,6 +45,7 @@ export async function streamRunEvents(deps: Deps, actor: Actor, conversationId: 
 
   const runId = first.id;
   let sent: string | null = null;
+  const toolCallsSent = new Map<string, 'started' | 'finished'>();
   let ended = false;
   let reading = false;
   let again = false;
@@ -79,6 +81,7 @@ export async function streamRunEvents(deps: Deps, actor: Actor, conversationId: 
             stream.write(frame('delta', { run_id: run.id, text: run.snapshot.slice(sent.length) }));
           }
           sent = run.snapshot;
+          for (const [event, data] of await toolCallEvents(deps.db, runId, toolCallsSent)) stream.write(frame(event, data));
           if (isOver(run)) {
             stream.write(frame('done', doneOf(run)));
             return end();

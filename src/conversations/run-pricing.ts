@@ -39,6 +39,8 @@ type Prices = ReturnType<typeof effectivePrices>;
 export interface TurnAnswer {
   answer: string;
   usage: ChatUsage;
+  /** The turn waits for a tool's job (an image generation) whose end continues it: the run stays live, nothing is settled. */
+  suspended?: boolean;
 }
 
 /** About four characters a token (what the sandbox reports too), for a turn the provider never reported. */

@@ -19,6 +19,14 @@ export interface RunRow {
   credits_charged: number | null;
   error: { code: string; message: string } | null;
   context: RunContext | null;
+  /** The tools the turn may offer (names); null: every tool of the workspace the caller can use. */
+  tools: string[] | null;
+  /** The last message the turn wrote (a round's tool calls or results); its answer goes under it. Null: none yet. */
+  tail_message_id: string | null;
+  /** Model usage of the turn's finished tool rounds (the answer's own usage comes with it). */
+  rounds_usage: { input_tokens: number; output_tokens: number };
+  /** Set while the turn waits for the caller to approve or reject tool calls: when it ends unanswered. */
+  awaiting_approval_until: Date | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -20,16 +20,21 @@ import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
 import type { runSchema, startRunBody } from './run-schema.ts';
+import { checkToolNames } from './tools/names.ts';
+import { loadToolCalls, type ToolCallRow } from './tools/store.ts';
 
 const type = 'chat_conversation';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
 
 export { LIVE_RUN_STATUSES, type RunRow };
 export const SANDBOX_CHAT_MODEL = 'sandbox-chat';
-export function presentRun(row: RunRow): z.input<typeof runSchema> {
+/** A run with its tool calls (read with it by GET /conversations/{id}/run). */
+export type RunWithCalls = RunRow & { tool_calls?: ToolCallRow[] };
+
+export function presentRun(row: RunWithCalls): z.input<typeof runSchema> {
   return {
     id: row.id,
-    status: row.status,
+    status: row.awaiting_approval_until && isLive(row) ? 'awaiting_approval' : row.status,
     conversation_id: row.conversation_id,
     organization_id: row.organization_id,
     user_id: row.user_id,
@@ -41,6 +46,17 @@ export function presentRun(row: RunRow): z.input<typeof runSchema> {
     credits_charged: row.credits_charged,
     error: row.error,
     context: row.context,
+    tools: row.tools ?? null,
+    approval_expires_at: row.awaiting_approval_until && isLive(row) ? row.awaiting_approval_until.toISOString() : null,
+    tool_calls: (row.tool_calls ?? []).map((call) => ({
+      tool_call_id: call.tool_call_id,
+      name: call.name,
+      round: call.round,
+      status: call.status,
+      arguments: call.arguments,
+      credits: call.credits,
+      message_id: call.message_id,
+    })),
     heartbeat_at: row.heartbeat_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -86,6 +102,7 @@ export function startRun(
     const messageId = input.message_id ?? conversation.active_leaf_id;
     if (messageId === null) throw badRequest('message_id: the conversation has no message to answer', ['message_id']);
     const model = await chooseModel(deps, actor, conversation.organization_id, input.model);
+    if (input.tools) await checkToolNames(trx, deps.reads, conversation.organization_id, actor.userId, input.tools);
     const [run] = (await trx('chat_runs')
       .insert({
         conversation_id: conversationId,
@@ -94,6 +111,7 @@ export function startRun(
         model,
         message_id: messageId,
         max_credits: input.max_credits ?? null,
+        tools: input.tools ? JSON.stringify(input.tools) : null,
       })
       .returning('*')) as RunRow[];
     await trx('conversations').where({ id: conversationId }).update({ active_run_id: run!.id, active_run_at: trx.fn.now() });
@@ -106,7 +124,7 @@ export function startRun(
 }
 
 /** The conversation's current run, else its latest one; 404 when it never had one. */
-export async function getRun(deps: Deps, actor: Actor, conversationId: string): Promise<RunRow> {
+export async function getRun(deps: Deps, actor: Actor, conversationId: string): Promise<RunWithCalls> {
   const { row: conversation } = await actor.resource<ConversationRow>(deps.db, type, conversationId, 'read');
   const query = deps.db('chat_runs').where({ conversation_id: conversationId });
   const run = (await (conversation.active_run_id === null
@@ -118,7 +136,7 @@ export async function getRun(deps: Deps, actor: Actor, conversationId: string): 
         .first()
     : query.where({ id: conversation.active_run_id }).first())) as RunRow | undefined;
   if (!run) throw notFound('run');
-  return run;
+  return { ...run, tool_calls: await loadToolCalls(deps.db, run.id) };
 }
 
 /** Stores a client's partial output of the running turn; 409 when no live run holds the lock. */

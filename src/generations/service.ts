@@ -7,7 +7,8 @@ import type { z } from '../core/zod.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
 import { cancelWorkOn } from '../jobs/ends.ts';
-import { acceptCall } from '../metering/index.ts';
+import type { EnqueueOptions } from '../jobs/enqueue.ts';
+import { acceptCall, type CallTerms } from '../metering/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { generationJob } from './jobs.ts';
 import type { GenerationRow } from './presenter.ts';
@@ -25,17 +26,19 @@ export async function createGeneration(
   actor: Actor,
   body: z.output<typeof createGenerationBody>,
   requestId: string | undefined,
+  /** A chat turn's tool call: its attribution and run lock, the call's id it chose, and the job to send when the generation ends. */
+  options: { terms?: Pick<CallTerms, 'tool_call_id' | 'message_id' | 'run_lock'>; callId?: string; continueWith?: EnqueueOptions['continueWith'] } = {},
 ): Promise<GenerationRow> {
   const quote = await quoteGeneration(deps, body);
   if (body.canvas_id) await requireReadable(actor, deps, 'canvas', body.canvas_id, body.organization_id, 'canvas_id');
   const id = randomUUID();
-  const callId = randomUUID();
+  const callId = options.callId ?? randomUUID();
   const input = { kind: body.kind, model: quote.model.id, prompt: body.prompt, parameters: body.parameters ?? {} };
   await acceptCall(
     deps,
     actor,
     { operation: `generation:${quote.model.id}`, quote: { credits: quote.credits, pages: quote.units }, input, timeoutMs: deps.config.GENERATION_TIMEOUT_MS },
-    { organization_id: body.organization_id, max_credits: body.max_credits, conversation_id: body.conversation_id },
+    { organization_id: body.organization_id, max_credits: body.max_credits, conversation_id: body.conversation_id, ...options.terms },
     { id: callId, requestId },
     async (trx) => {
       if (body.project_id) await requireProjectToFileInto(trx, actor, body.organization_id, body.project_id);
@@ -53,7 +56,7 @@ export async function createGeneration(
         quoted_credits: quote.credits,
         max_credits: body.max_credits ?? null,
       });
-      await deps.jobs.enqueue(trx, generationJob, { generation_id: id }, { organizationId: body.organization_id });
+      await deps.jobs.enqueue(trx, generationJob, { generation_id: id }, { organizationId: body.organization_id, continueWith: options.continueWith });
     },
   );
   return (await deps.db('generations').where({ id }).first()) as GenerationRow;

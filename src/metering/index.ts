@@ -11,3 +11,4 @@ export { callResponseOf, callTermsFields, callTermsKeys, type Descriptor, descri
 export { cancelCall } from './cancel.ts';
 export { type CallOutcome, outcomeOfEnd, type SettleOptions, settleCall } from './settle.ts';
 export { callAndWait } from './wait.ts';
+export { callAndAwait } from './await.ts';

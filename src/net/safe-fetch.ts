@@ -204,7 +204,7 @@ async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 
 }
 
 /** The addresses to connect to: every address the name resolves to must be allowed, not just one. */
-async function vettedAddresses(host: string, allowlisted: boolean): Promise<{ address: string; family: number }[]> {
+export async function vettedAddresses(host: string, allowlisted: boolean): Promise<{ address: string; family: number }[]> {
   const literal = net.isIP(host);
   const addresses = literal ? [{ address: host, family: literal }] : await resolve(host);
   for (const { address } of addresses) {

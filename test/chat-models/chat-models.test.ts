@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { SandboxChatProvider, sandboxAnswer } from '../../src/providers/chat/sandbox.ts';
+import type { ChatChunk } from '../../src/providers/chat/types.ts';
 import { addMember, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import type { ApiResponse } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
@@ -250,7 +251,7 @@ describe('chat models: catalog and organization copies', () => {
 describe('chat models: the sandbox provider', () => {
   const messages = [{ role: 'user' as const, content: 'How do I plan a product launch?' }];
   const collect = async (provider: SandboxChatProvider, request: Parameters<SandboxChatProvider['stream']>[0]) => {
-    const chunks: ({ delta: string } | { usage: { input_tokens: number; output_tokens: number } })[] = [];
+    const chunks: ChatChunk[] = [];
     for await (const chunk of provider.stream(request)) chunks.push(chunk);
     return chunks;
   };

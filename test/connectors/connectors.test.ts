@@ -21,6 +21,7 @@ const connectorKeys = [
   'name',
   'url',
   'auth_scheme',
+  'needs_approval',
   'created_by_id',
   'deleted_at',
   'deleted_by_id',
@@ -79,6 +80,7 @@ describe('connectors and connector credentials', () => {
         name: 'Docs server',
         url: null,
         auth_scheme: 'none',
+        needs_approval: false,
         created_by_id: owner.id,
       });
       expect(res.body.connector.deleted_at).to.equal(null);

@@ -5,7 +5,20 @@ import { useServer } from '../support/suite.ts';
 import { conversationFields } from '../support/shapes.ts';
 
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const messageFields = ['content', 'conversation_id', 'created_at', 'created_by_id', 'credits', 'id', 'parent_id', 'role', 'sibling_count', 'sibling_index'];
+const messageFields = [
+  'content',
+  'conversation_id',
+  'created_at',
+  'created_by_id',
+  'credits',
+  'id',
+  'parent_id',
+  'role',
+  'sibling_count',
+  'sibling_index',
+  'tool_call_id',
+  'tool_calls',
+];
 
 describe('conversation messages, branches, fork and recall', () => {
   const ctx = useServer({}, { pool: 4 });
@@ -44,6 +57,8 @@ describe('conversation messages, branches, fork and recall', () => {
         content: 'Where to?',
         created_by_id: alice.id,
         credits: null,
+        tool_calls: null,
+        tool_call_id: null,
         sibling_count: 1,
         sibling_index: 1,
       });

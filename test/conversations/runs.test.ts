@@ -11,6 +11,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 
 const runFields = [
   'answer_message_id',
+  'approval_expires_at',
   'context',
   'conversation_id',
   'created_at',
@@ -24,6 +25,8 @@ const runFields = [
   'organization_id',
   'snapshot',
   'status',
+  'tool_calls',
+  'tools',
   'updated_at',
   'user_id',
 ];

@@ -1,7 +1,7 @@
 import { type Dispatcher, request } from 'undici';
 import { backoffMs, type HttpTuning, pause, retryableStatus, withDefaults } from '../http-retry.ts';
 import { estimateTokens } from './sandbox.ts';
-import { type ChatChunk, type ChatProvider, ChatProviderError, type ChatRequest } from './types.ts';
+import { type ChatChunk, type ChatMessage, type ChatProvider, ChatProviderError, type ChatRequest, type ChatToolCall } from './types.ts';
 
 export interface HttpChatOptions extends HttpTuning {
   /** CHAT_API_URL: the service's base URL, with or without a trailing `/v1`. */
@@ -33,6 +33,8 @@ export class HttpChatProvider implements ChatProvider {
     const response = await this.open(chat);
     let text = '';
     let usage: { input_tokens: number; output_tokens: number } | null = null;
+    // Streamed tool calls arrive in pieces keyed by `index`: the id and name first, the arguments' JSON text in fragments.
+    const calls: ChatToolCall[] = [];
     try {
       for await (const data of serverSentData(response.body)) {
         if (data === '[DONE]') break;
@@ -42,6 +44,14 @@ export class HttpChatProvider implements ChatProvider {
         if (typeof delta === 'string' && delta.length > 0) {
           text += delta;
           yield { delta };
+        }
+        for (const piece of event.choices?.[0]?.delta?.tool_calls ?? []) {
+          const index = piece.index ?? calls.length;
+          const call = calls[index] ?? { id: '', name: '', arguments: '' };
+          calls[index] = call;
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name += piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
         }
         if (event.usage) usage = { input_tokens: event.usage.prompt_tokens ?? 0, output_tokens: event.usage.completion_tokens ?? 0 };
       }
@@ -53,6 +63,8 @@ export class HttpChatProvider implements ChatProvider {
       // Stopped early (abort, a consumer that stops iterating): closing the body closes the connection.
       if (!response.body.destroyed) response.body.destroy();
     }
+    const asked = calls.filter((call) => call !== undefined && call.name !== '');
+    if (asked.length > 0) yield { tool_calls: asked.map((call, i) => ({ ...call, id: call.id || `call_${i + 1}`, arguments: call.arguments || '{}' })) };
     // A service that does not report usage: estimate it, as the sandbox does.
     yield { usage: usage ?? { input_tokens: chat.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0), output_tokens: estimateTokens(text) } };
   }
@@ -61,7 +73,10 @@ export class HttpChatProvider implements ChatProvider {
   private async open(chat: ChatRequest): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify({
       model: chat.model,
-      messages: chat.messages,
+      messages: chat.messages.map(wireMessage),
+      ...(chat.tools?.length && {
+        tools: chat.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } })),
+      }),
       stream: true,
       stream_options: { include_usage: true },
       ...(chat.parameters?.temperature !== undefined && { temperature: chat.parameters.temperature }),
@@ -111,8 +126,26 @@ export class HttpChatProvider implements ChatProvider {
   }
 }
 
+/** A message as the chat-completions API takes it: tool calls as `function` calls. */
+function wireMessage(message: ChatMessage): Record<string, unknown> {
+  if (message.role === 'tool') return { role: 'tool', tool_call_id: message.tool_call_id, content: message.content };
+  if (message.role === 'assistant' && message.tool_calls?.length)
+    return {
+      role: 'assistant',
+      content: message.content || null,
+      tool_calls: message.tool_calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+    };
+  return { role: message.role, content: message.content };
+}
+
+interface ToolCallPiece {
+  index?: number;
+  id?: string;
+  function?: { name?: string; arguments?: string };
+}
+
 interface CompletionEvent {
-  choices?: { delta?: { content?: string | null } }[];
+  choices?: { delta?: { content?: string | null; tool_calls?: ToolCallPiece[] } }[];
   usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
   error?: { message?: string };
 }

@@ -3,9 +3,9 @@ import { HttpChatProvider } from './http.ts';
 import { SandboxChatProvider } from './sandbox.ts';
 import type { ChatProvider } from './types.ts';
 
-export type { ChatChunk, ChatMessage, ChatParameters, ChatProvider, ChatRequest, ChatUsage } from './types.ts';
+export type { ChatChunk, ChatMessage, ChatParameters, ChatProvider, ChatRequest, ChatTool, ChatToolCall, ChatUsage } from './types.ts';
 export { ChatProviderError } from './types.ts';
-export { sandboxAnswer } from './sandbox.ts';
+export { sandboxAnswer, sandboxToolCalls } from './sandbox.ts';
 
 export function createChatProvider(config: Config): ChatProvider {
   return config.CHAT_API_URL

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ChatChunk, ChatProvider, ChatRequest } from './types.ts';
+import type { ChatChunk, ChatProvider, ChatRequest, ChatToolCall } from './types.ts';
 
 const phrases = [
   'the answer depends on the details you give',
@@ -24,6 +24,39 @@ export function sandboxAnswer(request: Pick<ChatRequest, 'model' | 'messages'>):
   return `[sandbox answer] You asked about "${topic}": ${picked[0]}, and ${picked[1]}. (reference ${digest.toString('hex').slice(0, 8)})`;
 }
 
+/** A line `/tool <name> <JSON arguments>` of the user's message asks the sandbox for that call. */
+const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+(.*))?$/;
+
+/**
+ * The sandbox's deterministic tool rule: when tools are offered and the newest message is the
+ * user's, each of its lines `/tool <name> <JSON arguments>` (arguments default `{}`) becomes a tool
+ * call, all in one round (so they run in parallel), with ids `call_<n>_<digest>`. Once tool results
+ * follow, the sandbox answers in text, quoting each result's start (see `sandboxAnswer`).
+ */
+export function sandboxToolCalls(request: Pick<ChatRequest, 'messages' | 'tools'>): ChatToolCall[] {
+  const last = request.messages.at(-1);
+  if (!request.tools?.length || last?.role !== 'user') return [];
+  const calls: ChatToolCall[] = [];
+  for (const line of last.content.split(/\r?\n/)) {
+    const match = TOOL_LINE.exec(line.trim());
+    if (!match) continue;
+    const args = match[2]?.trim() || '{}';
+    const digest = createHash('sha256').update(`${calls.length}\u0000${match[1]}\u0000${args}`).digest('hex').slice(0, 12);
+    calls.push({ id: `call_${calls.length + 1}_${digest}`, name: match[1]!, arguments: args });
+  }
+  return calls;
+}
+
+/** After tool results: a text answer quoting the start of each result of the latest round, in order. */
+function answerFromToolResults(request: Pick<ChatRequest, 'messages'>): string | null {
+  const results: string[] = [];
+  for (let i = request.messages.length - 1; i >= 0 && request.messages[i]!.role === 'tool'; i--) {
+    results.unshift(request.messages[i]!.content.replace(/\s+/g, ' ').trim().slice(0, 120));
+  }
+  if (results.length === 0) return null;
+  return `[sandbox answer] The tools answered: ${results.map((r, i) => `(${i + 1}) ${r}`).join(' ')}`;
+}
+
 /** Offline stand-in: streams the deterministic answer word by word, then the estimated usage. */
 export class SandboxChatProvider implements ChatProvider {
   readonly name = 'sandbox' as const;
@@ -31,7 +64,16 @@ export class SandboxChatProvider implements ChatProvider {
   constructor(private readonly delayMs = 0) {}
 
   async *stream(request: ChatRequest): AsyncIterable<ChatChunk> {
-    const answer = sandboxAnswer(request);
+    const input = request.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
+    const calls = sandboxToolCalls(request);
+    if (calls.length > 0) {
+      request.signal?.throwIfAborted();
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      yield { tool_calls: calls };
+      yield { usage: { input_tokens: input, output_tokens: estimateTokens(JSON.stringify(calls)) } };
+      return;
+    }
+    const answer = answerFromToolResults(request) ?? sandboxAnswer(request);
     const limit = request.parameters?.max_tokens;
     const tokens = answer.match(/\S+\s*/g) ?? [];
     const sent = limit === undefined ? tokens : tokens.slice(0, limit);
@@ -40,7 +82,6 @@ export class SandboxChatProvider implements ChatProvider {
       if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
       yield { delta: token };
     }
-    const input = request.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);
     yield { usage: { input_tokens: input, output_tokens: estimateTokens(sent.join('')) } };
   }
 }

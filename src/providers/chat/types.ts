@@ -1,6 +1,24 @@
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  /** An assistant message's tool calls (the model asked for them instead of, or besides, text). */
+  tool_calls?: ChatToolCall[] | undefined;
+  /** A tool message: the call it answers. */
+  tool_call_id?: string | undefined;
+}
+
+/** A call the model asks for: `arguments` is the JSON text the model wrote (it may be malformed). */
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A tool offered to the model: `parameters` is the JSON Schema of its arguments. */
+export interface ChatTool {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }
 
 /** Sampling parameters passed through to the model (validated by the chat-models domain). */
@@ -15,6 +33,8 @@ export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   parameters?: ChatParameters | undefined;
+  /** Tools the model may call; none (or empty): the model can only answer. */
+  tools?: ChatTool[] | undefined;
   /** Aborting it stops the stream and closes the upstream connection. */
   signal?: AbortSignal | undefined;
 }
@@ -24,8 +44,8 @@ export interface ChatUsage {
   output_tokens: number;
 }
 
-/** A piece of the answer, in order; the usage comes once, last. */
-export type ChatChunk = { delta: string } | { usage: ChatUsage };
+/** A piece of the answer, in order; the tool calls (if any) once, complete, after the text; the usage once, last. */
+export type ChatChunk = { delta: string } | { tool_calls: ChatToolCall[] } | { usage: ChatUsage };
 
 /** A chat-completions model, streamed. `sandbox` answers offline and says so. */
 export interface ChatProvider {

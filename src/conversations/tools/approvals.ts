@@ -1,0 +1,70 @@
+/**
+ * Tool calls that need approval: the turn records them `awaiting_approval` and its job ends (no
+ * worker slot waits); the caller approves or rejects each (POST /conversations/{id}/run/approvals),
+ * and once none is left the turn continues as a new job — an approved call runs, a rejected one
+ * goes back to the model as "rejected by the user". Unanswered past the deadline, the turn is
+ * stopped (its hold settled, the lock freed).
+ */
+import { type Actor, changeLive } from '../../access/index.ts';
+import { badRequest, conflict } from '../../core/errors.ts';
+import type { z } from '../../core/zod.ts';
+import { type JobContext, type NothingToDo, nothingToDo } from '../../jobs/define.ts';
+import type { Deps } from '../../platform/deps.ts';
+import { type ChatRunPayload, chatRunJob } from '../jobs.ts';
+import type { ConversationRow } from '../presenter.ts';
+import { notifyRunEvent } from '../run-notify.ts';
+import { LIVE_RUN_STATUSES, type RunRow } from '../run-row.ts';
+import type { approvalsBody } from '../run-schema.ts';
+import { type RunWithCalls, stopRunById } from '../runs.ts';
+import { loadToolCalls, type ToolCallRow } from './store.ts';
+
+export const REJECTED = 'rejected by the user';
+
+export function answerApprovals(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof approvalsBody>): Promise<RunWithCalls> {
+  return changeLive<ConversationRow, RunWithCalls>(deps, actor, 'chat_conversation', conversationId, async (trx, conversation) => {
+    const run =
+      conversation.active_run_id === null
+        ? undefined
+        : ((await trx('chat_runs').where({ id: conversation.active_run_id }).forUpdate().first()) as RunRow | undefined);
+    if (!run || !(LIVE_RUN_STATUSES as readonly string[]).includes(run.status) || run.awaiting_approval_until === null)
+      throw conflict('run: no turn of this conversation is waiting for approval', ['run']);
+    const waiting = (await trx('chat_tool_calls').where({ run_id: run.id, status: 'awaiting_approval' })) as ToolCallRow[];
+    const answered = new Set<string>();
+    for (const [i, decision] of input.decisions.entries()) {
+      const row = waiting.find((call) => call.tool_call_id === decision.tool_call_id && !answered.has(call.id));
+      if (!row)
+        throw badRequest(`decisions[${i}].tool_call_id: ${decision.tool_call_id} is not a call of this turn waiting for approval`, [
+          'decisions',
+          i,
+          'tool_call_id',
+        ]);
+      answered.add(row.id);
+      await trx('chat_tool_calls')
+        .where({ id: row.id })
+        .update(decision.approve ? { status: 'running', approved: true } : { status: 'failed', approved: false, result: REJECTED, finished_at: trx.fn.now() });
+    }
+    const left = waiting.length - answered.size;
+    let updated: RunRow = run;
+    if (left === 0) {
+      // Every call answered: the turn goes on as a new job (it resumes at the round's calls).
+      const [row] = (await trx('chat_runs')
+        .where({ id: run.id })
+        .update({ awaiting_approval_until: null, updated_at: trx.fn.now() })
+        .returning('*')) as RunRow[];
+      updated = row!;
+      await deps.jobs.enqueue(trx, chatRunJob, { run_id: run.id }, { organizationId: run.organization_id });
+    }
+    await notifyRunEvent(trx, run, 0);
+    return { ...updated, tool_calls: await loadToolCalls(trx, run.id) };
+  });
+}
+
+/** The deadline passed with calls unanswered: the turn is stopped (a turn answered meanwhile, or ended, needs nothing). */
+export async function expireApproval({ run_id }: ChatRunPayload, { deps }: JobContext): Promise<NothingToDo | undefined> {
+  const run = (await deps.db('chat_runs').where({ id: run_id }).first()) as RunRow | undefined;
+  if (!run || !(LIVE_RUN_STATUSES as readonly string[]).includes(run.status) || run.awaiting_approval_until === null)
+    return nothingToDo('the turn is not waiting for approval');
+  if (run.awaiting_approval_until.getTime() > Date.now()) return nothingToDo('a later round waits until a later deadline');
+  await stopRunById(deps, run_id, { code: 'approval_expired', message: 'the tool calls were not approved in time' });
+  return undefined;
+}
