@@ -7,7 +7,8 @@ import { recordContext, turnContext } from './context/turn.ts';
 import type { ChatRunPayload } from './jobs.ts';
 import { TURN_HOLD_DESCRIPTION, type TurnAnswer, turnCall, turnCeiling, turnPricing } from './run-pricing.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
-import { answerWithTools } from './tools/loop.ts';
+import { affordableTools, turnTools } from './tools/catalog.ts';
+import { answerWithTools, offeredTools } from './tools/loop.ts';
 
 /** Reserve → stream (with tool rounds). The runtime's `succeeded` end appends the answer, captures and unlocks; a retry repeats nothing done. */
 export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Promise<TurnAnswer | NothingToDo> {
@@ -15,8 +16,11 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   const pending = (await deps.db('chat_runs').where({ id: run_id }).first()) as RunRow | undefined;
   if (!pending || !(LIVE_RUN_STATUSES as readonly string[]).includes(pending.status)) return nothingToDo('the run has ended');
   const pricing = await turnPricing(deps, pending);
-  // Knowledge as system context, the branch fitted to the model's window (./context/); the run records what was sent.
-  const { prompt, parameters, context } = await turnContext(deps, pending, pricing);
+  // Knowledge as system context, the branch fitted to the model's window around the tools offered
+  // (./context/, ./tools/catalog.ts); the run records what was sent.
+  const asked = pricing.prompt.at(-1)?.content ?? '';
+  const tools = affordableTools(await turnTools(deps, pending), pricing.window, typeof asked === 'string' ? asked : '');
+  const { prompt, parameters, context } = await turnContext(deps, pending, pricing, offeredTools(tools));
 
   // Running, with its call and hold: one step, so a retry finds the call it reserved (keyed by the run) or none.
   // The hold is placed when the run is started (./runs.ts); a run queued before that was so gets it here.
@@ -43,5 +47,5 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
 
   // Model → tool calls → model until it answers (./tools/loop.ts): streamed, snapshots published, each round recorded.
   // The fitted prompt; each round's calls and results follow it.
-  return answerWithTools(job, run, { ...pricing, prompt, parameters });
+  return answerWithTools(job, run, { ...pricing, prompt, parameters }, tools);
 }

@@ -28,6 +28,7 @@ describe('fitting a turn into the context window (fitPrompt)', () => {
       dropped_messages: 0,
       truncated_messages: 0,
       system_truncated: false,
+      tools_tokens: 0,
     });
     expect(fit.cappedMaxTokens).to.equal(undefined);
   });
@@ -52,7 +53,16 @@ describe('fitting a turn into the context window (fitPrompt)', () => {
   it('an empty history is the system context alone (or nothing)', () => {
     expect(fitPrompt({ system: null, history: [], window: 1000 })).to.deep.include({
       messages: [],
-      record: { window: 1000, tokens: 3, answer_tokens: 475, messages: 0, dropped_messages: 0, truncated_messages: 0, system_truncated: false },
+      record: {
+        window: 1000,
+        tokens: 3,
+        answer_tokens: 475,
+        messages: 0,
+        dropped_messages: 0,
+        truncated_messages: 0,
+        system_truncated: false,
+        tools_tokens: 0,
+      },
     });
     const withSystem = fitPrompt({ system: 'Be brief.', history: [], window: 1000 });
     expect(withSystem.messages).to.deep.equal([{ role: 'system', content: 'Be brief.' }]);

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { countTokens } from 'gpt-tokenizer';
-import { droppedNote, fitPrompt, type PromptMessage } from '../../src/conversations/context/window.ts';
+import { droppedNote, fitPrompt, type PromptMessage, toolsTokens } from '../../src/conversations/context/window.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -111,6 +111,10 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
   after(async () => upstream?.close());
   const w = world(() => upstream.url);
 
+  /** What the tools a request offered cost, counted as the turn counts them (name, description, parameters). */
+  const toolsTokensOf = (request: { tools?: { function: { name: string; description: string; parameters: unknown } }[] }) =>
+    toolsTokens((request.tools ?? []).map(({ function: { name, description, parameters } }) => ({ name, description, parameters })));
+
   it('the project’s knowledge skill is the turn’s system context: the exact request the chat service receives', async () => {
     const { project, skill } = await projectWithKnowledge(w, w.bob, 'Our brand colour is teal. Never say "cheap".');
     const conversation = await createConversation(w.server, w.bob, w.org, { project_id: project.id });
@@ -126,7 +130,10 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
       { role: 'system', content: knowledgeOf('Spring launch', 'Brand book', 'Our brand colour is teal. Never say "cheap".') },
       { role: 'user', content: question },
     ];
-    expect(received[before]).to.deep.equal({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });
+    // The workspace's tools are offered too (their definitions were fitted around: ./context/window.ts reservedTokens).
+    const { tools, ...request } = received[before] as { tools?: unknown[] };
+    expect(request).to.deep.equal({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } });
+    expect(tools).to.be.an('array').that.is.not.empty;
     expect(run.context).to.deep.equal({
       window: 128000,
       tokens: promptOf(messages as PromptMessage[]),
@@ -135,6 +142,7 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
       dropped_messages: 0,
       truncated_messages: 0,
       system_truncated: false,
+      tools_tokens: toolsTokensOf(received[before]),
       knowledge: [{ project_id: project.id, skill_id: skill.id, status: 'injected' }],
     });
     expect(await reconcileCredits(w.db, w.org)).to.deep.equal([]);
@@ -254,6 +262,7 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
       dropped_messages: dropped,
       truncated_messages: 0,
       system_truncated: false,
+      tools_tokens: toolsTokensOf(received[before]),
       knowledge: [],
     });
     const answer = await w.db('conversation_messages').where({ id: run.answer_message_id }).first();
@@ -320,7 +329,10 @@ describe('chat turn context on the sandbox model', function () {
     const run = await runToEnd(w, w.bob, conversation.id, { model: 'sandbox-chat', max_credits: 50 });
     expect(run.status).to.equal('succeeded');
     const system = knowledgeOf('Spring launch', 'Brand book', 'House style: short sentences.');
-    const fitted = fitPrompt({ system, history, window: 8192 });
+    // The tools the turn offered took their room first (at most a quarter of the window).
+    const toolsTokens = run.context.tools_tokens as number;
+    expect(toolsTokens).to.be.greaterThan(0).and.at.most(2048);
+    const fitted = fitPrompt({ system, history, window: 8192, reservedTokens: toolsTokens });
     const dropped = fitted.record.dropped_messages;
     expect(dropped).to.be.greaterThan(10);
     expect(fitted.messages.slice(0, 2)).to.deep.equal([
@@ -331,7 +343,7 @@ describe('chat turn context on the sandbox model', function () {
     // The sandbox's answer is a digest of the exact messages it was sent: these, not the whole branch.
     expect(run.snapshot).to.equal(sandboxAnswer({ model: 'sandbox-chat', messages: fitted.messages as never }));
     expect(run.snapshot).not.to.equal(sandboxAnswer({ model: 'sandbox-chat', messages: history as never }));
-    expect(promptOf(fitted.messages) + 1024).to.be.at.most(8192);
+    expect(promptOf(fitted.messages) + 1024 + toolsTokens).to.be.at.most(8192);
     expect(run.context).to.deep.equal({
       window: 8192,
       tokens: promptOf(fitted.messages),
@@ -340,6 +352,7 @@ describe('chat turn context on the sandbox model', function () {
       dropped_messages: dropped,
       truncated_messages: 0,
       system_truncated: false,
+      tools_tokens: toolsTokens,
       knowledge: [{ project_id: project.id, skill_id: skill.id, status: 'injected' }],
     });
     expect(await reconcileCredits(w.db, w.org)).to.deep.equal([]);

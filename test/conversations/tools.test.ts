@@ -222,8 +222,10 @@ describe('chat turns: tool calls (sandbox model)', function () {
     const found = JSON.parse((await branch(conversationId, carol))[2].content).items;
     expect(found.map((a: any) => a.asset_id).sort()).to.deep.equal([mine, shared].sort());
     expect(found.map((a: any) => a.asset_id)).not.to.include.members([secret, revoked, deleted]);
-    expect(found[0]).to.have.keys(['asset_id', 'title', 'type', 'snippet']);
-    expect(found.find((a: any) => a.asset_id === shared).snippet).to.include('Quokka notes');
+    expect(found[0]).to.have.keys(['asset_id', 'title', 'type', 'snippet', 'project_id']);
+    // The assets' full-text search: the match highlighted in the snippet; no project holds the conversation, so the organization was searched.
+    expect(found.find((a: any) => a.asset_id === shared)).to.deep.include({ project_id: null });
+    expect(found.find((a: any) => a.asset_id === shared).snippet).to.include('<mark>Quokka</mark> notes');
 
     // Bob reads his own private ones, not Carol's.
     const bobs = await turn('/tool search_assets {"query":"quokka","limit":20}', { max_credits: 60 }, bob);

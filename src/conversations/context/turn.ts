@@ -5,7 +5,7 @@ import { failForGood } from '../../jobs/define.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { ChatMessage, ChatParameters } from '../../providers/chat/index.ts';
 import { type KnowledgeSource, turnKnowledge } from './knowledge.ts';
-import { type ContextRecord, ContextWindowTooSmall, fitPrompt } from './window.ts';
+import { type ContextRecord, ContextWindowTooSmall, fitPrompt, toolsTokens } from './window.ts';
 
 /** A run's `context`: what the fit did and which knowledge it sent. */
 export interface RunContext extends ContextRecord {
@@ -28,10 +28,18 @@ export async function turnContext(
   deps: Deps,
   run: { conversation_id: string; user_id: string },
   pricing: { prompt: ChatMessage[]; parameters: ChatParameters; window: number },
+  /** The tools the turn offers: their definitions take room in the window too. */
+  tools: readonly unknown[] = [],
 ): Promise<TurnPrompt> {
   const knowledge = await turnKnowledge(deps, run);
   try {
-    const fit = fitPrompt({ system: knowledge.system, history: pricing.prompt, window: pricing.window, maxTokens: pricing.parameters.max_tokens });
+    const fit = fitPrompt({
+      system: knowledge.system,
+      history: pricing.prompt,
+      window: pricing.window,
+      maxTokens: pricing.parameters.max_tokens,
+      reservedTokens: toolsTokens(tools),
+    });
     return {
       prompt: fit.messages as ChatMessage[],
       parameters: fit.cappedMaxTokens === undefined ? pricing.parameters : { ...pricing.parameters, max_tokens: fit.cappedMaxTokens },

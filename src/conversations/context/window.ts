@@ -38,6 +38,9 @@ export const droppedNote = (count: number) =>
 const NOTE_ALLOWANCE = MESSAGE_OVERHEAD_TOKENS + 1 + countTokens(droppedNote(9_999_999));
 
 /** Tokens a message takes in the prompt: its role, its content, its other fields as JSON, and the framing. */
+/** What offering `tools` costs a request: their definitions as the model reads them (JSON), counted like messages. */
+export const toolsTokens = (tools: readonly unknown[]): number => (tools.length === 0 ? 0 : countTokens(JSON.stringify(tools)));
+
 export function messageTokens(message: PromptMessage): number {
   const { role, content, ...rest } = message;
   const extra = Object.keys(rest).length > 0 ? countTokens(JSON.stringify(rest)) : 0;
@@ -74,6 +77,8 @@ export interface ContextRecord {
   truncated_messages: number;
   /** Whether the system context (knowledge) was cut to its share. */
   system_truncated: boolean;
+  /** Tokens the definitions of the tools offered took from the window. */
+  tools_tokens: number;
 }
 
 export interface FitInput<M extends PromptMessage> {
@@ -85,6 +90,8 @@ export interface FitInput<M extends PromptMessage> {
   window: number;
   /** The answer's `max_tokens` when the run or the organization names one. */
   maxTokens?: number | undefined;
+  /** Tokens the request spends besides its messages: the definitions of the tools offered (`toolsTokens`). */
+  reservedTokens?: number | undefined;
 }
 
 export interface FitResult<M extends PromptMessage> {
@@ -136,7 +143,7 @@ export function fitPrompt<M extends PromptMessage>(input: FitInput<M>): FitResul
   const usable = input.window - Math.ceil(input.window * SAFETY_MARGIN);
   const asked = input.maxTokens ?? DEFAULT_ANSWER_TOKENS;
   const answerTokens = Math.max(1, Math.min(asked, Math.floor(usable / 2)));
-  const budget = usable - answerTokens - REPLY_PRIMING_TOKENS;
+  const budget = usable - answerTokens - REPLY_PRIMING_TOKENS - (input.reservedTokens ?? 0);
 
   let system: PromptMessage | null = null;
   let systemTruncated = false;
@@ -215,6 +222,7 @@ export function fitPrompt<M extends PromptMessage>(input: FitInput<M>): FitResul
       dropped_messages: dropped,
       truncated_messages: truncated,
       system_truncated: systemTruncated,
+      tools_tokens: input.reservedTokens ?? 0,
     },
   };
 }

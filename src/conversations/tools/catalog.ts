@@ -5,9 +5,11 @@ import type { RunRow } from '../run-row.ts';
 import { assetSearchTool } from './asset-search.ts';
 import { connectorTools } from './connector-tools.ts';
 import { imageTool } from './image.ts';
-import { namespaceOf } from './names.ts';
+import { ASSET_SEARCH_TOOL, IMAGE_TOOL, namespaceOf } from './names.ts';
 import { readTool } from './reads.ts';
 import type { TurnTool } from './types.ts';
+import { toolsTokens } from '../context/window.ts';
+import { offeredTools } from './loop.ts';
 
 export async function turnTools(deps: Deps, run: RunRow): Promise<Map<string, TurnTool>> {
   const only = run.tools === null ? null : new Set(run.tools);
@@ -24,4 +26,30 @@ export async function turnTools(deps: Deps, run: RunRow): Promise<Map<string, Tu
   const tools = new Map<string, TurnTool>();
   for (const tool of [...builtIn, ...fromConnectors]) if (only === null || only.has(tool.name)) tools.set(tool.name, tool);
   return tools;
+}
+
+/** At most this share of the model's window goes to the definitions of the tools offered. */
+const TOOLS_SHARE = 0.25;
+/** Offered first when not all fit: the workspace's own tools (the social reads and connectors' follow). */
+const WORKSPACE_TOOLS = new Set([ASSET_SEARCH_TOOL, IMAGE_TOOL, 'search', 'read_url']);
+
+/**
+ * The tools a turn can afford to offer: their definitions take room in the request, and 56 built-in
+ * tools alone are ~10k tokens — more than a small model's whole window. When they do not all fit in
+ * TOOLS_SHARE of the window, the ones the answered message names come first, then the workspace's
+ * own, then the rest in catalog order, as many as fit; the rest are left out of this turn.
+ */
+export function affordableTools(tools: ReadonlyMap<string, TurnTool>, window: number, asked: string): Map<string, TurnTool> {
+  const budget = Math.floor(window * TOOLS_SHARE);
+  const rank = (tool: TurnTool) => (asked.includes(tool.name) ? 0 : WORKSPACE_TOOLS.has(tool.name) ? 1 : 2);
+  const ranked = [...tools.values()].sort((a, b) => rank(a) - rank(b));
+  const kept = new Map<string, TurnTool>();
+  let used = 0;
+  for (const tool of ranked) {
+    const cost = toolsTokens(offeredTools(new Map([[tool.name, tool]])));
+    if (used + cost > budget) continue;
+    used += cost;
+    kept.set(tool.name, tool);
+  }
+  return kept;
 }

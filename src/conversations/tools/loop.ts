@@ -16,7 +16,6 @@ import { notifyRunEvent } from '../run-notify.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, type turnPricing } from '../run-pricing.ts';
 import type { RunRow } from '../run-row.ts';
 import { TurnBudget } from './budget.ts';
-import { turnTools } from './catalog.ts';
 import { approvalExpiryJob } from '../jobs.ts';
 import { awaitApproval, finishToolCall, loadToolCalls, recordRound, recordToolResults, type ToolCallRow, turnMessages } from './store.ts';
 import { ToolError, type ToolContext, type TurnTool } from './types.ts';
@@ -34,11 +33,16 @@ const addUsage = (a: ChatUsage, b: ChatUsage): ChatUsage => ({
   output_tokens: a.output_tokens + b.output_tokens,
 });
 
-export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pricing): Promise<TurnAnswer> {
+/** The tools as the model is offered them (name, description, JSON Schema of the arguments). */
+export const offeredTools = (tools: ReadonlyMap<string, TurnTool>): ChatTool[] =>
+  [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters }));
+
+/** `tools`: the turn's tools (./catalog.ts `turnTools`), read once by the handler, which fits the prompt around them. */
+export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pricing, tools: ReadonlyMap<string, TurnTool>): Promise<TurnAnswer> {
   const { deps, signal, log } = job;
   // Independent reads, at once: they stand before the model's first token.
-  const [tools, mine, calls] = await Promise.all([turnTools(deps, run), turnMessages(deps.db, run), loadToolCalls(deps.db, run.id)]);
-  const offered: ChatTool[] = [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters }));
+  const [mine, calls] = await Promise.all([turnMessages(deps.db, run), loadToolCalls(deps.db, run.id)]);
+  const offered = offeredTools(tools);
   const messages: ChatMessage[] = [...pricing.prompt, ...mine];
   let usage: ChatUsage = { input_tokens: run.rounds_usage?.input_tokens ?? 0, output_tokens: run.rounds_usage?.output_tokens ?? 0 };
   let tail = run.tail_message_id ?? run.message_id;
