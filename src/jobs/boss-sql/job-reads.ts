@@ -67,7 +67,18 @@ export interface JobSelection {
   deadLetters?: 'only' | 'excluded' | undefined;
   /** Only stuck attempts: running past their kind's expected time on a worker that is live by this measure. */
   stuck?: Liveness | undefined;
+  /**
+   * Whose jobs: `work` (neither pg-boss's internal queues nor the platform's cron jobs), `cron` (the
+   * queues in `cronQueues`: what pg-boss's schedules send), `internal` (pg-boss's own queues).
+   */
+  queueOrigin?: { kind: 'work' | 'cron' | 'internal'; cronQueues: readonly string[] } | undefined;
 }
+
+/** pg-boss names its own queues with this prefix (`__pgboss__send-it`: the cron schedules' sender). */
+export const INTERNAL_QUEUE_PREFIX = '__pgboss__';
+export const isInternalQueue = (name: string) => name.startsWith(INTERNAL_QUEUE_PREFIX);
+// LIKE pattern of the prefix (its underscores escaped).
+const INTERNAL_LIKE = `'${INTERNAL_QUEUE_PREFIX.replaceAll('_', '\\_')}%'`;
 
 export interface JobWindow {
   from: Date;
@@ -109,6 +120,16 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
     const stuck = stuckCondition(selection.stuck);
     query.where('state', 'active').whereRaw(stuck.sql, stuck.bindings);
   }
+  if (selection.queueOrigin) {
+    // Conditions on `name`: the created_on index walk filters them as it goes; a queue list is also a name-index probe.
+    const { kind, cronQueues } = selection.queueOrigin;
+    if (kind === 'internal') query.whereRaw(`name LIKE ${INTERNAL_LIKE}`);
+    else if (kind === 'cron') query.whereIn('name', cronQueues.length ? cronQueues : ['']);
+    else {
+      query.whereRaw(`name NOT LIKE ${INTERNAL_LIKE}`);
+      if (cronQueues.length) query.whereNotIn('name', cronQueues);
+    }
+  }
   // Dead letters are queued jobs nobody works: only a redrive takes them; retry and cancel leave them alone.
   if (!selection.queue && selection.deadLetters) query.whereRaw(selection.deadLetters === 'only' ? `name LIKE '%.dead'` : `name NOT LIKE '%.dead'`);
   return query;
@@ -147,6 +168,23 @@ export async function estimateJobRows(trx: Knex.Transaction, selection: JobSelec
   const { sql, bindings } = matching(trx, selection, window, searchable).select(trx.raw('1')).toSQL();
   const { rows } = await trx.raw(`EXPLAIN (FORMAT JSON) ${sql}`, bindings as readonly Knex.Value[]);
   return Math.round(Number(rows[0]['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0));
+}
+
+/**
+ * Counts the matching rows up to `cap`, newest first through the same index the page walks (so it
+ * costs at most `cap` index entries), and returns the created_on of the last one counted: when the
+ * cap is reached, how far back the newest `cap` rows reach (the density an estimate extrapolates).
+ */
+export async function countJobRowsUpTo(
+  trx: Knex.Transaction,
+  selection: JobSelection,
+  window: JobWindow | null,
+  searchable: Searchable,
+  cap: number,
+): Promise<{ n: number; reach: Date | null }> {
+  const { sql, bindings } = matching(trx, selection, window, searchable).select('created_on').orderByRaw('created_on DESC, id DESC').limit(cap).toSQL();
+  const { rows } = await trx.raw(`SELECT count(*)::int AS n, min(created_on) AS reach FROM (${sql}) counted`, bindings as readonly Knex.Value[]);
+  return { n: rows[0].n as number, reach: (rows[0].reach as Date | null) ?? null };
 }
 
 export async function countJobRows(trx: Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable): Promise<number> {
