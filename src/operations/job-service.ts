@@ -6,6 +6,7 @@ import {
   countJobRowsUpTo,
   estimateJobRows,
   findJobRow,
+  jobTableRows,
   type JobSelection,
   type JobWindow,
   listJobRows,
@@ -46,21 +47,23 @@ export const EXACT_COUNT_CAP = 10_000;
 
 /**
  * A list's `total`: exact up to EXACT_COUNT_CAP rows (counted through the list's own index), or with
- * `count=exact` at any size; beyond the cap an estimate that says so, never below what was counted:
- * the planner's row estimate when it is at least the cap, else the density of the newest rows
- * extrapolated over the window (a planner estimate below rows already counted is stale statistics —
- * the "≈ 1 jobs" of a million).
+ * `count=exact` at any size; beyond the cap an estimate that says so, between what was counted and
+ * the rows the whole table holds now (its activity statistics): the planner's row estimate when it
+ * is at least what was counted, else the density of the newest rows extrapolated over the window. A
+ * planner estimate below rows already counted means stale statistics — the "≈ 1 jobs" of a million.
  */
 async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
   if (exact) return { value: await countJobRows(trx, filter, window, searchable), exact: true, at_least: null, basis: 'counted' as const };
   const counted = await countJobRowsUpTo(trx, filter, window, searchable, EXACT_COUNT_CAP + 1);
   if (counted.n <= EXACT_COUNT_CAP) return { value: counted.n, exact: true, at_least: null, basis: 'counted' as const };
+  const ceiling = Math.max(counted.n, await jobTableRows(trx));
+  const within = (value: number) => Math.min(ceiling, Math.max(counted.n, value));
   const planner = await estimateJobRows(trx, filter, window, searchable);
-  if (planner >= counted.n) return { value: planner, exact: false, at_least: counted.n, basis: 'planner' as const };
+  if (planner >= counted.n) return { value: within(planner), exact: false, at_least: counted.n, basis: 'planner' as const };
   const reached = window.to.getTime() - (counted.reach?.getTime() ?? window.to.getTime());
   const span = window.to.getTime() - window.from.getTime();
-  const extrapolated = reached > 0 ? Math.round((counted.n * span) / reached) : counted.n;
-  return { value: Math.max(counted.n, extrapolated), exact: false, at_least: counted.n, basis: 'extrapolated' as const };
+  const extrapolated = reached > 0 ? Math.round((counted.n * span) / reached) : ceiling;
+  return { value: within(extrapolated), exact: false, at_least: counted.n, basis: 'extrapolated' as const };
 }
 
 /** A non-operator's filter is always their own organization. */

@@ -53,6 +53,7 @@ export {
   estimateJobRows,
   INTERNAL_QUEUE_PREFIX,
   isInternalQueue,
+  jobTableRows,
   findJobRow,
   findJobRows,
   JOB_COLUMNS,
