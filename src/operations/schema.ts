@@ -60,7 +60,7 @@ export const listJobsQuery = jobFilter
     }),
     count: z.enum(['estimated', 'exact']).default('estimated').openapi({
       description:
-        'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
+        'How `total` is counted: `estimated` (counted exactly up to 10,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout).',
     }),
   })
   .strict();
