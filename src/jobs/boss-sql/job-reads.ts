@@ -92,9 +92,10 @@ type Searchable = readonly string[];
  * The jobs a selection matches, as a query builder. `resource_id` matches any field a job type
  * declared searchable (each indexed); the other filters are columns or the indexed request id.
  */
-function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable) {
+function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: Partial<JobWindow> | null, searchable: Searchable) {
   const query = db(JOB);
-  if (window) query.where('created_on', '>=', window.from).where('created_on', '<', window.to);
+  if (window?.from) query.where('created_on', '>=', window.from);
+  if (window?.to) query.where('created_on', '<', window.to);
   if (selection.queue) query.where('name', selection.queue);
   if (selection.state) query.where('state', selection.state);
   else if (selection.states) query.whereIn('state', selection.states);
@@ -148,7 +149,10 @@ export async function listJobRows(
   searchable: Searchable,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<JobRow>> {
-  const query = matching(trx, selection, window, searchable).select(JOB_COLUMNS).select(trx.raw('created_on::text AS __created'));
+  // Past page 1 the cursor is the upper bound (it lies inside the window): kept beside `created_on < to`,
+  // the B-tree would start its backward walk at `to` and filter its way down to the cursor, rows deep.
+  const bounds = window && page.cursor !== undefined ? { from: window.from } : window;
+  const query = matching(trx, selection, bounds, searchable).select(JOB_COLUMNS).select(trx.raw('created_on::text AS __created'));
   if (page.cursor !== undefined) {
     const [created, id] = decodeCursor(page.cursor, 2);
     if (!UUID.test(String(id)) || !TIMESTAMP.test(String(created))) throw badRequest('query.cursor: is not a cursor this list issued', ['cursor']);
