@@ -101,7 +101,11 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
   else if (selection.states) query.whereIn('state', selection.states);
   if (selection.organization_id) query.where('group_id', selection.organization_id);
   // `\\?` is knex's escape for jsonb's `?`; the containment test lets the planner use the partial indexes.
-  if (selection.request_id) query.whereRaw(`data \\? '$request_id' AND data->>'$request_id' = ?`, [selection.request_id]);
+  // The ids first (a probe of the request index), then the rows by primary key, as for a resource id
+  // below: as a filter in the page query, the planner walks created_on newest-first at 1M jobs (every
+  // job has a request id, so it guesses thousands per id), 0.5 s for a request of one job.
+  if (selection.request_id)
+    query.whereRaw(`id = ANY (ARRAY(SELECT id FROM ${JOB} WHERE data \\? '$request_id' AND data->>'$request_id' = ?))`, [selection.request_id]);
   if (selection.resource_id) {
     const id = selection.resource_id;
     if (searchable.length === 0) query.whereRaw('false');
