@@ -43,7 +43,7 @@ export function originOf(deps: Deps, filter: JobFilter, explicit = false): JobSe
 }
 
 /** Rows a list counts exactly before it estimates instead (a count costs at most this many index entries). */
-export const EXACT_COUNT_CAP = 10_000;
+export const EXACT_COUNT_CAP = 1_000;
 
 /**
  * A list's `total`: exact up to EXACT_COUNT_CAP rows (counted through the list's own index), or with

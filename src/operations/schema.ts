@@ -60,7 +60,7 @@ export const listJobsQuery = jobFilter
     }),
     count: z.enum(['estimated', 'exact']).default('estimated').openapi({
       description:
-        'How `total` is counted: `estimated` (counted exactly up to 10,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout).',
+        'How `total` is counted: `estimated` (counted exactly up to 1,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout).',
     }),
   })
   .strict();
@@ -120,15 +120,15 @@ export const jobPage = pageOf(jobSchema)
     total: z
       .object({
         value: z.number().int(),
-        exact: z.boolean().describe('`true`: counted; `false`: an estimate (more than 10,000 matching jobs and `count` not `exact`)'),
+        exact: z.boolean().describe('`true`: counted; `false`: an estimate (more than 1,000 matching jobs and `count` not `exact`)'),
         at_least: z.number().int().nullable().describe('For an estimate: how many were counted (the value is never below it)'),
         basis: z
           .enum(['counted', 'planner', 'extrapolated'])
           .describe(
-            '`counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 10,001 jobs’ density over the window (when the planner’s estimate is below what was counted)',
+            '`counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window (when the planner’s estimate is below what was counted)',
           ),
       })
-      .describe('Jobs matching the filter: counted up to 10,000 (or at any size with `count=exact`), estimated beyond'),
+      .describe('Jobs matching the filter: counted up to 1,000 (or at any size with `count=exact`), estimated beyond'),
     window: z.object({ from: timestamp, to: timestamp }),
   })
   .openapi('JobPage');

@@ -219,7 +219,7 @@ describe('job console: jobs, history, commands, access (issue 12)', function () 
     do {
       const page = await get('/ops/jobs', admin.token, { organization_id: org, queue: flakyJob.name, state: 'failed', limit: '1', ...(cursor && { cursor }) });
       expect(page.status, show(page)).to.equal(200);
-      // Up to 10,000 matching jobs are counted (console-scale.test.ts: the estimate beyond).
+      // Up to 1,000 matching jobs are counted (console-scale.test.ts: the estimate beyond).
       expect(page.body.total).to.include({ exact: true, basis: 'counted' });
       seen.push(...page.body.items.map((j: { id: string }) => j.id));
       cursor = page.body.next_cursor ?? undefined;

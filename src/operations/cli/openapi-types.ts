@@ -640,16 +640,16 @@ export interface components {
     JobPage: {
       items: components['schemas']['Job'][];
       next_cursor: string | null;
-      /** @description Jobs matching the filter: counted up to 10,000 (or at any size with `count=exact`), estimated beyond */
+      /** @description Jobs matching the filter: counted up to 1,000 (or at any size with `count=exact`), estimated beyond */
       total: {
         /** @description For an estimate: how many were counted (the value is never below it) */
         at_least: number | null;
         /**
-         * @description `counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 10,001 jobs’ density over the window (when the planner’s estimate is below what was counted)
+         * @description `counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window (when the planner’s estimate is below what was counted)
          * @enum {string}
          */
         basis: 'counted' | 'planner' | 'extrapolated';
-        /** @description `true`: counted; `false`: an estimate (more than 10,000 matching jobs and `count` not `exact`) */
+        /** @description `true`: counted; `false`: an estimate (more than 1,000 matching jobs and `count` not `exact`) */
         exact: boolean;
         value: number;
       };
@@ -1556,7 +1556,7 @@ export interface operations {
   listJobs: {
     parameters: {
       query?: {
-        /** @description How `total` is counted: `estimated` (counted exactly up to 10,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout). */
+        /** @description How `total` is counted: `estimated` (counted exactly up to 1,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout). */
         count?: 'estimated' | 'exact';
         /** @description Opaque cursor from a previous page’s `next_cursor`. */
         cursor?: string;
