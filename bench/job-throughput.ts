@@ -70,6 +70,7 @@ import { packageVersion } from '../src/platform/version.ts';
 import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
+import { organizationLimit, organizationWorkOptions } from '../src/jobs/fairness.ts';
 
 // argv `--jobs=5000` → BENCH_JOBS=5000.
 for (const arg of process.argv.slice(2)) {
@@ -152,7 +153,7 @@ type Kind = 'raw' | 'ours';
 const workOptions = (groupConcurrency: boolean, concurrency = config.WORKER_CONCURRENCY): WorkOptions => ({
   batchSize: 1,
   localConcurrency: concurrency,
-  ...(groupConcurrency && { groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY }),
+  ...(groupConcurrency && organizationWorkOptions(organizationLimit(config))),
   pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
   notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
   burstWhenReadyExceeds: 1,
@@ -741,7 +742,7 @@ let points: CurvePoint[] = [];
 try {
   console.log(
     'job throughput: our runtime (startWorker) vs raw pg-boss, ' +
-      `no-op handler; WORKER_CONCURRENCY ${config.WORKER_CONCURRENCY}, JOB_ORGANIZATION_CONCURRENCY ${config.JOB_ORGANIZATION_CONCURRENCY}, ` +
+      `no-op handler; WORKER_CONCURRENCY ${config.WORKER_CONCURRENCY}, organization limit ${JSON.stringify(organizationLimit(config))}, ` +
       `worker log level ${WORKER_LOG_LEVEL}; load ${loadBefore}`,
   );
   results.push(await phase('phase 1: job table without finished jobs'));

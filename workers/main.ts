@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
+import { organizationLimit, organizationWorkOptions, perWorkerLimit } from '../src/jobs/fairness.ts';
 import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
@@ -80,7 +81,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     db,
     boss,
     workerLog,
-    { id, version: packageVersion, queues: jobs.map((job) => job.name), concurrency: config.WORKER_CONCURRENCY },
+    {
+      id,
+      version: packageVersion,
+      queues: jobs.map((job) => job.name),
+      concurrency: config.WORKER_CONCURRENCY,
+      organizationConcurrency: perWorkerLimit(organizationLimit(config)),
+    },
     () => runtime.held(),
     { heartbeatMs: config.WORKER_HEARTBEAT_SECONDS * 1000, lostAfterSeconds: config.WORKER_LOST_AFTER_SECONDS },
   );
@@ -157,8 +164,10 @@ async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime:
       {
         batchSize: 1,
         localConcurrency: job.work.localConcurrency ?? config.WORKER_CONCURRENCY,
-        // Per organization (or the queue's own group, e.g. a webhook endpoint), across every worker: one tenant's burst cannot take a queue's whole capacity.
-        groupConcurrency: job.work.groupConcurrency ?? config.JOB_ORGANIZATION_CONCURRENCY,
+        // A queue grouped by its own key (a webhook endpoint) limits each group across the fleet; every
+        // other queue is fair between organizations (src/jobs/fairness.ts): a share of each worker's
+        // slots, so one tenant's burst cannot take the fleet.
+        ...(job.work.groupConcurrency !== undefined ? { groupConcurrency: job.work.groupConcurrency } : organizationWorkOptions(organizationLimit(config))),
         // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished, its poll
         // finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS); pg-boss's own poll is a
         // backstop, and a known backlog is fetched without pause.

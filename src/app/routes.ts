@@ -30,6 +30,7 @@ import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { scheduledTaskRoutes } from '../scheduled-tasks/routes.ts';
 import { operationsRoutes } from '../operations/routes.ts';
 import { opsConsole } from '../operations/console/serve.ts';
+import { opsLiveRefresh } from '../operations/live.ts';
 import { socialTrendRoutes } from '../social/routes.ts';
 import { webhookRoutes as webhookEndpointRoutes } from '../webhooks/routes.ts';
 import type { AnyRoute } from '../http/route.ts';
@@ -84,7 +85,7 @@ export const apiRoutes: readonly AnyRoute[] = [
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
 /** Static pages, served before authentication: the operator job console (it calls the /ops API with the operator's token). */
-export const pages = [opsConsole()];
+export const pages = [opsConsole(), opsLiveRefresh()];
 
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages, events: registerEventWebhooks };
 

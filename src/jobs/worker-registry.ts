@@ -21,6 +21,8 @@ export interface WorkerIdentity {
   version: string;
   queues: readonly string[];
   concurrency: number;
+  /** Jobs of one organization this worker runs at once per queue (share mode, src/jobs/fairness.ts); null: a fleet-wide fixed limit. */
+  organizationConcurrency?: number | null;
 }
 
 /**
@@ -64,6 +66,7 @@ export class WorkerRegistry {
       version: this.identity.version,
       queues: this.identity.queues,
       concurrency: this.identity.concurrency,
+      organization_concurrency: this.identity.organizationConcurrency ?? null,
     });
     // Not fatal: the sweep on every heartbeat tries again.
     await this.sweepDeadWorkersOfThisHost().catch((error: unknown) => this.log.warn({ err: error }, 'workers: start-up sweep failed'));

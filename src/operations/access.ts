@@ -1,5 +1,7 @@
+import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isAppError, notFound } from '../core/errors.ts';
+import { membershipsOfUser, roleHoldsSql } from '../members/index.ts';
 import { workContext } from '../platform/work-context.ts';
 
 /**
@@ -34,4 +36,23 @@ export async function consoleCallerFor(actor: Actor, jobOrganizationId: string |
   return consoleCaller(actor, jobOrganizationId).catch((error: unknown) => {
     throw isAppError(error) ? notFound(what) : error;
   });
+}
+
+/**
+ * Where the console may take its caller: an operator sees every organization; anyone else the live
+ * organizations where they hold `jobs.manage` (an owner's or admin's own view), oldest membership
+ * first. The page lands a tenant admin on the first of these instead of on a cross-organization
+ * view they may not read.
+ */
+export async function consoleIdentity(db: Knex, actor: Actor) {
+  const organizations = (await membershipsOfUser(db, actor.userId)
+    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
+    .whereRaw(roleHoldsSql('jobs.manage'))
+    .orderBy([
+      { column: 'm.created_at', order: 'asc' },
+      { column: 'o.id', order: 'asc' },
+    ])
+    .limit(100)
+    .select('o.id', 'o.name', 'm.role')) as { id: string; name: string; role: string }[];
+  return { user_id: actor.userId, operator: actor.operator, organizations };
 }

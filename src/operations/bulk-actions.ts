@@ -8,7 +8,7 @@ import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { type JobSelection, previewJobRows, snapshotJobRows } from '../jobs/boss-sql/index.ts';
 import { windowOf, withinTimeout } from './job-rows.ts';
-import { searchableFields } from './job-service.ts';
+import { originOf, searchableFields } from './job-service.ts';
 import { iso } from './presenter.ts';
 import { presentJobs } from './running.ts';
 import type { bulkActionSchema, JobFilter } from './schema.ts';
@@ -27,7 +27,13 @@ function selection(deps: Deps, caller: ConsoleCaller, action: BulkKind, filter: 
   const isDead = (queue: string) => queue.endsWith('.dead');
   if (scoped.queue && action === 'redrive' && !isDead(scoped.queue))
     throw badRequest(`filter.queue: a redrive takes dead letters: name a dead-letter queue (${scoped.queue}.dead)`, ['filter', 'queue']);
-  const jobs: JobSelection = { ...scoped, states: actionableStates[action], deadLetters: action === 'redrive' ? 'only' : 'excluded' };
+  const jobs: JobSelection = {
+    ...scoped,
+    states: actionableStates[action],
+    deadLetters: action === 'redrive' ? 'only' : action === 'delete' ? undefined : 'excluded',
+    // The jobs the list shows for the same filter (a redrive names dead-letter queues: every origin).
+    queueOrigin: action === 'redrive' ? undefined : originOf(deps, scoped),
+  };
   return { jobs, window: windowOf(scoped), searchable: searchableFields(deps), organizationId: scoped.organization_id ?? null };
 }
 

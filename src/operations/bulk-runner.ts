@@ -100,6 +100,7 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
     if (action === 'retry' && now === 'failed') await reopenEach(trx, deps, queue, ids, record, (sp, id) => deps.jobs.commands.retryFailed(sp, queue, [id]));
     else {
       if (action === 'retry') await deps.jobs.commands.resumeCancelled(trx, queue, ids);
+      else if (action === 'delete') await deps.jobs.commands.remove(trx, queue, ids);
       // Each with its resource's end (a generation canceled, its hold released) and its running attempt told.
       else for (const jobId of ids) await cancelJob(trx, deps, queue, jobId, { code: 'canceled', message: 'canceled by an operator (bulk action)' });
       record({ done: ids, skipped: [] });

@@ -2,7 +2,7 @@
 // over HTTP. Tables by default, `--json` for the API's own answer. Exit codes: 0 done, 1 the API (or
 // the network) refused, 2 a usage error. The commands are in ./cli/commands.ts.
 import { parseArgs } from 'node:util';
-import { ApiError, apiClient, UsageError } from './cli/api.ts';
+import { ApiError, opsClient, UsageError } from './cli/api.ts';
 import { commands, type Context, type Option, options, type Values } from './cli/commands.ts';
 import { terminalSafe } from './cli/terminal.ts';
 
@@ -10,25 +10,45 @@ export const USAGE = `usage: npm run ops -- <command> [options]
 
 commands:
   jobs list [--state S] [--queue Q] [--organization ORG] [--from T] [--to T]
-            [--resource ID] [--request ID] [--limit N] [--cursor C] [--exact]
+            [--resource ID] [--request ID] [--origin work|cron|internal|all]
+            [--limit N] [--cursor C] [--exact]
             [--stuck]            only jobs running past their kind's expected time on a live worker
   jobs show ID
   jobs retry ID [--reason R]
+  jobs retry-now ID [--reason R]  start a job waiting out its retry backoff (or a delayed send) now
   jobs cancel ID [--reason R]
+  jobs delete ID [--reason R]     a job that is not running
+  bulk retry|cancel|delete --reason R [job filter options of jobs list] [--dry-run]
+                                 preview, start a durable bulk action and follow it to its end
+  bulk list [--organization ORG] [--cursor C]
+  bulk show ID
+  bulk abort ID [--reason R]
   redrive QUEUE --reason R [--organization ORG] [--from T] [--to T] [--dry-run]
                                  move QUEUE's dead letters back to QUEUE (a bulk action, followed to its end)
-  queues [--hours N] [--dead-letters] [--organization ORG]
+  pause queue QUEUE --reason R [--until T]
+  pause organization ORG --queue Q --reason R [--until T]
+  pause schedule cron:QUEUE|task:ID --reason R [--until T]
+  resume PAUSE_ID [--reason R]
+  trigger cron:QUEUE|task:ID     run a schedule now (even while paused)
+  audit [--organization ORG] [--job ID] [--action A] [--limit N] [--cursor C]
+  queues [--hours N] [--dead-letters] [--internal] [--organization ORG]
+  organizations [--organization ORG] [--limit N]
+                                 each organization's running and waiting jobs against its fairness limit
   workers [--all]
   schedules [--organization ORG] [--cursor C]
   pauses [--all] [--organization ORG] [--cursor C]
 
 options:
   --url URL      the API (default $OPS_URL, else http://localhost:$PORT, PORT defaulting to 3000)
-  --token T      an operator's bearer token (default $OPS_TOKEN); for a local setup:
+  --token T      an operator's bearer token, or an organization owner's or admin's (then name
+                 --organization) (default $OPS_TOKEN); for a local setup:
                  OPS_TOKEN=$(npm run -s token -- --sub you --operator)
   --json         print the API's JSON answer instead of a table
   -h, --help     this text
 `;
+
+/** Commands of two words: `jobs list`, `bulk retry`, `pause queue`, … */
+const GROUPS = new Set(['jobs', 'bulk', 'pause']);
 
 export interface CliIo {
   fetch: typeof globalThis.fetch;
@@ -60,7 +80,7 @@ export async function runCli(argv: readonly string[], raw: CliIo): Promise<numbe
     }
     return usage(io, 'no command given');
   }
-  const name = positionals[0] === 'jobs' ? positionals.slice(0, 2).join(' ') : positionals[0]!;
+  const name = GROUPS.has(positionals[0]!) ? positionals.slice(0, 2).join(' ') : positionals[0]!;
   const command = commands[name];
   if (!command) return usage(io, `unknown command: ${name}`);
   const args = positionals.slice(name.split(' ').length);
@@ -76,12 +96,17 @@ export async function runCli(argv: readonly string[], raw: CliIo): Promise<numbe
   const token = values.token ?? io.env.OPS_TOKEN;
   if (!token) return usage(io, 'no token: pass --token or set OPS_TOKEN (an operator token; see --help)');
 
-  const call = apiClient(io.fetch, base, token);
+  let api: Context['api'];
+  try {
+    api = opsClient(io.fetch, base, token);
+  } catch (error) {
+    return usage(io, (error as Error).message);
+  }
   const print = (text: string) => void io.stdout.write(text);
   const context: Context = {
     args,
     values,
-    call,
+    api,
     print,
     show: (answer, table) => print(values.json ? `${JSON.stringify(answer, null, 2)}\n` : table()),
     sleep: io.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),

@@ -1,6 +1,19 @@
+import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { countJobRows, estimateJobRows, findJobRow, type JobSelection, listJobRows, lockJobState, runningAttempts } from '../jobs/boss-sql/index.ts';
+import {
+  countJobRows,
+  countJobRowsUpTo,
+  estimateJobRows,
+  findJobRow,
+  jobTableRows,
+  type JobSelection,
+  type JobWindow,
+  listJobRows,
+  lockJobState,
+  runningAttempts,
+  startNow,
+} from '../jobs/boss-sql/index.ts';
 import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
 import { unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -16,6 +29,43 @@ import { inTransaction } from '../db/transaction.ts';
 /** Every payload field some job type declared searchable (each one indexed on the job table). */
 export const searchableFields = (deps: Deps) => [...new Set(deps.jobs.definitions.flatMap((job) => job.searchable))];
 
+/** The queues pg-boss's cron schedules send to: the platform's own schedules (their jobs are the `cron` origin). */
+export const cronQueues = (deps: Deps) => deps.jobs.definitions.filter((job) => job.cron).map((job) => job.name);
+
+/**
+ * Whose jobs a filter means: as asked, else everything when it names a queue, a request or a resource
+ * (the caller is looking for something specific), else the `work` origin — the default list leaves out
+ * pg-boss's internal queues and the platform's cron jobs, which would fill it every minute.
+ */
+export function originOf(deps: Deps, filter: JobFilter, explicit = false): JobSelection['queueOrigin'] {
+  const kind = filter.origin ?? (explicit || filter.queue || filter.request_id || filter.resource_id ? 'all' : 'work');
+  return kind === 'all' ? undefined : { kind, cronQueues: cronQueues(deps) };
+}
+
+/** Rows a list counts exactly before it estimates instead (a count costs at most this many index entries). */
+export const EXACT_COUNT_CAP = 1_000;
+
+/**
+ * A list's `total`: exact up to EXACT_COUNT_CAP rows (counted through the list's own index), or with
+ * `count=exact` at any size; beyond the cap an estimate that says so, between what was counted and
+ * the rows the whole table holds now (its activity statistics): the planner's row estimate when it
+ * is at least what was counted, else the density of the newest rows extrapolated over the window. A
+ * planner estimate below rows already counted means stale statistics — the "≈ 1 jobs" of a million.
+ */
+async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
+  if (exact) return { value: await countJobRows(trx, filter, window, searchable), exact: true, at_least: null, basis: 'counted' as const };
+  const counted = await countJobRowsUpTo(trx, filter, window, searchable, EXACT_COUNT_CAP + 1);
+  if (counted.n <= EXACT_COUNT_CAP) return { value: counted.n, exact: true, at_least: null, basis: 'counted' as const };
+  const ceiling = Math.max(counted.n, await jobTableRows(trx));
+  const within = (value: number) => Math.min(ceiling, Math.max(counted.n, value));
+  const planner = await estimateJobRows(trx, filter, window, searchable);
+  if (planner >= counted.n) return { value: within(planner), exact: false, at_least: counted.n, basis: 'planner' as const };
+  const reached = window.to.getTime() - (counted.reach?.getTime() ?? window.to.getTime());
+  const span = window.to.getTime() - window.from.getTime();
+  const extrapolated = reached > 0 ? Math.round((counted.n * span) / reached) : ceiling;
+  return { value: within(extrapolated), exact: false, at_least: counted.n, basis: 'extrapolated' as const };
+}
+
 /** A non-operator's filter is always their own organization. */
 const scoped = (caller: ConsoleCaller, filter: JobFilter): JobFilter => (caller.operator ? filter : { ...filter, organization_id: caller.organizationId! });
 
@@ -25,18 +75,21 @@ export async function listJobsFor(
   query: JobFilter & { stuck?: boolean | undefined; limit: number; cursor?: string | undefined; count: 'estimated' | 'exact' },
 ) {
   const scopedFilter = scoped(caller, query);
-  const filter: JobSelection = { ...scopedFilter, stuck: query.stuck ? liveness(deps.config) : undefined };
+  const filter: JobSelection = {
+    ...scopedFilter,
+    stuck: query.stuck ? liveness(deps.config) : undefined,
+    queueOrigin: originOf(deps, scopedFilter, Boolean(query.stuck)),
+  };
   // Stuck attempts are found through the active index whatever their age: the window only bounds how far back they were created.
   const window = windowOf(scopedFilter, new Date(), query.stuck ? MAX_WINDOW_DAYS : 1);
   const searchable = searchableFields(deps);
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const page = await listJobRows(trx, filter, window, searchable, query);
-    const exact = query.count === 'exact';
-    const total = exact ? await countJobRows(trx, filter, window, searchable) : await estimateJobRows(trx, filter, window, searchable);
+    const total = await totalOf(trx, filter, window, searchable, query.count === 'exact');
     return {
       items: await presentJobs(trx, deps, page.items),
       next_cursor: page.next_cursor,
-      total: { value: total, exact },
+      total,
       window: { from: window.from.toISOString(), to: window.to.toISOString() },
     };
   });
@@ -78,16 +131,18 @@ export async function jobDetail(deps: Deps, actor: Actor, id: string) {
   };
 }
 
-type Command = 'retry' | 'cancel' | 'delete';
+type Command = 'retry' | 'cancel' | 'delete' | 'retry_now';
 
 const refusals: Record<Command, string> = {
   retry: 'only a failed or cancelled job can be retried',
   cancel: 'only a queued, retrying or running job can be cancelled',
   delete: 'a running job cannot be deleted: cancel it first',
+  retry_now: 'only a job waiting for a later start (its retry backoff, a delayed send) can be started now',
 };
 
 /**
- * retry (failed → one more attempt; cancelled → queued again), cancel (queued → cancelled;
+ * retry (failed → one more attempt; cancelled → queued again), retry_now (a job waiting out its
+ * backoff is due at once; not one a pause holds back), cancel (queued → cancelled;
  * running → cancelled and its handler's abort signal fired through NOTIFY), delete. Each with its
  * audit record in one transaction; a job in the wrong state is 409 and nothing is recorded. A failed
  * job's retry cancels its dead letter, and is 409 when the dead letter was already redriven
@@ -101,7 +156,11 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
     let changed = false;
     let deadLetter: string | undefined;
     if (command === 'delete') changed = locked.state !== 'active' && (await deps.jobs.commands.remove(trx, job.name, [id])) > 0;
-    else if (command === 'cancel') {
+    else if (command === 'retry_now') {
+      const outcome = await startNow(trx, job.name, id);
+      if (outcome === 'paused') throw conflict('this job is held back by a pause: resume the pause to release it', ['state']);
+      changed = outcome === 'started';
+    } else if (command === 'cancel') {
       // The job's resource ends with it (a generation canceled, its hold released), and a running attempt is told.
       changed = await cancelJob(trx, deps, job.name, id, {
         code: 'canceled',

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { z } from '../core/zod.ts';
-import { queueCounts, queueNames, type RunningAttempt, stuckAttempts } from '../jobs/boss-sql/index.ts';
+import { cachedQueueCounts, isInternalQueue, queueCounts, queueNames, type RunningAttempt, stuckAttempts } from '../jobs/boss-sql/index.ts';
 import { openPauses } from '../jobs/pauses.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConsoleCaller } from './access.ts';
@@ -23,11 +23,15 @@ const emptyCounts = () => ({ created: 0, retry: 0, active: 0, completed: 0, canc
 export async function queueHealth(
   deps: Pick<Deps, 'db' | 'config'>,
   caller: Pick<ConsoleCaller, 'organizationId' | 'operator'>,
-  options: { hours: number; deadLetters: boolean },
+  options: { hours: number; deadLetters: boolean; internal: boolean },
 ) {
   const organizationId = caller.organizationId;
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
-    const names = (await queueNames(trx)).filter((queue) => options.deadLetters || !queue.name.endsWith('.dead'));
+    const names = (await queueNames(trx)).filter(
+      (queue) => (options.deadLetters || !queue.name.endsWith('.dead')) && (options.internal || !isInternalQueue(queue.name)),
+    );
+    // pg-boss's counts are of whole queues: an organization's view has only its own, counted live.
+    const cached = organizationId ? new Map() : new Map((await cachedQueueCounts(trx)).map((row) => [row.name, row]));
     const { waiting, active, finished } = await queueCounts(trx, { organizationId, hours: options.hours });
     const throughput = await throughputOf(trx, organizationId, options.hours);
     const workers = await liveWorkersByQueue(trx, deps.config.WORKER_LOST_AFTER_SECONDS);
@@ -49,16 +53,30 @@ export async function queueHealth(
       const series = throughput.get(name) ?? [];
       const live = workers.get(name) ?? { live: 0, lastHeartbeatAge: null };
       const stuckHere = stuck.filter((attempt) => attempt.name === name);
+      const stats = cached.get(name);
+      // pg-boss's own queues are its business (e.g. its cron sender, which no worker of ours serves): never an alert.
+      const internal = isInternalQueue(name);
       return {
         name,
         dead_letter,
+        internal,
         counts,
+        stats: stats
+          ? {
+              queued: stats.queued,
+              deferred: stats.deferred,
+              active: stats.active,
+              failed: stats.failed,
+              total: stats.total,
+              counted_at: iso(stats.counted_at),
+            }
+          : null,
         oldest_ready_seconds: oldest === null ? null : Math.round(oldest * 10) / 10,
         throughput: series,
         live_workers: live.live,
         stuck_attempts: stuckHere.length,
         pauses: pauses.filter((p) => p.queue === name).map((p) => presentPause(p, caller)),
-        alerts: name.endsWith('.dead') ? [] : alertsOf(deps, { oldest, series, live, waiting: counts.created + counts.retry, stuck: stuckHere }),
+        alerts: name.endsWith('.dead') || internal ? [] : alertsOf(deps, { oldest, series, live, waiting: counts.created + counts.retry, stuck: stuckHere }),
       };
     });
     return { items, alerts: items.flatMap((queue) => queue.alerts.map((alert) => ({ ...alert, queue: queue.name }))) };
@@ -152,5 +170,5 @@ function alertsOf(
 
 /** The alerts in force now, across every organization (for `/metrics`). */
 export async function currentAlerts(deps: Pick<Deps, 'db' | 'config'>) {
-  return (await queueHealth(deps, { organizationId: null, operator: true }, { hours: 1, deadLetters: false })).alerts;
+  return (await queueHealth(deps, { organizationId: null, operator: true }, { hours: 1, deadLetters: false, internal: false })).alerts;
 }

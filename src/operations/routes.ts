@@ -1,7 +1,7 @@
 import { z } from '../core/zod.ts';
-import { allOf, anyOf, jobConsole, operator, operatorOrRecordMember, recordIs, recordMember } from '../http/authorize.ts';
+import { allOf, anyOf, jobConsole, operator, operatorOrRecordMember, recordIs, recordMember, signedIn } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
-import { consoleCaller, consoleCallerFor } from './access.ts';
+import { consoleCaller, consoleCallerFor, consoleIdentity } from './access.ts';
 import { listActions } from './audit.ts';
 import {
   abortBulkAction,
@@ -27,6 +27,7 @@ import {
   bulkActionSchema,
   bulkPreviewSchema,
   bulkRequest,
+  consoleIdentitySchema,
   createBulkActionBody,
   createPauseBody,
   jobDetailSchema,
@@ -75,6 +76,18 @@ const deleteJobQuery = z.object({ reason: z.string().trim().min(1).max(500).opti
 export const operationsRoutes: AnyRoute[] = [
   defineRoute({
     method: 'get',
+    path: '/ops/me',
+    operationId: 'getConsoleIdentity',
+    tag,
+    summary: 'Which jobs the caller may see in the console: every organization’s (an operator) or those of the organizations where they hold jobs.manage',
+    description:
+      'The console page reads it at sign-in: an organization’s owner or admin lands on their organization’s own view (its jobs, runs and the pauses it may see) instead of the cross-organization one, which is for operators only.',
+    authorize: signedIn('anyone signed in may ask what the console shows them'),
+    response: { status: 200, description: 'The caller’s console identity', schema: consoleIdentitySchema },
+    handler: ({ deps, actor }) => consoleIdentity(deps.db, actor),
+  }),
+  defineRoute({
+    method: 'get',
     path: '/ops/jobs',
     operationId: 'listJobs',
     tag,
@@ -112,6 +125,21 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The job, queued again', schema: jobEnvelope },
     errors: [404, 409],
     handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'retry', body.reason))! }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/ops/jobs/{job_id}/retry-now',
+    operationId: 'retryJobNow',
+    tag,
+    summary: 'Start now a job waiting out its retry backoff (or a delayed send), instead of at its `start_after`',
+    description:
+      'The job keeps its attempt count; a worker picks it up at once. 409 for a job that is not waiting for a later start, or that a pause holds back (resume the pause instead). Recorded in the audit log as `job.retry_now`.',
+    params: jobIdParams,
+    body: reasonBody,
+    authorize: oneJob,
+    response: { status: 200, description: 'The job, due now', schema: jobEnvelope },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'retry_now', body.reason))! }),
   }),
   defineRoute({
     method: 'post',
@@ -245,7 +273,7 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'Every queue', schema: queueList },
     errors: [403, 503],
     handler: async ({ deps, actor, query }) =>
-      queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters }),
+      queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters, internal: query.internal }),
   }),
   defineRoute({
     method: 'get',

@@ -43,6 +43,10 @@ export const jobFilter = z
       .optional()
       .openapi({ description: 'Only jobs whose payload names this id in a field its job type declares searchable (asset_id, run_id, call_id, …).' }),
     request_id: z.string().min(1).max(128).optional().openapi({ description: 'Only jobs enqueued by this request (X-Request-Id).' }),
+    origin: z.enum(['work', 'cron', 'internal', 'all']).optional().openapi({
+      description:
+        '`work`: jobs the platform’s work sent (not pg-boss’s internal `__pgboss__*` queues, not the platform’s cron jobs); `cron`: jobs the platform’s cron schedules sent; `internal`: pg-boss’s own queues; `all`. Default `work`, or `all` when `queue`, `request_id`, `resource_id` or `stuck` names what to look for.',
+    }),
   })
   .strict();
 export type JobFilter = z.output<typeof jobFilter>;
@@ -56,7 +60,7 @@ export const listJobsQuery = jobFilter
     }),
     count: z.enum(['estimated', 'exact']).default('estimated').openapi({
       description:
-        'How `total` is counted: `estimated` (the planner’s row estimate: instant at any size) or `exact` (a real count, bounded by the statement timeout).',
+        'How `total` is counted: `estimated` (counted exactly up to 1,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout).',
     }),
   })
   .strict();
@@ -113,7 +117,18 @@ export const jobSchema = z
 
 export const jobPage = pageOf(jobSchema)
   .extend({
-    total: z.object({ value: z.number().int(), exact: z.boolean() }).describe('Jobs matching the filter (see `count`)'),
+    total: z
+      .object({
+        value: z.number().int(),
+        exact: z.boolean().describe('`true`: counted; `false`: an estimate (more than 1,000 matching jobs and `count` not `exact`)'),
+        at_least: z.number().int().nullable().describe('For an estimate: how many were counted (the value is never below it)'),
+        basis: z
+          .enum(['counted', 'planner', 'extrapolated'])
+          .describe(
+            '`counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window (when the planner’s estimate is below what was counted)',
+          ),
+      })
+      .describe('Jobs matching the filter: counted up to 1,000 (or at any size with `count=exact`), estimated beyond'),
     window: z.object({ from: timestamp, to: timestamp }),
   })
   .openapi('JobPage');
@@ -159,11 +174,15 @@ export const revealedSchema = z.object({ job_id: uuid, payload: z.record(z.strin
 
 // Bulk actions
 
-export const bulkActionKinds = ['retry', 'cancel', 'redrive'] as const;
+export const bulkActionKinds = ['retry', 'cancel', 'redrive', 'delete'] as const;
 
 export const bulkRequest = z
   .object({
-    action: z.enum(bulkActionKinds).describe('`retry` failed or cancelled jobs, `cancel` queued or running ones, `redrive` dead letters back to their queue'),
+    action: z
+      .enum(bulkActionKinds)
+      .describe(
+        '`retry` failed or cancelled jobs, `cancel` queued or running ones, `redrive` dead letters back to their queue, `delete` jobs that are not running (their attempt history and the audit record stay)',
+      ),
     filter: jobFilter.describe('Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue'),
   })
   .strict();
@@ -278,7 +297,21 @@ export const queueSchema = z
         failed: z.number().int(),
         deferred: z.number().int().describe('Queued jobs not yet due (start_after in the future: retries, pauses)'),
       })
-      .describe('Jobs by state (for `organization_id`: that organization’s)'),
+      .describe(
+        'Jobs by state (for `organization_id`: that organization’s), true now: waiting and running ones counted live, finished ones created in the last `hours`',
+      ),
+    internal: z.boolean().describe('One of pg-boss’s own queues (`__pgboss__*`): listed only with `internal=true`, never alerting'),
+    stats: z
+      .object({
+        queued: z.number().int().describe('Waiting or retrying, deferred ones included'),
+        deferred: z.number().int(),
+        active: z.number().int(),
+        failed: z.number().int(),
+        total: z.number().int().describe('Every job of the queue still in the table, whatever its age'),
+        counted_at: timestamp.nullable().describe('When pg-boss last counted (its monitor pass, every `WORKER_SUPERVISE_INTERVAL_SECONDS`)'),
+      })
+      .nullable()
+      .describe('pg-boss’s own counts of the whole queue, all time, as of `counted_at`; null in an organization’s view (they are not per organization)'),
     oldest_ready_seconds: z.number().nullable().describe('Age of the oldest job that is due and waiting'),
     throughput: z
       .array(z.object({ minute: timestamp, created: z.number().int(), completed: z.number().int(), failed: z.number().int() }))
@@ -298,6 +331,7 @@ export const listQueuesQuery = z
     organization_id: organizationId.optional().openapi({ description: 'Counts and throughput of this organization only (required unless operator).' }),
     hours: z.coerce.number().int().min(1).max(48).default(1).openapi({ description: 'Throughput history to return, 1–48 hours.' }),
     dead_letters: queryBoolean.default(false).openapi({ description: 'Include the dead-letter queues.' }),
+    internal: queryBoolean.default(false).openapi({ description: 'Include pg-boss’s internal queues (`__pgboss__*`; they never alert).' }),
   })
   .strict();
 export const queueList = z.object({ items: z.array(queueSchema), alerts: z.array(alertSchema.extend({ queue: z.string() })) }).openapi('QueueList');
@@ -401,15 +435,45 @@ export const organizationLoadSchema = z
     active: z.number().int(),
     queued: z.number().int(),
     failed_last_hour: z.number().int(),
-    concurrency_limit: z.number().int().describe('Jobs of one organization at once per queue, across all workers'),
-    queues: z.array(z.object({ queue: z.string(), active: z.number().int(), queued: z.number().int() })),
+    concurrency_limit: z.number().int().nullable().describe('What it may run at once on its busiest queue (that queue’s `limit`)'),
+    capped: z.boolean().describe('On some queue it runs all it may while more of its jobs wait: the fairness limit is holding it back'),
+    queues: z.array(
+      z.object({
+        queue: z.string(),
+        active: z.number().int(),
+        queued: z.number().int(),
+        limit: z
+          .number()
+          .int()
+          .nullable()
+          .describe(
+            'Jobs of this organization that may run at once on the queue: the live workers’ per-organization shares added up (or `JOB_ORGANIZATION_CONCURRENCY` when set); null when no live worker serves the queue',
+          ),
+        fleet_slots: z.number().int().describe('Slots of the live workers serving the queue (all organizations together)'),
+        capped: z.boolean().describe('`active` has reached `limit` while jobs of the organization wait'),
+      }),
+    ),
   })
   .openapi('OrganizationJobLoad');
 export const organizationLoadQuery = z
   .object({ organization_id: organizationId.optional(), limit: z.coerce.number().int().min(1).max(100).default(20) })
   .strict();
 export const organizationLoadList = z
-  .object({ items: z.array(organizationLoadSchema).describe('Noisiest first (active, then queued)') })
+  .object({
+    fairness: z
+      .object({
+        mode: z
+          .enum(['share', 'fixed'])
+          .describe(
+            '`share`: an organization may hold at most `share` of each worker’s slots on a queue (`JOB_ORGANIZATION_SHARE`, pg-boss local group concurrency), so never the whole fleet; `fixed`: `JOB_ORGANIZATION_CONCURRENCY` across all workers',
+          ),
+        share: z.number().nullable(),
+        per_worker: z.number().int().nullable().describe('Slots per worker and queue one organization may hold (share mode)'),
+        fixed_limit: z.number().int().nullable(),
+      })
+      .describe('The rule in force (this process’s configuration; each worker records the share it enforces)'),
+    items: z.array(organizationLoadSchema).describe('Noisiest first (active, then queued)'),
+  })
   .openapi('OrganizationJobLoadList');
 
 export const auditQuery = z
@@ -421,3 +485,13 @@ export const auditQuery = z
   })
   .strict();
 export const auditPage = pageOf(operatorActionSchema).openapi('OperatorActionPage');
+
+export const consoleIdentitySchema = z
+  .object({
+    user_id: z.string(),
+    operator: z.boolean().describe('An operator of the service: every organization’s jobs'),
+    organizations: z
+      .array(z.object({ id: z.string(), name: z.string(), role: z.string() }))
+      .describe('The organizations where the caller holds `jobs.manage` (their own view), oldest membership first; at most 100'),
+  })
+  .openapi('ConsoleIdentity');

@@ -5,7 +5,9 @@ import { encodeCursor } from '../../src/core/pagination.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { BOSS_SCHEMA, createBoss } from '../../src/jobs/boss.ts';
 import {
+  cachedQueueCounts,
   countJobRows,
+  countJobRowsUpTo,
   estimateJobRows,
   findJobRow,
   indexJobTable,
@@ -179,6 +181,19 @@ describe('operator console: every read of the job table is planned on an index',
     await expectIndexed("a schedule's last run", (trx) => lastCreatedOn(trx, quiet!.name));
     const [one] = (await db(`${BOSS_SCHEMA}.job`).select('id').limit(1)) as { id: string }[];
     await expectIndexed('job by id', (trx) => findJobRow(trx, one!.id));
+  });
+
+  it('the default list (work origin), the cron and internal filters and the bounded count (issue 25)', async () => {
+    const cronQueues = [queues[1]!];
+    await expectIndexed('work origin', list({ queueOrigin: { kind: 'work', cronQueues } }));
+    await expectIndexed('cron origin', list({ queueOrigin: { kind: 'cron', cronQueues } }));
+    await expectIndexed('internal origin', list({ queueOrigin: { kind: 'internal', cronQueues } }));
+    await expectIndexed('bounded count', (trx) => countJobRowsUpTo(trx, { queueOrigin: { kind: 'work', cronQueues } }, day(), SEARCHABLE, 10_001));
+    await expectIndexed('bounded count by state', (trx) => countJobRowsUpTo(trx, { state: 'failed' }, day(), SEARCHABLE, 10_001));
+    await expectIndexed("pg-boss's queue counts", (trx) => cachedQueueCounts(trx));
+    const counted = await db.transaction((trx) => countJobRowsUpTo(trx, { queue: queues[0] }, day(), SEARCHABLE, 10_001));
+    const exact = await db.transaction((trx) => countJobRows(trx, { queue: queues[0] }, day(), SEARCHABLE));
+    expect(counted.n).to.equal(Math.min(exact, 10_001));
   });
 
   it('a deep page resumes on the index at its cursor, and pages do not overlap', async () => {

@@ -19,12 +19,9 @@ export const runContextSchema = z
       .int()
       .openapi({ description: 'Messages sent cut short: tool results over their budget, or one message larger than the window (its middle cut).' }),
     system_truncated: z.boolean().openapi({ description: 'Whether the knowledge (system context) was cut to half the prompt budget.' }),
-    tools_tokens: z
-      .number()
-      .int()
-      .openapi({
-        description: 'Tokens the definitions of the tools offered took from the window (at most a quarter of it; tools beyond that are left out of the turn).',
-      }),
+    tools_tokens: z.number().int().openapi({
+      description: 'Tokens the definitions of the tools offered took from the window (at most a quarter of it; tools beyond that are left out of the turn).',
+    }),
     knowledge: z
       .array(
         z

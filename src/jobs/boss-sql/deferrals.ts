@@ -84,3 +84,26 @@ export async function deferFetchedJob(
   );
   return rows[0].n === 1;
 }
+
+/**
+ * "Retry now": a job waiting out its retry backoff (state `retry`, or a queued one sent to start
+ * later) is made due at once, on pg-boss's clock, in the caller's transaction; the worker's slot
+ * waker finds it on its next poll. A job a pause pushed back (in `job_deferrals`) is left alone —
+ * resuming the pause is what releases it. Returns what happened: `started` (made due), `paused`,
+ * `due` (already due, or running or finished: nothing to do).
+ */
+export async function startNow(trx: Knex.Transaction, queue: string, id: string): Promise<'started' | 'paused' | 'due'> {
+  const { rows } = await trx.raw(
+    `SELECT j.state::text AS state, j.start_after > ${BOSS_SCHEMA}.job_now() AS later, d.job_id IS NOT NULL AS paused
+       FROM ${JOB} j LEFT JOIN job_deferrals d ON d.job_id = j.id
+      WHERE j.name = ? AND j.id = ? FOR UPDATE OF j`,
+    [queue, id],
+  );
+  const row = rows[0] as { state: string; later: boolean; paused: boolean } | undefined;
+  if (!row || !['created', 'retry'].includes(row.state) || !row.later) return 'due';
+  if (row.paused) return 'paused';
+  await trx.raw(`UPDATE ${JOB} SET start_after = ${BOSS_SCHEMA}.job_now() WHERE name = ? AND id = ?`, [queue, id]);
+  // Wakes a worker's slot at commit, as a new job would (the channel pg-boss and the slot waker use: ./notify.ts).
+  await trx.raw(`SELECT pg_notify('pgboss_' || left(encode(sha224(?::bytea), 'hex'), 24), ?)`, [BOSS_SCHEMA, queue]);
+  return 'started';
+}

@@ -34,21 +34,26 @@ export const UPGRADE_CHECKLIST = [
   'the fail/retry CTEs: failJobsBody deletes and re-inserts a failed job under the same id and inserts its dead-letter copy (dlq_jobs); retryJobs moves failed → retry; redriveJobs deletes the dead letter it re-creates',
   'the stale-heartbeat condition silentAttempts copies from failJobsByHeartbeat (heartbeat_on + heartbeat_seconds < job_now() on an active job), and the in_flight attempt numbers stuck attempts are matched by (retry_count)',
   "the NOTIFY channel of new jobs (plans.notifyChannelSql: 'pgboss_' + sha224 of the schema, payload = the queue name) that queueNotifyChannel derives, and Manager.notifyQueue/Worker.notify, which the worker's slot waker replaces",
-  'the cached queue counts on the queue table (ready/deferred/active/failed_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
+  'the cached queue counts on the queue table (ready/queued/deferred/active/failed/total_count, monitor_on) and the fetch index the /metrics head-of-queue read follows (job_i11)',
+  "the prefix of pg-boss's internal queues (INTERNAL_QUEUE_PREFIX, '__pgboss__': hidden by default, never alerting)",
 ] as const;
 
 /** Every column of pg-boss's tables read or written here (checked against the installed schema by the same test). */
 export const BOSS_COLUMNS = {
   // The console's job rows, and what the runtime, the sweeps and the pauses read besides.
   job: [...JOB_COLUMNS, 'heartbeat_on', 'heartbeat_seconds', 'blocked', 'source_root_id', 'source_retry_count', 'source_output'],
-  queue: ['name', 'dead_letter', 'ready_count', 'deferred_count', 'active_count', 'failed_count', 'monitor_on'],
+  queue: ['name', 'dead_letter', 'ready_count', 'queued_count', 'deferred_count', 'active_count', 'failed_count', 'total_count', 'monitor_on'],
 } as const;
 
 export { type DeadLetter, type LeasedJob, lockJobRow, openJobsNaming, putBackAttempt, spendRetries, unsettledDeadLetters } from './attempts.ts';
-export { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs } from './deferrals.ts';
+export { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs, startNow } from './deferrals.ts';
 export {
   countJobRows,
+  countJobRowsUpTo,
   estimateJobRows,
+  INTERNAL_QUEUE_PREFIX,
+  isInternalQueue,
+  jobTableRows,
   findJobRow,
   findJobRows,
   JOB_COLUMNS,
@@ -63,6 +68,8 @@ export {
 } from './job-reads.ts';
 export { deadLetterSources, idsStillIn, type JobRef, type LockedJob, lockDeadLettersOf, lockJobState, lockJobs, redrivenCopiesOf } from './locks.ts';
 export {
+  type CachedQueueCounts,
+  cachedQueueCounts,
   type OrganizationLoadRow,
   organizationLoad,
   type QueueDepthRow,

@@ -67,7 +67,18 @@ export interface JobSelection {
   deadLetters?: 'only' | 'excluded' | undefined;
   /** Only stuck attempts: running past their kind's expected time on a worker that is live by this measure. */
   stuck?: Liveness | undefined;
+  /**
+   * Whose jobs: `work` (neither pg-boss's internal queues nor the platform's cron jobs), `cron` (the
+   * queues in `cronQueues`: what pg-boss's schedules send), `internal` (pg-boss's own queues).
+   */
+  queueOrigin?: { kind: 'work' | 'cron' | 'internal'; cronQueues: readonly string[] } | undefined;
 }
+
+/** pg-boss names its own queues with this prefix (`__pgboss__send-it`: the cron schedules' sender). */
+export const INTERNAL_QUEUE_PREFIX = '__pgboss__';
+export const isInternalQueue = (name: string) => name.startsWith(INTERNAL_QUEUE_PREFIX);
+// LIKE pattern of the prefix (its underscores escaped).
+const INTERNAL_LIKE = `'${INTERNAL_QUEUE_PREFIX.replaceAll('_', '\\_')}%'`;
 
 export interface JobWindow {
   from: Date;
@@ -81,15 +92,20 @@ type Searchable = readonly string[];
  * The jobs a selection matches, as a query builder. `resource_id` matches any field a job type
  * declared searchable (each indexed); the other filters are columns or the indexed request id.
  */
-function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable) {
+function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: Partial<JobWindow> | null, searchable: Searchable) {
   const query = db(JOB);
-  if (window) query.where('created_on', '>=', window.from).where('created_on', '<', window.to);
+  if (window?.from) query.where('created_on', '>=', window.from);
+  if (window?.to) query.where('created_on', '<', window.to);
   if (selection.queue) query.where('name', selection.queue);
   if (selection.state) query.where('state', selection.state);
   else if (selection.states) query.whereIn('state', selection.states);
   if (selection.organization_id) query.where('group_id', selection.organization_id);
   // `\\?` is knex's escape for jsonb's `?`; the containment test lets the planner use the partial indexes.
-  if (selection.request_id) query.whereRaw(`data \\? '$request_id' AND data->>'$request_id' = ?`, [selection.request_id]);
+  // The ids first (a probe of the request index), then the rows by primary key, as for a resource id
+  // below: as a filter in the page query, the planner walks created_on newest-first at 1M jobs (every
+  // job has a request id, so it guesses thousands per id), 0.5 s for a request of one job.
+  if (selection.request_id)
+    query.whereRaw(`id = ANY (ARRAY(SELECT id FROM ${JOB} WHERE data \\? '$request_id' AND data->>'$request_id' = ?))`, [selection.request_id]);
   if (selection.resource_id) {
     const id = selection.resource_id;
     if (searchable.length === 0) query.whereRaw('false');
@@ -109,6 +125,16 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
     const stuck = stuckCondition(selection.stuck);
     query.where('state', 'active').whereRaw(stuck.sql, stuck.bindings);
   }
+  if (selection.queueOrigin) {
+    // Conditions on `name`: the created_on index walk filters them as it goes; a queue list is also a name-index probe.
+    const { kind, cronQueues } = selection.queueOrigin;
+    if (kind === 'internal') query.whereRaw(`name LIKE ${INTERNAL_LIKE}`);
+    else if (kind === 'cron') query.whereIn('name', cronQueues.length ? cronQueues : ['']);
+    else {
+      query.whereRaw(`name NOT LIKE ${INTERNAL_LIKE}`);
+      if (cronQueues.length) query.whereNotIn('name', cronQueues);
+    }
+  }
   // Dead letters are queued jobs nobody works: only a redrive takes them; retry and cancel leave them alone.
   if (!selection.queue && selection.deadLetters) query.whereRaw(selection.deadLetters === 'only' ? `name LIKE '%.dead'` : `name NOT LIKE '%.dead'`);
   return query;
@@ -127,7 +153,10 @@ export async function listJobRows(
   searchable: Searchable,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<JobRow>> {
-  const query = matching(trx, selection, window, searchable).select(JOB_COLUMNS).select(trx.raw('created_on::text AS __created'));
+  // Past page 1 the cursor is the upper bound (it lies inside the window): kept beside `created_on < to`,
+  // the B-tree would start its backward walk at `to` and filter its way down to the cursor, rows deep.
+  const bounds = window && page.cursor !== undefined ? { from: window.from } : window;
+  const query = matching(trx, selection, bounds, searchable).select(JOB_COLUMNS).select(trx.raw('created_on::text AS __created'));
   if (page.cursor !== undefined) {
     const [created, id] = decodeCursor(page.cursor, 2);
     if (!UUID.test(String(id)) || !TIMESTAMP.test(String(created))) throw badRequest('query.cursor: is not a cursor this list issued', ['cursor']);
@@ -147,6 +176,38 @@ export async function estimateJobRows(trx: Knex.Transaction, selection: JobSelec
   const { sql, bindings } = matching(trx, selection, window, searchable).select(trx.raw('1')).toSQL();
   const { rows } = await trx.raw(`EXPLAIN (FORMAT JSON) ${sql}`, bindings as readonly Knex.Value[]);
   return Math.round(Number(rows[0]['QUERY PLAN'][0].Plan['Plan Rows'] ?? 0));
+}
+
+/**
+ * Counts the matching rows up to `cap`, newest first through the same index the page walks (so it
+ * costs at most `cap` index entries), and returns the created_on of the last one counted: when the
+ * cap is reached, how far back the newest `cap` rows reach (the density an estimate extrapolates).
+ */
+export async function countJobRowsUpTo(
+  trx: Knex.Transaction,
+  selection: JobSelection,
+  window: JobWindow | null,
+  searchable: Searchable,
+  cap: number,
+): Promise<{ n: number; reach: Date | null }> {
+  const { sql, bindings } = matching(trx, selection, window, searchable).select('created_on').orderByRaw('created_on DESC, id DESC').limit(cap).toSQL();
+  const { rows } = await trx.raw(`SELECT count(*)::int AS n, min(created_on) AS reach FROM (${sql}) counted`, bindings as readonly Knex.Value[]);
+  return { n: rows[0].n as number, reach: (rows[0].reach as Date | null) ?? null };
+}
+
+/**
+ * How many rows the job table holds now, as Postgres's activity statistics count them (n_live_tup of
+ * its partitions: kept current by every insert and delete, unlike the planner's statistics, which wait
+ * for ANALYZE): the ceiling of any estimate of a part of it.
+ */
+export async function jobTableRows(trx: Knex.Transaction): Promise<number> {
+  const { rows } = await trx.raw(
+    `SELECT coalesce(sum(s.n_live_tup), 0)::bigint AS n
+       FROM pg_stat_user_tables s
+      WHERE s.relid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = ?::regclass) OR s.relid = ?::regclass`,
+    [JOB, JOB],
+  );
+  return Number(rows[0].n);
 }
 
 export async function countJobRows(trx: Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable): Promise<number> {

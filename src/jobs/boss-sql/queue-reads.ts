@@ -16,6 +16,30 @@ export async function queueNames(db: Knex | Knex.Transaction): Promise<{ name: s
   return (await db(QUEUE).select('name', 'dead_letter').orderBy('name')) as { name: string; dead_letter: string | null }[];
 }
 
+export interface CachedQueueCounts {
+  name: string;
+  queued: number;
+  deferred: number;
+  active: number;
+  failed: number;
+  total: number;
+  /** When pg-boss's monitor last counted (null: never yet). */
+  counted_at: Date | null;
+}
+
+/**
+ * pg-boss's own per-state counts of every queue, cached on its queue table by its monitor pass (every
+ * WORKER_SUPERVISE_INTERVAL_SECONDS): true as of `counted_at`, at no cost however large the table.
+ * `queued` includes `deferred`; `total` is every job still in the table.
+ */
+export async function cachedQueueCounts(db: Knex | Knex.Transaction): Promise<CachedQueueCounts[]> {
+  const { rows } = await db.raw(
+    `SELECT name, queued_count AS queued, deferred_count AS deferred, active_count AS active, failed_count AS failed, total_count AS total, monitor_on AS counted_at
+       FROM ${QUEUE}`,
+  );
+  return rows as CachedQueueCounts[];
+}
+
 export interface WaitingCount {
   name: string;
   state: 'created' | 'retry';

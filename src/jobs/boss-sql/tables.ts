@@ -56,6 +56,9 @@ function consoleIndexes(searchableFields: readonly string[]): [string, string][]
     // panel. pg-boss's own fetch index job_i11 is partial on `NOT blocked` too, so it cannot answer
     // counts that include blocked jobs; without this those counts scan every finished job.
     ['job_ops_open_i', `(group_id, name, state) WHERE state <= 'active'`],
+    // Queue health's waiting counts and oldest due job over every organization: the same open jobs,
+    // with the columns it reads, so the count is an index-only scan once vacuum has marked the pages.
+    ['job_ops_waiting_i', `(name, state, start_after, created_on) WHERE state < 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
     ['job_ops_request_i', `((data->>'$request_id')) WHERE data ? '$request_id'`],
     ...searchableFields.map((field): [string, string] => {

@@ -1,9 +1,10 @@
-// The CLI's side of the operator API: one call per request, failures as errors the runner reports.
+// The CLI's side of the operator API: an openapi-fetch client typed by the committed types of the
+// live OpenAPI document (./openapi-types.ts, `npm run ops:types`), so every call, its parameters and
+// its answer are checked against the contract; failures become errors the runner reports.
+import createClient, { type Client } from 'openapi-fetch';
+import type { paths } from './openapi-types.ts';
 
-// biome-ignore lint/suspicious/noExplicitAny: the API's answers, read field by field as the contract (../schema.ts) describes them
-export type Json = any;
-
-export type Call = (method: string, path: string, request?: { query?: Record<string, unknown>; body?: unknown }) => Promise<Json>;
+export type OpsClient = Client<paths>;
 
 /** A command line the CLI cannot run: exit 2 with the usage text. */
 export class UsageError extends Error {}
@@ -19,39 +20,41 @@ export class ApiError extends Error {
   }
 }
 
+/** A client of the operator API at `base` with a bearer `token` (an operator's, or an organization owner's or admin's). */
+export function opsClient(fetch: typeof globalThis.fetch, base: string, token: string): OpsClient {
+  try {
+    new URL(base);
+  } catch {
+    throw new UsageError(`--url: not a URL: ${base}`);
+  }
+  return createClient<paths>({
+    baseUrl: base,
+    fetch: (request: Request) => fetch(request),
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
+  });
+}
+
 /**
- * A client of the operator API at `base` with an operator's bearer `token`: JSON in and out; the
- * API's Error body, a network failure or a non-JSON answer become an ApiError.
+ * The answer of one call: its data, or an ApiError for the API's Error body, a network failure or an
+ * answer that is not the API's JSON (a wrong --url).
  */
-export function apiClient(fetch: typeof globalThis.fetch, base: string, token: string): Call {
-  return async (method, path, request = {}) => {
-    let url: URL;
-    try {
-      url = new URL(path, base);
-    } catch {
-      throw new UsageError(`--url: not a URL: ${base}`);
-    }
-    for (const [key, value] of Object.entries(request.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
-    if (request.body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
-    try {
-      response = await fetch(url, { method, headers, ...(request.body !== undefined && { body: JSON.stringify(request.body) }) });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-      throw new ApiError(0, 'unreachable', `cannot reach ${url.origin}: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
-    }
-    const text = await response.text();
-    let body: Json;
-    try {
-      body = text ? JSON.parse(text) : null;
-    } catch {
-      body = undefined;
-    }
-    if (!response.ok) {
-      throw new ApiError(response.status, body?.code ?? `http_${response.status}`, body?.message ?? (text.slice(0, 200) || response.statusText));
-    }
-    if (body === undefined) throw new ApiError(response.status, 'not_json', `${method} ${url.pathname} answered something other than JSON (is --url the API?)`);
-    return body;
-  };
+export async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  let result: { data?: T; error?: unknown; response: Response };
+  try {
+    result = await call;
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new ApiError(0, 'not_json', `the API answered something other than JSON (is --url the API?)`);
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+    throw new ApiError(0, 'unreachable', `cannot reach the API: ${cause?.code ?? cause?.message ?? (error as Error).message}`);
+  }
+  const { data, error, response } = result;
+  if (!response.ok) {
+    const body = (typeof error === 'object' && error !== null ? error : {}) as { code?: string; message?: string };
+    throw new ApiError(
+      response.status,
+      body.code ?? `http_${response.status}`,
+      body.message ?? ((typeof error === 'string' && error.slice(0, 200)) || response.statusText),
+    );
+  }
+  return data as T;
 }

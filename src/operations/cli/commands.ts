@@ -1,5 +1,6 @@
-// The CLI's commands: what each takes, what it asks the operator API and how it prints the answer.
-import { ApiError, type Call, type Json, UsageError } from './api.ts';
+// The CLI's commands: what each takes, what it asks the operator API (through the typed client:
+// ./api.ts) and how it prints the answer.
+import { ApiError, answer, type OpsClient, UsageError } from './api.ts';
 import { age, facts, formatTable, indent, time } from './format.ts';
 
 /** Every option of every command (node:util parseArgs); each command says which it takes. */
@@ -25,6 +26,11 @@ export const options = {
   'dry-run': { type: 'boolean' },
   interval: { type: 'string' },
   stuck: { type: 'boolean' },
+  origin: { type: 'string' },
+  internal: { type: 'boolean' },
+  until: { type: 'string' },
+  job: { type: 'string' },
+  action: { type: 'string' },
 } as const;
 export type Option = keyof typeof options;
 export type Values = { [K in Option]?: (typeof options)[K]['type'] extends 'string' ? string : boolean };
@@ -37,10 +43,14 @@ export interface Command {
   run(ctx: Context): Promise<void>;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a printed answer, read field by field as its type (./openapi-types.ts) describes it
+type Json = any;
+
 export interface Context {
   args: string[];
   values: Values;
-  call: Call;
+  /** The operator API, typed by the OpenAPI document. */
+  api: OpsClient;
   print(text: string): void;
   /** Prints the API's answer as JSON under --json, else `table()`. */
   show(answer: Json, table: () => string): void;
@@ -57,38 +67,136 @@ const jobRows = (jobs: Json[]) =>
     jobs.map((job) => [job.id, job.queue, stateOf(job), job.organization_id, `${job.attempts}/${job.retry_limit + 1}`, time(job.created_at), job.request_id]),
   );
 
-const jobAction = (verb: 'retry' | 'cancel'): Command => ({
+const numberOf = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+const flag = (on: boolean | undefined) => (on ? ('true' as const) : undefined);
+const reasonOf = (values: Values) => (values.reason ? { reason: values.reason } : {});
+
+const jobCommand = (verb: 'retry' | 'cancel' | 'retry-now'): Command => ({
   takes: ['reason'],
   args: ['ID'],
-  async run({ args, values, call, show }) {
-    const answer = await call('POST', `/ops/jobs/${encodeURIComponent(args[0]!)}/${verb}`, { body: values.reason ? { reason: values.reason } : {} });
-    show(answer, () => `job ${answer.job.id} (${answer.job.queue}): ${answer.job.state}\n`);
+  async run({ args, values, api, show }) {
+    const params = { path: { job_id: args[0]! } };
+    const done = await answer(
+      verb === 'retry'
+        ? api.POST('/ops/jobs/{job_id}/retry', { params, body: reasonOf(values) })
+        : verb === 'cancel'
+          ? api.POST('/ops/jobs/{job_id}/cancel', { params, body: reasonOf(values) })
+          : api.POST('/ops/jobs/{job_id}/retry-now', { params, body: reasonOf(values) }),
+    );
+    show(done, () => `job ${done.job.id} (${done.job.queue}): ${done.job.state}${verb === 'retry-now' ? `, due ${time(done.job.start_after)}` : ''}\n`);
+  },
+});
+
+/** The job filter options a list and a bulk action share. */
+const filterOf = (values: Values) =>
+  defined({
+    state: values.state,
+    queue: values.queue,
+    organization_id: values.organization,
+    from: values.from,
+    to: values.to,
+    resource_id: values.resource,
+    request_id: values.request,
+    origin: values.origin,
+  });
+const FILTER_OPTIONS: Option[] = ['state', 'queue', 'organization', 'from', 'to', 'resource', 'request', 'origin'];
+
+type BulkKind = 'retry' | 'cancel' | 'redrive' | 'delete';
+const PAST: Record<BulkKind, string> = { retry: 'retried', cancel: 'cancelled', redrive: 'redriven', delete: 'deleted' };
+
+/**
+ * Previews a bulk action, then (unless --dry-run) starts it and follows its progress to the end,
+ * printing each change of its counts; an aborted action exits 1.
+ */
+async function runBulk(ctx: Context, action: BulkKind, filter: Record<string, unknown>, what: string) {
+  const { values, api, print, show } = ctx;
+  if (!values.reason && !values['dry-run']) throw new UsageError(`${action} needs --reason (it is recorded in the audit log)`);
+  const request = { action, filter } as never;
+  const preview = await answer(api.POST('/ops/bulk-actions/preview', { body: request }));
+  if (values['dry-run'] || preview.count === 0) {
+    show(preview, () => `${preview.count} ${what} would be ${PAST[action]}${preview.count > preview.limit ? ` (at most ${preview.limit} at once)` : ''}\n`);
+    return;
+  }
+  if (!values.json)
+    print(
+      `${action === 'delete' ? 'deleting' : action === 'cancel' ? 'cancelling' : `${action === 'retry' ? 'retrying' : 'redriving'}`} ${Math.min(preview.count, preview.limit)} ${what}\n`,
+    );
+  let { bulk_action: bulk } = await answer(api.POST('/ops/bulk-actions', { body: { action, filter, reason: values.reason! } as never }));
+  await follow(ctx, bulk.id, bulk, action);
+  ({ bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: bulk.id } } })));
+  if (values.json) print(`${JSON.stringify({ bulk_action: bulk }, null, 2)}\n`);
+}
+
+/** Prints a bulk action's progress as it changes, until it is no longer running. */
+async function follow(ctx: Context, id: string, first: Json, action: string) {
+  const { values, api, print, sleep } = ctx;
+  let bulk = first;
+  const interval = Number(values.interval ?? 1000);
+  let shown = '';
+  for (;;) {
+    const progress = `${bulk.state}: ${bulk.done + bulk.skipped}/${bulk.total} (${bulk.done} ${PAST[action as BulkKind] ?? 'done'}, ${bulk.skipped} skipped)\n`;
+    if (!values.json && progress !== shown) print(progress);
+    shown = progress;
+    if (bulk.state !== 'running') break;
+    await sleep(interval);
+    ({ bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: id } } })));
+  }
+  if (!values.json) for (const skipped of bulk.skipped_reasons) print(`  skipped ${skipped.count}: ${skipped.reason}\n`);
+  if (bulk.state === 'aborted') throw new ApiError(409, 'aborted', `bulk action ${bulk.id} was aborted after ${bulk.done} of ${bulk.total}`);
+}
+
+const bulkCommand = (action: 'retry' | 'cancel' | 'delete'): Command => ({
+  takes: [...FILTER_OPTIONS, 'reason', 'dry-run', 'interval'],
+  args: [],
+  run: (ctx) => runBulk(ctx, action, filterOf(ctx.values), 'jobs'),
+});
+
+const bulkRows = (items: Json[]) =>
+  formatTable(
+    ['ID', 'ACTION', 'STATE', 'DONE', 'SKIPPED', 'TOTAL', 'ORGANIZATION', 'CREATED', 'REASON'],
+    items.map((b) => [b.id, b.action, b.state, b.done, b.skipped, b.total, b.organization_id, time(b.created_at), b.reason]),
+  );
+
+const pauseCommand = (scope: 'queue' | 'organization' | 'schedule'): Command => ({
+  takes: scope === 'organization' ? ['queue', 'reason', 'until'] : ['reason', 'until'],
+  args: [scope === 'queue' ? 'QUEUE' : scope === 'organization' ? 'ORG' : 'SCHEDULE'],
+  async run({ args, values, api, show }) {
+    if (!values.reason) throw new UsageError('pause needs --reason (it is recorded in the audit log)');
+    if (scope === 'organization' && !values.queue) throw new UsageError('pause organization needs --queue (an organization is paused on one queue)');
+    const target =
+      scope === 'queue' ? { queue: args[0] } : scope === 'organization' ? { organization_id: args[0], queue: values.queue } : { schedule: args[0] };
+    const created = await answer(
+      api.POST('/ops/pauses', { body: { scope, reason: values.reason, ...target, ...(values.until && { expires_at: values.until }) } }),
+    );
+    show(
+      created,
+      () =>
+        `paused ${scope} ${args[0]}${scope === 'organization' ? ` on ${values.queue}` : ''}: pause ${created.pause.id}; ${created.deferred} queued jobs deferred\n`,
+    );
   },
 });
 
 /** Every command, by its words (`jobs list`, `queues`, …). */
 export const commands: Record<string, Command> = {
   'jobs list': {
-    takes: ['state', 'queue', 'organization', 'from', 'to', 'resource', 'request', 'limit', 'cursor', 'exact', 'stuck'],
+    takes: [...FILTER_OPTIONS, 'limit', 'cursor', 'exact', 'stuck'],
     args: [],
-    async run({ values, call, show }) {
-      const page = await call('GET', '/ops/jobs', {
-        query: {
-          stuck: values.stuck ? 'true' : undefined,
-          state: values.state,
-          queue: values.queue,
-          organization_id: values.organization,
-          from: values.from,
-          to: values.to,
-          resource_id: values.resource,
-          request_id: values.request,
-          limit: values.limit,
-          cursor: values.cursor,
-          count: values.exact ? 'exact' : undefined,
-        },
-      });
+    async run({ values, api, show }) {
+      const page = await answer(
+        api.GET('/ops/jobs', {
+          params: {
+            query: {
+              ...(filterOf(values) as Record<string, never>),
+              stuck: flag(values.stuck),
+              limit: numberOf(values.limit),
+              cursor: values.cursor,
+              count: values.exact ? 'exact' : undefined,
+            },
+          },
+        }),
+      );
       show(page, () => {
-        const total = `${page.total.exact ? '' : '~'}${page.total.value}`;
+        const total = page.total.exact ? `${page.total.value}` : `~${page.total.value} (estimated, at least ${page.total.at_least})`;
         const footer = `${page.items.length} of ${total} ${values.stuck ? 'stuck ' : ''}jobs created ${time(page.window.from)} .. ${time(page.window.to)}`;
         // The next page keeps this page's window (a default window would have moved on).
         const next = page.next_cursor
@@ -101,10 +209,10 @@ export const commands: Record<string, Command> = {
   'jobs show': {
     takes: [],
     args: ['ID'],
-    async run({ args, call, show }) {
-      const detail = await call('GET', `/ops/jobs/${encodeURIComponent(args[0]!)}`);
+    async run({ args, api, show }) {
+      const detail = await answer(api.GET('/ops/jobs/{job_id}', { params: { path: { job_id: args[0]! } } }));
       show(detail, () => {
-        const { job, history, timeline, actions } = detail;
+        const { job, history, timeline, actions } = detail as Json;
         const parts = [
           facts([
             ['id', job.id],
@@ -151,56 +259,151 @@ export const commands: Record<string, Command> = {
       });
     },
   },
-  'jobs retry': jobAction('retry'),
-  'jobs cancel': jobAction('cancel'),
+  'jobs retry': jobCommand('retry'),
+  'jobs retry-now': jobCommand('retry-now'),
+  'jobs cancel': jobCommand('cancel'),
+  'jobs delete': {
+    takes: ['reason'],
+    args: ['ID'],
+    async run({ args, values, api, print, values: { json } }) {
+      await answer(api.DELETE('/ops/jobs/{job_id}', { params: { path: { job_id: args[0]! }, query: reasonOf(values) } }));
+      print(json ? `${JSON.stringify({ deleted: args[0] })}\n` : `job ${args[0]} deleted\n`);
+    },
+  },
   redrive: {
     takes: ['reason', 'organization', 'from', 'to', 'dry-run', 'interval'],
     args: ['QUEUE'],
-    async run({ args, values, call, print, show, sleep }) {
+    async run(ctx) {
+      const { args, values, api } = ctx;
       if (!values.reason && !values['dry-run']) throw new UsageError('redrive needs --reason (it is recorded in the audit log)');
-      const filter = {
-        queue: await deadLetterQueue(call, args[0]!, values.organization),
-        organization_id: values.organization,
-        from: values.from,
-        to: values.to,
-      };
-      const preview = await call('POST', '/ops/bulk-actions/preview', { body: { action: 'redrive', filter: defined(filter) } });
-      if (values['dry-run'] || preview.count === 0) {
-        show(
-          preview,
-          () =>
-            `${preview.count} dead letters in ${filter.queue} would be redriven${preview.count > preview.limit ? ` (at most ${preview.limit} at once)` : ''}\n`,
+      const queue = await deadLetterQueue(api, args[0]!, values.organization);
+      await runBulk(ctx, 'redrive', defined({ queue, organization_id: values.organization, from: values.from, to: values.to }), `dead letters of ${queue}`);
+    },
+  },
+  'bulk retry': bulkCommand('retry'),
+  'bulk cancel': bulkCommand('cancel'),
+  'bulk delete': bulkCommand('delete'),
+  'bulk list': {
+    takes: ['organization', 'cursor'],
+    args: [],
+    async run({ values, api, show }) {
+      const page = await answer(api.GET('/ops/bulk-actions', { params: { query: { organization_id: values.organization, cursor: values.cursor } } }));
+      show(page, () => `${bulkRows(page.items)}${page.next_cursor ? `\nnext page: --cursor ${page.next_cursor}\n` : ''}`);
+    },
+  },
+  'bulk show': {
+    takes: ['interval'],
+    args: ['ID'],
+    async run(ctx) {
+      const { args, api, show } = ctx;
+      const { bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: args[0]! } } }));
+      show({ bulk_action: bulk }, () => {
+        const reasons = bulk.skipped_reasons.map((r) => `  skipped ${r.count}: ${r.reason}\n`).join('');
+        return `${bulkRows([bulk])}${reasons}`;
+      });
+    },
+  },
+  'bulk abort': {
+    takes: ['reason'],
+    args: ['ID'],
+    async run({ args, values, api, show }) {
+      const { bulk_action: bulk } = await answer(
+        api.POST('/ops/bulk-actions/{bulk_action_id}/abort', { params: { path: { bulk_action_id: args[0]! } }, body: reasonOf(values) }),
+      );
+      show({ bulk_action: bulk }, () => `bulk action ${bulk.id}: abort requested after ${bulk.done + bulk.skipped} of ${bulk.total}\n`);
+    },
+  },
+  'pause queue': pauseCommand('queue'),
+  'pause organization': pauseCommand('organization'),
+  'pause schedule': pauseCommand('schedule'),
+  resume: {
+    takes: ['reason'],
+    args: ['PAUSE_ID'],
+    async run({ args, values, api, show }) {
+      const resumed = await answer(api.POST('/ops/pauses/{pause_id}/resume', { params: { path: { pause_id: args[0]! } }, body: reasonOf(values) }));
+      show(resumed, () => `resumed pause ${resumed.pause.id}: ${resumed.restored} deferred jobs due again\n`);
+    },
+  },
+  trigger: {
+    takes: [],
+    args: ['SCHEDULE'],
+    async run({ args, api, show }) {
+      const triggered = await answer(api.POST('/ops/schedules/{schedule_key}/trigger', { params: { path: { schedule_key: args[0]! } } }));
+      show(
+        triggered,
+        () => `triggered ${triggered.schedule}${triggered.job_id ? `: job ${triggered.job_id}` : ''}${triggered.run_id ? `, run ${triggered.run_id}` : ''}\n`,
+      );
+    },
+  },
+  audit: {
+    takes: ['organization', 'job', 'action', 'limit', 'cursor'],
+    args: [],
+    async run({ values, api, show }) {
+      const page = await answer(
+        api.GET('/ops/audit-log', {
+          params: {
+            query: { organization_id: values.organization, job_id: values.job, action: values.action, limit: numberOf(values.limit), cursor: values.cursor },
+          },
+        }),
+      );
+      show(page, () => {
+        const table = formatTable(
+          ['AT', 'WHO', 'ROLE', 'ORGANIZATION', 'ACTION', 'COUNT', 'REASON', 'TARGET'],
+          page.items.map((a) => [
+            time(a.at),
+            a.actor_id,
+            a.actor_role,
+            a.organization_id,
+            a.action,
+            a.count,
+            a.reason,
+            a.job_ids.length === 1 ? a.job_ids[0] : a.bulk_action_id,
+          ]),
         );
-        return;
-      }
-      if (!values.json) print(`redriving ${Math.min(preview.count, preview.limit)} dead letters of ${filter.queue}\n`);
-      let { bulk_action: bulk } = await call('POST', '/ops/bulk-actions', { body: { action: 'redrive', filter: defined(filter), reason: values.reason } });
-      const interval = Number(values.interval ?? 1000);
-      let shown = '';
-      for (;;) {
-        const progress = `${bulk.state}: ${bulk.done + bulk.skipped}/${bulk.total} (${bulk.done} redriven, ${bulk.skipped} skipped)\n`;
-        if (!values.json && progress !== shown) print(progress);
-        shown = progress;
-        if (bulk.state !== 'running') break;
-        await sleep(interval);
-        ({ bulk_action: bulk } = await call('GET', `/ops/bulk-actions/${bulk.id}`));
-      }
-      if (values.json) print(`${JSON.stringify({ bulk_action: bulk }, null, 2)}\n`);
-      else for (const skipped of bulk.skipped_reasons) print(`  skipped ${skipped.count}: ${skipped.reason}\n`);
-      if (bulk.state === 'aborted') throw new ApiError(409, 'aborted', `bulk action ${bulk.id} was aborted after ${bulk.done} of ${bulk.total}`);
+        return page.next_cursor ? `${table}\nnext page: --cursor ${page.next_cursor}\n` : table;
+      });
+    },
+  },
+  organizations: {
+    takes: ['organization', 'limit'],
+    args: [],
+    async run({ values, api, show }) {
+      const load = await answer(api.GET('/ops/organizations', { params: { query: { organization_id: values.organization, limit: numberOf(values.limit) } } }));
+      show(load, () => {
+        const rule =
+          load.fairness.mode === 'share'
+            ? `an organization may hold ${load.fairness.per_worker} of each worker's slots per queue (JOB_ORGANIZATION_SHARE ${load.fairness.share})`
+            : `an organization may run ${load.fairness.fixed_limit} jobs at once per queue (JOB_ORGANIZATION_CONCURRENCY)`;
+        const table = formatTable(
+          ['ORGANIZATION', 'NAME', 'QUEUE', 'ACTIVE', 'QUEUED', 'LIMIT', 'FLEET SLOTS', 'CAPPED'],
+          load.items.flatMap((o) =>
+            o.queues.map((q) => [o.organization_id, o.name, q.queue, q.active, q.queued, q.limit, q.fleet_slots, q.capped ? 'yes' : '']),
+          ),
+        );
+        return `${table}\n${rule}\n`;
+      });
     },
   },
   queues: {
-    takes: ['hours', 'dead-letters', 'organization'],
+    takes: ['hours', 'dead-letters', 'organization', 'internal'],
     args: [],
-    async run({ values, call, show }) {
-      const list = await call('GET', '/ops/queues', {
-        query: { hours: values.hours, dead_letters: values['dead-letters'], organization_id: values.organization },
-      });
+    async run({ values, api, show }) {
+      const list = await answer(
+        api.GET('/ops/queues', {
+          params: {
+            query: {
+              hours: numberOf(values.hours),
+              dead_letters: flag(values['dead-letters']),
+              internal: flag(values.internal),
+              organization_id: values.organization,
+            },
+          },
+        }),
+      );
       show(list, () => {
         const table = formatTable(
           ['QUEUE', 'CREATED', 'RETRY', 'ACTIVE', 'DEFERRED', 'FAILED', 'COMPLETED', 'CANCELLED', 'OLDEST', 'WORKERS', 'PAUSED'],
-          list.items.map((q: Json) => [
+          list.items.map((q) => [
             q.name,
             q.counts.created,
             q.counts.retry,
@@ -216,10 +419,10 @@ export const commands: Record<string, Command> = {
         );
         // Below the table, like the alerts: the table's columns are read by position.
         const stuck = list.items
-          .filter((q: Json) => q.stuck_attempts > 0)
-          .map((q: Json) => `STUCK ${q.name}: ${q.stuck_attempts} (npm run ops -- jobs list --stuck --queue ${q.name})\n`)
+          .filter((q) => q.stuck_attempts > 0)
+          .map((q) => `STUCK ${q.name}: ${q.stuck_attempts} (npm run ops -- jobs list --stuck --queue ${q.name})\n`)
           .join('');
-        const alerts = list.alerts.map((a: Json) => `ALERT ${a.queue}: ${a.message}\n`).join('');
+        const alerts = list.alerts.map((a) => `ALERT ${a.queue}: ${a.message}\n`).join('');
         return alerts || stuck ? `${table}\n${stuck}${alerts}` : table;
       });
     },
@@ -227,12 +430,12 @@ export const commands: Record<string, Command> = {
   workers: {
     takes: ['all'],
     args: [],
-    async run({ values, call, show }) {
-      const list = await call('GET', '/ops/workers', { query: { include_stopped: values.all } });
+    async run({ values, api, show }) {
+      const list = await answer(api.GET('/ops/workers', { params: { query: { include_stopped: flag(values.all) } } }));
       show(list, () =>
         formatTable(
           ['ID', 'HOST', 'PID', 'VERSION', 'STATUS', 'QUEUES', 'CONCURRENCY', 'IN FLIGHT', 'STARTED', 'LAST HEARTBEAT'],
-          list.items.map((w: Json) => [
+          list.items.map((w) => [
             w.id,
             w.host,
             w.pid,
@@ -251,12 +454,12 @@ export const commands: Record<string, Command> = {
   schedules: {
     takes: ['organization', 'cursor'],
     args: [],
-    async run({ values, call, show }) {
-      const page = await call('GET', '/ops/schedules', { query: { organization_id: values.organization, cursor: values.cursor } });
+    async run({ values, api, show }) {
+      const page = await answer(api.GET('/ops/schedules', { params: { query: { organization_id: values.organization, cursor: values.cursor } } }));
       show(page, () => {
         const table = formatTable(
           ['KEY', 'TITLE', 'CRON', 'TIMEZONE', 'ENABLED', 'LAST RUN', 'NEXT RUN', 'PAUSED'],
-          page.items.map((s: Json) => [
+          page.items.map((s) => [
             s.key,
             s.title,
             s.cron,
@@ -275,14 +478,14 @@ export const commands: Record<string, Command> = {
   pauses: {
     takes: ['all', 'organization', 'cursor'],
     args: [],
-    async run({ values, call, show }) {
-      const page = await call('GET', '/ops/pauses', {
-        query: { open: values.all ? false : undefined, organization_id: values.organization, cursor: values.cursor },
-      });
+    async run({ values, api, show }) {
+      const page = await answer(
+        api.GET('/ops/pauses', { params: { query: { open: values.all ? 'false' : undefined, organization_id: values.organization, cursor: values.cursor } } }),
+      );
       show(page, () => {
         const table = formatTable(
           ['ID', 'SCOPE', 'TARGET', 'REASON', 'BY', 'SINCE', 'EXPIRES', 'OPEN'],
-          page.items.map((p: Json) => [
+          page.items.map((p) => [
             p.id,
             p.scope,
             [p.queue, p.organization_id, p.schedule].filter(Boolean).join(' / '),
@@ -302,9 +505,9 @@ export const commands: Record<string, Command> = {
 const defined = (object: Record<string, unknown>) => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
 
 /** The dead-letter queue to redrive: QUEUE itself when it is one, else the one the API names for QUEUE. */
-async function deadLetterQueue(call: Context['call'], queue: string, organizationId: string | undefined): Promise<string> {
-  const { items } = await call('GET', '/ops/queues', { query: { dead_letters: true, organization_id: organizationId } });
-  const named = items.find((q: Json) => q.name === queue);
-  if (!named && !items.some((q: Json) => q.dead_letter === queue)) throw new ApiError(404, 'not_found', `no queue ${queue}`);
+async function deadLetterQueue(api: OpsClient, queue: string, organizationId: string | undefined): Promise<string> {
+  const { items } = await answer(api.GET('/ops/queues', { params: { query: { dead_letters: 'true', organization_id: organizationId } } }));
+  const named = items.find((q) => q.name === queue);
+  if (!named && !items.some((q) => q.dead_letter === queue)) throw new ApiError(404, 'not_found', `no queue ${queue}`);
   return named?.dead_letter ?? queue;
 }

@@ -4,6 +4,10 @@
 
 const TOKEN_KEY = 'ops-console-token';
 const ORG_KEY = 'ops-console-organization';
+const ME_KEY = 'ops-console-me';
+const LIVE_KEY = 'ops-console-live';
+// How often live views poll (conditional GETs: a 304 changes nothing on screen). Tests shorten it.
+const LIVE_MS = () => Number(sessionStorage.getItem('ops-console-live-ms')) || 5000;
 const ACTIVE_STATES = ['created', 'retry', 'active'];
 const WINDOWS = { '1h': 3600e3, '24h': 86400e3, '7d': 7 * 86400e3, '31d': 31 * 86400e3 };
 const $ = (id) => document.getElementById(id);
@@ -112,18 +116,34 @@ class ApiError extends Error {
   }
 }
 
+/** Answers of live reads by URL, with their ETag: a poll sends it back and a 304 reuses the answer. */
+const conditional = new Map();
+/** Set when a read during a poll got a new answer (200): only then is the view drawn again. */
+let changed = false;
+
 /** Calls the operator API with the session's token; throws the platform's Error body as an ApiError. */
 async function api(method, path, { query = {}, body } = {}) {
   const url = new URL(path, location.origin);
   for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') url.searchParams.set(key, String(value));
   const headers = { authorization: `Bearer ${token()}`, accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const known = method === 'GET' ? conditional.get(url.href) : undefined;
+  if (known) headers['if-none-match'] = known.etag;
+  // no-store: the ETag is ours to send (the browser's cache would answer 200 from itself).
+  const response = await fetch(url, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
+  if (response.status === 304 && known) return known.data;
+  changed = true;
   if (response.status === 204) return null;
   const data = await response.json().catch(() => null);
   if (!response.ok) throw new ApiError(response.status, data?.code ?? `http_${response.status}`, data?.message ?? response.statusText);
+  const etag = response.headers.get('etag');
+  if (etag && method === 'GET') conditional.set(url.href, { etag, data });
   return data;
 }
+
+/** The signed-in caller as the console sees them (GET /ops/me): an operator, or an owner or admin of some organizations. */
+const me = () => JSON.parse(sessionStorage.getItem(ME_KEY) ?? 'null');
+const isOperator = () => me()?.operator === true;
 
 /** Runs an operator action, shows its outcome, then renders the view again so the new state shows. */
 async function act(run, describe) {
@@ -138,6 +158,166 @@ async function act(run, describe) {
 
 // Views: each returns the nodes to show.
 
+/** "123 jobs" when counted; "≈ 1.2M jobs (at least 10,001 counted)" when estimated. */
+function totalText(total) {
+  if (total.exact) return `${total.value.toLocaleString()} jobs`;
+  const rounded = total.value >= 1e6 ? `${(total.value / 1e6).toFixed(1)}M` : total.value >= 1e3 ? `${Math.round(total.value / 1e3)}k` : String(total.value);
+  return `≈ ${rounded} jobs (estimated; at least ${total.at_least.toLocaleString()} counted)`;
+}
+
+/** The organization filter: free text for operators, a choice of their own organizations for everyone else. */
+function organizationField(value) {
+  if (isOperator()) return input('organization_id', 'Organization', value);
+  return select(
+    'organization_id',
+    'Organization',
+    me().organizations.map((o) => [o.id, o.name]),
+    value,
+  );
+}
+
+/** Bulk retry, cancel or delete of what the list shows (its filter and window): preview the count, then start a durable bulk action. */
+function bulkPanel(filter) {
+  const body = { filter: Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined && v !== '')) };
+  const action = h(
+    'select',
+    { 'data-testid': 'bulk-action' },
+    ['retry', 'cancel', 'delete'].map((a) => h('option', { value: a }, a)),
+  );
+  const reason = h('input', { placeholder: 'reason (required, audited)', size: 30, 'data-testid': 'bulk-reason' });
+  const outcome = h('span', { class: 'muted', 'data-testid': 'bulk-count' });
+  const start = h('button', { type: 'button', class: 'primary', disabled: true, 'data-testid': 'bulk-start' }, 'Start');
+  const preview = async () => {
+    clearMessages();
+    start.disabled = true;
+    try {
+      const answer = await api('POST', '/ops/bulk-actions/preview', { body: { ...body, action: action.value } });
+      outcome.textContent = `${answer.count} jobs would be ${action.value === 'retry' ? 'retried' : action.value === 'cancel' ? 'cancelled' : 'deleted'}`;
+      start.disabled = answer.count === 0;
+    } catch (error) {
+      showError(error);
+    }
+  };
+  action.addEventListener('change', () => {
+    outcome.textContent = '';
+    start.disabled = true;
+  });
+  start.addEventListener('click', async () => {
+    clearMessages();
+    try {
+      if (!reason.value.trim()) throw new Error('a bulk action needs a reason');
+      const { bulk_action } = await api('POST', '/ops/bulk-actions', { body: { ...body, action: action.value, reason: reason.value.trim() } });
+      navigate(`#/bulk/${bulk_action.id}`);
+    } catch (error) {
+      showError(error);
+    }
+  });
+  return h(
+    'details',
+    { class: 'bulk', 'data-testid': 'bulk-panel' },
+    h('summary', {}, 'Bulk action on the jobs this filter matches'),
+    h('div', { class: 'toolbar' }, action, reason, h('button', { type: 'button', 'data-testid': 'bulk-preview', onclick: preview }, 'Preview'), outcome, start),
+  );
+}
+
+/** A bulk action's progress, drawn again by the live refresh while it runs. */
+async function bulkView(id) {
+  const { bulk_action: bulk } = await api('GET', `/ops/bulk-actions/${encodeURIComponent(id)}`);
+  const finished = bulk.done + bulk.skipped;
+  const abort = () =>
+    act(
+      () => api('POST', `/ops/bulk-actions/${id}/abort`, { body: {} }),
+      () => 'abort requested: the bulk action stops after its current batch',
+    );
+  return [
+    h('h2', {}, `Bulk ${bulk.action} `, h('span', { class: 'mono' }, bulk.id.slice(0, 8)), ' ', stateBadge(bulk.state, 'bulk-state')),
+    h('p', {}, h('progress', { value: finished, max: Math.max(1, bulk.total), 'data-testid': 'bulk-progress' })),
+    h(
+      'p',
+      { 'data-testid': 'bulk-done' },
+      `${finished} of ${bulk.total} worked: ${bulk.done} ${bulk.action === 'delete' ? 'deleted' : 'done'}, ${bulk.skipped} skipped`,
+    ),
+    bulk.skipped_reasons.length > 0 &&
+      h(
+        'ul',
+        { 'data-testid': 'bulk-skipped' },
+        bulk.skipped_reasons.map((r) => h('li', {}, `${r.count}: ${r.reason}`)),
+      ),
+    h(
+      'dl',
+      { class: 'facts' },
+      [
+        ['Reason', bulk.reason],
+        ['By', bulk.created_by],
+        ['Created', when(bulk.created_at)],
+        ['Finished', when(bulk.finished_at)],
+        ['Filter', h('code', {}, JSON.stringify(bulk.filter))],
+      ].map(([term, detail]) => [h('dt', {}, term), h('dd', {}, detail ?? '—')]),
+    ),
+    bulk.state === 'running' && h('button', { type: 'button', 'data-testid': 'bulk-abort', onclick: abort }, 'Abort'),
+  ];
+}
+
+async function bulkListView(params) {
+  const page = await api('GET', '/ops/bulk-actions', { query: { organization_id: organization(), cursor: params.get('cursor') ?? undefined } });
+  return [
+    h('h2', {}, 'Bulk actions'),
+    table(
+      'bulk-table',
+      ['Bulk action', 'Action', 'State', 'Progress', 'Reason', 'Created'],
+      page.items.map((bulk) =>
+        h(
+          'tr',
+          { 'data-testid': 'bulk-row' },
+          cells([
+            h('a', { href: `#/bulk/${bulk.id}`, class: 'mono' }, bulk.id.slice(0, 8)),
+            bulk.action,
+            stateBadge(bulk.state),
+            `${bulk.done + bulk.skipped} / ${bulk.total}`,
+            bulk.reason,
+            when(bulk.created_at),
+          ]),
+        ),
+      ),
+    ),
+    page.next_cursor && h('a', { href: `#/bulk?${new URLSearchParams({ cursor: page.next_cursor })}` }, 'Next page'),
+  ];
+}
+
+/** The fairness panel: each organization's running and waiting jobs against what it may run at once. */
+async function organizationsView() {
+  const { fairness, items } = await api('GET', '/ops/organizations', { query: { organization_id: organization() } });
+  const rule =
+    fairness.mode === 'share'
+      ? `An organization may hold ${fairness.per_worker} of each worker’s slots per queue (${Math.round(fairness.share * 100)}%, JOB_ORGANIZATION_SHARE).`
+      : `An organization may run ${fairness.fixed_limit} jobs at once per queue across all workers (JOB_ORGANIZATION_CONCURRENCY).`;
+  return [
+    h('h2', {}, 'Organizations'),
+    h('p', { class: 'muted', 'data-testid': 'fairness-rule' }, rule),
+    table(
+      'organizations-table',
+      ['Organization', 'Queue', 'Running', 'Waiting', 'Limit', 'Fleet slots', ''],
+      items.flatMap((org) =>
+        org.queues.map((q) =>
+          h(
+            'tr',
+            { 'data-testid': 'organization-row', 'data-organization': org.organization_id, 'data-queue': q.queue },
+            cells([
+              org.name ?? org.organization_id,
+              q.queue,
+              q.active,
+              q.queued,
+              q.limit ?? '—',
+              q.fleet_slots,
+              q.capped ? h('span', { class: 'state state-stuck', 'data-testid': 'organization-capped' }, 'at its limit') : '',
+            ]),
+          ),
+        ),
+      ),
+    ),
+  ];
+}
+
 async function jobsView(params) {
   const filter = Object.fromEntries(params);
   const organizationId = filter.organization_id ?? organization();
@@ -150,7 +330,18 @@ async function jobsView(params) {
     { class: 'filters', 'data-testid': 'jobs-filters' },
     input('queue', 'Queue', filter.queue),
     select('state', 'State', [['', 'any'], ...['created', 'retry', 'active', 'completed', 'cancelled', 'failed'].map((st) => [st, st])], filter.state ?? ''),
-    input('organization_id', 'Organization', organizationId),
+    organizationField(organizationId),
+    select(
+      'origin',
+      'Origin',
+      [
+        ['', 'work (default)'],
+        ['cron', 'cron jobs'],
+        ['internal', 'pg-boss internal'],
+        ['all', 'all'],
+      ],
+      filter.origin ?? '',
+    ),
     select(
       'window',
       'Window',
@@ -208,11 +399,9 @@ async function jobsView(params) {
   return [
     h('h2', {}, 'Jobs'),
     form,
-    h(
-      'p',
-      { class: 'muted', 'data-testid': 'jobs-total' },
-      `${page.total.exact ? '' : '≈ '}${page.total.value} jobs created ${when(page.window.from)} – ${when(page.window.to)}`,
-    ),
+    h('p', { class: 'muted', 'data-testid': 'jobs-total' }, `${totalText(page.total)} created ${when(page.window.from)} – ${when(page.window.to)}`),
+    !filter.cursor &&
+      bulkPanel({ ...filter, cursor: undefined, window: undefined, organization_id: organizationId, from: page.window.from, to: page.window.to }),
     table('jobs-table', ['Job', 'Queue', 'State', 'Running (expected)', 'Organization', 'Attempts', 'Created', 'Request'], rows),
     page.items.length === 0 && h('p', { class: 'muted' }, 'No jobs match.'),
     h(
@@ -233,7 +422,7 @@ async function jobView(id) {
   const post = (verb) => () =>
     act(
       () => api('POST', `/ops/jobs/${id}/${verb}`, { body: reasonBody() }),
-      (answer) => `${verb}: the job is now ${answer.job.state}`,
+      (answer) => `${verb}: the job is now ${answer.job.state}${verb === 'retry-now' ? ', due now' : ''}`,
     );
   const reveal = () =>
     act(
@@ -274,6 +463,17 @@ async function jobView(id) {
         'button',
         { type: 'button', class: 'primary', 'data-testid': 'job-retry', disabled: !['failed', 'cancelled'].includes(job.state), onclick: post('retry') },
         'Retry',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          'data-testid': 'job-retry-now',
+          title: 'start it now instead of waiting out its retry backoff',
+          disabled: !(['created', 'retry'].includes(job.state) && new Date(job.start_after).getTime() > Date.now()),
+          onclick: post('retry-now'),
+        },
+        'Retry now',
       ),
       h('button', { type: 'button', 'data-testid': 'job-cancel', disabled: !ACTIVE_STATES.includes(job.state), onclick: post('cancel') }, 'Cancel'),
       reason,
@@ -381,7 +581,7 @@ const checkbox = (name, label, params) =>
 async function queuesView(params) {
   const hours = params.get('hours') ?? '1';
   const { items, alerts } = await api('GET', '/ops/queues', {
-    query: { hours, dead_letters: params.get('dead_letters') ?? undefined, organization_id: organization() },
+    query: { hours, dead_letters: params.get('dead_letters') ?? undefined, internal: params.get('internal') ?? undefined, organization_id: organization() },
   });
   const states = ['created', 'retry', 'active', 'deferred', 'failed', 'completed', 'cancelled'];
   return [
@@ -394,6 +594,7 @@ async function queuesView(params) {
         hours,
       ),
       checkbox('dead_letters', 'dead-letter queues', params),
+      checkbox('internal', 'pg-boss internal queues', params),
     ]),
     h(
       'ul',
@@ -559,29 +760,135 @@ async function pausesView(params) {
 // Routing
 
 let renders = 0;
+let liveTimer;
+/** Views that follow the jobs as they change: polled with conditional GETs while "Live" is on. */
+const LIVE_VIEWS = new Set(['jobs', 'queues', 'workers', 'organizations', 'bulk']);
+
+/** The view the hash names: its function and whether it refreshes live. */
+function route() {
+  const [path, search = ''] = location.hash.slice(1).split('?');
+  const [name = 'jobs', id] = path.split('/').filter(Boolean);
+  const params = new URLSearchParams(search);
+  const views = {
+    jobs: () => (id ? jobView(id) : jobsView(params)),
+    queues: queuesView,
+    workers: workersView,
+    schedules: schedulesView,
+    pauses: pausesView,
+    organizations: organizationsView,
+    bulk: () => (id ? bulkView(id) : bulkListView(params)),
+  };
+  const known = name in views ? name : 'jobs';
+  // A job's own page has its own refresh; a deeper page of a list is a fixed window.
+  const live = LIVE_VIEWS.has(known) && !(known === 'jobs' && id) && !params.get('cursor');
+  return { name: known, view: () => views[known](params), live };
+}
 
 /** Shows the view the hash names (signed in), or the sign-in form. */
 async function render() {
   clearTimeout(pollTimer);
+  clearTimeout(liveTimer);
   const ticket = ++renders;
   const signedIn = Boolean(token());
   $('sign-in').hidden = signedIn;
   document.querySelector('nav').hidden = !signedIn;
   if (!signedIn) return void $('view').replaceChildren();
-  const [path, search = ''] = location.hash.slice(1).split('?');
-  const [name, id] = path.split('/').filter(Boolean);
-  const params = new URLSearchParams(search);
-  const views = { jobs: () => (id ? jobView(id) : jobsView(params)), queues: queuesView, workers: workersView, schedules: schedulesView, pauses: pausesView };
-  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('current', link.hash === `#/${name ?? 'jobs'}`);
   try {
-    const nodes = await (views[name] ?? views.jobs)(params);
-    if (ticket === renders) $('view').replaceChildren(...nodes.filter(Boolean));
+    if (!me()) await identify();
+  } catch (error) {
+    if (error.status === 401) sessionStorage.removeItem(TOKEN_KEY);
+    showError(error);
+    if (error.status === 401) await render();
+    return;
+  }
+  drawHeader();
+  const { name, view, live } = route();
+  for (const link of document.querySelectorAll('nav a')) link.classList.toggle('current', link.hash === `#/${name}`);
+  if (!isOperator() && !organization()) return void $('view').replaceChildren(noOrganization());
+  try {
+    const nodes = await view();
+    if (ticket !== renders) return;
+    $('view').replaceChildren(...nodes.filter(Boolean));
+    liveStatus(live);
+    if (live) scheduleLive(ticket, view);
   } catch (error) {
     if (ticket !== renders) return;
     if (error.status === 401) sessionStorage.removeItem(TOKEN_KEY);
     showError(error);
     if (error.status === 401) await render();
   }
+}
+
+const liveOn = () => sessionStorage.getItem(LIVE_KEY) !== 'off';
+
+/** Polls the view: draws it again only when an answer changed, and never under the cursor of someone typing in it. */
+function scheduleLive(ticket, view) {
+  if (!liveOn()) return;
+  liveTimer = setTimeout(async () => {
+    if (ticket !== renders) return;
+    const editing = $('view').contains(document.activeElement) && ['INPUT', 'SELECT', 'TEXTAREA'].includes(document.activeElement.tagName);
+    const open = $('view').querySelector('details[open]');
+    if (!editing && !open) {
+      changed = false;
+      try {
+        const nodes = await view();
+        if (ticket !== renders) return;
+        if (changed) $('view').replaceChildren(...nodes.filter(Boolean));
+        liveStatus(true);
+      } catch (error) {
+        if (ticket !== renders) return;
+        showError(error);
+      }
+    }
+    scheduleLive(ticket, view);
+  }, LIVE_MS());
+}
+
+function liveStatus(live) {
+  $('live-status').textContent = live ? (liveOn() ? `live · checked ${new Date().toLocaleTimeString()}` : 'live refresh off') : '';
+}
+
+/** Who signed in (GET /ops/me): an operator sees every organization; an owner or admin lands on their first organization. */
+async function identify() {
+  const identity = await api('GET', '/ops/me');
+  sessionStorage.setItem(ME_KEY, JSON.stringify(identity));
+  if (!identity.operator) {
+    const ids = identity.organizations.map((o) => o.id);
+    if (!ids.includes(organization())) sessionStorage.setItem(ORG_KEY, ids[0] ?? '');
+  }
+}
+
+/** The header for who is signed in: a tenant picks among their organizations and has no workers page (operators only). */
+function drawHeader() {
+  const identity = me();
+  $('nav-workers').hidden = !identity.operator;
+  const picker = $('organization-picker');
+  picker.hidden = identity.operator || identity.organizations.length === 0;
+  if (picker.hidden) return void picker.replaceChildren();
+  const choice = h(
+    'select',
+    { 'data-testid': 'organization-switch', 'aria-label': 'Organization' },
+    identity.organizations.map((o) => h('option', { value: o.id, selected: o.id === organization() }, `${o.name} (${o.role})`)),
+  );
+  choice.addEventListener('change', () => {
+    sessionStorage.setItem(ORG_KEY, choice.value);
+    navigate('#/jobs');
+  });
+  picker.replaceChildren(choice);
+  $('live-toggle').checked = liveOn();
+}
+
+function noOrganization() {
+  return h(
+    'section',
+    { 'data-testid': 'no-organization' },
+    h('h2', {}, 'No organization to show'),
+    h(
+      'p',
+      {},
+      'The job console shows an organization’s jobs to its owners and admins (jobs.manage), and every organization’s to operators of the service. This account holds jobs.manage in no organization: ask an owner of yours for the admin role, or sign in with an operator token.',
+    ),
+  );
 }
 
 /** Goes to `hash`; renders again when it is already the current one (hashchange would not fire). */
@@ -598,12 +905,21 @@ $('sign-in').addEventListener('submit', (event) => {
     .trim()
     .replace(/^Bearer\s+/i, '');
   sessionStorage.setItem(TOKEN_KEY, value);
+  sessionStorage.removeItem(ME_KEY);
+  conditional.clear();
   event.target.reset();
   navigate(location.hash || '#/jobs');
 });
 $('sign-out').addEventListener('click', () => {
   sessionStorage.removeItem(TOKEN_KEY);
+  sessionStorage.removeItem(ME_KEY);
+  sessionStorage.removeItem(ORG_KEY);
+  conditional.clear();
   clearMessages();
+  render();
+});
+$('live-toggle').addEventListener('change', (event) => {
+  sessionStorage.setItem(LIVE_KEY, event.target.checked ? 'on' : 'off');
   render();
 });
 window.addEventListener('hashchange', () => {

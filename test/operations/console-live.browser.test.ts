@@ -1,0 +1,178 @@
+import { expect } from 'chai';
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { eventually } from '../support/eventually.ts';
+import { createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
+import { flaky, flakyJob, idleJob, jobState, newAssetId, type OpsStack, startOpsStack } from './support.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * The job console page (GET /ops) in headless Chromium against a real web process and worker (issue
+ * 25): an organization's admin lands on their organization's own view; lists refresh live; a bulk
+ * cancel started from the page shows its progress to the end; "retry now" starts a job waiting out
+ * its backoff.
+ */
+describe('job console page: tenant landing, live refresh, bulk actions, retry now (browser)', function () {
+  this.timeout(120_000);
+  let stack: OpsStack;
+  let browser: Browser;
+  let page: Page;
+  let operator: TestUser;
+  let admin: TestUser;
+  let org: string;
+  let otherOrg: string;
+  const foreign: string[] = [];
+  const pageErrors: string[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      const message = `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or: apt-get install -y chromium)`;
+      if (process.env.CI) throw new Error(`the browser test needs Chromium in CI: ${message}`);
+      console.warn(`skipping the job console browser test: ${message}`);
+      this.skip();
+    }
+    stack = await startOpsStack({ OPS_BULK_BATCH_SIZE: '2', OPS_BULK_PAUSE_MS: '300' });
+    operator = newOperator();
+    const owner = newUser();
+    const otherOwner = newUser();
+    [org, otherOrg] = await Promise.all([createOrganization(stack.server, owner), createOrganization(stack.server, otherOwner)]);
+    admin = await newMember(stack.db, org, 'admin');
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new'] });
+    page = await browser.newPage();
+    const origin = new URL(stack.server.url).origin;
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if (url.protocol !== 'data:' && url.origin !== origin) foreign.push(request.url());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+  beforeEach(() => {
+    flaky.failing = false;
+  });
+  afterEach(() => {
+    expect(foreign, 'requests to hosts other than the server').to.deep.equal([]);
+    expect(pageErrors, 'errors reported by the page').to.deep.equal([]);
+  });
+
+  const rowOf = (id: string) => page.locator(`[data-testid="job-row"][data-job-id="${id}"]`);
+  const signIn = async (token: string, hash = '#/jobs') => {
+    await page.goto(`${stack.server.url}/ops${hash}`);
+    // Live views poll every 500 ms here (5 s by default).
+    await page.evaluate(() => sessionStorage.setItem('ops-console-live-ms', '500'));
+    await page.getByTestId('token-input').fill(token);
+    await page.getByTestId('sign-in').click();
+  };
+
+  it("an organization's admin lands on their organization's own jobs, never an error page nor another tenant's rows", async () => {
+    const ours = await stack.send(idleJob, { asset_id: newAssetId() }, org);
+    const theirs = await stack.send(idleJob, { asset_id: newAssetId() }, otherOrg);
+    await signIn(admin.token);
+    await rowOf(ours).waitFor();
+    expect(await page.getByTestId('error').isHidden()).to.equal(true);
+    expect(await rowOf(theirs).count()).to.equal(0);
+    expect(await page.getByTestId('organization-switch').inputValue()).to.equal(org);
+    expect(await page.getByTestId('nav-workers').isHidden()).to.equal(true);
+    // Their queues, pauses and fairness panel open too (each scoped to their organization).
+    for (const [nav, testid] of [
+      ['nav-queues', 'queues-table'],
+      ['nav-pauses', 'pauses-table'],
+      ['nav-organizations', 'organizations-table'],
+    ] as const) {
+      await page.getByTestId(nav).click();
+      await page.getByTestId(testid).waitFor();
+      expect(await page.getByTestId('error').isHidden(), nav).to.equal(true);
+    }
+  });
+
+  it('the job list refreshes live: a new job appears without a click', async () => {
+    await page.getByTestId('nav-jobs').click();
+    await page.getByTestId('jobs-table').waitFor();
+    expect(await page.getByTestId('live-status').textContent()).to.match(/^live · checked /);
+    const fresh = await stack.send(idleJob, { asset_id: newAssetId() }, org);
+    await rowOf(fresh).waitFor({ timeout: 10_000 });
+  });
+
+  it('a bulk cancel from the page: preview, start, progress to the end, every job cancelled', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await stack.send(idleJob, { asset_id: newAssetId() }, org));
+    await page.goto(`${stack.server.url}/ops#/jobs?${new URLSearchParams({ queue: idleJob.name, state: 'created' })}`);
+    await page.getByTestId('jobs-table').waitFor();
+    for (const id of ids) await rowOf(id).waitFor();
+    const expected = await page.getByTestId('job-row').count();
+
+    await page.getByTestId('bulk-panel').locator('summary').click();
+    await page.getByTestId('bulk-action').selectOption('cancel');
+    await page.getByTestId('bulk-preview').click();
+    await page
+      .getByTestId('bulk-count')
+      .filter({ hasText: `${expected} jobs would be cancelled` })
+      .waitFor();
+    await page.getByTestId('bulk-reason').fill('tenant asked to drop the batch');
+    await page.getByTestId('bulk-start').click();
+
+    await page.getByTestId('bulk-progress').waitFor();
+    await page
+      .getByTestId('bulk-state')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('bulk-done').textContent()).to.equal(`${expected} of ${expected} worked: ${expected} done, 0 skipped`);
+    expect(
+      await page
+        .getByTestId('bulk-progress')
+        .evaluate((el) => [(el as unknown as { value: number; max: number }).value, (el as unknown as { value: number; max: number }).max]),
+    ).to.deep.equal([expected, expected]);
+    for (const id of ids) expect(await jobState(stack.db, id)).to.equal('cancelled');
+    const record = await stack.db('bulk_actions').orderBy('created_at', 'desc').first('action', 'organization_id', 'reason', 'created_by');
+    expect(record).to.deep.equal({ action: 'cancel', organization_id: org, reason: 'tenant asked to drop the batch', created_by: admin.id });
+  });
+
+  it('retry now: a job waiting out its backoff starts at once and completes', async () => {
+    const id = await stack.send(flakyJob, { asset_id: newAssetId() }, org, { startAfter: new Date(Date.now() + 3600_000) });
+    // As pg-boss leaves a failed attempt with retries left: state `retry`, due after its backoff.
+    await stack
+      .db('pgboss.job')
+      .where({ id })
+      .update({ state: 'retry', start_after: stack.db.raw("now() + interval '1 hour'") });
+    await page.goto(`${stack.server.url}/ops#/jobs/${id}`);
+    await page
+      .getByTestId('job-state')
+      .filter({ hasText: /^retry$/ })
+      .waitFor();
+    expect(await page.getByTestId('job-retry-now').isEnabled()).to.equal(true);
+    expect(await page.getByTestId('job-retry').isEnabled()).to.equal(false);
+    await page.getByTestId('action-reason').fill('the upstream is fixed');
+    await page.getByTestId('job-retry-now').click();
+    await page
+      .getByTestId('notice')
+      .filter({ hasText: /^retry-now: the job is now (retry|created|active|completed), due now$/ })
+      .waitFor();
+    await eventually('the job completed', async () => (await jobState(stack.db, id)) === 'completed');
+    await page
+      .getByTestId('job-state')
+      .filter({ hasText: /^completed$/ })
+      .waitFor({ timeout: 10_000 });
+    await page.getByTestId('job-actions').getByText('job.retry_now').waitFor();
+  });
+
+  it("an operator's queue health hides pg-boss's internal queues unless asked", async () => {
+    await page.getByTestId('sign-out').click();
+    await signIn(operator.token, '#/queues');
+    await page.getByTestId('queues-table').waitFor();
+    const names = async () => page.getByTestId('queue-row').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-queue')));
+    expect((await names()).filter((name) => name?.startsWith('__pgboss__'))).to.deep.equal([]);
+    expect(await page.getByTestId('nav-workers').isHidden()).to.equal(false);
+    await page.getByTestId('filter-internal').check();
+    await page.getByTestId('refresh').click();
+    await page.waitForURL(/internal=true/);
+    await page.getByTestId('queues-table').waitFor();
+  });
+});
