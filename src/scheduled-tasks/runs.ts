@@ -16,7 +16,7 @@ export interface TaskRunRow {
   trigger: 'schedule' | 'manual' | 'one_off';
   scheduled_for: Date;
   missed_slots: number;
-  state: (typeof runStates)[number];
+  status: (typeof runStates)[number];
   prompt: string;
   model: string | null;
   email_recipients: string[];
@@ -116,7 +116,7 @@ export function presentRun(row: TaskRunRow) {
     trigger: row.trigger,
     scheduled_for: row.scheduled_for.toISOString(),
     missed_slots: row.missed_slots,
-    state: row.state,
+    status: row.status,
     prompt: row.prompt,
     model: row.model,
     email_recipients: row.email_recipients,

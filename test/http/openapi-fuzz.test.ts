@@ -622,12 +622,14 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
       const connector = await created('post', '/connectors', { organization_id: organization, type: 'http', name: 'Fuzz connector' });
       const listing = await created('post', '/skill-listings', { skill_id: skill.id });
       const generation = await created('post', '/generations', { organization_id: organization, kind: 'text', prompt: 'Fuzz generation' });
-      const task = await created('post', '/scheduled-tasks', {
-        organization_id: organization,
-        title: 'Fuzz task',
-        prompt: 'Probe',
-        schedule: { cron: '0 9 * * *', timezone: 'UTC' },
-      });
+      const task = (
+        await created('post', '/scheduled-tasks', {
+          organization_id: organization,
+          title: 'Fuzz task',
+          prompt: 'Probe',
+          schedule: { cron: '0 9 * * *', timezone: 'UTC' },
+        })
+      ).scheduled_task;
       const publicModels = await server.request('get', '/models/public', { token: owner.token });
       const models: string[] = (publicModels.body?.items ?? publicModels.body?.models ?? [])
         .map((m: { id?: string; key?: string }) => m.id ?? m.key)

@@ -377,8 +377,8 @@ describe('route contract (every operation of the registry)', () => {
       listing_id: listing.body.listing.id,
       slug: listing.body.listing.slug,
       generation_id: generation.body.generation.id,
-      scheduled_task_id: task.body.id,
-      ...(await consoleFixtures(organization, task.body.id)),
+      scheduled_task_id: task.body.scheduled_task.id,
+      ...(await consoleFixtures(organization, task.body.scheduled_task.id)),
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

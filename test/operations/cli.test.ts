@@ -178,7 +178,7 @@ describe('operator CLI (npm run ops)', function () {
     });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const title = 'Report \u001b[2J\u001b]0;owned\u0007 \u009b31m \u202eexe.txt';
-    await stack.db('scheduled_tasks').where({ id: created.body.id }).update({ title });
+    await stack.db('scheduled_tasks').where({ id: created.body.scheduled_task.id }).update({ title });
     const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
     const table = await cli(['schedules', '--organization', org]);
