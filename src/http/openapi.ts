@@ -4,6 +4,7 @@ import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
 import { compactAuthorization, describeAuthorization } from './authorization-text.ts';
+import { publishRequestBodiesAsInput } from './openapi-input.ts';
 
 export const errorBodySchema = z
   .object({
@@ -169,7 +170,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
   registerMetricsPath(registry, error);
 
   const tags = [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: tagDescriptions[name] ?? name }));
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Workspace Platform API',
@@ -181,4 +182,5 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
     tags,
     security: [{ bearerAuth: [] }],
   });
+  return publishRequestBodiesAsInput(document);
 }
