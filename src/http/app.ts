@@ -12,6 +12,7 @@ import { apiVersion } from './middleware/api-version.ts';
 import { rateLimit, rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { locations } from './location.ts';
 import { routeHandler, type AnyRoute } from './route.ts';
 
 export interface AppOptions {
@@ -35,12 +36,12 @@ export interface AppOptions {
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
-function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router {
+function mount(router: Router, routes: readonly AnyRoute[], deps: Deps, locate = locations(routes)): Router {
   const validateResponses = deps.config.NODE_ENV !== 'production';
   for (const route of routes) {
     // An operation nobody declared the authorization of must not be served by accident.
     if (!route.public && !route.authorize) throw new Error(`${route.operationId} (${route.method.toUpperCase()} ${route.path}) declares no authorize`);
-    router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses));
+    router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses, locate.get(route)));
   }
   return router;
 }

@@ -5,6 +5,8 @@ import { z } from '../core/zod.ts';
 import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
 import { compactAuthorization, describeAuthorization } from './authorization-text.ts';
 import { publishRequestBodiesAsInput } from './openapi-input.ts';
+import { locations } from './location.ts';
+import { headersFor, registerHeaders } from './openapi-headers.ts';
 
 export const errorBodySchema = z
   .object({
@@ -24,10 +26,11 @@ const errorDescriptions: Record<number, string> = {
   404: 'No such resource, or the caller cannot read it',
   405: 'Method not allowed',
   409: "The resource's current state forbids the request",
-  413: 'Request body too large',
-  415: 'Request body is not JSON',
+  413: 'Request body too large (an operation without a body reads at most 1 KiB)',
+  415: 'Request body is not JSON, or in a Content-Encoding the server does not read',
   422: 'Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`)',
   429: 'Rate limit used up; see Retry-After',
+  431: 'Request headers too large (at most 16 KiB in all)',
   500: 'Failure on the service side',
   502: 'The provider failed or answered something malformed (`upstream_failed`); nothing was charged',
   503: 'A dependency (database, queue) is unreachable',
@@ -93,19 +96,16 @@ function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
     security: [{ metricsToken: [] }],
     responses: {
       200: { description: 'The metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: z.string() } } },
-      401: { description: 'Missing or wrong metrics token', content: { 'application/json': { schema: error } } },
+      400: { description: errorDescriptions[400]!, content: { 'application/json': { schema: error } } },
+      401: { description: 'Missing or wrong metrics token', headers: headersFor(401, false), content: { 'application/json': { schema: error } } },
       404: { description: 'Metrics are not served on this port', content: { 'application/json': { schema: error } } },
       500: { description: errorDescriptions[500]!, content: { 'application/json': { schema: error } } },
     },
   });
 }
 
-const replayedHeader: NonNullable<ResponseConfig['headers']> = {
-  'Idempotent-Replayed': {
-    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise.',
-    schema: { type: 'string', enum: ['true'] },
-  },
-};
+/** `{ [key]: value }` when there is a value, else nothing to spread. */
+const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
 export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { version: string; serverUrl?: string }) {
@@ -116,12 +116,15 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
     .optional()
     .openapi({ param: { name: 'Service-Api-Version', in: 'header' }, description: 'API major to serve: absent, `1` or `1.x`.', example: '1' });
   const error = registry.register('Error', errorBodySchema);
+  registerHeaders(registry);
 
+  const locate = locations(routes);
   for (const route of routes) {
     const statuses = new Set<number>([
-      ...(route.public ? [400, 500] : [400, 401, 429, 500]),
-      // Every operation with a body refuses one over its limit (413).
-      ...(route.body ? [413] : []),
+      // Whatever the operation: request headers over 16 KiB (431), a body over its limit (413; one
+      // without a body reads at most NO_BODY_LIMIT) or not JSON or in an unknown Content-Encoding
+      // (415), the database or queue unreachable (503).
+      ...(route.public ? [400, 413, 415, 431, 500, 503] : [400, 401, 413, 415, 429, 431, 500, 503]),
       ...(route.errors ?? []),
       // Idempotency-Key: a request still running with the key (409), the key used for another request (422).
       ...(route.idempotent ? [409, 422] : []),
@@ -129,12 +132,22 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], info: { versio
     const responses: Record<string, { description: string; headers?: ResponseConfig['headers']; content?: Record<string, { schema: ZodType }> }> = {
       [route.response.status]: {
         description: route.response.description,
-        ...(route.idempotent && { headers: replayedHeader }),
+        ...optional(
+          'headers',
+          headersFor(route.response.status, !route.public, [
+            ...(locate.has(route) ? ['Location' as const] : []),
+            ...(route.idempotent ? ['Idempotent-Replayed' as const] : []),
+          ]),
+        ),
         ...(route.response.schema && { content: { 'application/json': { schema: route.response.schema as ZodType } } }),
       },
     };
     for (const status of [...statuses].sort()) {
-      responses[status] = { description: errorDescriptions[status] ?? 'Error', content: { 'application/json': { schema: error } } };
+      responses[status] = {
+        description: errorDescriptions[status] ?? 'Error',
+        ...optional('headers', headersFor(status, !route.public)),
+        content: { 'application/json': { schema: error } },
+      };
     }
     const headerSchema = headersOf(route) as ZodObject | undefined;
     registry.registerPath({

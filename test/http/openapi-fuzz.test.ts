@@ -781,6 +781,13 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
         if (item.fault === 'none' && ownerAnswer.status === 400) refusedValid[operation.operationId] ??= clip(ownerAnswer.text, 300);
         checkAnswer(ownerAnswer, asOwner, 'the owner');
         checkAnswer(anonymousAnswer, anonymous, `no valid token (${item.anonymous})`);
+        // Every status an operation answers is one its document lists (a generated client knows it).
+        const documented = Object.keys((operation.raw.responses ?? {}) as object);
+        for (const [who, answer, sent] of [
+          ['the owner', ownerAnswer, asOwner],
+          ['no valid token', anonymousAnswer, anonymous],
+        ] as const)
+          expect(documented, `${who}: ${describeSent(sent)} → ${answer.status} is not among the documented statuses`).to.include(String(answer.status));
         if (operation.secured) expect(anonymousAnswer.status, `no valid token must never succeed: ${describeSent(anonymous)}`).to.be.at.least(400);
       }),
       { seed: seedOf(operation.operationId), numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },
