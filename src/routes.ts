@@ -27,6 +27,7 @@ import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { scheduledTaskRoutes } from './scheduled-tasks/routes.ts';
 import { operationsRoutes } from './operations/routes.ts';
 import { opsConsole } from './operations/console/serve.ts';
+import { apiReference } from './service/docs.ts';
 import { socialTrendRoutes } from './social/routes.ts';
 import type { AnyRoute } from './http/route.ts';
 import { buildOpenApiDocument } from './http/openapi.ts';
@@ -76,7 +77,7 @@ export const apiRoutes: readonly AnyRoute[] = [
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
 /** Static pages, served before authentication: the operator job console (it calls the /ops API with the operator's token). */
-export const pages = [opsConsole()];
+export const pages = [opsConsole(), apiReference()];
 
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages };
 
