@@ -16,6 +16,7 @@ import { creditRoutes } from './credits/routes.ts';
 import { invitationRoutes } from './invitations/routes.ts';
 import { libraryRoutes } from './library/routes.ts';
 import { memberRoutes } from './members/routes.ts';
+import { meRoutes } from './me/routes.ts';
 import { organizationLogoRoutes } from './organizations/logo/routes.ts';
 import { organizationRoutes } from './organizations/routes.ts';
 import { reportRoutes } from './reports/routes.ts';
@@ -45,6 +46,7 @@ export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
  * (`/organizations/available-slug`) is listed before the parameter it would otherwise match.
  */
 export const apiRoutes: readonly AnyRoute[] = [
+  ...meRoutes,
   ...organizationRoutes,
   ...organizationLogoRoutes,
   ...memberRoutes,

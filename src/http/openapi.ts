@@ -39,6 +39,7 @@ const errorDescriptions: Record<number, string> = {
 
 const tagDescriptions: Record<string, string> = {
   Service: 'Health, readiness and this document',
+  Me: 'The caller: who the token is, their organizations, role, permissions and balances',
   Organizations: 'Workspaces (organizations), their settings and activity',
   Members: 'Members of an organization',
   Roles: 'Organization roles and their permissions',
