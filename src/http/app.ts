@@ -89,7 +89,12 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], 
     metrics?.token
       ? serveMetrics(metrics.registry, metrics.token)
       : () => {
-          throw new AppError('not_found', 'metrics are not served on this port');
+          throw new AppError(
+            'not_found',
+            deps.config.METRICS_PORT !== undefined
+              ? `metrics are not served on this port: the web process serves them on METRICS_PORT (${deps.config.METRICS_PORT || 'a free port chosen at start'})`
+              : 'metrics are not served: set METRICS_TOKEN to serve GET /metrics here to that bearer token (or METRICS_PORT for a port of their own)',
+          );
         },
   );
 
