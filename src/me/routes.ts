@@ -11,7 +11,7 @@ export const meRoutes: AnyRoute[] = [
     operationId: 'getMe',
     summary: 'The caller: their user, their organizations with role and permissions, and the balances they may see',
     description:
-      'The user row is created from the token on its first request, so this answers for any valid token (an empty `organizations` for a new user: create one with `POST /organizations`).',
+      'The user row is created from the token on its first request, so this answers for any valid token (a new user belongs to no organization yet: create one with POST /organizations).',
     tag: 'Me',
     response: { status: 200, description: 'The caller', schema: meSchema },
     authorize: signedIn('a caller reads only themselves'),
