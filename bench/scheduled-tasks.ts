@@ -201,12 +201,12 @@ try {
   );
 
   const { rows: runRows } = await db.raw(
-    `SELECT state, extract(epoch FROM created_at - scheduled_for) * 1000 AS created_ms, extract(epoch FROM started_at - scheduled_for) * 1000 AS started_ms,
+    `SELECT status, extract(epoch FROM created_at - scheduled_for) * 1000 AS created_ms, extract(epoch FROM started_at - scheduled_for) * 1000 AS started_ms,
             extract(epoch FROM finished_at - scheduled_for) * 1000 AS finished_ms FROM scheduled_task_runs`,
   );
-  const rows = runRows as { state: string; created_ms: string; started_ms: string | null; finished_ms: string }[];
+  const rows = runRows as { status: string; created_ms: string; started_ms: string | null; finished_ms: string }[];
   const states = new Map<string, number>();
-  for (const r of rows) states.set(r.state, (states.get(r.state) ?? 0) + 1);
+  for (const r of rows) states.set(r.status, (states.get(r.status) ?? 0) + 1);
   const startLate = rows.filter((r) => r.started_ms !== null).map((r) => Number(r.started_ms));
   // When each run's chat turn began (its job picked up): the model's work, after the run's start queued it.
   const { rows: turnRows } = await db.raw(

@@ -210,15 +210,15 @@ const actions: Record<string, { weight: number; run: (client: Client) => Promise
         const created = expectStatus('POST /scheduled-tasks', await api('POST', '/scheduled-tasks', body), 201);
         client.taskId = (created.scheduled_task ?? created).id as string;
       }
-      const { run } = expectStatus('POST /trigger', await api('POST', `/scheduled-tasks/${client.taskId}/trigger`), 201, 202);
+      const { run } = expectStatus('POST /trigger', await api('POST', `/scheduled-tasks/${client.taskId}/trigger`), 202);
       const state = await until('scheduled run', async () => {
         const page = expectStatus(
           'GET /scheduled-task-runs',
           await api('GET', `/scheduled-task-runs?organization_id=${org}&task_id=${client.taskId}&limit=5`),
           200,
         );
-        const found = (page.items as { id: string; state: string }[]).find((r) => r.id === run.id);
-        return !found || ['queued', 'running'].includes(found.state) ? undefined : found.state;
+        const found = (page.items as { id: string; status: string }[]).find((r) => r.id === run.id);
+        return !found || ['queued', 'running'].includes(found.status) ? undefined : found.status;
       });
       if (state !== 'succeeded') throw new Error(`scheduled run ended ${state}`);
     },

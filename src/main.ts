@@ -2,6 +2,7 @@
 // process (real separate processes, as in production) on the embedded PostgreSQL when
 // DATABASE_URL is unset. Ctrl-C (or SIGTERM) stops both gracefully, then the database, last.
 import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
@@ -9,6 +10,7 @@ import { resolveDatabase } from './platform/database-url.ts';
 import { createLogger } from './platform/logger.ts';
 import { release } from './app/release.ts';
 import { onShutdown } from './platform/shutdown.ts';
+import { DOCS_PATH } from './service/docs.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
@@ -25,9 +27,33 @@ async function start() {
   const web = spawn('./web.ts', 'web', env);
   spawn('../workers/main.ts', 'worker', env);
   web.on('message', (message: { type?: string; url?: string }) => {
-    if (message.type === 'ready') process.stdout.write(`\nWorkspace Platform is serving ${message.url}  (OpenAPI: ${message.url}/openapi.json)\n\n`);
+    if (message.type === 'ready') process.stdout.write(banner(message.url!, database));
   });
   return database;
+}
+
+/** What a person starting the service needs first: where the API, its reference and its data are. */
+function banner(url: string, database: { url: string; embedded?: unknown }): string {
+  const lines = [
+    `Workspace Platform is serving ${url}`,
+    `  API reference: ${url}${DOCS_PATH}   OpenAPI: ${url}/openapi.json`,
+    database.embedded
+      ? `  Database (embedded PostgreSQL): ${database.url}\n  Data directory: ${path.resolve(config.DATA_DIR)} (database, JWT secret; kept across restarts)`
+      : `  Database: DATABASE_URL (${redactPassword(database.url)})`,
+    `  A token: TOKEN=$(npm run -s token -- --sub alice)`,
+  ];
+  return `\n${lines.join('\n')}\n\n`;
+}
+
+/** A connection string without its password, for an external database's URL. */
+function redactPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'set';
+  }
 }
 
 function spawn(file: string, name: string, env: NodeJS.ProcessEnv): ChildProcess {

@@ -47,6 +47,8 @@ export const accessRoutes: AnyRoute[] = [
     params: accessParams,
     body: createGrantBody,
     response: { status: 201, description: 'The new grant', schema: grantSchema },
+    // Where the grant is changed and revoked.
+    location: (params, answer) => `/access/${params?.resource_type}/${params?.resource_id}/grants/${(answer as { id: string }).id}`,
     errors: [403, 404, 409],
     authorize: resource(typeInPath, 'manage_people', 'resource_id'),
     handler: async ({ params, body, actor, deps }) => createGrant(deps, actor, params.resource_type, params.resource_id, body),

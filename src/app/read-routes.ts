@@ -41,12 +41,27 @@ const pricing = (operation: ReadOperation) =>
 const billing =
   'The quoted ceiling is held and the read enqueued in one transaction; a worker calls the provider, validates its answer against the output schema and captures exactly `credits_charged` (the rest of the hold is released), and this request answers when it is settled. Refused with 400 (nothing held) when the quote exceeds `max_credits`; 402 when the balance or the caller’s spending limit cannot cover it; 409 with `run_lock` once the turn lost its lock. A provider failure or malformed answer is 502, a timeout 504, input the provider refuses 422: nothing is charged for any of them, nor when the caller hangs up before the answer. Every read that runs is billed, a repeated `tool_call_id` too (a retry with the same `Idempotency-Key` replays the first answer instead of running again); `tool_call_id`, `conversation_id` and `message_id` are kept on the ledger rows.';
 
+/** The call's body: the billing terms and the operation's input, enveloped (spec §4.5) or side by side. */
+const callBody = (operation: ReadOperation, shape: ReadRouteOptions['shape']) =>
+  shape === 'envelope'
+    ? z.object({ ...callTermsFields, input: operation.input }).strict()
+    : (operation.input as unknown as ZodObject).extend(callTermsFields).strict();
+
+/**
+ * The answer: social reads keep the spec's envelope (§4.5: `{operation, result, requests, credits_charged}`);
+ * search and read-url put their result's fields at the top level beside the billing fields
+ * (CONVENTIONS §4: `{results, requests, credits_charged}`, `{url, title, text, …, credits_charged}`).
+ */
+function responseOf(operation: ReadOperation, shape: ReadRouteOptions['shape']) {
+  const enveloped = callResponseOf(operation);
+  if (shape === 'envelope') return enveloped;
+  const { result: _result, ...billing } = enveloped.shape;
+  return (operation.output as unknown as ZodObject).extend(billing);
+}
+
 /** POST <path>: run the read and answer with its result. */
 function readRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRoute {
-  const body =
-    options.shape === 'envelope'
-      ? z.object({ ...callTermsFields, input: operation.input }).strict()
-      : (operation.input as unknown as ZodObject).extend(callTermsFields).strict();
+  const body = callBody(operation, options.shape);
   return defineRoute({
     method: 'post',
     path: options.path,
@@ -56,29 +71,31 @@ function readRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRout
     summary: options.summary,
     description: `${operation.description}\n\n${pricing(operation)}\n\n${billing}`,
     body,
-    response: { status: 200, description: 'The read’s result and what it cost', schema: callResponseOf(operation) },
+    response: { status: 200, description: 'The read’s result and what it cost', schema: responseOf(operation, options.shape) },
     errors: [402, 403, 409, 422, 502, 503, 504],
     authorize: within('body'),
     handler: async ({ body, actor, deps, ctx }) => {
       const { terms, input } = split(body as Record<string, unknown>, options.shape);
-      return presentCall(await callAndWait(deps, actor, operation, terms, input, ctx)) as never;
+      const call = presentCall(await callAndWait(deps, actor, operation, terms, input, ctx));
+      if (options.shape === 'envelope') return call as never;
+      const { result, ...billing } = call;
+      return { ...(result as Record<string, unknown>), ...billing } as never;
     },
   });
 }
 
 /** POST <path>/quote: the credit ceiling a call with this input would hold, without holding it. */
 function quoteRoute(operation: ReadOperation, options: ReadRouteOptions): AnyRoute {
-  const body =
-    options.shape === 'envelope'
-      ? z.object({ organization_id: callTermsFields.organization_id, input: operation.input }).strict()
-      : (operation.input as unknown as ZodObject).extend({ organization_id: callTermsFields.organization_id }).strict();
+  // The call's own body (spec §4.5): a client quotes exactly what it is about to send. The billing
+  // terms other than the organization change nothing in the quote.
+  const body = callBody(operation, options.shape);
   return defineRoute({
     method: 'post',
     path: `${options.path}/quote`,
     operationId: options.operationId.replace(/^run/, 'quote'),
     tag: options.tag,
     summary: `Quote: ${options.summary.charAt(0).toLowerCase()}${options.summary.slice(1)}`,
-    description: `The credit ceiling a call with this input would hold (what \`max_credits\` is compared with), without holding or billing anything. ${pricing(operation)}`,
+    description: `The credit ceiling a call with this input would hold (what \`max_credits\` is compared with), without holding or billing anything. Takes the body the call takes (its other billing fields are accepted and change nothing here). ${pricing(operation)}`,
     body,
     response: { status: 200, description: 'The quote', schema: quoteSchema },
     errors: [403],

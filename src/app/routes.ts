@@ -19,6 +19,7 @@ import { creditRoutes } from '../credits/routes.ts';
 import { invitationRoutes } from '../invitations/routes.ts';
 import { libraryRoutes } from '../library/routes.ts';
 import { memberRoutes } from '../members/routes.ts';
+import { meRoutes } from '../me/routes.ts';
 import { organizationLogoRoutes } from '../organizations/logo/routes.ts';
 import { organizationRoutes } from '../organizations/routes.ts';
 import { reportRoutes } from '../reports/routes.ts';
@@ -30,6 +31,7 @@ import { searchRoutes, socialRoutes } from './read-routes.ts';
 import { scheduledTaskRoutes } from '../scheduled-tasks/routes.ts';
 import { operationsRoutes } from '../operations/routes.ts';
 import { opsConsole } from '../operations/console/serve.ts';
+import { apiReference } from '../service/docs.ts';
 import { opsLiveRefresh } from '../operations/live.ts';
 import { socialTrendRoutes } from '../social/routes.ts';
 import { webhookRoutes as webhookEndpointRoutes } from '../webhooks/routes.ts';
@@ -49,6 +51,7 @@ export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
  * (`/organizations/available-slug`) is listed before the parameter it would otherwise match.
  */
 export const apiRoutes: readonly AnyRoute[] = [
+  ...meRoutes,
   ...organizationRoutes,
   ...organizationLogoRoutes,
   ...memberRoutes,
@@ -85,7 +88,7 @@ export const apiRoutes: readonly AnyRoute[] = [
 
 /** Every route the web process mounts, grouped by how it is authenticated. */
 /** Static pages, served before authentication: the operator job console (it calls the /ops API with the operator's token). */
-export const pages = [opsConsole(), opsLiveRefresh()];
+export const pages = [opsConsole(), opsLiveRefresh(), apiReference()];
 
 export const routeTable = { plumbing: plumbingRoutes, webhooks: webhookRoutes, api: apiRoutes, pages, events: registerEventWebhooks };
 

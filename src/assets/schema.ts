@@ -92,7 +92,8 @@ export const assetIdParams = z.object({ asset_id: uuid.openapi({ description: 'A
 const title = singleLine(500);
 const mimeType = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type like image/png')
+  // Letters of both cases spelled out, no `i` flag: the document's `pattern` is the regex source alone, so a flag would be lost (or break generators).
+  .regex(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/, 'must be a media type like image/png')
   .max(255);
 const httpUrl = z
   .string()

@@ -1,5 +1,6 @@
 import { createSecretKey } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
+import jwt from 'jsonwebtoken';
 import koaJwt from 'koa-jwt';
 import jwksRsa from 'jwks-rsa';
 import type { Config } from '../config/schema.ts';
@@ -8,6 +9,7 @@ import { AppError, isAppError } from '../core/errors.ts';
 import { USER_ID_MAX, userId } from '../core/zod.ts';
 import type { Caller } from '../core/caller.ts';
 import { isOperator } from './operator.ts';
+import { secretKeyId } from './sign.ts';
 import { UserDirectory } from '../users/directory.ts';
 
 export const HMAC_ALGORITHMS = ['HS256'];
@@ -46,6 +48,7 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
       });
   const users = new UserDirectory(db);
   const verifiedTokens = new VerifiedTokens();
+  const keyId = secret === undefined ? undefined : secretKeyId(secret);
 
   return async function authenticateRequest(ctx: Context, next: Next) {
     let verified = false;
@@ -83,7 +86,10 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
     } catch (error) {
       // Only koa-jwt's own rejections become 401s; failures further down keep their meaning.
       if (verified || isAppError(error)) throw error;
-      throw unauthorized(describeRejection(error as KoaJwtError));
+      const why = describeRejection(error as KoaJwtError);
+      if (why === 'no bearer token') throw unauthorized(why, null);
+      if (why.startsWith('malformed')) throw unauthorized(why, 'invalid_request');
+      throw unauthorized(otherSecret(token, keyId) ?? why);
     }
   };
 }
@@ -134,4 +140,28 @@ function describeRejection(error: KoaJwtError): string {
   return 'token failed verification';
 }
 
-const unauthorized = (why: string) => new AppError('unauthorized', `a valid bearer token is required: ${why}`);
+/**
+ * A token whose `kid` (./sign.ts) names another HS256 secret: minted by `npm run token` for another
+ * data directory (its generated secret) or another JWT_SECRET. Says so, and what to do.
+ */
+function otherSecret(token: string | undefined, keyId: string | undefined): string | undefined {
+  if (!token || !keyId) return undefined;
+  const kid = (jwt.decode(token, { complete: true }) as { header?: { kid?: unknown } } | null)?.header?.kid;
+  if (typeof kid !== 'string' || kid === keyId) return undefined;
+  return (
+    `token was signed with another secret (key id ${kid.slice(0, 32)}; this server's is ${keyId}): it was minted for another data directory ` +
+    'or JWT_SECRET; mint one for this server with `npm run token -- --sub <user>` in the same directory and environment (DATA_DIR, JWT_SECRET)'
+  );
+}
+
+/** Characters RFC 6750 allows in a quoted `error_description`. */
+const quotable = (text: string) => text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '-');
+
+/**
+ * 401 with `WWW-Authenticate: Bearer` (RFC 6750 §3): without a token no error code (the client
+ * has to authenticate); a malformed header is `invalid_request`; a token that failed is `invalid_token`.
+ */
+const unauthorized = (why: string, error: 'invalid_token' | 'invalid_request' | null = 'invalid_token') =>
+  new AppError('unauthorized', `a valid bearer token is required: ${why}`, [], {
+    headers: { 'WWW-Authenticate': error ? `Bearer realm="api", error="${error}", error_description="${quotable(why)}"` : 'Bearer realm="api"' },
+  });

@@ -7,6 +7,7 @@ import type { Deps } from '../platform/deps.ts';
 import type { ChatModelCopyRow, ChatModelParameters, ChatModelRow, EffectiveChatModel } from './presenter.ts';
 import { PRICE_OVERRIDE_MAX_FACTOR } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { configuredProviders, unconfiguredProvider } from '../providers/configured.ts';
 
 /** The organization permission that changes its copy of a chat model (owners and admins hold it). */
 export const MANAGE_CHAT_MODELS = 'chat_models.manage';
@@ -38,7 +39,7 @@ export async function listChatModels(
   return paginate(rows, pageKeys, query);
 }
 
-/** The models enabled in the caller's organization, with its names, parameters and prices; an empty page to a non-member. */
+/** The models enabled in the caller's organization whose provider is configured here, with its names, parameters and prices; an empty page to a non-member. */
 export async function listAvailableChatModels(deps: Deps, actor: Actor, query: PageQuery & { organization_id: string }): Promise<Page<EffectiveChatModel>> {
   if (!(await actor.viewer(query.organization_id))) return { items: [], next_cursor: null };
   const rows = deps
@@ -47,7 +48,8 @@ export async function listAvailableChatModels(deps: Deps, actor: Actor, query: P
       join.on('oc.chat_model_id', 'm.id').andOn('oc.organization_id', deps.db.raw('?', [query.organization_id])),
     )
     .select('m.*', deps.db.raw('CASE WHEN oc.organization_id IS NULL THEN NULL ELSE to_jsonb(oc.*) END AS copy'))
-    .whereRaw(enabledSql);
+    .whereRaw(enabledSql)
+    .whereIn('m.provider', configuredProviders(deps.config, 'chat'));
   const page = await paginate<ChatModelRow & { copy: (Omit<ChatModelCopyRow, 'updated_at'> & { updated_at: string }) | null }>(rows, pageKeys, query);
   return {
     items: page.items.map(({ copy, ...model }) => ({
@@ -83,13 +85,18 @@ export async function getChatModelCopy(deps: Deps, actor: Actor, chatModelId: st
 }
 
 /** A model as the organization uses it (for chat runs too); 404 for an unknown model. */
-/** The model if the organization has it enabled; else 400 naming `model` (an unknown id answers the same). */
-export async function requireAvailableChatModel(deps: Pick<Deps, 'db'>, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
+/**
+ * The model if the organization has it enabled and its provider is configured here; else 400
+ * naming `model` (an unknown id answers like a disabled one; an unconfigured provider says which variable enables it).
+ */
+export async function requireAvailableChatModel(deps: Pick<Deps, 'db' | 'config'>, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
   const refused = badRequest(`model: "${chatModelId}" is not a chat model available to the organization`, ['model']);
   const effective = await effectiveChatModel(deps, chatModelId, organizationId).catch((error: unknown) => {
     throw isAppError(error, 'not_found') ? refused : error;
   });
   if (!(effective.copy?.enabled ?? effective.model.enabled_by_default)) throw refused;
+  const unconfigured = unconfiguredProvider(deps.config, 'chat', effective.model.provider);
+  if (unconfigured) throw badRequest(`model: "${chatModelId}" cannot be used here: ${unconfigured}`, ['model']);
   return effective;
 }
 

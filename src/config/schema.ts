@@ -118,6 +118,8 @@ export const configSchema = z
     /** OpenAI-compatible chat completions (`…/v1/chat/completions`); unset → the sandbox chat model. */
     CHAT_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** The chat model a run uses when it names none (a catalog id whose provider is configured). */
+    CHAT_DEFAULT_MODEL: z.string().min(1).max(64).default('sandbox-chat'),
     /** Pause between the sandbox chat model's words (tests slow it down to stop a run mid-stream). */
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
     /** Chat tools: model → tool calls → model rounds a turn may take (then one last answer without tools), each call's time limit, and how long an MCP connector's listed tools are reused. */
@@ -166,6 +168,25 @@ export const configSchema = z
     GENERATION_OPENAI_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     GENERATION_PREDICTION_URL: z.preprocess(emptyAsUnset, optionalUrl),
     GENERATION_PREDICTION_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /** The generation model per kind when a request names none: `image=gpt-image-1,text=gpt-4o-mini-text`; a kind not named uses `sandbox-<kind>`. */
+    GENERATION_DEFAULT_MODELS: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const defaults: Record<string, string> = {};
+        for (const entry of value
+          .split(',')
+          .map((part) => part.trim())
+          .filter(Boolean)) {
+          const [kind, model] = entry.split('=').map((part) => part.trim());
+          if (!kind || !model || !['image', 'audio', 'video', 'text'].includes(kind)) {
+            ctx.addIssue({ code: 'custom', message: `"${entry}" is not <kind>=<model> with kind image, audio, video or text` });
+            return z.NEVER;
+          }
+          defaults[kind] = model;
+        }
+        return defaults;
+      }),
     /** Pause the sandbox generation spreads over its progress steps (tests slow it down to cancel mid-run). */
     GENERATION_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(0),
     /** How long a generation may run before it fails (and its hold is released). */

@@ -8,8 +8,8 @@
 import type { Knex } from 'knex';
 import { changeLive, requireLive } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
-import { listAvailableChatModels, requireAvailableChatModel } from '../chat-models/index.ts';
-import { badRequest, conflict, notFound } from '../core/errors.ts';
+import { requireAvailableChatModel } from '../chat-models/index.ts';
+import { badRequest, conflict, isAppError, notFound } from '../core/errors.ts';
 import type { z } from '../core/zod.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
@@ -72,13 +72,23 @@ async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow): 
   return isLive(run) ? run : undefined;
 }
 
-/** The model the run uses: the one asked for if the organization has it enabled (else 400), or its first available one. */
-export async function chooseModel(deps: Deps, actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
-  if (asked === undefined) {
-    const page = await listAvailableChatModels(deps, actor, { organization_id: organizationId, limit: 1 });
-    return page.items[0]?.model.id ?? SANDBOX_CHAT_MODEL;
+/**
+ * The model the run uses: the one asked for if the organization has it enabled and its provider is
+ * configured (else 400); without one, the deployment's default (CHAT_DEFAULT_MODEL, on purpose, not
+ * whichever sorts first), refused naming that variable when the organization cannot use it.
+ */
+export async function chooseModel(deps: Deps, _actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
+  if (asked !== undefined) return (await requireAvailableChatModel(deps, asked, organizationId)).model.id;
+  const fallback = deps.config.CHAT_DEFAULT_MODEL;
+  try {
+    return (await requireAvailableChatModel(deps, fallback, organizationId)).model.id;
+  } catch (error) {
+    if (!isAppError(error, 'validation_failed')) throw error;
+    throw badRequest(
+      `model: none given, and the default chat model "${fallback}" (CHAT_DEFAULT_MODEL) cannot be used by this organization (${error.message.replace(/^model: /, '')}); name one of GET /chat-models/available`,
+      ['model'],
+    );
   }
-  return (await requireAvailableChatModel(deps, asked, organizationId)).model.id;
 }
 
 export interface StartRunOptions extends Pick<EnqueueOptions, 'continueWith'> {

@@ -6,8 +6,15 @@ extendZodWithOpenApi(z);
 
 export { z };
 
-/** Query-string boolean: only the words `true` and `false` (no surprising truthiness). */
-export const queryBoolean = z.enum(['true', 'false']).transform((value) => value === 'true');
+/**
+ * Query-string boolean: only the words `true` and `false` (no surprising truthiness). Published as
+ * `type: boolean` (a preprocess is transparent to the document), so generated clients take a
+ * boolean, and a default reads as the boolean it is; a client's `true` arrives as the word.
+ */
+export const queryBoolean = z.preprocess(
+  (value) => (value === 'true' ? true : value === 'false' ? false : value),
+  z.boolean({ error: 'must be true or false' }),
+);
 
 export const uuid = z.string().uuid();
 export const timestamp = z.string().datetime({ offset: true }).openapi({ format: 'date-time' });

@@ -102,6 +102,15 @@ export async function withdrawAvailable(trx: Knex.Transaction, organizationId: s
   return (rows[0] as BalanceRow | undefined) ?? null;
 }
 
+/** The balances of several organizations in one read (an organization without a row has none). */
+export async function readBalances(db: Knex, organizationIds: readonly string[]): Promise<Map<string, BalanceRow>> {
+  if (organizationIds.length === 0) return new Map();
+  const rows = (await db('credit_balances')
+    .whereIn('organization_id', [...organizationIds])
+    .select('organization_id', 'granted', 'captured', 'held', 'expired')) as BalanceRow[];
+  return new Map(rows.map((row) => [row.organization_id, row]));
+}
+
 export async function readBalance(db: Knex, organizationId: string): Promise<BalanceRow> {
   const row = (await db('credit_balances').where({ organization_id: organizationId }).first('organization_id', 'granted', 'captured', 'held', 'expired')) as
     | BalanceRow

@@ -8,7 +8,7 @@
  *   requireHoldable                      402 unless such a hold would be placed now (a precheck, tried and rolled back)
  *   enqueueBalanceAlertCheck             after moving credits: check the low-balance alerts now, not at the next sweep
  */
-export { availableOf, type BalanceRow, readBalance } from './entries.ts';
+export { availableOf, type BalanceRow, readBalance, readBalances } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
 export { captureHold, findHoldByRun, getHold, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold, requireHoldable } from './holds.ts';

@@ -2,6 +2,7 @@ import { chatModelCatalog } from '../chat-models/index.ts';
 import { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import { generationModelCatalog, generationModelKinds, generationUnits } from './models.ts';
+import { configuredProviders } from '../providers/configured.ts';
 
 const chatPrices = z.object({
   input_credits_per_1k_tokens: z.number().int(),
@@ -24,9 +25,17 @@ export const publicModelSchema = z.object({
 });
 export const publicModelsSchema = z.object({ models: z.array(publicModelSchema) });
 
-/** Every chat and generation model with its kind, provider and catalog prices (an organization's chat-model overrides are its own: GET /chat-models/available). */
-export async function listPublicModels(deps: Pick<Deps, 'db'>): Promise<z.input<typeof publicModelsSchema>> {
-  const [chat, generation] = await Promise.all([chatModelCatalog(deps.db), generationModelCatalog(deps.db)]);
+/**
+ * Every chat and generation model usable here (the sandbox's, and those of each provider configured)
+ * with its kind, provider and catalog prices (an organization's chat-model overrides are its own:
+ * GET /chat-models/available).
+ */
+export async function listPublicModels(deps: Pick<Deps, 'db' | 'config'>): Promise<z.input<typeof publicModelsSchema>> {
+  const usable = (kind: 'chat' | 'generation') => new Set(configuredProviders(deps.config, kind));
+  const [chat, generation] = await Promise.all([
+    chatModelCatalog(deps.db).then((models) => models.filter((m) => usable('chat').has(m.provider))),
+    generationModelCatalog(deps.db).then((models) => models.filter((m) => usable('generation').has(m.provider))),
+  ]);
   return {
     models: [
       ...chat.map((m) => ({

@@ -8,6 +8,7 @@ import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { GenerationResult } from '../providers/generation/index.ts';
 import type { GenerationModelRow } from './models.ts';
+import { unconfiguredProvider } from '../providers/configured.ts';
 import type { generationParameters, quoteGenerationBody } from './schema.ts';
 
 type Parameters = z.output<typeof generationParameters>;
@@ -35,7 +36,7 @@ export interface Quote {
   credits: number;
 }
 
-export async function quoteGeneration(deps: Pick<Deps, 'db'>, input: z.output<typeof quoteGenerationBody>): Promise<Quote> {
+export async function quoteGeneration(deps: Pick<Deps, 'db' | 'config'>, input: z.output<typeof quoteGenerationBody>): Promise<Quote> {
   const model = await modelFor(deps, input.kind, input.model);
   const units = Math.max(1, requestedUnits(model, input.prompt, input.parameters ?? {}));
   if (units > model.max_units)
@@ -64,12 +65,19 @@ export function chargedCredits(quote: Pick<Quote, 'model' | 'units'>, usage: Gen
   return Math.min(quote.units, Math.max(0, units)) * quote.model.credits_per_unit;
 }
 
-async function modelFor(deps: Pick<Deps, 'db'>, kind: string, id: string | undefined): Promise<GenerationModelRow> {
-  const chosen = id ?? `sandbox-${kind}`;
+/**
+ * The model asked for, else the deployment's default for the kind (GENERATION_DEFAULT_MODELS, else
+ * `sandbox-<kind>`): known, of the kind, enabled and of a provider configured here (400 naming `model`).
+ */
+async function modelFor(deps: Pick<Deps, 'db' | 'config'>, kind: string, id: string | undefined): Promise<GenerationModelRow> {
+  const chosen = id ?? deps.config.GENERATION_DEFAULT_MODELS[kind] ?? `sandbox-${kind}`;
   const model = (await deps.db('generation_models').where({ id: chosen }).first()) as GenerationModelRow | undefined;
   const refuse = (why: string) => badRequest(`model: ${why}`, ['model']);
   if (!model) throw refuse(`"${chosen}" is not a generation model (GET /models/public lists them)`);
   if (model.kind !== kind) throw refuse(`"${model.id}" makes ${model.kind}, not ${kind}`);
   if (!model.enabled_by_default) throw refuse(`"${model.id}" is not enabled`);
+  const unconfigured = unconfiguredProvider(deps.config, 'generation', model.provider);
+  if (unconfigured)
+    throw refuse(`"${model.id}" cannot be used here: ${unconfigured}${id === undefined ? ' (the default for this kind, GENERATION_DEFAULT_MODELS)' : ''}`);
   return model;
 }

@@ -13,6 +13,7 @@ import { apiVersion } from './middleware/api-version.ts';
 import { rateLimit, rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { locations } from './location.ts';
 import { routeHandler, type AnyRoute } from './route.ts';
 
 export interface AppOptions {
@@ -43,12 +44,12 @@ export interface AppOptions {
 
 const koaPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
-function mount(router: Router, routes: readonly AnyRoute[], deps: Deps): Router {
+function mount(router: Router, routes: readonly AnyRoute[], deps: Deps, locate = locations(routes)): Router {
   const validateResponses = deps.config.NODE_ENV !== 'production';
   for (const route of routes) {
     // An operation nobody declared the authorization of must not be served by accident.
     if (!route.public && !route.authorize) throw new Error(`${route.operationId} (${route.method.toUpperCase()} ${route.path}) declares no authorize`);
-    router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses));
+    router[route.method](route.operationId, koaPath(route.path), routeHandler(route, deps, validateResponses, locate.get(route)));
   }
   return router;
 }
@@ -96,7 +97,12 @@ export function createApp({ deps, routes, jwtSecret, version, extraRoutes = [], 
     metrics?.token
       ? serveMetrics(metrics.registry, metrics.token)
       : () => {
-          throw new AppError('not_found', 'metrics are not served on this port');
+          throw new AppError(
+            'not_found',
+            deps.config.METRICS_PORT !== undefined
+              ? `metrics are not served on this port: the web process serves them on METRICS_PORT (${deps.config.METRICS_PORT || 'a free port chosen at start'})`
+              : 'metrics are not served: set METRICS_TOKEN to serve GET /metrics here to that bearer token (or METRICS_PORT for a port of their own)',
+          );
         },
   );
 

@@ -29,6 +29,8 @@ export function errorMapper(log: Logger) {
       else if (error.status >= 500) requestLog.error({ err: thrown }, 'request failed');
       ctx.status = error.status;
       ctx.set(error.headers);
+      // Every 401 says how to authenticate (RFC 9110 §11.6.1), whoever raised it.
+      if (error.status === 401 && !ctx.response.get('WWW-Authenticate')) ctx.set('WWW-Authenticate', 'Bearer realm="api"');
       // A refusal before the body was read (401, 413, 429…): close the connection rather than read the rest to keep it alive.
       if (hasUnreadBody(ctx)) ctx.set('Connection', 'close');
       ctx.body = errorBody(error);

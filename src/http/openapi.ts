@@ -4,6 +4,9 @@ import { errorCodes, type ErrorCode } from '../core/errors.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, bodyLimitOf, headersOf } from './route.ts';
 import { compactAuthorization, describeAuthorization } from './authorization-text.ts';
+import { publishRequestBodiesAsInput } from './openapi-input.ts';
+import { locations } from './location.ts';
+import { headersFor, registerHeaders } from './openapi-headers.ts';
 
 export const errorBodySchema = z
   .object({
@@ -23,10 +26,11 @@ const errorDescriptions: Record<number, string> = {
   404: 'No such resource, or the caller cannot read it',
   405: 'Method not allowed',
   409: "The resource's current state forbids the request",
-  413: 'Request body too large',
-  415: 'Request body is not JSON',
+  413: 'Request body too large (an operation without a body reads at most 1 KiB)',
+  415: 'Request body is not JSON, or in a Content-Encoding the server does not read',
   422: 'Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`)',
   429: 'Rate limit used up; see Retry-After',
+  431: 'Request headers too large (at most 16 KiB in all)',
   500: 'Failure on the service side',
   502: 'The provider failed or answered something malformed (`upstream_failed`); nothing was charged',
   503: 'A dependency (database, queue) is unreachable',
@@ -35,6 +39,7 @@ const errorDescriptions: Record<number, string> = {
 
 const tagDescriptions: Record<string, string> = {
   Service: 'Health, readiness and this document',
+  Me: 'The caller: who the token is, their organizations, role, permissions and balances',
   Organizations: 'Workspaces (organizations), their settings and activity',
   Members: 'Members of an organization',
   Roles: 'Organization roles and their permissions',
@@ -94,19 +99,16 @@ function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
     security: [{ metricsToken: [] }],
     responses: {
       200: { description: 'The metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: z.string() } } },
-      401: { description: 'Missing or wrong metrics token', content: { 'application/json': { schema: error } } },
+      400: { description: errorDescriptions[400]!, content: { 'application/json': { schema: error } } },
+      401: { description: 'Missing or wrong metrics token', headers: headersFor(401, false), content: { 'application/json': { schema: error } } },
       404: { description: 'Metrics are not served on this port', content: { 'application/json': { schema: error } } },
       500: { description: errorDescriptions[500]!, content: { 'application/json': { schema: error } } },
     },
   });
 }
 
-const replayedHeader: NonNullable<ResponseConfig['headers']> = {
-  'Idempotent-Replayed': {
-    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise.',
-    schema: { type: 'string', enum: ['true'] },
-  },
-};
+/** `{ [key]: value }` when there is a value, else nothing to spread. */
+const optional = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : ({ [key]: value } as Record<K, V>));
 
 /** The OpenAPI 3.1 document, generated from the same route declarations that validate requests. */
 export function buildOpenApiDocument(
@@ -120,12 +122,15 @@ export function buildOpenApiDocument(
     .optional()
     .openapi({ param: { name: 'Service-Api-Version', in: 'header' }, description: 'API major to serve: absent, `1` or `1.x`.', example: '1' });
   const error = registry.register('Error', errorBodySchema);
+  registerHeaders(registry);
 
+  const locate = locations(routes);
   for (const route of routes) {
     const statuses = new Set<number>([
-      ...(route.public ? [400, 500] : [400, 401, 429, 500]),
-      // Every operation with a body refuses one over its limit (413).
-      ...(route.body ? [413] : []),
+      // Whatever the operation: request headers over 16 KiB (431), a body over its limit (413; one
+      // without a body reads at most NO_BODY_LIMIT) or not JSON or in an unknown Content-Encoding
+      // (415), the database or queue unreachable (503).
+      ...(route.public ? [400, 413, 415, 431, 500, 503] : [400, 401, 413, 415, 429, 431, 500, 503]),
       ...(route.errors ?? []),
       // Idempotency-Key: a request still running with the key (409), the key used for another request (422).
       ...(route.idempotent ? [409, 422] : []),
@@ -133,12 +138,22 @@ export function buildOpenApiDocument(
     const responses: Record<string, { description: string; headers?: ResponseConfig['headers']; content?: Record<string, { schema: ZodType }> }> = {
       [route.response.status]: {
         description: route.response.description,
-        ...(route.idempotent && { headers: replayedHeader }),
+        ...optional(
+          'headers',
+          headersFor(route.response.status, !route.public, [
+            ...(locate.has(route) ? ['Location' as const] : []),
+            ...(route.idempotent ? ['Idempotent-Replayed' as const] : []),
+          ]),
+        ),
         ...(route.response.schema && { content: { 'application/json': { schema: route.response.schema as ZodType } } }),
       },
     };
     for (const status of [...statuses].sort()) {
-      responses[status] = { description: errorDescriptions[status] ?? 'Error', content: { 'application/json': { schema: error } } };
+      responses[status] = {
+        description: errorDescriptions[status] ?? 'Error',
+        ...optional('headers', headersFor(status, !route.public)),
+        content: { 'application/json': { schema: error } },
+      };
     }
     const headerSchema = headersOf(route) as ZodObject | undefined;
     const operation: RouteConfig = {
@@ -177,7 +192,7 @@ export function buildOpenApiDocument(
   info.webhooks?.(registry);
 
   const tags = [...new Set(routes.map((route) => route.tag))].map((name) => ({ name, description: tagDescriptions[name] ?? name }));
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Workspace Platform API',
@@ -189,4 +204,5 @@ export function buildOpenApiDocument(
     tags,
     security: [{ bearerAuth: [] }],
   });
+  return publishRequestBodiesAsInput(document);
 }

@@ -10,6 +10,7 @@ import { AppError, fromZodIssues } from '../core/errors.ts';
 import { continueIfAwaited } from './errors.ts';
 import { JSON_MAX_DEPTH, z } from '../core/zod.ts';
 import { idempotencyHeaders, type IdempotentOptions } from './idempotency.ts';
+import type { Locate } from './location.ts';
 import { claimKey, completeKey, hashOfKey, type IdempotentRequest, releaseKey, requestHash } from '../platform/idempotency.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -74,6 +75,11 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   document?: (operation: RouteConfig, error: ZodType) => RouteConfig[];
   /** The handler sets status and body itself (a file answered 200, 206 or 304): nothing is presented after it. */
   answersItself?: true;
+  /**
+   * A 201's `Location` when it is not the GET operation answering the same schema (./location.ts
+   * derives that one from the route table): from the request's path parameters and the answer.
+   */
+  location?: Locate;
   handler(input: HandlerInput<P, Q, B>): Promise<Reply<R>>;
 }
 
@@ -169,7 +175,7 @@ function inputError(path: (string | number)[], message: string): AppError {
 }
 
 /** Koa middleware running one route: read the body (within its limit) → parse → handler (authorize → act) → present. */
-export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boolean) {
+export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boolean, locate?: Locate) {
   // Unknown query parameters are refused like unknown body fields (a typo must not silently drop a filter).
   // A route without a query schema takes none, so every query string is checked the same way.
   const query = route.query instanceof ZodObject ? route.query.strict() : (route.query ?? noQuery);
@@ -197,12 +203,15 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
     if (route.authorize) await enforce(route.authorize, { ...input, db: deps.db });
     // After authorization: a caller who may no longer act gets no replay either.
     input.idempotency = route.idempotent && idempotentRequest(route, input, parsedHeaders?.['idempotency-key'] as string | undefined, ctx);
-    if (!input.idempotency || route.idempotent?.mode === 'transaction') return present(route, ctx, await route.handler(input), validateResponses);
+    if (!input.idempotency || route.idempotent?.mode === 'transaction') {
+      present(route, ctx, await route.handler(input), validateResponses);
+      return setLocation(ctx, locate, input.params);
+    }
     const stored = await claimKey(deps.db, input.idempotency);
     if (stored) {
       ctx.status = stored.status;
       ctx.body = stored.body;
-      return;
+      return setLocation(ctx, locate, input.params);
     }
     let result: unknown;
     try {
@@ -215,7 +224,15 @@ export function routeHandler(route: AnyRoute, deps: Deps, validateResponses: boo
     }
     present(route, ctx, result, validateResponses);
     await completeKey(deps.db, input.idempotency, ctx.status, ctx.body);
+    setLocation(ctx, locate, input.params);
   };
+}
+
+/** A 201 names where the created resource is read (a replayed 201 too: the header is derived from the body, never stored). */
+function setLocation(ctx: Context, locate: Locate | undefined, params: unknown): void {
+  if (ctx.status !== 201 || !locate) return;
+  const location = locate(params as Record<string, string> | undefined, ctx.body);
+  if (location) ctx.set('Location', location);
 }
 
 /** The headers an operation reads: its own, plus Idempotency-Key when it honours it. */

@@ -12,6 +12,11 @@ export type ProcessKind = 'web' | 'worker';
 export function createMetricsRegistry(kind: ProcessKind, options: { defaultMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ process: kind });
-  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (options.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    // Gauges named like counters, which `promtool check metrics` refuses ("non-counter metrics should
+    // not have _total suffix"); the same counts stay exposed by type (`nodejs_active_handles{type}`…).
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  }
   return registry;
 }

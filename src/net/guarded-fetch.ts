@@ -21,7 +21,7 @@ export function guardedFetch(allowlist: readonly AllowlistEntry[]): { fetch: Gua
       throw new OutboundFetchError('url_not_allowed', `scheme ${url.protocol} is not allowed (http and https only)`, true);
     if (url.username || url.password) throw new OutboundFetchError('url_not_allowed', 'URLs with credentials are not allowed', true);
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
-    const addresses = await vettedAddresses(bareHost(url.hostname), isAllowlisted(allowlist, url.hostname, port));
+    const addresses = await vettedAddresses(bareHost(url.hostname), isAllowlisted(allowlist, url.hostname, port), url.host);
     const agent = new Agent({
       connect: {
         lookup: (_hostname: string, options: { all?: boolean }, callback: (error: NodeJS.ErrnoException | null, ...found: never[]) => void) => {

@@ -175,7 +175,7 @@ async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 
   const host = bareHost(url.hostname);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const allowlisted = isAllowlisted(options.allowlist, url.hostname, port);
-  const addresses = await vettedAddresses(host, allowlisted);
+  const addresses = await vettedAddresses(host, allowlisted, url.host);
   const agent = new Agent({
     connections: 1,
     connect: {
@@ -204,12 +204,17 @@ async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 
 }
 
 /** The addresses to connect to: every address the name resolves to must be allowed, not just one. */
-export async function vettedAddresses(host: string, allowlisted: boolean): Promise<{ address: string; family: number }[]> {
+export async function vettedAddresses(host: string, allowlisted: boolean, hostAndPort: string): Promise<{ address: string; family: number }[]> {
   const literal = net.isIP(host);
   const addresses = literal ? [{ address: host, family: literal }] : await resolve(host);
   for (const { address } of addresses) {
     if (!allowlisted && !isPublicAddress(address)) {
-      throw new OutboundFetchError('address_not_allowed', `${host} resolves to a ${addressRange(address)} address, which is not allowed`, true);
+      // Says how to open it: a developer pointing an import at a local server meets this first.
+      throw new OutboundFetchError(
+        'address_not_allowed',
+        `${host} resolves to a ${addressRange(address)} address, which is not allowed (server-side fetches reach public addresses only; an operator may open ${hostAndPort} with OUTBOUND_ALLOWLIST)`,
+        true,
+      );
     }
   }
   return addresses;

@@ -5,11 +5,13 @@ import {
   availableSlugQuery,
   availableSlugSchema,
   createOrganizationBody,
+  listOrganizationsQuery,
   organizationEnvelope,
+  organizationPage,
   organizationIdParams,
   updateOrganizationBody,
 } from './schema.ts';
-import { createOrganization, deleteOrganization, getOrganization, markOnboarded, updateOrganization } from './service.ts';
+import { createOrganization, deleteOrganization, getOrganization, listOrganizationsOfCaller, markOnboarded, updateOrganization } from './service.ts';
 import { member, signedIn } from '../http/authorize.ts';
 
 const tag = 'Organizations';
@@ -42,6 +44,22 @@ export const organizationRoutes: AnyRoute[] = [
     errors: [409],
     authorize: signedIn('anyone may start an organization and becomes its owner'),
     handler: async ({ body, actor, deps }) => ({ organization: presentOrganization(await createOrganization(deps, actor, body), 'owner') }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/organizations',
+    operationId: 'listOrganizations',
+    summary: 'The organizations the caller belongs to, with their role in each',
+    description:
+      'By name, then id; keyset paged (an organization created meanwhile never shifts a page). `GET /me` shows them with the caller’s permissions and, where they may see it, the balance.',
+    tag,
+    query: listOrganizationsQuery,
+    response: { status: 200, description: 'A page of organizations', schema: organizationPage },
+    authorize: signedIn('a caller lists only the organizations they are a member of'),
+    handler: async ({ query, actor, deps }) => {
+      const page = await listOrganizationsOfCaller(deps, actor, query);
+      return { items: page.items.map((row) => presentOrganization(row, row.role)), next_cursor: page.next_cursor };
+    },
   }),
   defineRoute({
     method: 'get',

@@ -1,3 +1,4 @@
+import { pageOf, pageQuery } from '../core/pagination.ts';
 import { singleLine, timestamp, z } from '../core/zod.ts';
 
 export const slugSchema = z
@@ -24,6 +25,9 @@ export const organizationSchema = z
   .openapi('Organization');
 
 export const organizationEnvelope = z.object({ organization: organizationSchema });
+
+export const listOrganizationsQuery = z.object({ ...pageQuery });
+export const organizationPage = pageOf(organizationSchema);
 
 export const createOrganizationBody = z
   .object({ name: singleLine(120), slug: slugSchema.optional() })

@@ -3,7 +3,8 @@ import { recordActivity } from '../core/activity.ts';
 import { conflict } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { addMembership, organizationColumns } from '../members/index.ts';
+import { addMembership, membershipsOfUser, organizationColumns } from '../members/index.ts';
+import { paginate } from '../core/pagination.ts';
 import type { OrganizationRow } from './presenter.ts';
 import { availableSlug, isSlugTaken } from './slug.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -110,4 +111,20 @@ export async function markOnboarded(deps: Deps, actor: Actor, organizationId: st
     });
     return { organization: organization!, role: membership.role };
   });
+}
+
+/**
+ * The caller's organizations (live ones they are a member of), by name then id, keyset paged:
+ * how a token holder finds the organizations that exist for them.
+ */
+export async function listOrganizationsOfCaller(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }) {
+  const query = membershipsOfUser(deps.db, actor.userId).select(...organizationColumns.map((column) => `o.${column}`), 'm.role');
+  return paginate<OrganizationRow & { role: string }>(
+    query,
+    [
+      { column: 'o.name', direction: 'asc', type: 'text' },
+      { column: 'o.id', direction: 'asc', type: 'text' },
+    ],
+    page,
+  );
 }

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino, symbols } from 'pino';
+import pretty from 'pino-pretty';
 import type { Config } from '../config/schema.ts';
 import { workContext } from './work-context.ts';
 
@@ -27,8 +28,18 @@ function workContextFields(_merge: object, _level: number, logger: Logger): Reco
   return fields;
 }
 
+/**
+ * Where a process logs when nothing else is given: on a terminal (a person reading `npm start`),
+ * pino-pretty's readable lines, written synchronously (no worker thread to flush on exit);
+ * anywhere else (a platform's log collector, a pipe, a file) one JSON object a line.
+ */
+export function consoleDestination(stdout: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): DestinationStream | undefined {
+  if (!stdout.isTTY) return undefined;
+  return pretty({ destination: stdout, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+}
+
 /** The process's logger; `destination` replaces stdout (tests read the lines back). */
-export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, destination?: DestinationStream): Logger {
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, name: string, destination: DestinationStream | undefined = consoleDestination()): Logger {
   const options = {
     name,
     level: config.LOG_LEVEL,

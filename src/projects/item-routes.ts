@@ -65,6 +65,8 @@ function itemRoutes(declaration: ResourceTypeDeclaration): AnyRoute[] {
         .strict()
         .openapi(`AddProject${Name}`),
       response: { status: 201, description: `The ${noun}'s membership`, schema: itemSchema },
+      // The membership is addressed where it is removed.
+      location: (params, answer) => `/projects/${params?.project_id}/${segment}/${(answer as Record<string, string>)[idField]}`,
       errors: [403, 404, 409],
       authorize: resource('project', 'edit', 'project_id'),
       handler: async ({ params, body, actor, deps }) => present(await addProjectItem(deps, actor, params.project_id, type, idOf(body))),

@@ -20,7 +20,7 @@ export interface TurnOutcome {
 }
 
 /**
- * Ends an open run (a run canceled meanwhile keeps its state; only the credits it used are
+ * Ends an open run (a run canceled meanwhile keeps its status; only the credits it used are
  * recorded). A succeeded run's answer is e-mailed to each recipient; a skipped one (no credits)
  * has its organization's low-balance alerts checked now, not at the next sweep.
  */
@@ -28,36 +28,36 @@ async function endRun(
   trx: Knex.Transaction,
   { deps }: EndContext,
   runId: string,
-  state: TaskRunRow['state'],
+  status: TaskRunRow['status'],
   fields: { credits_used?: number; error?: EndReason | null },
 ): Promise<void> {
   const current = (await trx('scheduled_task_runs').where({ id: runId }).forUpdate().first()) as TaskRunRow | undefined;
   if (!current) return;
-  if (!(OPEN_RUN_STATES as readonly string[]).includes(current.state)) {
+  if (!(OPEN_RUN_STATES as readonly string[]).includes(current.status)) {
     if (fields.credits_used !== undefined && current.credits_used === null)
       await trx('scheduled_task_runs').where({ id: runId }).update({ credits_used: fields.credits_used });
     return;
   }
   const ended = (await trx('scheduled_task_runs')
     .where({ id: runId })
-    .update({ state, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() })
+    .update({ status, credits_used: fields.credits_used ?? 0, error: fields.error ? JSON.stringify(fields.error) : null, finished_at: trx.fn.now() })
     .returning('*')) as TaskRunRow[];
   await recordRunsEnded(trx, ended);
-  if (state === 'succeeded')
+  if (status === 'succeeded')
     for (const userId of current.email_recipients)
       await deps.jobs.enqueue(trx, scheduledTaskEmailJob, { run_id: runId, user_id: userId }, { organizationId: current.organization_id });
-  if (state === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
+  if (status === 'skipped') await enqueueBalanceAlertCheck(deps, trx, current.organization_id);
 }
 
 export const TASK_STOPPED = { code: 'task_stopped', message: 'the task was disabled or deleted before this run started' };
 
 /** Ends runs that never started their turn (still queued), in one statement: no credits used, nothing to mail. */
-export async function endUnstartedRuns(trx: Knex.Transaction, runIds: readonly string[], state: 'failed' | 'canceled', error: EndReason): Promise<void> {
+export async function endUnstartedRuns(trx: Knex.Transaction, runIds: readonly string[], status: 'failed' | 'canceled', error: EndReason): Promise<void> {
   if (runIds.length === 0) return;
   const ended = (await trx('scheduled_task_runs')
     .whereIn('id', runIds)
-    .where({ state: 'queued' })
-    .update({ state, credits_used: 0, error: JSON.stringify(error), finished_at: trx.fn.now() })
+    .where({ status: 'queued' })
+    .update({ status, credits_used: 0, error: JSON.stringify(error), finished_at: trx.fn.now() })
     .returning('*')) as TaskRunRow[];
   await recordRunsEnded(trx, ended);
 }
@@ -75,9 +75,9 @@ export const runStartEnds: JobEnds<ScheduledTaskRunPayload, RunStart> = {
   /** A run that failed before it started its turn is queued again (one that started a turn ends with it). */
   async reopen(trx, { run_id }) {
     const reopened = await trx('scheduled_task_runs')
-      .where({ id: run_id, state: 'failed' })
+      .where({ id: run_id, status: 'failed' })
       .whereNull('chat_run_id')
-      .update({ state: 'queued', error: null, credits_used: null, finished_at: null })
+      .update({ status: 'queued', error: null, credits_used: null, finished_at: null })
       .returning('id');
     return reopened.length === 1;
   },
@@ -95,9 +95,9 @@ export const runBatchStartEnds: JobEnds<ScheduledTaskStartPayload, void> = {
   async reopen(trx, { run_ids }) {
     const reopened = await trx('scheduled_task_runs')
       .whereIn('id', run_ids)
-      .where({ state: 'failed' })
+      .where({ status: 'failed' })
       .whereNull('chat_run_id')
-      .update({ state: 'queued', error: null, credits_used: null, finished_at: null })
+      .update({ status: 'queued', error: null, credits_used: null, finished_at: null })
       .returning('id');
     return reopened.length > 0;
   },

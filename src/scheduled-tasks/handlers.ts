@@ -52,7 +52,7 @@ export async function finishScheduledRun({ run_id }: ScheduledTaskRunPayload, { 
   const run = await loadRun(deps.db, run_id);
   if (!run?.chat_run_id) return nothingToDo('the run has no chat turn');
   const chat = (await deps.db('chat_runs').where({ id: run.chat_run_id }).first()) as ChatRunRow;
-  if (!(OPEN_RUN_STATES as readonly string[]).includes(run.state) && run.credits_used !== null) return nothingToDo('the run has ended');
+  if (!(OPEN_RUN_STATES as readonly string[]).includes(run.status) && run.credits_used !== null) return nothingToDo('the run has ended');
   return { status: chat.status, credits: chat.credits_charged ?? 0, error: chat.error };
 }
 
@@ -63,7 +63,7 @@ export async function finishScheduledRun({ run_id }: ScheduledTaskRunPayload, { 
  */
 export async function emailRunAnswer({ run_id, user_id }: ScheduledTaskEmailPayload, { deps, log }: JobContext): Promise<void> {
   const run = await loadRun(deps.db, run_id);
-  if (run?.state !== 'succeeded' || !run.chat_run_id) return;
+  if (run?.status !== 'succeeded' || !run.chat_run_id) return;
   const readable = await actorFor(deps.db, { userId: user_id })
     .resource(deps.db, 'scheduled_task', run.task_id, 'read')
     .then(

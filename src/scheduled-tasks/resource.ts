@@ -1,6 +1,6 @@
 import { defineResourceType } from '../access/index.ts';
 import { presentScheduledTask, type ScheduledTaskRow } from './presenter.ts';
-import { scheduledTaskIdParams, scheduledTaskSchema } from './schema.ts';
+import { scheduledTaskEnvelope, scheduledTaskIdParams } from './schema.ts';
 
 declare module '../access/index.ts' {
   interface ResourceTypeNames {
@@ -20,7 +20,8 @@ export const scheduledTaskResource = defineResourceType<ScheduledTaskRow>({
     path: '/scheduled-tasks',
     idParams: scheduledTaskIdParams,
     tag: 'Scheduled tasks',
-    schema: scheduledTaskSchema,
-    present: (row) => presentScheduledTask(row),
+    // Answered wrapped (`{scheduled_task}`, CONVENTIONS §4); lists show the items bare.
+    schema: scheduledTaskEnvelope,
+    present: (row) => ({ scheduled_task: presentScheduledTask(row) }),
   },
 });

@@ -50,7 +50,7 @@ export async function startRunNow(deps: Deps, actor: Actor, taskId: string, over
  */
 export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ canceled: number }> {
   return changeLive<ScheduledTaskRow, { canceled: number }>(deps, actor, type, taskId, async (trx) => {
-    const open = (await trx('scheduled_task_runs').where({ task_id: taskId }).whereIn('state', OPEN_RUN_STATES).select('id', 'chat_run_id')) as Pick<
+    const open = (await trx('scheduled_task_runs').where({ task_id: taskId }).whereIn('status', OPEN_RUN_STATES).select('id', 'chat_run_id')) as Pick<
       TaskRunRow,
       'id' | 'chat_run_id'
     >[];
@@ -65,8 +65,8 @@ export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ 
         'id',
         open.map((run) => run.id),
       )
-      .whereIn('state', OPEN_RUN_STATES)
-      .update({ state: 'canceled', error: JSON.stringify(reason), finished_at: trx.fn.now() })
+      .whereIn('status', OPEN_RUN_STATES)
+      .update({ status: 'canceled', error: JSON.stringify(reason), finished_at: trx.fn.now() })
       .returning('*')) as TaskRunRow[];
     await recordRunsEnded(trx, ended);
     return { canceled: open.length };
@@ -85,7 +85,7 @@ export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof 
     .whereRaw(readable.sql, readable.bindings as Knex.RawBinding[])
     .modify((q) => {
       if (query.task_id) q.where('r.task_id', query.task_id);
-      if (query.state) q.where('r.state', query.state);
+      if (query.status) q.where('r.status', query.status);
       if (query.from) q.where('r.scheduled_for', '>=', query.from);
       if (query.to) q.where('r.scheduled_for', '<', query.to);
     })

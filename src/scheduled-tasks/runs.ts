@@ -17,7 +17,7 @@ export interface TaskRunRow {
   trigger: 'schedule' | 'manual' | 'one_off';
   scheduled_for: Date;
   missed_slots: number;
-  state: (typeof runStates)[number];
+  status: (typeof runStates)[number];
   prompt: string;
   model: string | null;
   email_recipients: string[];
@@ -117,7 +117,7 @@ export function presentRun(row: TaskRunRow) {
     trigger: row.trigger,
     scheduled_for: row.scheduled_for.toISOString(),
     missed_slots: row.missed_slots,
-    state: row.state,
+    status: row.status,
     prompt: row.prompt,
     model: row.model,
     email_recipients: row.email_recipients,
@@ -133,15 +133,15 @@ export function presentRun(row: TaskRunRow) {
 }
 
 /**
- * Records how each of these just-ended runs ended (`scheduled_task.run.<state>`), in the
+ * Records how each of these just-ended runs ended (`scheduled_task.run.<status>`), in the
  * transaction that ended them; about the task, so whoever can read the task may see it.
  */
 export async function recordRunsEnded(trx: Knex.Transaction, ended: readonly TaskRunRow[]): Promise<void> {
   for (const run of ended) {
-    if (run.state === 'queued' || run.state === 'running') continue;
+    if (run.status === 'queued' || run.status === 'running') continue;
     await recordEvent(trx, {
       organizationId: run.organization_id,
-      type: `scheduled_task.run.${run.state}`,
+      type: `scheduled_task.run.${run.status}`,
       subject: { type: 'scheduled_task', id: run.task_id },
       object: presentRun(run),
     });

@@ -93,6 +93,8 @@ export const scheduledTaskSchema = z.object({
   updated_at: timestamp,
 });
 export const scheduledTaskPage = pageOf(scheduledTaskSchema);
+/** One scheduled task as create, get, update and restore answer it: wrapped in one field (CONVENTIONS §4), as organizations are. */
+export const scheduledTaskEnvelope = z.object({ scheduled_task: scheduledTaskSchema });
 export const emailRecipientsSchema = z.object({
   items: z.array(z.object({ user_id: z.string(), email: z.string().nullable(), name: z.string().nullable() })),
 });
@@ -108,7 +110,7 @@ export const oneOffRunBody = z
 export const listRunsQuery = z.object({
   organization_id: z.string().min(1).max(64),
   task_id: uuid.optional(),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']).optional(),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']).optional(),
   from: z.string().datetime({ offset: true }).optional().describe('Only runs scheduled at or after this instant'),
   to: z.string().datetime({ offset: true }).optional().describe('Only runs scheduled before this instant'),
   ...pageQuery,
@@ -121,7 +123,7 @@ export const runSchema = z.object({
   trigger: z.enum(['schedule', 'manual', 'one_off']),
   scheduled_for: timestamp,
   missed_slots: z.number().int().describe('Slots missed while no dispatcher ran, folded into this run'),
-  state: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']),
+  status: z.enum(['queued', 'running', 'succeeded', 'failed', 'canceled', 'skipped']),
   prompt: z.string(),
   model: z.string().nullable(),
   email_recipients: z.array(z.string()),

@@ -55,7 +55,7 @@ export async function startQueuedRuns(trx: Knex.Transaction, deps: Deps, runIds:
   const { rows } = (await trx.raw(
     `SELECT r.*, t.title AS task_title, t.enabled AS task_enabled, t.deleted_at AS task_deleted_at, t.created_by_id AS task_created_by_id, t.skill_id AS task_skill_id
        FROM scheduled_task_runs r LEFT JOIN scheduled_tasks t ON t.id = r.task_id
-      WHERE r.id = ANY(?::uuid[]) AND r.state = 'queued'
+      WHERE r.id = ANY(?::uuid[]) AND r.status = 'queued'
       ORDER BY r.id
         FOR UPDATE OF r`,
     [[...runIds]],
@@ -105,7 +105,7 @@ export async function startQueuedRuns(trx: Knex.Transaction, deps: Deps, runIds:
   const opened = await openScheduledTurns(trx, deps, turns);
   if (opened.size > 0)
     await trx.raw(
-      `UPDATE scheduled_task_runs r SET state = 'running', started_at = now(), conversation_id = x.conversation_id, chat_run_id = x.chat_run_id
+      `UPDATE scheduled_task_runs r SET status = 'running', started_at = now(), conversation_id = x.conversation_id, chat_run_id = x.chat_run_id
          FROM jsonb_to_recordset(?::jsonb) AS x(id uuid, conversation_id uuid, chat_run_id uuid) WHERE r.id = x.id`,
       [JSON.stringify([...opened].map(([id, turn]) => ({ id, conversation_id: turn.conversationId, chat_run_id: turn.chatRunId })))],
     );
@@ -140,5 +140,5 @@ async function startOne(trx: Knex.Transaction, deps: Deps, run: QueuedRun): Prom
   );
   await trx('scheduled_task_runs')
     .where({ id: run.id })
-    .update({ state: 'running', started_at: trx.fn.now(), conversation_id: conversationId, chat_run_id: chat.id });
+    .update({ status: 'running', started_at: trx.fn.now(), conversation_id: conversationId, chat_run_id: chat.id });
 }

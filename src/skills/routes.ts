@@ -136,6 +136,7 @@ export const skillRoutes: AnyRoute[] = [
     params: organizationSkillParams,
     body: createOrganizationSkillBody,
     response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
+    location: (_params, answer) => `/skills/${(answer as { skill: { id: string } }).skill.id}`,
     errors: [403, 404, 409],
     authorize: member('resources.create'),
     handler: async ({ params, body, actor, deps }) => ({

@@ -67,7 +67,7 @@ const drivers: Partial<Record<ResourceType, Driver>> = {
     path: '/scheduled-tasks',
     create: () => ({ title: 'Secret task', prompt: 'Summarise the week', schedule: { cron: '0 9 * * 1', timezone: 'Europe/Berlin' } }),
     edit: { body: { title: 'Edited by B' }, column: 'title', value: 'Edited by B' },
-    unwrap: (body) => body,
+    unwrap: (body) => body.scheduled_task,
     reads: [
       { method: 'get', suffix: '/access' },
       { method: 'get', suffix: '/runs/email-recipients' },

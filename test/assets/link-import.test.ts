@@ -247,6 +247,11 @@ describe('link import and enrichment (worker)', function () {
       expect(Object.keys(asset.import_error)).to.deep.equal(['code', 'message']);
       expect(asset.import_error.code).to.equal(code);
       expect(asset.import_error.message).to.be.a('string').and.not.equal('');
+      // A refused address says which setting opens it.
+      if (code === 'address_not_allowed')
+        expect(asset.import_error.message).to.match(
+          /which is not allowed \(server-side fetches reach public addresses only; an operator may open \S+ with OUTBOUND_ALLOWLIST\)$/,
+        );
       expect(asset.enrichment).to.equal(null);
       expect(await stored(id)).to.equal(null);
       // The asset ends in the transaction that fails the job for good: a failed job, never a completed one.

@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import jwt from 'jsonwebtoken';
 import { createDb, type Db } from '../../src/db/knex.ts';
+import { signToken } from '../../src/auth/sign.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
 import { testDatabase } from '../support/hooks.ts';
 import { startTestServer, type ApiResponse, type TestServer } from '../support/server.ts';
@@ -75,6 +76,31 @@ describe('authentication', () => {
       // A valid token whose payload was swapped keeps a signature that no longer matches.
       const [header, , signature] = sign({ sub: 'alice' }, { expiresIn: 60 }).split('.');
       expectUnauthorized(await probe(server, `${header}.${b64({ sub: 'admin', exp: inAnHour() })}.${signature}`));
+    });
+
+    it('every 401 carries WWW-Authenticate: Bearer (RFC 6750): no error code without a token, invalid_request for a malformed header, invalid_token for a bad token', async () => {
+      expect((await probe(server, null)).headers.get('www-authenticate')).to.equal('Bearer realm="api"');
+      expect((await probe(server, null, { authorization: 'Basic dXNlcjpwYXNz' })).headers.get('www-authenticate')).to.equal(
+        'Bearer realm="api", error="invalid_request", error_description="malformed Authorization header; send -Authorization: Bearer <token>-"',
+      );
+      const expired = await probe(server, sign({ sub: 'alice', exp: Math.floor(Date.now() / 1000) - 10 }));
+      expect(expired.headers.get('www-authenticate')).to.equal('Bearer realm="api", error="invalid_token", error_description="token expired"');
+      const noExp = await probe(server, sign({ sub: 'alice' }));
+      expect(noExp.headers.get('www-authenticate')).to.equal('Bearer realm="api", error="invalid_token", error_description="token has no exp claim"');
+    });
+
+    it('a token minted for another secret (another data directory) is refused saying so', async () => {
+      const elsewhere = signToken('the-secret-of-another-data-directory-0123456789', { sub: 'alice', ttlSeconds: 60 });
+      const res = await probe(server, elsewhere);
+      expectUnauthorized(res);
+      expect(res.body.message).to.match(
+        /^a valid bearer token is required: token was signed with another secret \(key id [\w-]{16}; this server's is [\w-]{16}\): it was minted for another data directory or JWT_SECRET; mint one for this server with `npm run token -- --sub <user>`/,
+      );
+      expect(res.headers.get('www-authenticate')).to.match(
+        /^Bearer realm="api", error="invalid_token", error_description="token was signed with another secret/,
+      );
+      // One minted for this server's secret passes.
+      expect((await probe(server, signToken(TEST_JWT_SECRET, { sub: 'alice', ttlSeconds: 60 }))).status).to.equal(200);
     });
 
     it('refuses an expired token', async () => {

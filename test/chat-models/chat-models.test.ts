@@ -33,7 +33,8 @@ const copyKeys = [
 ].sort();
 
 describe('chat models: catalog and organization copies', () => {
-  const ctx = useServer();
+  // A chat service configured (never called here): its models are available beside the sandbox's.
+  const ctx = useServer({ CHAT_API_URL: 'http://127.0.0.1:9/v1' });
   let org: string;
   let owner: TestUser;
   let admin: TestUser;

@@ -34,6 +34,12 @@ describe('npm start (smoke)', () => {
     group = start.child.pid;
     const [, url] = (await start.waitForOutput(/Workspace Platform is serving (http:\/\/\S+)/)) as RegExpMatchArray;
     expect(url).to.equal(`http://localhost:${port}`);
+    // Beside the API: its reference page, the embedded database's URL and the data directory.
+    const [, database] = (await start.waitForOutput(/Database \(embedded PostgreSQL\): (postgres:\/\/\S+)/)) as RegExpMatchArray;
+    expect(start.stdout()).to.include(`API reference: ${url}/docs`);
+    expect(start.stdout()).to.include(`Data directory: ${dir} (`);
+    expect(database).to.match(/^postgres:\/\/workspace:[^@]+@127\.0\.0\.1:\d+\/\w+$/);
+    expect((await request(url!, 'get', '/docs')).status).to.equal(200);
 
     const health = await request(url!, 'get', '/healthz');
     expect(health.status).to.equal(200);
@@ -52,6 +58,18 @@ describe('npm start (smoke)', () => {
     expect(operator.code, operator.stderr).to.equal(0);
     expect((await request(url!, 'get', '/ops/workers', { token: operator.stdout.trim() })).status).to.equal(200);
     expect((await request(url!, 'get', '/ops/workers', { token: jwt })).status).to.equal(403);
+
+    // A token minted against another data directory (its own generated secret) is refused saying why.
+    const otherDir = await mkdtemp(path.join(tmpdir(), 'workspace-other-'));
+    try {
+      const foreign = await run('npm', ['run', '--silent', 'token', '--', '--sub', 'smoke-user'], { ...env, DATA_DIR: otherDir }).exited;
+      expect(foreign.code, foreign.stderr).to.equal(0);
+      const refused = await request(url!, 'get', '/me', { token: foreign.stdout.trim() });
+      expect(refused.status).to.equal(401);
+      expect(refused.body.message).to.match(/token was signed with another secret .*minted for another data directory or JWT_SECRET/);
+    } finally {
+      await rm(otherDir, { recursive: true, force: true });
+    }
 
     // SIGTERM to npm alone: it must reach our process (npm scripts `exec`, so no shell swallows it).
     start.child.kill('SIGTERM');

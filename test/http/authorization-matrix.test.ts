@@ -318,7 +318,7 @@ describe('authorization answers by kind of declaration and caller', () => {
           }),
           'create scheduled task',
         );
-        return { resource: { type: 'scheduled_task', id: task.id } };
+        return { resource: { type: 'scheduled_task', id: task.scheduled_task.id } };
       },
       fresh: true,
       request: (s) => ({ method: 'patch', path: `/scheduled-tasks/${s.resource!.id}`, body: { max_credits_per_run: 21 } }),

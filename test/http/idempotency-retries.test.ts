@@ -103,7 +103,7 @@ function cases(upstream: () => FakeUpstream): Case[] {
     {
       operation: 'triggerScheduledTask',
       method: 'post',
-      status: 201,
+      status: 202,
       path: (f) => `/scheduled-tasks/${f.task}/trigger`,
       body: () => undefined,
       other: (f) => ({ path: `/scheduled-tasks/${f.otherTask}/trigger` }),
@@ -112,7 +112,7 @@ function cases(upstream: () => FakeUpstream): Case[] {
       settle: (db, f) =>
         eventually(
           'the run ended',
-          async () => (await count(db('scheduled_task_runs').where({ task_id: f.task }).whereIn('state', ['queued', 'running']).count('* as n'))) === 0,
+          async () => (await count(db('scheduled_task_runs').where({ task_id: f.task }).whereIn('status', ['queued', 'running']).count('* as n'))) === 0,
         ),
     },
     {
@@ -209,8 +209,8 @@ describe('Idempotency-Key on every operation that creates something or moves cre
         body: { organization_id: org, title: 'Brief', prompt: 'Three lunch ideas.', schedule: { cron: '0 7 * * *', timezone: 'UTC' } },
       });
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
-      await grant(db, org, 'scheduled_task', res.body.id, admin, 'editor', owner);
-      return res.body.id as string;
+      await grant(db, org, 'scheduled_task', res.body.scheduled_task.id, admin, 'editor', owner);
+      return res.body.scheduled_task.id as string;
     };
     const customer = await server.request('post', `/organizations/${org}/billing/customer`, {
       token: owner.token,

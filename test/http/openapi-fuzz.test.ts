@@ -622,12 +622,14 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
       const connector = await created('post', '/connectors', { organization_id: organization, type: 'http', name: 'Fuzz connector' });
       const listing = await created('post', '/skill-listings', { skill_id: skill.id });
       const generation = await created('post', '/generations', { organization_id: organization, kind: 'text', prompt: 'Fuzz generation' });
-      const task = await created('post', '/scheduled-tasks', {
-        organization_id: organization,
-        title: 'Fuzz task',
-        prompt: 'Probe',
-        schedule: { cron: '0 9 * * *', timezone: 'UTC' },
-      });
+      const task = (
+        await created('post', '/scheduled-tasks', {
+          organization_id: organization,
+          title: 'Fuzz task',
+          prompt: 'Probe',
+          schedule: { cron: '0 9 * * *', timezone: 'UTC' },
+        })
+      ).scheduled_task;
       const publicModels = await server.request('get', '/models/public', { token: owner.token });
       const models: string[] = (publicModels.body?.items ?? publicModels.body?.models ?? [])
         .map((m: { id?: string; key?: string }) => m.id ?? m.key)
@@ -779,6 +781,13 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
         if (item.fault === 'none' && ownerAnswer.status === 400) refusedValid[operation.operationId] ??= clip(ownerAnswer.text, 300);
         checkAnswer(ownerAnswer, asOwner, 'the owner');
         checkAnswer(anonymousAnswer, anonymous, `no valid token (${item.anonymous})`);
+        // Every status an operation answers is one its document lists (a generated client knows it).
+        const documented = Object.keys((operation.raw.responses ?? {}) as object);
+        for (const [who, answer, sent] of [
+          ['the owner', ownerAnswer, asOwner],
+          ['no valid token', anonymousAnswer, anonymous],
+        ] as const)
+          expect(documented, `${who}: ${describeSent(sent)} → ${answer.status} is not among the documented statuses`).to.include(String(answer.status));
         if (operation.secured) expect(anonymousAnswer.status, `no valid token must never succeed: ${describeSent(anonymous)}`).to.be.at.least(400);
       }),
       { seed: seedOf(operation.operationId), numRuns: RUNS, endOnFailure: true, includeErrorInReport: true },

@@ -409,11 +409,11 @@ describe('route contract (every operation of the registry)', () => {
       listing_id: listing.body.listing.id,
       slug: listing.body.listing.slug,
       generation_id: generation.body.generation.id,
-      scheduled_task_id: task.body.id,
+      scheduled_task_id: task.body.scheduled_task.id,
       endpoint_id: endpoint.body.webhook_endpoint.id,
       delivery_id: ping.body.webhook_delivery.id,
       upload_id: upload.body.upload.id,
-      ...(await consoleFixtures(organization, task.body.id)),
+      ...(await consoleFixtures(organization, task.body.scheduled_task.id)),
     };
     for (const [name, value] of Object.entries(existing)) {
       expect(value, `fixture ${name}`).to.be.a('string').that.is.not.empty;

@@ -168,11 +168,11 @@ describe('cancel from the job console settles the resource with its job', functi
       schedule: { cron: '0 6 * * *', timezone: 'UTC' },
     });
     expect(task.status, show(task)).to.equal(201);
-    const triggered = await post(`/scheduled-tasks/${task.body.id}/trigger`);
-    expect(triggered.status, show(triggered)).to.equal(201);
+    const triggered = await post(`/scheduled-tasks/${task.body.scheduled_task.id}/trigger`);
+    expect(triggered.status, show(triggered)).to.equal(202);
     const runId = triggered.body.run.id as string;
     const run = await eventually('the run streams its turn', async () => {
-      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('state', 'chat_run_id');
+      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('status', 'chat_run_id');
       const chat = row?.chat_run_id && (await stack.db('chat_runs').where({ id: row.chat_run_id }).first('snapshot'));
       return chat && chat.snapshot.length > 0 ? row : null;
     });
@@ -182,10 +182,10 @@ describe('cancel from the job console settles the resource with its job', functi
     expect(chat.status).to.equal('stopped');
     // The turn's end sent the run's continuation: the run ends as its turn did.
     const ended = await eventually('the run ended', async () => {
-      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('state', 'credits_used', 'error');
-      return row.state !== 'running' ? row : null;
+      const row = await stack.db('scheduled_task_runs').where({ id: runId }).first('status', 'credits_used', 'error');
+      return row.status !== 'running' ? row : null;
     });
-    expect(ended).to.deep.equal({ state: 'canceled', credits_used: chat.credits_charged, error: { code: 'canceled', message: 'the run was canceled' } });
+    expect(ended).to.deep.equal({ status: 'canceled', credits_used: chat.credits_charged, error: { code: 'canceled', message: 'the run was canceled' } });
     expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
   });
 

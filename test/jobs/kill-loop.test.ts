@@ -244,7 +244,7 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
           body: { organization_id: org, title: 'Morning brief', prompt: 'Summarise the news in one line.', schedule: { cron: '0 6 * * *', timezone: 'UTC' } },
         }),
       );
-      tasks.push(task.id);
+      tasks.push(task.scheduled_task.id);
     }
     for (let i = 0; i < CHATS; i++)
       work.push(async () => {
@@ -262,8 +262,9 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
       });
     for (let i = 0; i < SCHEDULED; i++)
       work.push(async () => {
-        const run = expect201('trigger', await server.request('post', `/scheduled-tasks/${tasks[i % tasks.length]}/trigger`, { token: alice.token }));
-        created.scheduled.push(run.id ?? run.run.id);
+        const res = await server.request('post', `/scheduled-tasks/${tasks[i % tasks.length]}/trigger`, { token: alice.token });
+        if (res.status !== 202) throw new Error(`trigger: ${res.status} ${JSON.stringify(res.body)}`);
+        created.scheduled.push(res.body.run.id);
       });
     // Reads hold their request open until the worker settles them: a pool of their own.
     const reads = pool(
@@ -446,8 +447,8 @@ describe('jobs: workers SIGKILLed in a loop under 1,000 jobs', function () {
     const runs = await db('scheduled_task_runs as r')
       .join('chat_runs as c', 'c.id', 'r.chat_run_id')
       .whereIn('r.id', created.scheduled)
-      .select('r.state', 'r.credits_used', 'r.conversation_id', 'c.credits_charged', 'c.status as turn');
-    expect(runs.filter((r) => r.state !== 'succeeded' || r.turn !== 'succeeded' || r.credits_used !== r.credits_charged)).to.deep.equal([]);
+      .select('r.status', 'r.credits_used', 'r.conversation_id', 'c.credits_charged', 'c.status as turn');
+    expect(runs.filter((r) => r.status !== 'succeeded' || r.turn !== 'succeeded' || r.credits_used !== r.credits_charged)).to.deep.equal([]);
     expect(new Set(runs.map((r) => r.conversation_id)).size).to.equal(SCHEDULED);
     const scheduledConversations = await db('conversations').whereIn('organization_id', orgs).whereNotNull('schedule_id').count('* as n').first();
     expect(Number(scheduledConversations?.n)).to.equal(SCHEDULED);

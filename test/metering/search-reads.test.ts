@@ -65,10 +65,11 @@ describe('web search and page reading (metered calls)', function () {
     const before = await captured();
     const res = await post('/search', { query: 'how foxes hunt in winter', limit: 15, tool_call_id: 'search-1' });
     expect(res.status).to.equal(200);
-    expect(res.body).to.include({ operation: 'search', requests: 2, credits_charged: 3 });
-    expect(res.body.result.query).to.equal('how foxes hunt in winter');
-    expect(res.body.result.results).to.have.length(15);
-    expect(res.body.result.summary).to.match(/sandbox/i);
+    // The result's fields at the top level beside the billing fields (CONVENTIONS §4), not under `result`.
+    expect(res.body).to.include({ operation: 'search', requests: 2, credits_charged: 3, query: 'how foxes hunt in winter' });
+    expect(res.body).not.to.have.property('result');
+    expect(res.body.results).to.have.length(15);
+    expect(res.body.summary).to.match(/sandbox/i);
     expect((await captured()) - before).to.equal(3);
     const tooDear = await post('/search', { query: 'foxes', limit: 50, max_credits: 5 });
     expect(tooDear.status).to.equal(400);
@@ -80,7 +81,8 @@ describe('web search and page reading (metered calls)', function () {
     const res = await post('/read-url', { url: `${upstream.url}/articles/foxes` });
     expect(res.status).to.equal(200);
     expect(res.body).to.include({ operation: 'read_url', requests: 1, credits_charged: 2 });
-    const page = res.body.result;
+    expect(res.body).not.to.have.property('result');
+    const page = res.body;
     expect(page).to.include({ content_type: 'text/html', language: 'en', final_url: `${upstream.url}/articles/foxes`, truncated: false });
     expect(page.title).to.match(/foxes hunt in winter|Winter foxes/);
     expect(page.text).to.include('listens for the rustle of voles');

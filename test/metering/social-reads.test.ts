@@ -122,6 +122,21 @@ describe('social reads (metered calls: hold, worker, settle, NOTIFY)', function 
     });
     expect(quote.status).to.equal(200);
     expect(quote.body).to.deep.equal({ operation: 'net2_user_posts', credits: 4, pages: 3, price: { per_request: 1, per_page: 1 } });
+    // The quote takes the §4.5 body of the call it quotes: a client quotes exactly what it is about to send.
+    const full = {
+      organization_id: org,
+      max_credits: 10,
+      tool_call_id: 'call-quote',
+      conversation_id: null,
+      message_id: null,
+      run_lock: false,
+      input: { username: 'ada', count: 50 },
+    };
+    const same = await server.request('post', '/social/net2_user_posts/quote', { token: alice.token, body: full });
+    expect(same.status, JSON.stringify(same.body)).to.equal(200);
+    expect(same.body).to.deep.equal(quote.body);
+    const unknown = await server.request('post', '/social/net2_user_posts/quote', { token: alice.token, body: { ...full, surprise: 1 } });
+    expect(unknown.status).to.equal(400);
     const before = await available(org);
     const res = await read('net2_user_posts', { input: { username: 'ada', count: 50 } });
     expect(res.status).to.equal(200);

@@ -99,7 +99,7 @@ describe('metrics', () => {
       for (const headers of attempts) {
         const res = await request(server.url, 'get', '/metrics', { headers });
         expect(res.status, JSON.stringify(headers)).to.equal(401);
-        expect(res.body).to.deep.include({ code: 'unauthorized' });
+        expect(res.body).to.deep.include({ code: 'unauthorized', message: 'a valid metrics token is required (Authorization: Bearer <METRICS_TOKEN>)' });
         expect(res.body.data).to.deep.equal({ issues: [] });
         expect(res.headers.get('www-authenticate')).to.match(/^Bearer/);
       }
@@ -237,7 +237,11 @@ describe('metrics', () => {
         expect(sampleValue(samples, 'db_pool_connections_max', { pool: 'web', process: 'web' })).to.equal(10);
         const onApi = await server.request('get', '/metrics');
         expect(onApi.status).to.equal(404);
-        expect(onApi.body).to.deep.include({ code: 'not_found' });
+        // Says where they are instead.
+        expect(onApi.body).to.deep.include({
+          code: 'not_found',
+          message: 'metrics are not served on this port: the web process serves them on METRICS_PORT (a free port chosen at start)',
+        });
         // The API's requests are counted all the same.
         await server.request('get', '/healthz');
         const after = await scrape(server.web.metricsUrl!, undefined);
@@ -268,6 +272,10 @@ describe('metrics', () => {
         expect(server.web.metricsUrl).to.equal(undefined);
         const res = await server.request('get', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } });
         expect(res.status).to.equal(404);
+        // Names the setting that serves them.
+        expect(res.body.message).to.equal(
+          'metrics are not served: set METRICS_TOKEN to serve GET /metrics here to that bearer token (or METRICS_PORT for a port of their own)',
+        );
       } finally {
         await server.stop();
       }

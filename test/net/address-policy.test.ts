@@ -76,7 +76,7 @@ describe('address policy: every IPv6 form that carries an IPv4 address is judged
       expect(refused).to.be.instanceOf(OutboundFetchError);
       expect(refused).to.include({
         code: 'address_not_allowed',
-        message: '::7f00:1 resolves to a loopback (IPv4 127.0.0.1 inside an IPv4-compatible IPv6 address (::a.b.c.d)) address, which is not allowed',
+        message: `::7f00:1 resolves to a loopback (IPv4 127.0.0.1 inside an IPv4-compatible IPv6 address (::a.b.c.d)) address, which is not allowed (server-side fetches reach public addresses only; an operator may open [::7f00:1]:${upstream.port} with OUTBOUND_ALLOWLIST)`,
         permanent: true,
       });
       expect(upstream.requests).to.deep.equal([]);

@@ -178,19 +178,19 @@ describe('operator CLI (npm run ops)', function () {
     });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const title = 'Report \u001b[2J\u001b]0;owned\u0007 \u009b31m \u202eexe.txt';
-    await stack.db('scheduled_tasks').where({ id: created.body.id }).update({ title });
+    await stack.db('scheduled_tasks').where({ id: created.body.scheduled_task.id }).update({ title });
     const unsafe = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
     const table = await cli(['schedules', '--organization', org]);
     expect(table.code, table.stderr).to.equal(0);
     expect(table.stdout).to.not.match(unsafe);
-    const row = table.stdout.split('\n').find((line) => line.startsWith(`task:${created.body.id}`));
+    const row = table.stdout.split('\n').find((line) => line.startsWith(`task:${created.body.scheduled_task.id}`));
     expect(row).to.include(String.raw`Report \u001b[2J\u001b]0;owned\u0007 \u009b31m \u202eexe.txt`);
 
     const json = await cli(['schedules', '--organization', org, '--json']);
     expect(json.stdout).to.not.match(unsafe);
     // Still the API's answer: the escapes are JSON's own, so the title parses back to what was stored.
-    expect(JSON.parse(json.stdout).items.find((s: { key: string }) => s.key === `task:${created.body.id}`).title).to.equal(title);
+    expect(JSON.parse(json.stdout).items.find((s: { key: string }) => s.key === `task:${created.body.scheduled_task.id}`).title).to.equal(title);
   });
 
   it('usage errors exit 2 with the usage text', async () => {

@@ -195,7 +195,7 @@ describe('reading: readUrl (SSRF-safe page reader)', () => {
     await failure(
       read(`http://127.0.0.1:${other.port}/secret`),
       'refused',
-      /127\.0\.0\.1 resolves to a loopback address, which is not allowed; only pages on the public internet/,
+      /127\.0\.0\.1 resolves to a loopback address, which is not allowed \(server-side fetches reach public addresses only; an operator may open 127\.0\.0\.1:\d+ with OUTBOUND_ALLOWLIST\); only pages on the public internet/,
     );
     await failure(read('/articles/foxes', { OUTBOUND_ALLOWLIST: [] }), 'refused', /loopback/);
     expect(other.requests).to.deep.equal([]);

@@ -62,7 +62,7 @@ describe('scheduled tasks: a batch of due runs starts at once', function () {
   const ended = (taskId: string) =>
     eventually(`the run of task ${taskId} ended`, async () => {
       const run = await runOf(taskId);
-      return run && !['queued', 'running'].includes(run.state) ? run : null;
+      return run && !['queued', 'running'].includes(run.status) ? run : null;
     });
   const counts = async () => ({
     conversations: Number((await db('conversations').where({ organization_id: org }).count('* as n').first())?.n),
@@ -84,8 +84,8 @@ describe('scheduled tasks: a batch of due runs starts at once', function () {
     expect([...startJobs[0].data.run_ids].sort()).to.deep.equal([...runIds].sort());
 
     const [first, second, refused] = [await ended(plain), await ended(withSkill), await ended(byFormerMember)];
-    expect(first).to.include({ state: 'succeeded', error: null });
-    expect(second).to.include({ state: 'succeeded', error: null });
+    expect(first).to.include({ status: 'succeeded', error: null });
+    expect(second).to.include({ status: 'succeeded', error: null });
     expect(first.started_at).to.be.an.instanceOf(Date);
     expect(first.conversation_id).to.not.equal(second.conversation_id);
     const conversation = await db('conversations').where({ id: first.conversation_id }).first();
@@ -99,7 +99,7 @@ describe('scheduled tasks: a batch of due runs starts at once', function () {
     const activity = await db('activity_events').where({ subject_id: first.conversation_id, action: 'conversation.created' }).first();
     expect(activity).to.include({ organization_id: org, actor_id: owner.id, subject_type: 'chat_conversation' });
     // Refused alone: failed with the reason, nothing of it written.
-    expect(refused.state).to.equal('failed');
+    expect(refused.status).to.equal('failed');
     expect(refused.error.code).to.be.a('string').and.not.equal('');
     expect(refused).to.include({ conversation_id: null, chat_run_id: null });
     expect(await db('conversations').where({ schedule_id: byFormerMember }).first()).to.equal(undefined);
@@ -119,10 +119,10 @@ describe('scheduled tasks: a batch of due runs starts at once', function () {
       (await db('pgboss.job').where({ id: again }).first('state')).state === 'completed' ? true : null,
     );
     expect(await counts()).to.deep.equal(before);
-    expect(await db('scheduled_task_runs').where({ id: stoppedRun.id }).first('state', 'error', 'finished_at')).to.deep.include({
-      state: 'canceled',
+    expect(await db('scheduled_task_runs').where({ id: stoppedRun.id }).first('status', 'error', 'finished_at')).to.deep.include({
+      status: 'canceled',
       error: { code: 'task_stopped', message: 'the task was disabled or deleted before this run started' },
     });
-    expect((await runOf(plain)).state).to.equal('succeeded');
+    expect((await runOf(plain)).status).to.equal('succeeded');
   });
 });

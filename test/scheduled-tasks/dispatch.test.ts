@@ -49,7 +49,7 @@ describe('scheduled tasks: the dispatcher fires each slot exactly once', functio
     return row.id as string;
   }
   const runsOf = (taskId: string) =>
-    db('scheduled_task_runs').where({ task_id: taskId }).orderBy('scheduled_for').select('trigger', 'scheduled_for', 'missed_slots', 'state');
+    db('scheduled_task_runs').where({ task_id: taskId }).orderBy('scheduled_for').select('trigger', 'scheduled_for', 'missed_slots', 'status');
   const nextOf = async (taskId: string) => ((await db('scheduled_tasks').where({ id: taskId }).first('next_run_at')).next_run_at as Date | null)?.toISOString();
   const jobsOf = async (taskId: string) =>
     Number(
@@ -66,7 +66,7 @@ describe('scheduled tasks: the dispatcher fires each slot exactly once', functio
     const id = await task('0 * * * *', 'UTC', '2026-01-01T10:00:00Z');
     const created = await dispatchRacing(new Date('2026-01-01T10:00:30Z'));
     expect(created.reduce((a, b) => a + b, 0)).to.equal(1);
-    expect(await runsOf(id)).to.deep.equal([{ trigger: 'schedule', scheduled_for: new Date('2026-01-01T10:00:00Z'), missed_slots: 0, state: 'queued' }]);
+    expect(await runsOf(id)).to.deep.equal([{ trigger: 'schedule', scheduled_for: new Date('2026-01-01T10:00:00Z'), missed_slots: 0, status: 'queued' }]);
     expect(await jobsOf(id)).to.equal(1);
     expect(await nextOf(id)).to.equal('2026-01-01T11:00:00.000Z');
     expect((await dispatchRacing(new Date('2026-01-01T10:00:45Z'))).reduce((a, b) => a + b, 0)).to.equal(0);
@@ -78,7 +78,7 @@ describe('scheduled tasks: the dispatcher fires each slot exactly once', functio
   it('after five hours down: one run for the latest slot, saying five were missed; no storm', async () => {
     const id = await task('0 * * * *', 'UTC', '2026-01-02T05:00:00Z');
     await dispatchRacing(new Date('2026-01-02T10:00:30Z'));
-    expect(await runsOf(id)).to.deep.equal([{ trigger: 'schedule', scheduled_for: new Date('2026-01-02T10:00:00Z'), missed_slots: 5, state: 'queued' }]);
+    expect(await runsOf(id)).to.deep.equal([{ trigger: 'schedule', scheduled_for: new Date('2026-01-02T10:00:00Z'), missed_slots: 5, status: 'queued' }]);
     expect(await nextOf(id)).to.equal('2026-01-02T11:00:00.000Z');
   });
 

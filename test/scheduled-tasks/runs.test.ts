@@ -46,12 +46,12 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
       },
     });
     expect(res.status).to.equal(201);
-    return res.body.id as string;
+    return res.body.scheduled_task.id as string;
   }
   const ended = (runId: string) =>
     eventually(`run ${runId} ended`, async () => {
       const run = await db('scheduled_task_runs').where({ id: runId }).first();
-      return ['queued', 'running'].includes(run.state) ? null : run;
+      return ['queued', 'running'].includes(run.status) ? null : run;
     });
 
   it('trigger: a conversation of its own answers the prompt (after the skill), the credits are recorded, the answer is e-mailed', async () => {
@@ -62,16 +62,17 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     expect(skill.status).to.equal(201);
     const taskId = await createTask({ skill_id: skill.body.skill?.id ?? skill.body.id });
     const res = await server.request('post', `/scheduled-tasks/${taskId}/trigger`, { token: owner.token });
-    expect(res.status).to.equal(201);
+    // Accepted, not yet done: 202 with the queued run (CONVENTIONS §4).
+    expect(res.status).to.equal(202);
     expect(res.body.run).to.include({
       task_id: taskId,
       trigger: 'manual',
-      state: 'queued',
+      status: 'queued',
       prompt: 'Give me three ideas for a team lunch.',
       requested_by_id: owner.id,
     });
     const run = await ended(res.body.run.id);
-    expect(run).to.include({ state: 'succeeded', error: null });
+    expect(run).to.include({ status: 'succeeded', error: null });
     expect(run.credits_used).to.be.greaterThan(0);
     const conversation = await db('conversations').where({ id: run.conversation_id }).first();
     expect(conversation).to.include({ schedule_id: taskId, created_by_id: owner.id, message_count: 3 });
@@ -99,7 +100,18 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     expect(list.body.items.map((c: { id: string }) => c.id)).not.to.include(run.conversation_id);
 
     const runs = await server.request('get', '/scheduled-task-runs', { token: owner.token, query: { organization_id: org, task_id: taskId } });
-    expect(runs.body.items.map((r: { id: string; state: string }) => [r.id, r.state])).to.deep.equal([[run.id, 'succeeded']]);
+    expect(runs.body.items.map((r: { id: string; status: string }) => [r.id, r.status])).to.deep.equal([[run.id, 'succeeded']]);
+    expect(runs.body.items[0]).not.to.have.property('state');
+    const succeeded = await server.request('get', '/scheduled-task-runs', {
+      token: owner.token,
+      query: { organization_id: org, task_id: taskId, status: 'succeeded' },
+    });
+    expect(succeeded.body.items.map((r: { id: string }) => r.id)).to.deep.equal([run.id]);
+    const failed = await server.request('get', '/scheduled-task-runs', {
+      token: owner.token,
+      query: { organization_id: org, task_id: taskId, status: 'failed' },
+    });
+    expect(failed.body.items).to.deep.equal([]);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
@@ -118,7 +130,7 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
     const queued = await db('scheduled_task_runs').where({ task_id: taskId }).first();
     expect(queued).to.include({ trigger: 'manual', max_credits: 1_000_000, requested_by_id: null });
     const run = await ended(queued.id);
-    expect(run).to.include({ state: 'skipped', credits_used: 0 });
+    expect(run).to.include({ status: 'skipped', credits_used: 0 });
     expect(run.error.code).to.equal('payment_required');
     // The organization's alert policy is applied at once: a low-balance check was enqueued with the skip.
     const checks = await db('pgboss.job')
@@ -155,7 +167,7 @@ describe('scheduled task runs (trigger, one-off, cancel, skipped, e-mail)', func
       const row = await db('scheduled_task_runs').where({ id: runId }).first();
       return row.credits_used !== null ? row : null;
     });
-    expect(run).to.include({ state: 'canceled', credits_used: chat.credits_charged });
+    expect(run).to.include({ status: 'canceled', credits_used: chat.credits_charged });
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });
@@ -191,7 +203,7 @@ describe('scheduled task runs: the answer by SMTP', function () {
         visibility: 'workspace',
       },
     });
-    const res = await stack.server.request('post', `/scheduled-tasks/${created.body.id}/trigger`, { token: owner.token });
+    const res = await stack.server.request('post', `/scheduled-tasks/${created.body.scheduled_task.id}/trigger`, { token: owner.token });
     const mail = await eventually('the SMTP server received the answer', async () => smtp.received.find((m) => m.to.includes(member.email)));
     expect(mail.raw).to.match(/Subject: Scheduled task: SMTP brief/);
     const run = await stack.db('scheduled_task_runs').where({ id: res.body.run.id }).first();

@@ -43,7 +43,7 @@ describe('scheduled tasks: spending and recipients across roles', function () {
       },
     });
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
-    const id = created.body.id as string;
+    const id = created.body.scheduled_task.id as string;
     const grant = async (user: TestUser, role: string) => {
       const res = await server.request('post', `/access/scheduled_task/${id}/grants`, { token: owner.token, body: { user_id: user.id, role } });
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
@@ -62,7 +62,7 @@ describe('scheduled tasks: spending and recipients across roles', function () {
   const ended = (runId: string) =>
     eventually(`run ${runId} ended`, async () => {
       const run = await db('scheduled_task_runs').where({ id: runId }).first();
-      return ['queued', 'running'].includes(run.state) ? null : run;
+      return ['queued', 'running'].includes(run.status) ? null : run;
     });
   const patch = (user: TestUser, id: string, body: Record<string, unknown>) => server.request('patch', `/scheduled-tasks/${id}`, { token: user.token, body });
 
@@ -92,10 +92,10 @@ describe('scheduled tasks: spending and recipients across roles', function () {
     // With room under the limit the editor's run goes ahead, as the editor and on the editor's limit.
     await w.limit(w.editor, 100);
     const res = await server.request('post', `/scheduled-tasks/${w.id}/trigger`, { token: w.editor.token });
-    expect(res.status).to.equal(201);
+    expect(res.status).to.equal(202);
     expect(res.body.run).to.include({ requested_by_id: w.editor.id, max_credits: 20 });
     const run = await ended(res.body.run.id);
-    expect(run.state).to.equal('succeeded');
+    expect(run.status).to.equal('succeeded');
     const chat = await db('chat_runs').where({ id: run.chat_run_id }).first();
     expect(chat.user_id).to.equal(w.editor.id);
     expect(await db('credit_holds').where({ run_id: run.chat_run_id }).first('user_id', 'amount')).to.deep.equal({ user_id: w.editor.id, amount: 20 });
@@ -180,7 +180,7 @@ describe('scheduled tasks: spending and recipients across roles', function () {
     // Readers: the owner, an admin, the editor and viewer grants.
     const readers = await patch(w.editor, w.id, { email_recipients: [w.owner.id, w.admin.id, w.editor.id, w.viewer.id] });
     expect(readers.status, JSON.stringify(readers.body)).to.equal(200);
-    expect(readers.body.email_recipients).to.deep.equal([w.owner.id, w.admin.id, w.editor.id, w.viewer.id]);
+    expect(readers.body.scheduled_task.email_recipients).to.deep.equal([w.owner.id, w.admin.id, w.editor.id, w.viewer.id]);
 
     const oneOff = await server.request('post', `/scheduled-tasks/${w.id}/runs`, { token: w.editor.token, body: { email_recipients: [w.other.id] } });
     expect(oneOff.status).to.equal(400);
@@ -202,20 +202,20 @@ describe('scheduled tasks: spending and recipients across roles', function () {
     expect((await patch(w.owner, w.id, { email_recipients: [w.other.id, leaves.id, w.viewer.id] })).status).to.equal(200);
 
     const res = await server.request('post', `/scheduled-tasks/${w.id}/trigger`, { token: w.owner.token });
-    expect(res.status).to.equal(201);
+    expect(res.status).to.equal(202);
     // Removal drops the member from every task's recipients in the same transaction.
     expect((await server.request('delete', `/organizations/${w.org}/members/${leaves.id}`, { token: w.owner.token })).status).to.equal(204);
     // The task goes private: the member reading it through the workspace loses access; the viewer keeps their grant.
     const hidden = await server.request('patch', `/access/scheduled_task/${w.id}`, { token: w.owner.token, body: { visibility: 'private' } });
     expect(hidden.status, JSON.stringify(hidden.body)).to.equal(200);
     // The run was queued with all three and has not ended yet, so its e-mails go out after these changes.
-    const queued = await db('scheduled_task_runs').where({ id: res.body.run.id }).first('state', 'email_recipients');
-    expect(queued.state).to.be.oneOf(['queued', 'running']);
+    const queued = await db('scheduled_task_runs').where({ id: res.body.run.id }).first('status', 'email_recipients');
+    expect(queued.status).to.be.oneOf(['queued', 'running']);
     expect(queued.email_recipients).to.deep.equal([w.other.id, leaves.id, w.viewer.id]);
     expect((await db('scheduled_tasks').where({ id: w.id }).first('email_recipients')).email_recipients).to.deep.equal([w.other.id, w.viewer.id]);
 
     const run = await ended(res.body.run.id);
-    expect(run.state).to.equal('succeeded');
+    expect(run.status).to.equal('succeeded');
     const jobs = () => db('pgboss.job').where({ name: 'scheduled-tasks.email.v1' }).whereRaw(`data->>'run_id' = ?`, [run.id]);
     await eventually('every e-mail job ran', async () => {
       const states = (await jobs().select('state')).map((j) => j.state);

@@ -30,7 +30,9 @@ describe('scheduled tasks (the resource)', () => {
     // Recipients must be able to read the task: a member reads it once it is visible to the workspace.
     const res = await create({ email_recipients: [member.id, owner.id, member.id], visibility: 'workspace' });
     expect(res.status).to.equal(201);
-    const task = res.body;
+    // Wrapped in one field named after it (CONVENTIONS §4), as organizations are.
+    expect(Object.keys(res.body)).to.deep.equal(['scheduled_task']);
+    const task = res.body.scheduled_task;
     expect(task).to.include({ title: 'Weekly digest', enabled: true, visibility: 'workspace', created_by_id: owner.id });
     expect(task.schedule).to.deep.equal({ cron: '30 8 * * 1', timezone: 'Europe/Berlin' });
     expect(task.email_recipients).to.deep.equal([member.id, owner.id]);
@@ -46,14 +48,18 @@ describe('scheduled tasks (the resource)', () => {
 
     const off = await ctx.server.request('patch', `/scheduled-tasks/${task.id}`, { token: owner.token, body: { enabled: false } });
     expect(off.status).to.equal(200);
-    expect(off.body).to.include({ enabled: false, next_run_at: null });
-    expect(off.body.upcoming_runs).to.deep.equal([]);
+    expect(off.body.scheduled_task).to.include({ enabled: false, next_run_at: null });
+    expect(off.body.scheduled_task.upcoming_runs).to.deep.equal([]);
     const on = await ctx.server.request('patch', `/scheduled-tasks/${task.id}`, {
       token: owner.token,
       body: { enabled: true, schedule: { cron: '0 18 * * *', timezone: 'America/New_York' } },
     });
-    expect(on.body.next_run_at).to.be.a('string');
-    expect(on.body.upcoming_runs[0].at).to.match(/T18:00:00-0[45]:00$/);
+    expect(on.body.scheduled_task.next_run_at).to.be.a('string');
+    expect(on.body.scheduled_task.upcoming_runs[0].at).to.match(/T18:00:00-0[45]:00$/);
+
+    const fetched = await ctx.server.request('get', `/scheduled-tasks/${task.id}`, { token: owner.token });
+    expect(fetched.status).to.equal(200);
+    expect(fetched.body.scheduled_task.id).to.equal(task.id);
 
     const recipients = await ctx.server.request('get', `/scheduled-tasks/${task.id}/runs/email-recipients`, { token: owner.token });
     expect(recipients.status).to.equal(200);
@@ -65,10 +71,10 @@ describe('scheduled tasks (the resource)', () => {
     expect(deleted.deleted_at).to.be.instanceOf(Date);
     const restored = await ctx.server.request('post', `/scheduled-tasks/${task.id}/restore`, { token: owner.token });
     expect(restored.status).to.equal(200);
-    expect(restored.body.deleted_at).to.equal(null);
+    expect(restored.body.scheduled_task.deleted_at).to.equal(null);
     // Resumes from the next slot after now (the slots missed while deleted are not caught up).
-    expect(new Date(restored.body.next_run_at).getTime()).to.be.greaterThan(Date.now());
-    expect(restored.body.upcoming_runs[0].utc).to.equal(restored.body.next_run_at);
+    expect(new Date(restored.body.scheduled_task.next_run_at).getTime()).to.be.greaterThan(Date.now());
+    expect(restored.body.scheduled_task.upcoming_runs[0].utc).to.equal(restored.body.scheduled_task.next_run_at);
   });
 
   it('refuses bad settings with 400 naming the field', async () => {

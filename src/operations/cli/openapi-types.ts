@@ -1008,7 +1008,20 @@ export interface components {
   responses: never;
   parameters: never;
   requestBodies: never;
-  headers: never;
+  headers: {
+    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise. */
+    'Idempotent-Replayed': 'true';
+    /** @description Requests this caller may make per minute (shared by all web processes). */
+    'RateLimit-Limit': number;
+    /** @description Requests left in the current minute. */
+    'RateLimit-Remaining': number;
+    /** @description Seconds until the current window ends and the quota refills. */
+    'RateLimit-Reset': number;
+    /** @description Seconds to wait before trying again. */
+    'Retry-After': number;
+    /** @description How to authenticate (RFC 6750): `Bearer realm="api"` without a token; with `error="invalid_request"` for a malformed Authorization header, `error="invalid_token"` (and an `error_description`) for a token that failed. */
+    'WWW-Authenticate': string;
+  };
   pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1036,6 +1049,9 @@ export interface operations {
       /** @description A page of actions, newest first */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1045,6 +1061,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1054,6 +1073,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1063,6 +1083,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1071,6 +1118,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1081,6 +1141,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1110,6 +1186,9 @@ export interface operations {
       /** @description A page of bulk actions */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1119,6 +1198,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1128,6 +1210,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1137,6 +1220,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1145,6 +1255,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1155,6 +1278,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1218,8 +1357,10 @@ export interface operations {
       /** @description The bulk action, running */
       202: {
         headers: {
-          /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise. */
-          'Idempotent-Replayed'?: 'true';
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1231,6 +1372,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1240,6 +1384,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1249,6 +1394,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1258,15 +1406,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1276,6 +1442,9 @@ export interface operations {
       /** @description Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`) */
       422: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1284,6 +1453,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1294,6 +1476,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1319,6 +1517,9 @@ export interface operations {
       /** @description The bulk action */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1330,6 +1531,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1339,6 +1543,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1348,6 +1553,33 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1356,6 +1588,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1366,6 +1611,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1398,6 +1659,9 @@ export interface operations {
       /** @description The bulk action, abort requested */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1409,6 +1673,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1418,6 +1685,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1427,6 +1695,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1436,15 +1707,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1453,6 +1742,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1463,6 +1765,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1523,6 +1841,9 @@ export interface operations {
       /** @description The preview */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1532,6 +1853,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1541,6 +1865,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1550,15 +1875,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1567,6 +1910,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1577,6 +1933,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1586,6 +1945,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1617,7 +1980,7 @@ export interface operations {
         /** @description pg-boss job state: `created` (queued), `retry` (waiting for its next attempt), `active`, `completed`, `cancelled`, `failed` (retries exhausted). */
         state?: components['schemas']['JobState'];
         /** @description `true`: only stuck attempts — jobs running longer than their kind’s expected time (`expected_seconds`) on a live worker. The default window is then the last 31 days (running jobs are few; the console’s active-jobs index finds them). */
-        stuck?: 'true' | 'false';
+        stuck?: boolean;
         /** @description Jobs created before this time; default now. The window may span at most 31 days. */
         to?: string;
       };
@@ -1633,6 +1996,9 @@ export interface operations {
       /** @description A page of jobs */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1642,6 +2008,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1651,6 +2020,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1660,6 +2030,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1668,6 +2065,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1678,6 +2088,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1687,6 +2100,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1712,6 +2129,9 @@ export interface operations {
       /** @description The job */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1721,6 +2141,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1730,6 +2153,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1739,6 +2163,33 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1747,6 +2198,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1757,6 +2221,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1784,6 +2264,9 @@ export interface operations {
       /** @description Deleted */
       204: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content?: never;
@@ -1791,6 +2274,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1800,6 +2286,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1809,6 +2296,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1818,6 +2308,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1826,6 +2343,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1836,6 +2366,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1868,6 +2414,9 @@ export interface operations {
       /** @description The cancelled job */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1879,6 +2428,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1888,6 +2440,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1897,6 +2450,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1906,15 +2462,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1923,6 +2497,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -1933,6 +2520,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -1965,6 +2568,9 @@ export interface operations {
       /** @description The job, queued again */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1976,6 +2582,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -1985,6 +2594,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -1994,6 +2604,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2003,15 +2616,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2020,6 +2651,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2030,6 +2674,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2062,6 +2722,9 @@ export interface operations {
       /** @description The job, due now */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2073,6 +2736,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2082,6 +2748,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2091,6 +2758,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2100,15 +2770,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2117,6 +2805,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2127,6 +2828,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2159,6 +2876,9 @@ export interface operations {
       /** @description The unredacted payload */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2168,6 +2888,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2177,6 +2900,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2186,6 +2910,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2195,15 +2922,33 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2212,6 +2957,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2222,6 +2980,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2254,6 +3028,9 @@ export interface operations {
       /** @description The jobs, newest first */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2263,6 +3040,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2272,6 +3052,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2281,6 +3062,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2289,6 +3097,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2299,6 +3120,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2308,6 +3132,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2340,6 +3168,9 @@ export interface operations {
       /** @description The jobs, newest first */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2349,6 +3180,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2358,6 +3192,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2367,6 +3202,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2375,6 +3237,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2385,6 +3260,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2394,6 +3272,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2417,6 +3299,9 @@ export interface operations {
       /** @description The caller’s console identity */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2426,6 +3311,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2435,6 +3323,31 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2443,6 +3356,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2453,6 +3379,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2479,6 +3421,9 @@ export interface operations {
       /** @description The organizations with work */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2488,6 +3433,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2497,6 +3445,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2506,6 +3455,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2514,6 +3490,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2524,6 +3513,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2533,6 +3525,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2549,7 +3545,7 @@ export interface operations {
         /** @description Page size, 1–100. */
         limit?: number;
         /** @description `true`: pauses in force; `false`: all, newest first. */
-        open?: 'true' | 'false';
+        open?: boolean;
         organization_id?: string;
       };
       header?: {
@@ -2564,6 +3560,9 @@ export interface operations {
       /** @description A page of pauses */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2573,6 +3572,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2582,6 +3584,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2591,6 +3594,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2599,6 +3629,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2609,6 +3652,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2654,8 +3713,10 @@ export interface operations {
       /** @description The pause and how many queued jobs it deferred */
       201: {
         headers: {
-          /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise. */
-          'Idempotent-Replayed'?: 'true';
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2665,6 +3726,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2674,6 +3738,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2683,6 +3748,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2692,15 +3760,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2710,6 +3796,9 @@ export interface operations {
       /** @description Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`) */
       422: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2718,6 +3807,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2728,6 +3830,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2760,6 +3878,9 @@ export interface operations {
       /** @description The ended pause */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2769,6 +3890,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2778,6 +3902,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2787,6 +3912,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2796,6 +3924,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2805,15 +3936,33 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
           'application/json': components['schemas']['Error'];
         };
       };
-      /** @description Request body too large */
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2822,6 +3971,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2832,6 +3994,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2844,11 +4022,11 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Include the dead-letter queues. */
-        dead_letters?: 'true' | 'false';
+        dead_letters?: boolean;
         /** @description Throughput history to return, 1–48 hours. */
         hours?: number;
         /** @description Include pg-boss’s internal queues (`__pgboss__*`; they never alert). */
-        internal?: 'true' | 'false';
+        internal?: boolean;
         /** @description Counts and throughput of this organization only (required unless operator). */
         organization_id?: string;
       };
@@ -2864,6 +4042,9 @@ export interface operations {
       /** @description Every queue */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2873,6 +4054,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2882,6 +4066,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2891,6 +4076,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2899,6 +4111,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2909,6 +4134,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2918,6 +4146,10 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2947,6 +4179,9 @@ export interface operations {
       /** @description A page of schedules */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2956,6 +4191,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2965,6 +4203,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -2974,6 +4213,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -2982,6 +4248,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -2992,6 +4271,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3017,6 +4312,9 @@ export interface operations {
       /** @description The job sent, or the run created */
       202: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3026,6 +4324,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3035,6 +4336,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3044,6 +4346,33 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3052,6 +4381,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -3062,6 +4404,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3087,6 +4445,9 @@ export interface operations {
       /** @description Webhook delivery health */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3096,6 +4457,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3105,6 +4469,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3114,6 +4479,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3122,6 +4514,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -3132,6 +4537,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3144,7 +4565,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Also workers that stopped or were lost in the last 24 hours. */
-        include_stopped?: 'true' | 'false';
+        include_stopped?: boolean;
       };
       header?: {
         /** @description API major to serve: absent, `1` or `1.x`. */
@@ -3158,6 +4579,9 @@ export interface operations {
       /** @description The workers */
       200: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3167,6 +4591,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3176,6 +4603,7 @@ export interface operations {
       /** @description Missing bearer token, or a token that failed verification */
       401: {
         headers: {
+          'WWW-Authenticate': components['headers']['WWW-Authenticate'];
           [name: string]: unknown;
         };
         content: {
@@ -3185,6 +4613,33 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body too large (an operation without a body reads at most 1 KiB) */
+      413: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
+      415: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
         };
         content: {
@@ -3193,6 +4648,19 @@ export interface operations {
       };
       /** @description Rate limit used up; see Retry-After */
       429: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request headers too large (at most 16 KiB in all) */
+      431: {
         headers: {
           [name: string]: unknown;
         };
@@ -3203,6 +4671,22 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A dependency (database, queue) is unreachable */
+      503: {
+        headers: {
+          'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
+          'RateLimit-Reset': components['headers']['RateLimit-Reset'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {

@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import { fileURLToPath } from 'node:url';
+import { run } from '../support/processes.ts';
+import { TEST_JWT_SECRET } from '../support/config.ts';
+import { type Stack, startStack } from '../support/stack.ts';
+import { type FakeUpstream, startUpstream } from '../support/upstream.ts';
+
+const script = fileURLToPath(new URL('../../docs/quickstart.sh', import.meta.url));
+
+/**
+ * The README's quickstart (docs/quickstart.sh, included in the README verbatim) run as a newcomer
+ * runs it, with bash, curl and `npm run token`, against a started web process and worker: from
+ * nothing to an imported link, a chat answer and a generation. The link is a fake upstream the
+ * server may reach (OUTBOUND_ALLOWLIST), so the test needs no internet.
+ */
+describe('README quickstart (docs/quickstart.sh)', function () {
+  this.timeout(180_000);
+  let upstream: FakeUpstream;
+  let stack: Stack;
+  before(async () => {
+    upstream = await startUpstream({
+      '/fox.txt': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        res.end('The red fox hunts voles under the snow.');
+      },
+    });
+    stack = await startStack({ OUTBOUND_ALLOWLIST: `127.0.0.1:${upstream.port}`, WORKER_POLL_INTERVAL_SECONDS: '0.5' });
+  });
+  after(async () => {
+    await stack?.stop();
+    await upstream?.close();
+  });
+
+  it('runs from a token to an imported link, a chat answer and a generation', async () => {
+    const result = await run('bash', [script], {
+      API: stack.server.url,
+      LINK: `${upstream.url}/fox.txt`,
+      // `npm run token` signs for the server's secret, as it does beside `npm start`.
+      JWT_SECRET: TEST_JWT_SECRET,
+      DATABASE_URL: stack.url,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+    }).exited;
+    expect(result.code, `${result.stdout}\n${result.stderr}`).to.equal(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(JSON.parse(lines[0]!).user).to.include({ id: 'alice', email: 'alice@example.com', name: 'Alice' });
+    expect(lines[1]).to.match(/^organization: \S+$/);
+    expect(lines[2]).to.match(/^success \(asset [0-9a-f-]{36}\)$/);
+    expect(lines[3]).to.equal('succeeded (chat run)');
+    expect(lines[4]).to.match(/^\[sandbox answer\]/);
+    expect(lines[5]).to.match(/^succeeded \(generation [0-9a-f-]{36}\)$/);
+    expect(lines[6]).to.match(/^\d+ credits left$/);
+    expect(lines).to.have.length(7);
+    const imported = await stack
+      .db('assets')
+      .where({ organization_id: lines[1]!.slice('organization: '.length) })
+      .first('upload_file_state');
+    expect(imported.upload_file_state).to.equal('success');
+  });
+});
