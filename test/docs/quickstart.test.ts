@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { run } from '../support/processes.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
@@ -6,6 +7,7 @@ import { type Stack, startStack } from '../support/stack.ts';
 import { type FakeUpstream, startUpstream } from '../support/upstream.ts';
 
 const script = fileURLToPath(new URL('../../docs/quickstart.sh', import.meta.url));
+const readme = fileURLToPath(new URL('../../README.md', import.meta.url));
 
 /**
  * The README's quickstart (docs/quickstart.sh, included in the README verbatim) run as a newcomer
@@ -15,6 +17,11 @@ const script = fileURLToPath(new URL('../../docs/quickstart.sh', import.meta.url
  */
 describe('README quickstart (docs/quickstart.sh)', function () {
   this.timeout(180_000);
+
+  it('the README shows docs/quickstart.sh verbatim, as one sh block', () => {
+    expect(readFileSync(readme, 'utf8')).to.include(`\`\`\`sh\n${readFileSync(script, 'utf8')}\`\`\``);
+  });
+
   let upstream: FakeUpstream;
   let stack: Stack;
   before(async () => {

@@ -68,7 +68,8 @@ const jobRows = (jobs: Json[]) =>
   );
 
 const numberOf = (text: string | undefined) => (text === undefined ? undefined : Number(text));
-const flag = (on: boolean | undefined) => (on ? ('true' as const) : undefined);
+// A flag given is `true` in the query (openapi-fetch writes it as the word); left out otherwise.
+const flag = (on: boolean | undefined) => (on ? true : undefined);
 const reasonOf = (values: Values) => (values.reason ? { reason: values.reason } : {});
 
 const jobCommand = (verb: 'retry' | 'cancel' | 'retry-now'): Command => ({
@@ -480,7 +481,7 @@ export const commands: Record<string, Command> = {
     args: [],
     async run({ values, api, show }) {
       const page = await answer(
-        api.GET('/ops/pauses', { params: { query: { open: values.all ? 'false' : undefined, organization_id: values.organization, cursor: values.cursor } } }),
+        api.GET('/ops/pauses', { params: { query: { open: values.all ? false : undefined, organization_id: values.organization, cursor: values.cursor } } }),
       );
       show(page, () => {
         const table = formatTable(
@@ -506,7 +507,7 @@ const defined = (object: Record<string, unknown>) => Object.fromEntries(Object.e
 
 /** The dead-letter queue to redrive: QUEUE itself when it is one, else the one the API names for QUEUE. */
 async function deadLetterQueue(api: OpsClient, queue: string, organizationId: string | undefined): Promise<string> {
-  const { items } = await answer(api.GET('/ops/queues', { params: { query: { dead_letters: 'true', organization_id: organizationId } } }));
+  const { items } = await answer(api.GET('/ops/queues', { params: { query: { dead_letters: true, organization_id: organizationId } } }));
   const named = items.find((q) => q.name === queue);
   if (!named && !items.some((q) => q.dead_letter === queue)) throw new ApiError(404, 'not_found', `no queue ${queue}`);
   return named?.dead_letter ?? queue;
