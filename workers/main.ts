@@ -25,7 +25,6 @@ import { onShutdown } from '../src/platform/shutdown.ts';
 import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
 import { createDeps } from '../src/app/deps.ts';
-import { tuneAndIndexJobTable } from '../src/app/release.ts';
 import { startWorkerMetrics } from '../src/metrics/index.ts';
 import { currentAlerts } from '../src/operations/index.ts';
 
@@ -120,10 +119,6 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
   await Promise.all(jobs.map((job) => (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name))));
   workerLog.info({ queues: jobs.map((job) => job.name) }, 'worker started');
-  // In the background: the console's indexes come back if pg-boss rebuilt its tables since the last release.
-  const indexing = tuneAndIndexJobTable(databaseUrl, workerLog, 'workspace-worker').catch((error: unknown) =>
-    workerLog.warn({ err: error }, 'job table: the console indexes could not be checked; the next release or worker start retries'),
-  );
 
   return {
     id,
@@ -148,7 +143,6 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       }
       await boss.stop({ graceful: false, close: true });
       await attempts.flush();
-      await indexing;
       await registry.stop();
       await metrics.stop();
       await closeNotifications(db);

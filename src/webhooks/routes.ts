@@ -38,6 +38,8 @@ export const webhookRoutes: AnyRoute[] = [
     response: { status: 201, description: 'The endpoint and its secret', schema: webhookEndpointWithSecret },
     errors: [403, 404, 503],
     authorize: manager,
+    location: (params, answer) =>
+      `${base.replace('{organization_id}', params!.organization_id!)}/${(answer as { webhook_endpoint: { id: string } }).webhook_endpoint.id}`,
     handler: async ({ params, body, actor, deps }) => {
       const { endpoint, secret } = await createEndpoint(deps, actor, params.organization_id, body);
       return { webhook_endpoint: presentEndpoint(endpoint), secret };

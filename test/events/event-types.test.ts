@@ -128,19 +128,19 @@ describe('events: each type from the action that causes it', function () {
       body: { organization_id: org, title: 'Brief', prompt: 'Three ideas for lunch.', schedule: { cron: '0 7 * * *', timezone: 'UTC' } },
     });
     expect(task.status).to.equal(201);
-    const triggered = await server.request('post', `/scheduled-tasks/${task.body.id}/trigger`, { token: owner.token });
-    expect(triggered.status).to.be.oneOf([201, 202]);
-    const succeeded = await awaitEvent(server, owner, org, 'scheduled_task.run.succeeded', (e) => e.data.object.task_id === task.body.id);
-    expect(succeeded.data.object.state).to.equal('succeeded');
+    const triggered = await server.request('post', `/scheduled-tasks/${task.body.scheduled_task.id}/trigger`, { token: owner.token });
+    expect(triggered.status).to.equal(202);
+    const succeeded = await awaitEvent(server, owner, org, 'scheduled_task.run.succeeded', (e) => e.data.object.task_id === task.body.scheduled_task.id);
+    expect(succeeded.data.object.status).to.equal('succeeded');
 
-    const again = await server.request('post', `/scheduled-tasks/${task.body.id}/trigger`, { token: owner.token });
-    expect(again.status).to.be.oneOf([201, 202]);
-    const cancel = await server.request('post', `/scheduled-tasks/${task.body.id}/runs/cancel`, { token: owner.token });
+    const again = await server.request('post', `/scheduled-tasks/${task.body.scheduled_task.id}/trigger`, { token: owner.token });
+    expect(again.status).to.equal(202);
+    const cancel = await server.request('post', `/scheduled-tasks/${task.body.scheduled_task.id}/runs/cancel`, { token: owner.token });
     expect(cancel.status).to.equal(200);
     // The run answers slowly (CHAT_SANDBOX_DELAY_MS), so it is still open when canceled.
     expect(cancel.body).to.deep.equal({ canceled: 1 });
-    const canceled = await awaitEvent(server, owner, org, 'scheduled_task.run.canceled', (e) => e.data.object.task_id === task.body.id);
-    expect(canceled.data.object.state).to.equal('canceled');
+    const canceled = await awaitEvent(server, owner, org, 'scheduled_task.run.canceled', (e) => e.data.object.task_id === task.body.scheduled_task.id);
+    expect(canceled.data.object.status).to.equal('canceled');
   });
 
   it('credits.low_balance and credits.exhausted when the balance falls to zero; then a scheduled run is skipped', async () => {
@@ -170,10 +170,10 @@ describe('events: each type from the action that causes it', function () {
       body: { organization_id: poor, title: 'Brief', prompt: 'Three ideas for lunch.', schedule: { cron: '0 7 * * *', timezone: 'UTC' } },
     });
     // The job console's "trigger now" is checked only when the run starts: with no credits it is skipped.
-    const fired = await server.request('post', `/ops/schedules/task:${task.body.id}/trigger`, { token: owner.token });
+    const fired = await server.request('post', `/ops/schedules/task:${task.body.scheduled_task.id}/trigger`, { token: owner.token });
     expect(fired.status, JSON.stringify(fired.body)).to.equal(202);
-    const skipped = await awaitEvent(server, owner, poor, 'scheduled_task.run.skipped', (e) => e.data.object.task_id === task.body.id);
-    expect(skipped.data.object.state).to.equal('skipped');
+    const skipped = await awaitEvent(server, owner, poor, 'scheduled_task.run.skipped', (e) => e.data.object.task_id === task.body.scheduled_task.id);
+    expect(skipped.data.object.status).to.equal('skipped');
   });
 
   it('invitation.accepted and member.added when an invitee joins; member.removed when removed', async () => {

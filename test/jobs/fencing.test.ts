@@ -29,7 +29,10 @@ describe('jobs: a frozen worker resumed after its jobs were retried elsewhere wr
   let alice: TestUser;
   let org: string;
   // Each generation takes the sandbox 6 s: long enough to freeze the first worker mid-call.
-  const worker = useChildProcesses(() => spawnWorker(url, { DATA_DIR: testDataDir(), GENERATION_SANDBOX_DELAY_MS: '6000', WORKER_HEARTBEAT_SECONDS: '1' }));
+  // 8 slots: one organization may hold half of a worker's (JOB_ORGANIZATION_SHARE), so all four run on the first worker.
+  const worker = useChildProcesses(() =>
+    spawnWorker(url, { DATA_DIR: testDataDir(), GENERATION_SANDBOX_DELAY_MS: '6000', WORKER_HEARTBEAT_SECONDS: '1', WORKER_CONCURRENCY: '8' }),
+  );
 
   before(async () => {
     url = await isolatedDatabase();

@@ -3,6 +3,7 @@ import type { ZodType } from 'zod';
 import { z } from '../../core/zod.ts';
 import { holder, within } from '../../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../../http/route.ts';
+import { headersFor } from '../../http/openapi-headers.ts';
 import { presentAsset } from '../presenter.ts';
 import { createUpload } from './create.ts';
 import { CHECKSUM_MAX_CHUNK, originOf, receiveBytes, terminateUpload, uploadStatus } from './protocol.ts';
@@ -17,20 +18,23 @@ const tusResumable = header('`1.0.0`: every tus answer names the protocol versio
 const uploadOffset = header('Bytes the upload holds now: where the next PATCH starts.', { type: 'string', pattern: '^\\d+$' });
 const uploadExpires = header('While unfinished: when the upload expires (RFC 9110 date).');
 
+/** An answer's headers: the ones every authenticated answer carries (the rate limit, …) and `own`. */
+const withStandard = (status: number, own: Record<string, unknown>) => ({ ...headersFor(status, true), ...own });
+
 /** A tus answer ≥ 400: the JSON Error body, with Tus-Resumable. */
-const tusError = (description: string, error: ZodType) => ({
+const tusError = (status: number, description: string, error: ZodType) => ({
   description,
-  headers: { 'Tus-Resumable': tusResumable },
+  headers: withStandard(status, { 'Tus-Resumable': tusResumable }),
   content: { 'application/json': { schema: error } },
 });
 
 /** The tus statuses beyond the generated ones, each with the JSON Error body. */
 function withTusAnswers(operation: RouteConfig, error: ZodType, answers: Record<number, string>): RouteConfig {
   const responses = { ...operation.responses };
-  for (const [status, description] of Object.entries(answers)) responses[status] = tusError(description, error);
+  for (const [status, description] of Object.entries(answers)) responses[status] = tusError(Number(status), description, error);
   for (const status of ['404', '410']) {
     const existing = responses[status] as { description?: string } | undefined;
-    if (existing) responses[status] = tusError(existing.description ?? 'Error', error);
+    if (existing) responses[status] = tusError(Number(status), existing.description ?? 'Error', error);
   }
   return { ...operation, responses };
 }
@@ -62,9 +66,10 @@ export const uploadRoutes: AnyRoute[] = [
     response: { status: 201, description: 'The asset and its upload', schema: createdUploadSchema },
     errors: [403, 409, 413],
     authorize: within('body', 'resources.create'),
+    // The asset is what was created (the upload is its way in): replays answer the same Location.
+    location: (_params, answer) => `/assets/${(answer as { asset: { id: string } }).asset.id}`,
     handler: async ({ body, actor, deps, ctx }) => {
       const { asset, upload } = await createUpload(deps, actor, body);
-      ctx.set('Location', `/assets/${asset.id}`);
       return { asset: presentAsset(asset), upload: presentUpload(upload, originOf(deps, ctx), 0) };
     },
   }),
@@ -100,10 +105,10 @@ export const uploadRoutes: AnyRoute[] = [
         request: { ...get.request, headers: tusHeaders.extend((get.request?.headers as z.ZodObject | undefined)?.shape ?? {}) },
         responses: {
           ...withTusAnswers(operation, error, { 410: 'The upload ended: expired, canceled or failed its checks' }).responses,
-          200: { description: 'The offset, in headers (no body)', headers },
+          200: { description: 'The offset, in headers (no body)', headers: withStandard(200, headers) },
         },
       };
-      return [{ ...get, responses: { ...get.responses, 200: { ...ok, headers } } }, head];
+      return [{ ...get, responses: { ...get.responses, 200: { ...ok, headers: withStandard(200, headers) } } }, head];
     },
   }),
   defineRoute({
@@ -139,7 +144,10 @@ export const uploadRoutes: AnyRoute[] = [
           },
           responses: {
             ...answered.responses,
-            204: { description: 'Bytes written', headers: { 'Tus-Resumable': tusResumable, 'Upload-Offset': uploadOffset, 'Upload-Expires': uploadExpires } },
+            204: {
+              description: 'Bytes written',
+              headers: withStandard(204, { 'Tus-Resumable': tusResumable, 'Upload-Offset': uploadOffset, 'Upload-Expires': uploadExpires }),
+            },
           },
         },
       ];

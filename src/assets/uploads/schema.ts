@@ -5,7 +5,8 @@ const mediaType = z
   .string()
   .max(255)
   .regex(
-    /^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*(\s*;\s*charset="?[\w.:-]+"?)?$/i,
+    // Letters spelled in both cases rather than a flag: generated clients read the pattern as plain ECMA-262.
+    /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(\s*;\s*[Cc][Hh][Aa][Rr][Ss][Ee][Tt]="?[\w.:-]+"?)?$/,
     'must be a media type like image/png (text may add `; charset=…`)',
   );
 
