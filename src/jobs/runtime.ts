@@ -123,9 +123,21 @@ export class JobRuntime {
 
     const jobLog = log.child({ job_id: attempt.id, queue: attempt.name, attempt: attempt.retryCount, ...(requestId && { request_id: requestId }) });
     const cancel = new AbortController();
-    const unsubscribe = await this.parts.hub
-      .subscribe(JOB_CONTROL_CHANNEL, attempt.id, { changed: () => cancel.abort(new Error(CANCELED)), close: () => undefined })
-      .catch(() => null); // no NOTIFY now: pg-boss's heartbeat still finds the cancelled job within half a heartbeat
+    const lease = new Lease(db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount });
+    // A notice on the job's key means "re-read": a cancel, or the hub's nudge to every subscriber after
+    // it reconnected (notices sent while it was down are lost). The attempt stops only when its job is
+    // really no longer its own; a read that fails (the database still away) leaves it running —
+    // pg-boss's heartbeat finds a real cancel within half a heartbeat anyway.
+    const recheck = () =>
+      void db
+        .transaction((trx) => lease.hold(trx))
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            if (isLeaseLost(error)) cancel.abort(new Error(CANCELED));
+          },
+        );
+    const unsubscribe = await this.parts.hub.subscribe(JOB_CONTROL_CHANNEL, attempt.id, { changed: recheck, close: () => undefined }).catch(() => null); // no NOTIFY now: pg-boss's heartbeat still finds the cancelled job within half a heartbeat
     this.holding.set(attempt.id, {
       job_id: attempt.id,
       queue: attempt.name,
@@ -135,7 +147,6 @@ export class JobRuntime {
     });
     await attempts.started(which);
     observer?.attemptStarted(attempt.name);
-    const lease = new Lease(db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount });
     const lastAttempt = attempt.retryCount >= definition.policy.retryLimit;
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
     const ms = () => Date.now() - started.getTime();

@@ -20,6 +20,7 @@ describe('webhooks: workers SIGKILLed during delivery', function () {
   this.timeout(240_000);
   const EVENTS = 40;
   const ENDPOINTS = 3;
+  const KILL_PHASE_MS = 60_000;
   let receiver: Receiver;
   let server: TestServer;
   let db: Db;
@@ -89,6 +90,9 @@ describe('webhooks: workers SIGKILLed during delivery', function () {
       await sleep(2000);
       if ((await pending()) === 0) break;
       if (Date.now() - started > 200_000) throw new Error(`not done after 200 s (${kills} kills, ${await pending()} pending)`);
+      // Kills for the first minute, then the fleet drains what is left: on a loaded machine a worker
+      // spends most of a short life starting, and the property is about deliveries a kill interrupts.
+      if (Date.now() - started > KILL_PHASE_MS) continue;
       const oldest = [...workers][0]!;
       if (Date.now() - (readyAt.get(oldest) ?? Infinity) < 1000) continue;
       kill(oldest);
