@@ -21,11 +21,11 @@ import {
 } from '../../src/jobs/boss-sql/index.ts';
 import { testDatabase } from '../support/hooks.ts';
 
-// Every console read of pg-boss's job table, planned over a seeded table: none may scan it. At 1M jobs
-// a sequential scan is 0.1–1 s per request; the planner's choice at this size is what it picks at 1M
-// (statistics scale, the indexes' selectivity does not change).
+// Every console read of pg-boss's job table, planned over a million seeded jobs (one INSERT … SELECT
+// with pg-boss's columns, in seconds): none may scan it. At this size a sequential scan is 0.1–1 s
+// per request, so a plan that takes one is a console that stalls.
 
-const ROWS = 40_000;
+const ROWS = 1_000_000;
 const SEARCHABLE = ['asset_id', 'call_id', 'run_id', 'organization_id'] as const;
 
 interface Planned {
