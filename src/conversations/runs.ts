@@ -27,7 +27,6 @@ const type = 'chat_conversation';
 import { LIVE_RUN_STATUSES, type RunRow } from './run-row.ts';
 
 export { LIVE_RUN_STATUSES, type RunRow };
-export const SANDBOX_CHAT_MODEL = 'sandbox-chat';
 /** A run with its tool calls (read with it by GET /conversations/{id}/run). */
 export type RunWithCalls = RunRow & { tool_calls?: ToolCallRow[] };
 
