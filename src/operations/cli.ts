@@ -3,7 +3,8 @@
 // the network) refused, 2 a usage error. The commands are in ./cli/commands.ts.
 import { parseArgs } from 'node:util';
 import { ApiError, opsClient, UsageError } from './cli/api.ts';
-import { commands, type Context, type Option, options, type Values } from './cli/commands.ts';
+import { type Context, type Option, options, type Values } from './cli/command.ts';
+import { commands } from './cli/commands.ts';
 import { terminalSafe } from './cli/terminal.ts';
 
 export const USAGE = `usage: npm run ops -- <command> [options]

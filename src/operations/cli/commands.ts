@@ -2,62 +2,9 @@
 // ./api.ts) and how it prints the answer.
 import { ApiError, answer, type OpsClient, UsageError } from './api.ts';
 import { age, facts, formatTable, indent, time } from './format.ts';
+import { bulkCommands, runBulk } from './bulk-commands.ts';
+import { type Command, defined, FILTER_OPTIONS, filterOf, flag, type Json, numberOf, reasonOf } from './command.ts';
 
-/** Every option of every command (node:util parseArgs); each command says which it takes. */
-export const options = {
-  url: { type: 'string' },
-  token: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  state: { type: 'string' },
-  queue: { type: 'string' },
-  organization: { type: 'string' },
-  from: { type: 'string' },
-  to: { type: 'string' },
-  resource: { type: 'string' },
-  request: { type: 'string' },
-  limit: { type: 'string' },
-  cursor: { type: 'string' },
-  exact: { type: 'boolean' },
-  reason: { type: 'string' },
-  hours: { type: 'string' },
-  'dead-letters': { type: 'boolean' },
-  all: { type: 'boolean' },
-  'dry-run': { type: 'boolean' },
-  interval: { type: 'string' },
-  stuck: { type: 'boolean' },
-  origin: { type: 'string' },
-  internal: { type: 'boolean' },
-  until: { type: 'string' },
-  job: { type: 'string' },
-  action: { type: 'string' },
-} as const;
-export type Option = keyof typeof options;
-export type Values = { [K in Option]?: (typeof options)[K]['type'] extends 'string' ? string : boolean };
-
-export interface Command {
-  /** Options the command takes besides --url, --token, --json, --help. */
-  takes: Option[];
-  /** Positional arguments after the command words. */
-  args: string[];
-  run(ctx: Context): Promise<void>;
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: a printed answer, read field by field as its type (./openapi-types.ts) describes it
-type Json = any;
-
-export interface Context {
-  args: string[];
-  values: Values;
-  /** The operator API, typed by the OpenAPI document. */
-  api: OpsClient;
-  print(text: string): void;
-  /** Prints the API's answer as JSON under --json, else `table()`. */
-  show(answer: Json, table: () => string): void;
-  sleep(ms: number): Promise<void>;
-}
-
-/** `active (stuck: 95s, expected 30s)` for a stuck job: the state column carries it (scripts read the columns by position). */
 const stateOf = (job: Json) => (job.stuck ? `${job.state} (stuck: ${running(job)})` : job.state);
 const running = (job: Json) => `${age(job.running_for_seconds)}, expected ${age(job.expected_seconds)}`;
 
@@ -66,11 +13,6 @@ const jobRows = (jobs: Json[]) =>
     ['ID', 'QUEUE', 'STATE', 'ORGANIZATION', 'ATTEMPTS', 'CREATED', 'REQUEST'],
     jobs.map((job) => [job.id, job.queue, stateOf(job), job.organization_id, `${job.attempts}/${job.retry_limit + 1}`, time(job.created_at), job.request_id]),
   );
-
-const numberOf = (text: string | undefined) => (text === undefined ? undefined : Number(text));
-// A flag given is `true` in the query (openapi-fetch writes it as the word); left out otherwise.
-const flag = (on: boolean | undefined) => (on ? true : undefined);
-const reasonOf = (values: Values) => (values.reason ? { reason: values.reason } : {});
 
 const jobCommand = (verb: 'retry' | 'cancel' | 'retry-now'): Command => ({
   takes: ['reason'],
@@ -87,76 +29,6 @@ const jobCommand = (verb: 'retry' | 'cancel' | 'retry-now'): Command => ({
     show(done, () => `job ${done.job.id} (${done.job.queue}): ${done.job.state}${verb === 'retry-now' ? `, due ${time(done.job.start_after)}` : ''}\n`);
   },
 });
-
-/** The job filter options a list and a bulk action share. */
-const filterOf = (values: Values) =>
-  defined({
-    state: values.state,
-    queue: values.queue,
-    organization_id: values.organization,
-    from: values.from,
-    to: values.to,
-    resource_id: values.resource,
-    request_id: values.request,
-    origin: values.origin,
-  });
-const FILTER_OPTIONS: Option[] = ['state', 'queue', 'organization', 'from', 'to', 'resource', 'request', 'origin'];
-
-type BulkKind = 'retry' | 'cancel' | 'redrive' | 'delete';
-const PAST: Record<BulkKind, string> = { retry: 'retried', cancel: 'cancelled', redrive: 'redriven', delete: 'deleted' };
-
-/**
- * Previews a bulk action, then (unless --dry-run) starts it and follows its progress to the end,
- * printing each change of its counts; an aborted action exits 1.
- */
-async function runBulk(ctx: Context, action: BulkKind, filter: Record<string, unknown>, what: string) {
-  const { values, api, print, show } = ctx;
-  if (!values.reason && !values['dry-run']) throw new UsageError(`${action} needs --reason (it is recorded in the audit log)`);
-  const request = { action, filter } as never;
-  const preview = await answer(api.POST('/ops/bulk-actions/preview', { body: request }));
-  if (values['dry-run'] || preview.count === 0) {
-    show(preview, () => `${preview.count} ${what} would be ${PAST[action]}${preview.count > preview.limit ? ` (at most ${preview.limit} at once)` : ''}\n`);
-    return;
-  }
-  if (!values.json)
-    print(
-      `${action === 'delete' ? 'deleting' : action === 'cancel' ? 'cancelling' : `${action === 'retry' ? 'retrying' : 'redriving'}`} ${Math.min(preview.count, preview.limit)} ${what}\n`,
-    );
-  let { bulk_action: bulk } = await answer(api.POST('/ops/bulk-actions', { body: { action, filter, reason: values.reason! } as never }));
-  await follow(ctx, bulk.id, bulk, action);
-  ({ bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: bulk.id } } })));
-  if (values.json) print(`${JSON.stringify({ bulk_action: bulk }, null, 2)}\n`);
-}
-
-/** Prints a bulk action's progress as it changes, until it is no longer running. */
-async function follow(ctx: Context, id: string, first: Json, action: string) {
-  const { values, api, print, sleep } = ctx;
-  let bulk = first;
-  const interval = Number(values.interval ?? 1000);
-  let shown = '';
-  for (;;) {
-    const progress = `${bulk.state}: ${bulk.done + bulk.skipped}/${bulk.total} (${bulk.done} ${PAST[action as BulkKind] ?? 'done'}, ${bulk.skipped} skipped)\n`;
-    if (!values.json && progress !== shown) print(progress);
-    shown = progress;
-    if (bulk.state !== 'running') break;
-    await sleep(interval);
-    ({ bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: id } } })));
-  }
-  if (!values.json) for (const skipped of bulk.skipped_reasons) print(`  skipped ${skipped.count}: ${skipped.reason}\n`);
-  if (bulk.state === 'aborted') throw new ApiError(409, 'aborted', `bulk action ${bulk.id} was aborted after ${bulk.done} of ${bulk.total}`);
-}
-
-const bulkCommand = (action: 'retry' | 'cancel' | 'delete'): Command => ({
-  takes: [...FILTER_OPTIONS, 'reason', 'dry-run', 'interval'],
-  args: [],
-  run: (ctx) => runBulk(ctx, action, filterOf(ctx.values), 'jobs'),
-});
-
-const bulkRows = (items: Json[]) =>
-  formatTable(
-    ['ID', 'ACTION', 'STATE', 'DONE', 'SKIPPED', 'TOTAL', 'ORGANIZATION', 'CREATED', 'REASON'],
-    items.map((b) => [b.id, b.action, b.state, b.done, b.skipped, b.total, b.organization_id, time(b.created_at), b.reason]),
-  );
 
 const pauseCommand = (scope: 'queue' | 'organization' | 'schedule'): Command => ({
   takes: scope === 'organization' ? ['queue', 'reason', 'until'] : ['reason', 'until'],
@@ -281,39 +153,7 @@ export const commands: Record<string, Command> = {
       await runBulk(ctx, 'redrive', defined({ queue, organization_id: values.organization, from: values.from, to: values.to }), `dead letters of ${queue}`);
     },
   },
-  'bulk retry': bulkCommand('retry'),
-  'bulk cancel': bulkCommand('cancel'),
-  'bulk delete': bulkCommand('delete'),
-  'bulk list': {
-    takes: ['organization', 'cursor'],
-    args: [],
-    async run({ values, api, show }) {
-      const page = await answer(api.GET('/ops/bulk-actions', { params: { query: { organization_id: values.organization, cursor: values.cursor } } }));
-      show(page, () => `${bulkRows(page.items)}${page.next_cursor ? `\nnext page: --cursor ${page.next_cursor}\n` : ''}`);
-    },
-  },
-  'bulk show': {
-    takes: ['interval'],
-    args: ['ID'],
-    async run(ctx) {
-      const { args, api, show } = ctx;
-      const { bulk_action: bulk } = await answer(api.GET('/ops/bulk-actions/{bulk_action_id}', { params: { path: { bulk_action_id: args[0]! } } }));
-      show({ bulk_action: bulk }, () => {
-        const reasons = bulk.skipped_reasons.map((r) => `  skipped ${r.count}: ${r.reason}\n`).join('');
-        return `${bulkRows([bulk])}${reasons}`;
-      });
-    },
-  },
-  'bulk abort': {
-    takes: ['reason'],
-    args: ['ID'],
-    async run({ args, values, api, show }) {
-      const { bulk_action: bulk } = await answer(
-        api.POST('/ops/bulk-actions/{bulk_action_id}/abort', { params: { path: { bulk_action_id: args[0]! } }, body: reasonOf(values) }),
-      );
-      show({ bulk_action: bulk }, () => `bulk action ${bulk.id}: abort requested after ${bulk.done + bulk.skipped} of ${bulk.total}\n`);
-    },
-  },
+  ...bulkCommands,
   'pause queue': pauseCommand('queue'),
   'pause organization': pauseCommand('organization'),
   'pause schedule': pauseCommand('schedule'),
@@ -502,8 +342,6 @@ export const commands: Record<string, Command> = {
     },
   },
 };
-
-const defined = (object: Record<string, unknown>) => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
 
 /** The dead-letter queue to redrive: QUEUE itself when it is one, else the one the API names for QUEUE. */
 async function deadLetterQueue(api: OpsClient, queue: string, organizationId: string | undefined): Promise<string> {
