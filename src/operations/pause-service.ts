@@ -8,7 +8,7 @@ import type { Actor } from '../access/index.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { recordAction } from './audit.ts';
 import { presentPause } from './presenter.ts';
-import type { createPauseBody } from './schema.ts';
+import type { createPauseBody } from './pause-schema.ts';
 import { requireSchedule } from './schedules.ts';
 import { inTransaction } from '../db/transaction.ts';
 

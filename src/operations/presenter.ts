@@ -6,7 +6,8 @@ import { asJobErrorRecord } from '../jobs/error-record.ts';
 import type { Pause } from '../jobs/pauses.ts';
 import type { OperatorActionRow } from './audit.ts';
 import type { JobRow } from './job-rows.ts';
-import type { jobSchema, operatorActionSchema, organizationPauseSchema, pauseSchema } from './schema.ts';
+import type { organizationPauseSchema, pauseSchema } from './pause-schema.ts';
+import type { jobSchema, operatorActionSchema } from './schema.ts';
 
 export const REDACTED = '[redacted]';
 

@@ -29,24 +29,18 @@ import {
   bulkRequest,
   consoleIdentitySchema,
   createBulkActionBody,
-  createPauseBody,
   jobDetailSchema,
   jobIdParams,
   jobPage,
   jobSchema,
   listBulkActionsQuery,
   listJobsQuery,
-  listPausesQuery,
   listQueuesQuery,
   listSchedulesQuery,
   listWorkersQuery,
   lookupQuery,
   organizationLoadList,
   organizationLoadQuery,
-  pauseCreated,
-  pauseIdParams,
-  pausePage,
-  pauseResumed,
   queueList,
   reasonBody,
   requestIdParams,
@@ -58,6 +52,7 @@ import {
   scheduleTriggered,
   workerList,
 } from './schema.ts';
+import { createPauseBody, listPausesQuery, pauseCreated, pauseIdParams, pausePage, pauseResumed } from './pause-schema.ts';
 import { listWorkers } from './workers.ts';
 
 const tag = 'Operations';

@@ -1,6 +1,8 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 import { jobErrorRecordSchema } from '../jobs/error-record.ts';
+import { organizationId, queueName, reason } from './fields.ts';
+import { pauseView } from './pause-schema.ts';
 
 // The job console's contract (tag "Operations"): requests and answers of /ops/*. Operators see every
 // organization; an organization's owners and admins (`jobs.manage`) see their own by naming it in
@@ -11,14 +13,6 @@ export const jobStateSchema = z.enum(jobStates).openapi('JobState', {
   description:
     'pg-boss job state: `created` (queued), `retry` (waiting for its next attempt), `active`, `completed`, `cancelled`, `failed` (retries exhausted).',
 });
-
-const organizationId = z.string().min(1).max(64);
-const queueName = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a queue name (lower case letters, digits, . _ -)');
-const reason = z.string().trim().min(1).max(500);
 
 /** How lists over the job table stay fast at millions of rows: a time window (default the last 24 hours, at most 31 days). */
 const window = {
@@ -236,53 +230,6 @@ export const alertSchema = z
   })
   .openapi('QueueAlert');
 
-const pauseFields = {
-  id: uuid,
-  scope: z
-    .enum(['queue', 'organization', 'schedule'])
-    .describe('`queue`: the whole queue, every organization (service-wide); `organization`: one organization on a queue; `schedule`: a cron schedule'),
-  queue: z.string().nullable(),
-  organization_id: z.string().nullable(),
-  schedule: z.string().nullable(),
-  set_by: z
-    .enum(['operator', 'organization'])
-    .describe('`operator`: an operator of the service set it (every queue and platform-schedule pause); `organization`: the organization’s owners or admins'),
-  expires_at: timestamp.nullable(),
-  created_at: timestamp.describe('Paused since'),
-  resumed_at: timestamp.nullable(),
-  open: z.boolean().describe('In force now (not resumed, not expired)'),
-  can_resume: z.boolean().describe('The caller may end it: operators any pause; an organization’s owners and admins only one their organization set'),
-};
-
-/** The operators' view: who and why, always. */
-export const pauseSchema = z
-  .object({
-    ...pauseFields,
-    reason: z.string(),
-    created_by: z.string().describe('The user who set it'),
-    resumed_by: z.string().nullable().describe('The user who ended it, or `expiry`'),
-  })
-  .openapi('Pause', { description: 'A pause as operators of the service see it.' });
-
-/** An organization's view: that its work is paused and since when; who and why only for pauses it set itself. */
-export const organizationPauseSchema = z
-  .object({
-    ...pauseFields,
-    reason: z
-      .string()
-      .nullable()
-      .describe('The reason given, for a pause the organization set; null when `set_by` is `operator` (operators’ reasons are internal)'),
-    created_by: z.string().nullable().describe('The member who set it; null when `set_by` is `operator`'),
-    resumed_by: z.string().nullable().describe('The member who ended it, or `expiry`; null while open or when an operator ended it'),
-  })
-  .openapi('OrganizationPause', {
-    description:
-      'A pause as an organization’s owners and admins see it: what is paused, since when and until when. Who set or ended it and why are shown only for what the organization did itself.',
-  });
-
-/** What a console caller gets: operators `Pause`, an organization's owners and admins `OrganizationPause`. */
-export const pauseView = z.union([pauseSchema, organizationPauseSchema]);
-
 export const queueSchema = z
   .object({
     name: z.string(),
@@ -335,36 +282,6 @@ export const listQueuesQuery = z
   })
   .strict();
 export const queueList = z.object({ items: z.array(queueSchema), alerts: z.array(alertSchema.extend({ queue: z.string() })) }).openapi('QueueList');
-
-// Pauses
-
-export const createPauseBody = z
-  .object({
-    scope: z.enum(['queue', 'organization', 'schedule']),
-    queue: queueName.optional().describe('Required for `queue` and `organization`'),
-    organization_id: organizationId.optional().describe('Required for `organization`'),
-    schedule: z
-      .string()
-      .min(1)
-      .max(250)
-      .regex(/^(cron:[a-z0-9][a-z0-9._-]*|task:[0-9a-f-]{36})$/, 'must be cron:<queue> or task:<scheduled task id>')
-      .optional()
-      .describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>`'),
-    reason,
-    expires_at: timestamp.optional().describe('When the pause ends by itself; none: until resumed'),
-  })
-  .strict();
-export const pauseIdParams = z.object({ pause_id: uuid }).strict();
-export const listPausesQuery = z
-  .object({
-    organization_id: organizationId.optional(),
-    open: queryBoolean.default(true).openapi({ description: '`true`: pauses in force; `false`: all, newest first.' }),
-    ...pageQuery,
-  })
-  .strict();
-export const pausePage = pageOf(pauseView).openapi('PausePage');
-export const pauseCreated = z.object({ pause: pauseView, deferred: z.number().int().describe('Queued jobs pushed back') }).openapi('PauseCreated');
-export const pauseResumed = z.object({ pause: pauseView, restored: z.number().int().describe('Deferred jobs made due again') }).openapi('PauseResumed');
 
 // Workers
 
