@@ -1,20 +1,12 @@
 import { z } from '../core/zod.ts';
-import { allOf, anyOf, jobConsole, operator, operatorOrRecordMember, recordIs, recordMember, signedIn } from '../http/authorize.ts';
+import { jobConsole, operator, operatorOrRecordMember, signedIn } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { consoleCaller, consoleCallerFor, consoleIdentity } from './access.ts';
 import { listActions } from './audit.ts';
-import {
-  abortBulkAction,
-  bulkActionCaller,
-  createBulkAction,
-  listBulkActions,
-  presentBulkActions,
-  previewBulkAction,
-  visibleBulkAction,
-} from './bulk-actions.ts';
+import { bulkActionRoutes } from './bulk-routes.ts';
 import { commandJob, jobDetail, listJobsFor, lookupJobs, revealPayload } from './job-service.ts';
 import { organizationLoad } from './organizations.ts';
-import { listPauses, pause, pauseCaller, resume } from './pause-service.ts';
+import { pauseRoutes } from './pause-routes.ts';
 import { presentAction } from './presenter.ts';
 import { queueHealth } from './queues.ts';
 import { webhookHealth, webhookHealthSchema } from '../webhooks/index.ts';
@@ -22,18 +14,11 @@ import { listSchedules, scheduleOwner, triggerSchedule } from './schedules.ts';
 import {
   auditPage,
   auditQuery,
-  bulkActionIdParams,
-  bulkActionPage,
-  bulkActionSchema,
-  bulkPreviewSchema,
-  bulkRequest,
   consoleIdentitySchema,
-  createBulkActionBody,
   jobDetailSchema,
   jobIdParams,
   jobPage,
   jobSchema,
-  listBulkActionsQuery,
   listJobsQuery,
   listQueuesQuery,
   listSchedulesQuery,
@@ -52,13 +37,11 @@ import {
   scheduleTriggered,
   workerList,
 } from './schema.ts';
-import { createPauseBody, listPausesQuery, pauseCreated, pauseIdParams, pausePage, pauseResumed } from './pause-schema.ts';
 import { listWorkers } from './workers.ts';
 
 const tag = 'Operations';
 const jobPageOnly = z.object({ items: z.array(jobSchema), next_cursor: z.string().nullable() }).openapi('JobLookupPage');
 const jobEnvelope = z.object({ job: jobSchema });
-const bulkEnvelope = z.object({ bulk_action: bulkActionSchema });
 const oneJob = operatorOrRecordMember('job', 'jobs.manage');
 const deleteJobQuery = z.object({ reason: z.string().trim().min(1).max(500).optional() }).strict();
 
@@ -180,81 +163,7 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [403, 404],
     handler: async ({ deps, actor, params, body }) => revealPayload(deps, await consoleCaller(actor, undefined), params.job_id, body.reason),
   }),
-  defineRoute({
-    method: 'post',
-    path: '/ops/bulk-actions/preview',
-    operationId: 'previewBulkAction',
-    tag,
-    summary: 'How many jobs a bulk retry, cancel or redrive would take now, by queue, with a sample',
-    description: 'Nothing changes. Dead letters: `action: redrive` with `filter.queue` naming a dead-letter queue (or none: every dead-letter queue).',
-    body: bulkRequest,
-    authorize: jobConsole('body.filter'),
-    response: { status: 200, description: 'The preview', schema: bulkPreviewSchema },
-    errors: [403, 503],
-    handler: async ({ deps, actor, body }) => previewBulkAction(deps, await consoleCaller(actor, body.filter.organization_id), body.action, body.filter),
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/ops/bulk-actions',
-    operationId: 'createBulkAction',
-    idempotent: {},
-    tag,
-    summary: 'Start a durable bulk retry, cancel or redrive',
-    description:
-      'The matching ids are snapshotted now (at most 100,000; jobs arriving later are not swept in), then a job works them in throttled batches (`OPS_BULK_BATCH_SIZE`, `OPS_BULK_PAUSE_MS`); follow `GET /ops/bulk-actions/{id}` for progress and what was skipped, and why. 400 when the filter matches nothing.',
-    body: createBulkActionBody,
-    authorize: jobConsole('body.filter'),
-    response: { status: 202, description: 'The bulk action, running', schema: bulkEnvelope },
-    errors: [403],
-    handler: async ({ deps, actor, body }) => {
-      const caller = await consoleCaller(actor, body.filter.organization_id);
-      const row = await createBulkAction(deps, caller, body.action, body.filter, body.reason);
-      return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
-    },
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/ops/bulk-actions',
-    operationId: 'listBulkActions',
-    tag,
-    summary: 'Bulk actions, newest first',
-    query: listBulkActionsQuery,
-    authorize: jobConsole('query'),
-    response: { status: 200, description: 'A page of bulk actions', schema: bulkActionPage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => listBulkActions(deps, await consoleCaller(actor, query.organization_id), query),
-  }),
-  defineRoute({
-    method: 'get',
-    path: '/ops/bulk-actions/{bulk_action_id}',
-    operationId: 'getBulkAction',
-    tag,
-    summary: 'A bulk action’s progress: done, skipped (with reasons), state',
-    params: bulkActionIdParams,
-    authorize: operatorOrRecordMember('bulk_action', 'jobs.manage'),
-    response: { status: 200, description: 'The bulk action', schema: bulkEnvelope },
-    errors: [404],
-    handler: async ({ deps, actor, params }) => {
-      const caller = await bulkActionCaller(deps, actor, params.bulk_action_id);
-      return { bulk_action: (await presentBulkActions(deps.db, [await visibleBulkAction(deps.db, caller, params.bulk_action_id)]))[0]! };
-    },
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/ops/bulk-actions/{bulk_action_id}/abort',
-    operationId: 'abortBulkAction',
-    tag,
-    summary: 'Stop a running bulk action after its current batch',
-    params: bulkActionIdParams,
-    body: reasonBody,
-    authorize: operatorOrRecordMember('bulk_action', 'jobs.manage'),
-    response: { status: 200, description: 'The bulk action, abort requested', schema: bulkEnvelope },
-    errors: [404, 409],
-    handler: async ({ deps, actor, params, body }) => {
-      const row = await abortBulkAction(deps, await bulkActionCaller(deps, actor, params.bulk_action_id), params.bulk_action_id, body.reason);
-      return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
-    },
-  }),
+  ...bulkActionRoutes,
   defineRoute({
     method: 'get',
     path: '/ops/queues',
@@ -284,52 +193,7 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [403],
     handler: async ({ deps, actor, query }) => webhookHealth(deps.db, (await consoleCaller(actor, query.organization_id)).organizationId),
   }),
-  defineRoute({
-    method: 'get',
-    path: '/ops/pauses',
-    operationId: 'listPauses',
-    tag,
-    summary: 'Pauses in force (or all), newest first',
-    description:
-      'Operators see every pause as `Pause`. An organization’s owners and admins (`jobs.manage`, naming `organization_id`) see the pauses that hold its work — its own and the service-wide ones (whole queues) — as `OrganizationPause`: what is paused, since when (`created_at`) and until when; who set it and why only for pauses the organization set itself (`set_by`).',
-    query: listPausesQuery,
-    authorize: jobConsole('query'),
-    response: { status: 200, description: 'A page of pauses', schema: pausePage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => listPauses(deps, await consoleCaller(actor, query.organization_id), query),
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/ops/pauses',
-    operationId: 'createPause',
-    idempotent: {},
-    tag,
-    summary: 'Pause a queue, one organization on a queue, or a schedule, with a reason and an optional expiry',
-    description:
-      'Workers stop starting the jobs it covers (queued ones are pushed back now; any fetched later is put back untouched, no attempt used); running jobs finish. A paused schedule does not fire (trigger-now still runs it). Queues and platform schedules: operators only; owners and admins may pause their organization on a queue and its scheduled tasks. 409 when the scope is already paused.',
-    body: createPauseBody,
-    authorize: jobConsole('body'),
-    response: { status: 201, description: 'The pause and how many queued jobs it deferred', schema: pauseCreated },
-    errors: [403, 409],
-    handler: async ({ deps, actor, body }) => pause(deps, await consoleCaller(actor, body.organization_id), body),
-  }),
-  defineRoute({
-    method: 'post',
-    path: '/ops/pauses/{pause_id}/resume',
-    operationId: 'resumePause',
-    tag,
-    summary: 'End a pause now: the jobs it deferred are due again at once',
-    params: pauseIdParams,
-    body: reasonBody,
-    description:
-      'Operators end any pause. An organization’s owners and admins end only the pauses their organization set (`set_by: organization`, `can_resume`); a pause an operator set — on their organization, or service-wide — is 403 to them.',
-    authorize: anyOf(operator('any pause'), allOf(recordMember('pause', 'jobs.manage'), recordIs('pause', 'set_by', 'organization'))),
-    response: { status: 200, description: 'The ended pause', schema: pauseResumed },
-    errors: [403, 404, 409],
-    handler: async ({ deps, actor, params, body }) => {
-      return resume(deps, await pauseCaller(deps, actor, params.pause_id), params.pause_id, body.reason);
-    },
-  }),
+  ...pauseRoutes,
   defineRoute({
     method: 'get',
     path: '/ops/workers',
