@@ -13,6 +13,7 @@ import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { knexBossDb } from '../src/jobs/boss-db.ts';
+import { recordClaims } from '../src/jobs/boss-sql/index.ts';
 import type { RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
@@ -58,6 +59,12 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // pg-boss would wake every slot of a queue per new job: the slot waker LISTENs instead, waking one.
     useListenNotify: false,
   });
+  // Each claim writes its attempts' starts in the fetch itself: the history misses no attempt, at no extra round trip.
+  recordClaims(
+    boss,
+    id,
+    jobs.map((job) => job.name),
+  );
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
   const metrics = await startWorkerMetrics(config, db, workerLog, { alerts: () => currentAlerts({ db, config }) });

@@ -52,11 +52,12 @@ async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonl
        FROM ${RECORDSET}, generate_series(0, x.attempt - 1) AS k
       WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = x.job_id AND a.attempt = k)
      ON CONFLICT DO NOTHING`,
-    [JSON.stringify(UNSEEN), JSON.stringify(retried)],
+    [JSON.stringify(UNSEEN_ATTEMPT), JSON.stringify(retried)],
   );
 }
 
-const UNSEEN = jobError('lost', 'no worker recorded this attempt: the worker that fetched it stopped before it began');
+/** The error of an attempt pg-boss counted that no worker recorded. */
+export const UNSEEN_ATTEMPT = jobError('lost', 'no worker recorded this attempt: the worker that fetched it stopped before it began');
 
 /** Fills in the end of attempts whose start was written, in one statement. */
 async function endAttempts(db: Knex | Knex.Transaction, records: readonly FinishedAttempt[]): Promise<void> {
@@ -112,6 +113,14 @@ export class AttemptLog {
       }),
     );
     return this.soon;
+  }
+
+  /**
+   * The attempt's start was written by the claim that fetched it (./boss-sql/claims.ts): nothing to
+   * write now; its end completes that row.
+   */
+  claimed(record: Pick<AttemptRecord, 'job_id' | 'attempt'>): void {
+    this.open.add(keyOf(record));
   }
 
   /** The attempt ended (or, deferred by a pause, never began): its start is completed, or the whole attempt written. */

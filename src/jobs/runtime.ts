@@ -10,6 +10,7 @@ import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from '
 import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
 import { continuationOf, stampedOrganization, unstamp } from './origin.ts';
+import { CLAIM_RECORDED } from './boss-sql/index.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
@@ -108,12 +109,17 @@ export class JobRuntime {
         error,
       });
 
+    // A worker's claims write their attempts' starts (./boss-sql/claims.ts); a claim that did not
+    // (a fetch of another shape) has its start written below, before the handler runs.
+    const claimRecorded = (attempt as Job<unknown> & { [CLAIM_RECORDED]?: boolean })[CLAIM_RECORDED] === true;
+    if (claimRecorded) attempts.claimed(which);
+
     const pause = pauses.covering(attempt.name, organizationId);
     if (pause) {
       if (await deferFetched(db, attempt, pause)) {
         record('deferred', jobError('deferred', `deferred by pause ${pause.id}: ${pause.reason}`));
         observer?.attemptEnded(attempt.name, 'deferred', 0);
-      }
+      } else if (claimRecorded) record('superseded', jobError('superseded', 'the job moved on before a pause could defer it'));
       return undefined;
     }
     if (definition.cron && !triggeredBy && pauses.schedulePaused(cronSchedule(definition.name))) {
@@ -145,7 +151,7 @@ export class JobRuntime {
       organization_id: organizationId,
       started_at: started.toISOString(),
     });
-    await attempts.started(which);
+    if (!claimRecorded) await attempts.started(which);
     observer?.attemptStarted(attempt.name);
     const lastAttempt = attempt.retryCount >= definition.policy.retryLimit;
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
