@@ -1,14 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
 import { ChatProviderError, createChatProvider, sandboxAnswer } from '../../src/providers/chat/index.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { eventually, isolatedDatabase } from '../jobs/support.ts';
+import { eventually } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import { type FakeUpstream, readJson, startUpstream } from '../support/upstream.ts';
 
 const UPSTREAM_ANSWER = 'Answered upstream.';
@@ -25,9 +22,7 @@ const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 describe('chat runs: each model served by its own provider (CHAT_API_URL set)', function () {
   this.timeout(60_000);
   let upstream: FakeUpstream;
-  let server: TestServer;
-  let worker: WorkerProcess;
-  let db: Db;
+  let stack: Stack;
   let alice: TestUser;
   let org: string;
   /** Every request body the fake chat service received, in order. */
@@ -43,24 +38,19 @@ describe('chat runs: each model served by its own provider (CHAT_API_URL set)', 
 
   before(async () => {
     upstream = await startUpstream({ '/v1/chat/completions': (req, res) => void answer(req, res) });
-    const overrides = { CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-routing', WORKER_POLL_INTERVAL_SECONDS: '0.5' };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 3 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    const config = testConfig(overrides);
-    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+    // The web process and the worker, both with the chat service configured.
+    stack = await startStack({ CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-routing', WORKER_POLL_INTERVAL_SECONDS: '0.5' });
     alice = newUser();
-    org = await createOrganization(server, alice);
+    org = await createOrganization(stack.server, alice);
   });
   after(async () => {
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
+    await stack?.stop();
     await upstream?.close();
   });
 
   /** A one-message conversation answered on `model` (no max_credits: the hold is the model's default ceiling). */
   async function runOn(model: string, question: string) {
+    const { server, db } = stack;
     const conversation = await createConversation(server, alice, org, { title: model });
     const posted = await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content: question } });
     expect(posted.status).to.equal(201);
@@ -93,7 +83,7 @@ describe('chat runs: each model served by its own provider (CHAT_API_URL set)', 
     expect(hold).to.deep.equal({ status: 'captured', amount: 3, captured: 1, released: 2 });
     expect(run.credits_charged).to.equal(1);
     expect(ledger).to.deep.equal(['hold:3', 'capture:1', 'release:2']);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
   });
 
   it('gpt-4o-mini is answered by the chat service: exactly one request, for that model; held and billed at gpt-4o-mini prices', async () => {
@@ -112,7 +102,7 @@ describe('chat runs: each model served by its own provider (CHAT_API_URL set)', 
     expect(hold).to.deep.equal({ status: 'captured', amount: 5, captured: 3, released: 2 });
     expect(run.credits_charged).to.equal(3);
     expect(ledger).to.deep.equal(['hold:5', 'capture:3', 'release:2']);
-    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    expect(await reconcileCredits(stack.db, org)).to.deep.equal([]);
   });
 });
 
