@@ -177,7 +177,7 @@ async function bareToolProvider(): Promise<number> {
   const started = performance.now();
   const drain = async (messages: ChatMessage[]) => {
     const chunks: ChatChunk[] = [];
-    for await (const chunk of bareChat.stream({ model: 'sandbox-chat', messages, tools: benchTools })) chunks.push(chunk);
+    for await (const chunk of bareChat.stream({ model: 'sandbox-chat', provider: 'sandbox', messages, tools: benchTools })) chunks.push(chunk);
     return chunks;
   };
   const question: ChatMessage[] = [{ role: 'user', content: TOOL_QUESTION }];

@@ -115,7 +115,7 @@ export const configSchema = z
     /** Model service reading assets (prompt extraction, voices); unset → sandbox models. */
     MODELS_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     MODELS_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
-    /** OpenAI-compatible chat completions (`…/v1/chat/completions`); unset → the sandbox chat model. */
+    /** OpenAI-compatible chat completions (`…/v1/chat/completions`) serving the catalog's `openai-compatible` models; unset → only the sandbox's (`sandbox-chat` is always the sandbox's). */
     CHAT_API_URL: z.preprocess(emptyAsUnset, optionalUrl),
     CHAT_API_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     /** The chat model a run uses when it names none (a catalog id whose provider is configured). */

@@ -67,7 +67,7 @@ async function promptOf(db: Knex | Knex.Transaction, run: RunRow): Promise<ChatM
 /** Answer length assumed for the credit ceiling when neither the run nor the model names one. */
 const DEFAULT_MAX_TOKENS = 1024;
 
-/** A model's prices and default parameters for a prompt, as the organization has the model. */
+/** A model's prices, default parameters and provider (who serves it) for a prompt, as the organization has the model. */
 async function pricingOf(db: Knex | Knex.Transaction, model: string, organizationId: string, prompt: ChatMessage[]) {
   const effective = await effectiveChatModel({ db: db as Knex }, model, organizationId);
   const parameters = { ...(effective.copy?.default_parameters ?? {}) };
@@ -76,7 +76,14 @@ async function pricingOf(db: Knex | Knex.Transaction, model: string, organizatio
     effective.model.context_window,
     prompt.reduce((sum, m) => sum + estimateTokens(m.content), 0),
   );
-  return { prices: effectivePrices(effective), prompt, parameters, promptTokens, window: effective.model.context_window };
+  return {
+    prices: effectivePrices(effective),
+    prompt,
+    parameters,
+    promptTokens,
+    window: effective.model.context_window,
+    provider: effective.model.provider,
+  };
 }
 
 /** The run's model prices, its prompt and the model's default parameters. */

@@ -259,8 +259,8 @@ describe('chat models: the sandbox provider', () => {
 
   it('streams the same answer token by token for the same prompt, says it is a sandbox answer, and reports usage last', async () => {
     const provider = new SandboxChatProvider();
-    const one = await collect(provider, { model: 'sandbox-chat', messages });
-    const two = await collect(provider, { model: 'sandbox-chat', messages });
+    const one = await collect(provider, { model: 'sandbox-chat', provider: 'sandbox', messages });
+    const two = await collect(provider, { model: 'sandbox-chat', provider: 'sandbox', messages });
     expect(one).to.deep.equal(two);
     const deltas = one.filter((c): c is { delta: string } => 'delta' in c).map((c) => c.delta);
     expect(deltas.length).to.be.greaterThan(5);
@@ -274,19 +274,19 @@ describe('chat models: the sandbox provider', () => {
       input_tokens: Math.ceil(messages[0]!.content.length / 4),
       output_tokens: Math.ceil(text.length / 4),
     });
-    const other = await collect(provider, { model: 'sandbox-chat', messages: [{ role: 'user', content: 'Something else' }] });
+    const other = await collect(provider, { model: 'sandbox-chat', provider: 'sandbox', messages: [{ role: 'user', content: 'Something else' }] });
     expect(other).to.not.deep.equal(one);
   });
 
   it('honours max_tokens and stops when aborted', async () => {
     const provider = new SandboxChatProvider();
-    const short = await collect(provider, { model: 'sandbox-chat', messages, parameters: { max_tokens: 3 } });
+    const short = await collect(provider, { model: 'sandbox-chat', provider: 'sandbox', messages, parameters: { max_tokens: 3 } });
     expect(short.filter((c) => 'delta' in c)).to.have.length(3);
     const controller = new AbortController();
     const seen: string[] = [];
     let failure: unknown;
     try {
-      for await (const chunk of provider.stream({ model: 'sandbox-chat', messages, signal: controller.signal })) {
+      for await (const chunk of provider.stream({ model: 'sandbox-chat', provider: 'sandbox', messages, signal: controller.signal })) {
         if ('delta' in chunk) seen.push(chunk.delta);
         if (seen.length === 2) controller.abort();
       }

@@ -12,11 +12,13 @@ import type { Db } from '../../src/db/knex.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const delta = (text: string) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: text } }] })}\n\n`;
-/** What a stopped turn is charged: the prompt it was sent (the run's `context.tokens`), its answer at about four characters a token, sandbox-chat prices (1 and 2 credits per 1k). */
-const estimatedCredits = (promptTokens: number, answer: string) => Math.ceil((promptTokens * 1 + Math.ceil(answer.length / 4) * 2) / 1000);
+/** The model the turns run on: a catalog model of the HTTP service (CHAT_API_URL), so the adapter is what streams. */
+const MODEL = 'gpt-4o-mini';
+/** What a stopped turn is charged: the prompt it was sent (the run's `context.tokens`), its answer at about four characters a token, gpt-4o-mini prices (1 and 4 credits per 1k). */
+const estimatedCredits = (promptTokens: number, answer: string) => Math.ceil((promptTokens * 1 + Math.ceil(answer.length / 4) * 4) / 1000);
 const QUICK_ANSWER = 'The answer is 42.';
-/** Reported by the quick upstream: 2000 × 1 + 3000 × 2 per 1k → 8 credits. */
-const QUICK_CREDITS = 8;
+/** Reported by the quick upstream: 2000 × 1 + 3000 × 4 per 1k (gpt-4o-mini) → 14 credits. */
+const QUICK_CREDITS = 14;
 
 /**
  * Chat runs under faults, with real worker processes and the OpenAI-compatible HTTP adapter
@@ -70,7 +72,8 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
     await retryDeadAttemptsQuickly(url, chatRunJob.name, HEARTBEAT_SECONDS);
-    server = await startTestServer({}, { databaseUrl: url });
+    // The web process has the chat service configured too: it accepts runs on its models only then.
+    server = await startTestServer({ CHAT_API_URL: upstream.url }, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);
   });
@@ -87,7 +90,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     expect(posted.status).to.equal(201);
     const res = await server.request('post', `/conversations/${conversation.id}/run`, {
       token: alice.token,
-      body: { model: 'sandbox-chat', max_credits: maxCredits },
+      body: { model: MODEL, max_credits: maxCredits },
     });
     expect(res.status).to.equal(201);
     return { conversationId: conversation.id as string, runId: res.body.run.id as string };
@@ -203,7 +206,7 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
 
       const next = await server.request('post', `/conversations/${conversationId}/run`, {
         token: alice.token,
-        body: { model: 'sandbox-chat', max_credits: 20 },
+        body: { model: MODEL, max_credits: 20 },
       });
       expect(next.status).to.equal(201);
       const answered = await settled(next.body.run.id);

@@ -11,7 +11,9 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { type FakeUpstream, json, readJson, startUpstream } from '../support/upstream.ts';
 
 const MAX_ROUNDS = 2;
-/** Reported for every answer: 1000 × 1 + 500 × 2 per 1k at sandbox-chat prices → 2 credits a round. */
+/** The model the turns run on: a catalog model of the HTTP service (CHAT_API_URL), so the adapter is what streams. */
+const MODEL = 'gpt-4o-mini';
+/** Reported for every answer: 1000 × 1 + 500 × 4 per 1k at gpt-4o-mini prices → 3 credits a round. */
 const USAGE = { prompt_tokens: 1000, completion_tokens: 500 };
 
 const event = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
@@ -112,7 +114,7 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const question = `${scenario} ${conversation.id}`;
     const posted = await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content: question } });
     expect(posted.status).to.equal(201);
-    const started = await server.request('post', `/conversations/${conversation.id}/run`, { token: alice.token, body: { model: 'sandbox-chat', ...body } });
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, { token: alice.token, body: { model: MODEL, ...body } });
     expect(started.status, JSON.stringify(started.body)).to.equal(201);
     return { conversationId: conversation.id as string, question, runId: started.body.run.id as string, holdId: started.body.run.hold_id };
   }
@@ -150,8 +152,8 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const items = await branch(conversationId);
     expect(items.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
     expect(items[3].content).to.equal('Done after 1 results.');
-    // Two rounds of the model (2 credits each) and the read (2): the turn's capture is the model's.
-    expect(done.credits_charged).to.equal(4);
+    // Two rounds of the model (3 credits each) and the read (2): the turn's capture is the model's.
+    expect(done.credits_charged).to.equal(6);
     expect((await runOf(conversationId)).tool_calls).to.deep.equal([
       { tool_call_id: 'call_a', name: 'search', round: 1, status: 'succeeded', arguments: '{"query":"one"}', credits: 2, message_id: items[2].id },
     ]);
@@ -244,10 +246,11 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     expect(done.status).to.equal('succeeded');
     const result = requestsOf(question)[1].messages.at(-1);
     expect(result.content).to.equal(
-      'Error: max_credits: search may cost 6 credits and the turn has 3 of its 5 left; the call was not made and nothing was charged',
+      'Error: max_credits: search may cost 6 credits and the turn has 2 of its 5 left; the call was not made and nothing was charged',
     );
     expect(await readsOf(conversationId)).to.deep.equal([]);
-    expect(done.credits_charged).to.equal(4);
+    // Two rounds of the model use 6 credits: the capture stops at max_credits.
+    expect(done.credits_charged).to.equal(5);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });

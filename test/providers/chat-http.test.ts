@@ -107,7 +107,7 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
   const messages = [{ role: 'user' as const, content: 'Say hello' }];
 
   it('streams the deltas in order, then the reported usage; sends the OpenAI streaming request', async () => {
-    const chunks = await collect(provider(), { model: 'ok', messages, parameters: { temperature: 0.2, max_tokens: 50 } });
+    const chunks = await collect(provider(), { model: 'ok', provider: 'openai-compatible', messages, parameters: { temperature: 0.2, max_tokens: 50 } });
     expect(chunks).to.deep.equal([
       { delta: 'Hel' },
       { delta: 'lo' },
@@ -129,18 +129,18 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
   });
 
   it('accepts a base URL ending in /v1 and parses events split across packets with CRLF and comments', async () => {
-    const chunks = await collect(provider({ baseUrl: `${upstream.url}/v1/` }), { model: 'ragged', messages });
+    const chunks = await collect(provider({ baseUrl: `${upstream.url}/v1/` }), { model: 'ragged', provider: 'openai-compatible', messages });
     expect(chunks).to.deep.equal([{ delta: 'α' }, { delta: 'β' }, { usage: { input_tokens: 3, output_tokens: 2 } }]);
   });
 
   it('estimates the usage when the service does not report it', async () => {
-    const chunks = await collect(provider(), { model: 'no-usage', messages });
+    const chunks = await collect(provider(), { model: 'no-usage', provider: 'openai-compatible', messages });
     expect(chunks.at(-1)).to.deep.equal({ usage: { input_tokens: 3, output_tokens: 5 } });
   });
 
   it('retries a 429 after its Retry-After, then streams', async () => {
     const started = Date.now();
-    const chunks = await collect(provider(), { model: 'rate-limited-once', messages });
+    const chunks = await collect(provider(), { model: 'rate-limited-once', provider: 'openai-compatible', messages });
     expect(chunks).to.deep.equal([{ delta: 'after the wait' }, { usage: { input_tokens: 1, output_tokens: 3 } }]);
     const tries = seen.filter((s) => s.model === 'rate-limited-once');
     expect(tries).to.have.length(2);
@@ -150,7 +150,7 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
 
   it('caps a long Retry-After at the configured bound', async () => {
     const started = Date.now();
-    const chunks = await collect(provider({ retryMaxMs: 50 }), { model: 'retry-after-too-long', messages });
+    const chunks = await collect(provider({ retryMaxMs: 50 }), { model: 'retry-after-too-long', provider: 'openai-compatible', messages });
     expect(chunks[0]).to.deep.equal({ delta: 'capped' });
     expect(Date.now() - started).to.be.below(1000);
   });
@@ -158,7 +158,7 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
   it('a 500 that persists through the retries is a clear error naming the status', async () => {
     let failure: unknown;
     try {
-      await collect(provider({ maxRetries: 2 }), { model: 'always-500', messages });
+      await collect(provider({ maxRetries: 2 }), { model: 'always-500', provider: 'openai-compatible', messages });
     } catch (error) {
       failure = error;
     }
@@ -173,7 +173,7 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
   it('a 400 is not retried', async () => {
     let failure: unknown;
     try {
-      await collect(provider(), { model: 'bad-request', messages });
+      await collect(provider(), { model: 'bad-request', provider: 'openai-compatible', messages });
     } catch (error) {
       failure = error;
     }
@@ -185,7 +185,11 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
   it('an unreachable service is a clear error after the retries', async () => {
     let failure: unknown;
     try {
-      await collect(new HttpChatProvider({ baseUrl: 'http://127.0.0.1:9', retryBaseMs: 5, maxRetries: 1 }), { model: 'ok', messages });
+      await collect(new HttpChatProvider({ baseUrl: 'http://127.0.0.1:9', retryBaseMs: 5, maxRetries: 1 }), {
+        model: 'ok',
+        provider: 'openai-compatible',
+        messages,
+      });
     } catch (error) {
       failure = error;
     }
@@ -199,7 +203,7 @@ describe('providers: HTTP chat (OpenAI-compatible, streaming)', () => {
     const deltas: string[] = [];
     let failure: unknown;
     try {
-      for await (const chunk of provider().stream({ model: 'endless', messages, signal: controller.signal })) {
+      for await (const chunk of provider().stream({ model: 'endless', provider: 'openai-compatible', messages, signal: controller.signal })) {
         if ('delta' in chunk) deltas.push(chunk.delta);
         if (deltas.length === 3) controller.abort(new Error('stopped by the user'));
       }

@@ -90,6 +90,8 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
       let roundUsage: ChatUsage | undefined;
       for await (const chunk of deps.providers.chat.stream({
         model: run.model,
+        // The catalog's provider of the model: the chat provider routes the turn to it (sandbox or the HTTP service).
+        provider: pricing.provider,
         messages,
         parameters: pricing.parameters,
         ...(offer && { tools: offered }),

@@ -28,9 +28,14 @@ export interface ChatParameters {
   top_p?: number | undefined;
 }
 
+/** Who serves a chat model (the catalog's `chat_models.provider`): the offline sandbox, or the OpenAI-compatible service. */
+export type ChatService = 'sandbox' | 'openai-compatible';
+
 export interface ChatRequest {
   /** The provider's model id (`gpt-4o-mini`, `sandbox-chat`). */
   model: string;
+  /** Who serves `model`, as the catalog says (`chat_models.provider`): the process's chat provider routes the request by it (./routing.ts). */
+  provider: ChatService;
   messages: ChatMessage[];
   parameters?: ChatParameters | undefined;
   /** Tools the model may call; none (or empty): the model can only answer. */
@@ -47,9 +52,9 @@ export interface ChatUsage {
 /** A piece of the answer, in order; the tool calls (if any) once, complete, after the text; the usage once, last. */
 export type ChatChunk = { delta: string } | { tool_calls: ChatToolCall[] } | { usage: ChatUsage };
 
-/** A chat-completions model, streamed. `sandbox` answers offline and says so. */
+/** A chat-completions model, streamed. `sandbox` answers offline and says so; `routing` hands each request to its model's service. */
 export interface ChatProvider {
-  readonly name: 'sandbox' | 'http';
+  readonly name: 'sandbox' | 'http' | 'routing';
   stream(request: ChatRequest): AsyncIterable<ChatChunk>;
 }
 
