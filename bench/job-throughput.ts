@@ -58,6 +58,7 @@ import { z } from 'zod';
 import { createDb } from '../src/db/knex.ts';
 import { closeNotifications, notificationHub } from '../src/db/notifications.ts';
 import { createDeps } from '../src/app/deps.ts';
+import { recordClaims } from '../src/jobs/boss-sql/index.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { createBoss, ensureQueues } from '../src/jobs/boss.ts';
 import { bindJob, defineJob, type RunnableJob, runJob } from '../src/jobs/define.ts';
@@ -233,6 +234,8 @@ async function startVariant(url: string, variant: Variant): Promise<Running> {
   const workerLog: Logger = workerLogger(variant.logLevel).child({ worker_id: id });
   const db = createDb(url, { max: config.WORKER_CONCURRENCY + 4, applicationName: 'workspace-worker' });
   const boss = workerBoss(url);
+  // As startWorker: each claim writes its attempts' starts in the fetch (no history: plain fetches).
+  if (variant.attempts !== false) recordClaims(boss, id, [job.name]);
   const deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
   const attempts = variant.attempts === false ? new NoHistory(db, workerLog) : new AttemptLog(db, workerLog);

@@ -6,6 +6,11 @@ import { eventually } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { type Stack, startStack } from '../support/stack.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { createDb, type Db } from '../../src/db/knex.ts';
+import { createLogger } from '../../src/platform/logger.ts';
+import { startWorker, type WorkerProcess } from '../../workers/main.ts';
+import { isolatedDatabase } from '../jobs/support.ts';
 import { type FakeUpstream, readJson, startUpstream } from '../support/upstream.ts';
 
 const UPSTREAM_ANSWER = 'Answered upstream.';
@@ -128,5 +133,56 @@ describe('chat provider: routing by the model’s provider', () => {
         .map((c) => (c as { delta: string }).delta)
         .join(''),
     ).to.equal(sandboxAnswer({ model: 'sandbox-chat', messages }));
+  });
+});
+
+describe('chat runs: a worker configured without the model’s service', function () {
+  this.timeout(60_000);
+  let upstream: FakeUpstream;
+  let server: TestServer;
+  let worker: WorkerProcess;
+  let db: Db;
+
+  before(async () => {
+    upstream = await startUpstream({ '/v1/chat/completions': (_req, res) => void res.writeHead(500).end() });
+    const url = await isolatedDatabase();
+    db = createDb(url, { max: 2 });
+    // The web process knows the chat service and accepts gpt-4o-mini; the worker was started without it.
+    server = await startTestServer({ CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-routing' }, { databaseUrl: url });
+    const config = testConfig({ WORKER_POLL_INTERVAL_SECONDS: '0.5' });
+    worker = await startWorker(config, url, createLogger(config, 'test-worker'));
+  });
+  after(async () => {
+    await worker?.stop();
+    await server?.stop();
+    await db?.destroy();
+    await upstream?.close();
+  });
+
+  it('fails the run for good on its first attempt (no retry can help), with its hold released in full', async () => {
+    const alice = newUser();
+    const org = await createOrganization(server, alice);
+    const conversation = await createConversation(server, alice, org, { title: 'misconfigured' });
+    expect((await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content: 'Hello?' } })).status).to.equal(
+      201,
+    );
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, { token: alice.token, body: { model: 'gpt-4o-mini' } });
+    expect(started.status, JSON.stringify(started.body)).to.equal(201);
+    const id = started.body.run.id as string;
+    const run = await eventually('the run ended', async () => {
+      const row = await db('chat_runs').where({ id }).first();
+      return row.status !== 'queued' && row.status !== 'running' ? row : null;
+    });
+    expect(run.status).to.equal('failed');
+    expect(run.error).to.deep.include({ code: 'refused', message: 'the openai-compatible chat service is not configured on this server' });
+    const hold = await db('credit_holds').where({ id: run.hold_id }).first('status', 'captured', 'released', 'amount');
+    expect(hold).to.deep.equal({ status: 'released', captured: 0, released: hold.amount, amount: hold.amount });
+    const attempts = await eventually('the attempt is recorded, ended', async () => {
+      const rows = await db('job_attempts').where({ queue: 'conversation.chat-run.v1' }).select('attempt', 'outcome');
+      return rows.every((row) => row.outcome !== null) && rows;
+    });
+    expect(attempts).to.deep.equal([{ attempt: 0, outcome: 'failed' }]);
+    expect(upstream.requests).to.deep.equal([]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });

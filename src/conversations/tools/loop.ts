@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { actorFor } from '../../access/index.ts';
 import { failForGood, type JobContext } from '../../jobs/define.ts';
 import { progressPublisher } from '../../jobs/progress.ts';
-import type { ChatMessage, ChatTool, ChatToolCall, ChatUsage } from '../../providers/chat/index.ts';
+import { type ChatMessage, type ChatTool, type ChatToolCall, type ChatUsage, isChatServiceNotConfigured } from '../../providers/chat/index.ts';
 import { notifyRunEvent } from '../run-notify.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, type turnPricing } from '../run-pricing.ts';
 import type { RunRow } from '../run-row.ts';
@@ -122,6 +122,8 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
     // A cancel or a lost lease: the runtime knows which, and this attempt writes nothing more.
     if (signal.aborted) throw error;
     log.warn({ err: error, run_id: run.id }, 'chat run failed at the provider');
+    // This worker has no service for the model (configured unlike the web process): no retry helps, as for generations.
+    if (isChatServiceNotConfigured(error)) throw failForGood('refused', error.message, error);
     if (job.lastAttempt) throw failForGood('provider_failed', error instanceof Error ? error.message : String(error), error);
     throw error;
   } finally {

@@ -5,7 +5,7 @@ import { SandboxChatProvider } from './sandbox.ts';
 import type { ChatProvider } from './types.ts';
 
 export type { ChatChunk, ChatMessage, ChatParameters, ChatProvider, ChatRequest, ChatService, ChatTool, ChatToolCall, ChatUsage } from './types.ts';
-export { ChatProviderError } from './types.ts';
+export { ChatProviderError, ChatServiceNotConfigured, isChatServiceNotConfigured } from './types.ts';
 export { sandboxAnswer, sandboxToolCalls } from './sandbox.ts';
 
 /**

@@ -68,3 +68,18 @@ export class ChatProviderError extends Error {
     this.name = 'ChatProviderError';
   }
 }
+
+/** The model's service is not configured in this process: asking again cannot succeed (no retry). */
+export class ChatServiceNotConfigured extends ChatProviderError {
+  constructor(service: ChatService) {
+    super(`the ${service} chat service is not configured on this server`);
+    this.name = 'ChatServiceNotConfigured';
+  }
+}
+
+/**
+ * By name, not `instanceof`: under tsx a handler loaded lazily (import()) and the provider built at
+ * start-up (require) can hold two copies of this module, and so of the class.
+ */
+export const isChatServiceNotConfigured = (error: unknown): error is ChatServiceNotConfigured =>
+  error instanceof Error && error.name === 'ChatServiceNotConfigured';
