@@ -30,8 +30,16 @@ describe('jobs: a frozen worker resumed after its jobs were retried elsewhere wr
   let org: string;
   // Each generation takes the sandbox 6 s: long enough to freeze the first worker mid-call.
   // 8 slots: one organization may hold half of a worker's (JOB_ORGANIZATION_SHARE), so all four run on the first worker.
+  // The frozen worker is never declared lost (its attempts would be closed `lost` before it resumes, on a slow
+  // machine): this test is about its lease — pg-boss's heartbeat — not about the registry.
   const worker = useChildProcesses(() =>
-    spawnWorker(url, { DATA_DIR: testDataDir(), GENERATION_SANDBOX_DELAY_MS: '6000', WORKER_HEARTBEAT_SECONDS: '1', WORKER_CONCURRENCY: '8' }),
+    spawnWorker(url, {
+      DATA_DIR: testDataDir(),
+      GENERATION_SANDBOX_DELAY_MS: '6000',
+      WORKER_HEARTBEAT_SECONDS: '1',
+      WORKER_LOST_AFTER_SECONDS: '600',
+      WORKER_CONCURRENCY: '8',
+    }),
   );
 
   before(async () => {

@@ -7,7 +7,7 @@ import { createDb, eventually, expireAttemptsQuickly, isolatedDatabase, jobState
 
 /** Real worker processes on their own database: killed mid-job, and stopped gracefully. */
 describe('worker processes', function () {
-  this.timeout(60_000);
+  this.timeout(120_000); // worker processes start slowly on a loaded machine (tsx compiles the app at each start)
   let url: string;
   let db: Db;
   const worker = useChildProcesses((env: Record<string, string> = {}) => spawnWorker(url, env));
