@@ -164,7 +164,7 @@ interface Running {
 interface Kind {
   name: string;
   start(n: number, path: 'API' | 'operator'): Promise<Running>;
-  /** `status` of the record and `hold` (null: none) in one row. */
+  /** `status` of the record, and `hold` (null: none) with its `amount`, `captured` and `released`, in one row. */
   stateSql: string;
   terminal: (status: string) => boolean;
   expected: { status: string; hold: string | null };
@@ -213,7 +213,7 @@ const kinds: Kind[] = [
       );
       return { id, target: id, job: await runningJob(generationJob, 'generation_id', id) };
     },
-    stateSql: `SELECT g.status, h.status AS hold FROM generations g LEFT JOIN credit_holds h ON h.organization_id = g.organization_id AND h.run_id = 'metered-call:' || g.call_id WHERE g.id = $1`,
+    stateSql: `SELECT g.status, h.status AS hold, h.amount, h.captured, h.released FROM generations g LEFT JOIN credit_holds h ON h.organization_id = g.organization_id AND h.run_id = 'metered-call:' || g.call_id WHERE g.id = $1`,
     terminal: (s) => !['queued', 'running'].includes(s),
     expected: { status: 'canceled', hold: 'released' },
     apiCancel: (r) => api('PATCH', `/generations/${r.target}`, { status: 'canceled' }),
@@ -243,7 +243,7 @@ const kinds: Kind[] = [
       );
       return { id, target: conversation, job: await runningJob(chatRunJob, 'run_id', id) };
     },
-    stateSql: `SELECT r.status, h.status AS hold FROM chat_runs r LEFT JOIN credit_holds h ON h.id = r.hold_id WHERE r.id = $1`,
+    stateSql: `SELECT r.status, h.status AS hold, h.amount, h.captured, h.released FROM chat_runs r LEFT JOIN credit_holds h ON h.id = r.hold_id WHERE r.id = $1`,
     terminal: (s) => !['queued', 'running'].includes(s),
     // A stopped turn is charged what it showed; the rest of its hold is released.
     expected: { status: 'stopped', hold: 'captured' },
@@ -285,7 +285,7 @@ const kinds: Kind[] = [
       return { id, target: task, job: await runningJob(chatRunJob, 'run_id', chatRunId) };
     },
     // Terminal once the run and its turn both ended; the hold is the turn's.
-    stateSql: `SELECT CASE WHEN c.status IN ('queued', 'running') THEN 'running' ELSE r.status END AS status, h.status AS hold
+    stateSql: `SELECT CASE WHEN c.status IN ('queued', 'running') THEN 'running' ELSE r.status END AS status, h.status AS hold, h.amount, h.captured, h.released
                  FROM scheduled_task_runs r JOIN chat_runs c ON c.id = r.chat_run_id LEFT JOIN credit_holds h ON h.id = c.hold_id WHERE r.id = $1`,
     terminal: (s) => !['queued', 'running'].includes(s),
     expected: { status: 'canceled', hold: 'captured' },
@@ -305,7 +305,7 @@ const kinds: Kind[] = [
       await heldRequest(key);
       return { id, target: id, job: await runningJob(assetImportJob, 'asset_id', id), upstreamKey: key };
     },
-    stateSql: `SELECT upload_file_state AS status, NULL::text AS hold FROM assets WHERE id = $1`,
+    stateSql: `SELECT upload_file_state AS status, NULL::text AS hold, NULL::int AS amount, NULL::int AS captured, NULL::int AS released FROM assets WHERE id = $1`,
     terminal: (s) => s !== 'in_progress',
     expected: { status: 'error', hold: null },
   },
@@ -328,7 +328,7 @@ const kinds: Kind[] = [
       await heldRequest(`social:${username}`);
       return { id, target: id, job: await runningJob(meteredCallJob, 'call_id', id), upstreamKey: `social:${username}`, pending };
     },
-    stateSql: `SELECT c.status, h.status AS hold FROM metered_calls c LEFT JOIN credit_holds h ON h.organization_id = c.organization_id AND h.run_id = 'metered-call:' || c.id WHERE c.id = $1`,
+    stateSql: `SELECT c.status, h.status AS hold, h.amount, h.captured, h.released FROM metered_calls c LEFT JOIN credit_holds h ON h.organization_id = c.organization_id AND h.run_id = 'metered-call:' || c.id WHERE c.id = $1`,
     terminal: (s) => !['queued', 'running'].includes(s),
     expected: { status: 'canceled', hold: 'released' },
   },
@@ -410,6 +410,14 @@ async function sample(c: Case): Promise<void> {
     violation(`${label}: not settled ${ENDED_TIMEOUT_MS / 1000} s after the cancel (status ${row?.status}, hold ${row?.hold})`);
   } else if (seen!.status !== c.kind.expected.status || seen!.hold !== c.kind.expected.hold)
     violation(`${label}: ended ${seen!.status} with its hold ${seen!.hold} (expected ${c.kind.expected.status}, hold ${c.kind.expected.hold})`);
+  // The hold exact once settled: a released hold captured nothing; a captured one released the rest.
+  const after = await one<{ hold: string | null; amount: number | null; captured: number | null; released: number | null }>(c.kind.stateSql, [running.id]);
+  if (after?.hold === 'released' && (Number(after.captured) !== 0 || Number(after.released) !== Number(after.amount)))
+    violation(`${label}: its released hold captured ${after.captured} and released ${after.released} of ${after.amount}`);
+  if (after?.hold === 'captured' && Number(after.captured) + Number(after.released) !== Number(after.amount))
+    violation(`${label}: its hold captured ${after.captured} + released ${after.released} ≠ ${after.amount}`);
+  const job = await one<{ state: string }>('SELECT state FROM pgboss.job WHERE id = $1', [running.job.id]);
+  if (job?.state !== 'cancelled') violation(`${label}: its job ${running.job.id} is ${job?.state} after the cancel (expected cancelled)`);
   if (!ended) violation(`${label}: the worker's attempt ${running.job.attempt} of job ${running.job.id} did not end within ${ENDED_TIMEOUT_MS / 1000} s`);
   else if (ended.outcome !== 'cancelled') violation(`${label}: the attempt ended ${ended.outcome}, not cancelled (the abort did not come from the cancel)`);
   let upstreamMs: number | undefined;
