@@ -30,6 +30,12 @@
  * At the end: the ledger reconciled (src/credits/reconcile.ts), no hold left `held`. Any violation is
  * printed and the script exits 1.
  *
+ * A chat turn's (3) includes the rest of the sandbox model's pause between two words: the sandbox chat
+ * provider sleeps CHAT_SANDBOX_DELAY_MS without listening to the abort signal (it checks it between
+ * words), so its handler returns up to that long after the abort arrived — `--chat-delay-ms=3000` shows
+ * it. The HTTP chat provider hands the signal to its request. A scheduled run canceled by the operator
+ * (its chat turn's job) is terminal once the turn's continuation job has run; through the API, at once.
+ *
  * Baselines, measured in the same run between the rounds: a bare `BEGIN; UPDATE …; NOTIFY …; COMMIT`
  * on one connection received by a LISTENing one (the floor for a message from a committing
  * transaction to another process), and a bare Koa 3 + pg.Pool by-id `SELECT` over HTTP (the floor for
@@ -570,6 +576,10 @@ try {
     }
     summary.push(`${c.name}: ${parts.join(', ')}`);
   }
+  if (cases.some((c) => c.kind.name === 'chat run' || c.kind.name === 'scheduled run'))
+    console.log(
+      `  (chat turns: "aborted" includes up to ${CHAT_DELAY_MS} ms of the sandbox model's pause between words, which does not listen to the abort signal)`,
+    );
   const everyWithin = cases.every((c) => (['settled', 'aborted'] as const).every((key) => stats(results.get(c.name)!.map((s) => s[key])).p95 <= GOAL_MS));
   const loadEnd = loads();
   console.log(
