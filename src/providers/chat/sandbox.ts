@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { pause } from '../http-retry.ts';
 import type { ChatChunk, ChatProvider, ChatRequest, ChatToolCall } from './types.ts';
 
 const phrases = [
@@ -68,7 +69,7 @@ export class SandboxChatProvider implements ChatProvider {
     const calls = sandboxToolCalls(request);
     if (calls.length > 0) {
       request.signal?.throwIfAborted();
-      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (this.delayMs > 0) await pause(this.delayMs, request.signal);
       yield { tool_calls: calls };
       yield { usage: { input_tokens: input, output_tokens: estimateTokens(JSON.stringify(calls)) } };
       return;
@@ -79,7 +80,8 @@ export class SandboxChatProvider implements ChatProvider {
     const sent = limit === undefined ? tokens : tokens.slice(0, limit);
     for (const token of sent) {
       request.signal?.throwIfAborted();
-      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      // The pause between words ends on the abort too: a stopped turn frees its worker slot at once.
+      if (this.delayMs > 0) await pause(this.delayMs, request.signal);
       yield { delta: token };
     }
     yield { usage: { input_tokens: input, output_tokens: estimateTokens(sent.join('')) } };
