@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { accessRecordRoute } from '../http/access-record-route.ts';
 import { listing, resource } from '../http/authorize.ts';
 import { defineRoute } from '../http/route.ts';
@@ -64,10 +65,7 @@ export const conversationRoutes: AnyRoute[] = [
     query: recallQuery,
     response: { status: 200, description: 'A page of hits, most relevant first', schema: recallPage },
     authorize: listing('query'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await recall(deps, actor, query);
-      return { items: page.items.map(presentRecallHit), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await recall(deps, actor, query), presentRecallHit),
   }),
   conversation.get({
     path: '/conversations/{conversation_id}',
@@ -127,10 +125,7 @@ export const conversationRoutes: AnyRoute[] = [
     response: { status: 200, description: 'A page of the branch', schema: messagePage },
     errors: [404],
     authorize: resource('chat_conversation', 'read', 'conversation_id'),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await listMessages(deps, actor, params.conversation_id, query);
-      return { items: page.items.map(presentMessage), next_cursor: page.next_cursor };
-    },
+    handler: async ({ params, query, actor, deps }) => presentPage(await listMessages(deps, actor, params.conversation_id, query), presentMessage),
   }),
   defineRoute({
     method: 'post',

@@ -23,6 +23,12 @@ export interface Page<Row> {
   next_cursor: string | null;
 }
 
+/** A page as the API answers it: each row presented, the cursor passed on unchanged. */
+export const presentPage = <Row, Item>(page: Page<Row>, present: (row: Row) => Item): Page<Item> => ({
+  items: page.items.map(present),
+  next_cursor: page.next_cursor,
+});
+
 /**
  * Keyset pagination: the query is ordered by `keys` (the last key must be unique, usually the
  * id) and resumed strictly after the last row seen. Rows inserted meanwhile never shift a page,

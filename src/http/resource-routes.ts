@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import type { ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
 import type { Capability } from '../access/types.ts';
@@ -74,10 +75,7 @@ export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
         query: op.query,
         response: { status: 200, description: `A page of ${noun}s`, schema: op.page },
         authorize: listing('query'),
-        handler: async ({ query, actor, deps }) => {
-          const page = await op.run(deps, actor, query);
-          return { items: page.items.map(op.presentItem), next_cursor: page.next_cursor };
-        },
+        handler: async ({ query, actor, deps }) => presentPage(await op.run(deps, actor, query), op.presentItem),
       });
     },
 

@@ -1,5 +1,5 @@
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
-import { paginate } from '../core/pagination.ts';
+import { paginate, presentPage } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
 import { holdsPermissionAnywhere } from '../members/index.ts';
@@ -75,7 +75,7 @@ export async function listPauses(deps: Deps, caller: ConsoleCaller, query: { ope
     ],
     query,
   );
-  return { items: page.items.map((p) => presentPause(p, caller)), next_cursor: page.next_cursor };
+  return presentPage(page, (p) => presentPause(p, caller));
 }
 
 const visible = (caller: ConsoleCaller, pause: Pause) =>

@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { z } from '../core/zod.ts';
 import { jobConsole, operator, operatorOrRecordMember, signedIn } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
@@ -289,12 +290,8 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [403],
     handler: async ({ deps, actor, query }) => {
       const caller = await consoleCaller(actor, query.organization_id);
-      const page = await listActions(
-        deps.db,
-        { organizationId: caller.organizationId, jobId: query.job_id, action: query.action, operator: caller.operator },
-        query,
-      );
-      return { items: page.items.map(presentAction), next_cursor: page.next_cursor };
+      const filter = { organizationId: caller.organizationId, jobId: query.job_id, action: query.action, operator: caller.operator };
+      return presentPage(await listActions(deps.db, filter, query), presentAction);
     },
   }),
 ];

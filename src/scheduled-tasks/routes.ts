@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { accessRecordRoute } from '../http/access-record-route.ts';
 import { listing, raised, resource, resourceRole } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
@@ -146,10 +147,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     query: listRunsQuery,
     response: { status: 200, description: 'A page of runs', schema: runPage },
     authorize: listing('query'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listRuns(deps, actor, query);
-      return { items: page.items.map(presentRun), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listRuns(deps, actor, query), presentRun),
   }),
   accessRecordRoute(scheduledTaskResource, { path: '/scheduled-tasks/{scheduled_task_id}/access', operationId: 'getScheduledTaskAccess' }),
 ];

@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import {
   allOf,
   anyOf,
@@ -73,10 +74,7 @@ export const skillListingRoutes: AnyRoute[] = [
     query: listListingsQuery,
     response: { status: 200, description: 'A page of listings', schema: listingPage },
     authorize: signedIn('each caller sees the listings they authored; operators see every listing'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listListings(deps.db, actor, query);
-      return { items: page.items.map(presentListing), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listListings(deps.db, actor, query), presentListing),
   }),
   defineRoute({
     method: 'get',
@@ -187,10 +185,7 @@ export const skillListingRoutes: AnyRoute[] = [
     query: catalogQuery,
     response: { status: 200, description: 'A page of published listings', schema: listingPage },
     authorize: signedIn('the catalog shows published listings to everyone'),
-    handler: async ({ query, deps }) => {
-      const page = await listCatalog(deps.db, query);
-      return { items: page.items.map(presentListing), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, deps }) => presentPage(await listCatalog(deps.db, query), presentListing),
   }),
   defineRoute({
     method: 'get',

@@ -1,7 +1,9 @@
+import { presentPage } from '../core/pagination.ts';
 import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { skillResource } from './resource.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { listSkills } from './list.ts';
 import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
 import {
@@ -9,7 +11,6 @@ import {
   createSkillBody,
   listSkillsQuery,
   organizationSkillEnvelope,
-  organizationSkillParams,
   skillEnvelope,
   skillIdParams,
   skillPage,
@@ -21,7 +22,7 @@ import {
 } from './schema.ts';
 import { createSkill, deleteSkill, getSkill, restoreSkill, restoreSkillVersion, updateSkill } from './service.ts';
 import { findVersion, listVersions } from './versions.ts';
-import { member, resource } from '../http/authorize.ts';
+import { resource } from '../http/authorize.ts';
 
 const tag = 'Skills';
 // Spec 2.5: a skill is answered wrapped as `{skill}` (./resource.ts).
@@ -85,8 +86,7 @@ export const skillRoutes: AnyRoute[] = [
     authorize: resource('skill', 'read', 'skill_id'),
     handler: async ({ params, query, actor, deps }) => {
       const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
-      const page = await listVersions(deps.db, row.id, query);
-      return { items: page.items.map((v) => presentSkillVersion(v, row.current_version)), next_cursor: page.next_cursor };
+      return presentPage(await listVersions(deps.db, row.id, query), (v) => presentSkillVersion(v, row.current_version));
     },
   }),
   defineRoute({
@@ -120,7 +120,7 @@ export const skillRoutes: AnyRoute[] = [
     authorize: resource('skill', 'edit', 'skill_id'),
     handler: async ({ params, actor, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, actor, params.skill_id, params.version_id)).skill) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/skills',
     operationId: 'createOrganizationSkill',
@@ -133,12 +133,11 @@ export const skillRoutes: AnyRoute[] = [
       '404 no such organization or the caller is not a member; 409 a live skill with that name (case-insensitive) exists in the organization.',
     ].join(' '),
     tag,
-    params: organizationSkillParams,
     body: createOrganizationSkillBody,
     response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
     location: (_params, answer) => `/skills/${(answer as { skill: { id: string } }).skill.id}`,
-    errors: [403, 404, 409],
-    authorize: member('resources.create'),
+    errors: [409],
+    permission: 'resources.create',
     handler: async ({ params, body, actor, deps }) => ({
       skill: presentOrganizationSkill(await createSkill(deps, actor, { organization_id: params.organization_id, ...body })),
     }),

@@ -4,7 +4,6 @@ import { visibilitySchema, workspaceRoleSchema } from '../access/index.ts';
 
 export const skillIdParams = z.object({ skill_id: uuid.openapi({ description: 'Skill id (UUID).' }) });
 export const skillVersionParams = skillIdParams.extend({ version_id: uuid.openapi({ description: 'Skill version id (UUID).' }) });
-export const organizationSkillParams = z.object({ organization_id: z.string().min(1).max(64) });
 
 /** Spec 2.5, every field always present. */
 export const skillSchema = z
