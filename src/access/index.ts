@@ -54,4 +54,12 @@ export {
   type ResourceTypeDeclaration,
   type ResourceTypeNames,
 } from './registry.ts';
-export { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from './schema.ts';
+export {
+  lifecycleFields,
+  resourceFields,
+  visibilitySchema,
+  workspaceRoleSchema,
+  writableVisibilitySchema,
+  writableWorkspaceRoleSchema,
+} from './schema.ts';
+export { presentLifecycle, presentResourceFields } from './present.ts';

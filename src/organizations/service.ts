@@ -11,6 +11,25 @@ import { inTransaction } from '../db/transaction.ts';
 
 export const columns = [...organizationColumns];
 
+/**
+ * Changes the organization's row (stamping `updated_at`) and records the change in its activity
+ * feed, in the caller's transaction: every change of an organization is said once, here.
+ */
+export async function changeOrganization(
+  trx: Knex.Transaction,
+  actor: Actor,
+  organizationId: string,
+  values: Record<string, unknown>,
+  activity: { action: string; data?: Record<string, unknown> },
+): Promise<OrganizationRow> {
+  const [organization] = (await trx('organizations')
+    .where({ id: organizationId })
+    .update({ ...values, updated_at: trx.fn.now() })
+    .returning(columns)) as OrganizationRow[];
+  await recordActivity(trx, { organizationId, actorId: actor.userId, subjectType: 'organization', subjectId: organizationId, ...activity });
+  return organization!;
+}
+
 export async function createOrganization(deps: Deps, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
   return inTransaction(deps.db, async (trx) => {
     const organization = await insertOrganization(trx, actor, input);
@@ -64,33 +83,18 @@ export async function updateOrganization(
     // The organization row is locked with the membership read, so concurrent renames apply in turn.
     const { organization: before, role } = await actor.member(organizationId, 'organization.update', { fresh: trx, lockOrganization: true });
     if (changes.slug && changes.slug !== before!.slug && (await isSlugTaken(trx, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken`, ['slug']);
-    const [organization] = (await trx('organizations')
-      .where({ id: organizationId })
-      .update({ ...changes, updated_at: trx.fn.now() })
-      .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, {
-      organizationId,
-      actorId: actor.userId,
+    const organization = await changeOrganization(trx, actor, organizationId, changes, {
       action: 'organization.updated',
-      subjectType: 'organization',
-      subjectId: organizationId,
       data: { before: { name: before!.name, slug: before!.slug }, after: changes },
     });
-    return { organization: organization!, role };
+    return { organization, role };
   });
 }
 
 /** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
 export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, {
-      organizationId,
-      actorId: actor.userId,
-      action: 'organization.deleted',
-      subjectType: 'organization',
-      subjectId: organizationId,
-    });
+    await changeOrganization(trx, actor, organizationId, { deleted_at: trx.fn.now(), deleted_by_id: actor.userId }, { action: 'organization.deleted' });
   });
 }
 
@@ -98,18 +102,14 @@ export async function deleteOrganization(deps: Deps, actor: Actor, organizationI
 export async function markOnboarded(deps: Deps, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
   return inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId);
-    const [organization] = (await trx('organizations')
-      .where({ id: organizationId })
-      .update({ onboarded_at: trx.raw('coalesce(onboarded_at, now())'), updated_at: trx.fn.now() })
-      .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, {
+    const organization = await changeOrganization(
+      trx,
+      actor,
       organizationId,
-      actorId: actor.userId,
-      action: 'organization.onboarded',
-      subjectType: 'organization',
-      subjectId: organizationId,
-    });
-    return { organization: organization!, role: membership.role };
+      { onboarded_at: trx.raw('coalesce(onboarded_at, now())') },
+      { action: 'organization.onboarded' },
+    );
+    return { organization, role: membership.role };
   });
 }
 

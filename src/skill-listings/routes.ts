@@ -15,6 +15,7 @@ import {
   within,
   withFields,
 } from '../http/authorize.ts';
+import { answerImage } from '../http/image-answer.ts';
 import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { presentSkill, skillEnvelope, skillIdParams } from '../skills/index.ts';
 import { addFromCatalog, getCatalogListing, listCatalog, updateFromListing } from './catalog.ts';
@@ -167,13 +168,7 @@ export const skillListingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The image bytes' },
     errors: [404],
     authorize: listingReaders,
-    handler: async ({ params, actor, deps, ctx }) => {
-      const cover = await readCover(deps, actor, params.listing_id);
-      ctx.type = cover.contentType;
-      ctx.set('Cache-Control', 'private, max-age=300');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.body = cover.body;
-    },
+    handler: async ({ params, actor, deps, ctx }) => answerImage(ctx, await readCover(deps, actor, params.listing_id)),
   }),
   defineRoute({
     method: 'get',

@@ -1,3 +1,4 @@
+import { answerImage } from '../../http/image-answer.ts';
 import { type AnyRoute, LARGE_BODY_LIMIT } from '../../http/route.ts';
 import { organizationRoute } from '../../http/organization-route.ts';
 import { presentOrganization } from '../presenter.ts';
@@ -50,12 +51,6 @@ export const organizationLogoRoutes: AnyRoute[] = [
     tag,
     query: logoQuery,
     response: { status: 200, description: 'The image bytes' },
-    handler: async ({ params, actor, deps, ctx }) => {
-      const logo = await readLogo(deps, actor, params.organization_id);
-      ctx.type = logo.contentType;
-      ctx.set('Cache-Control', 'private, max-age=300');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.body = logo.body;
-    },
+    handler: async ({ params, actor, deps, ctx }) => answerImage(ctx, await readLogo(deps, actor, params.organization_id)),
   }),
 ];
