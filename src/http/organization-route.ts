@@ -2,9 +2,7 @@ import type { ZodType } from 'zod';
 import type { PermissionNeed } from '../access/actor.ts';
 import { organizationIdParams } from '../core/zod.ts';
 import { type Authorization, member } from './authorize.ts';
-import { defineRoute, type Route } from './route.ts';
-
-type ErrorStatus = NonNullable<Route['errors']>[number];
+import { defineRoute, errorsOf, type Route } from './route.ts';
 
 /** What an organization's operation declares: a route, minus what the organization in its path decides. */
 export type OrganizationRoute<P extends ZodType, Q extends ZodType, B extends ZodType, R extends ZodType> = Omit<Route<P, Q, B, R>, 'params' | 'authorize'> & {
@@ -31,12 +29,11 @@ export function organizationRoute<
   if (!route.path.startsWith('/organizations/{organization_id}/') && route.path !== '/organizations/{organization_id}') {
     throw new Error(`${route.operationId}: path ${route.path} is not below /organizations/{organization_id}`);
   }
-  const { permission, errors = [], ...operation } = route;
-  const answers = new Set<ErrorStatus>([...(permission === undefined ? [] : [403 as const]), 404, ...errors]);
+  const { permission, ...operation } = route;
   return defineRoute({
     ...operation,
     params: route.params ?? (organizationIdParams as unknown as P),
-    errors: [...answers].sort(),
+    errors: errorsOf(permission === undefined ? [404] : [403, 404], route.errors),
     authorize: route.authorize ?? member(permission),
   });
 }

@@ -6,7 +6,7 @@ import { idParamOf, type ResourceTypeDeclaration } from '../access/registry.ts';
 import { type FieldRule, listing, resource as onResource, withFields, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
-import { defineRoute, type AnyRoute } from './route.ts';
+import { defineRoute, errorsOf, type AnyRoute, type Route } from './route.ts';
 
 type ErrorStatus = 403 | 404 | 409;
 
@@ -119,6 +119,25 @@ export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
 
     restore(op: Operation & { errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
       return this.action({ ...op, capability: 'restore', response: `The restored ${noun}` });
+    },
+
+    /**
+     * Any other operation on one resource, below its item path (`/conversations/{conversation_id}/run`):
+     * the type's tag, and who may call it — `capability` on the resource the path names: 404 when the
+     * caller cannot read it, 403 when they can but lack a capability beyond `read`. `errors` lists
+     * what the operation answers besides those.
+     */
+    on<P extends ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, R extends ZodType = ZodType>(
+      capability: Capability,
+      route: Omit<Route<P, Q, B, R>, 'tag' | 'authorize'> & { params: P },
+    ): Route<P, Q, B, R> {
+      if (!route.path.startsWith(`${itemPath}/`)) throw new Error(`${route.operationId}: path ${route.path} is not below ${itemPath}`);
+      return defineRoute({
+        ...route,
+        tag,
+        errors: errorsOf(capability === 'read' ? [404] : [403, 404], route.errors),
+        authorize: onResource(resource.type, capability, idParam),
+      });
     },
 
     /** `POST /<collection>/{id}/<verb>` answering the resource (restore, archive, unarchive). */

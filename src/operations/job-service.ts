@@ -131,7 +131,7 @@ export async function jobDetail(deps: Deps, actor: Actor, id: string) {
   };
 }
 
-type Command = 'retry' | 'cancel' | 'delete' | 'retry_now';
+export type Command = 'retry' | 'cancel' | 'delete' | 'retry_now';
 
 const refusals: Record<Command, string> = {
   retry: 'only a failed or cancelled job can be retried',
