@@ -39,7 +39,7 @@ export function requireLive(row: { deleted_at?: Date | null }, type: ResourceTyp
  * transaction with the locked row as it was and returns the new row. 409 when it is deleted.
  */
 export async function changeLive<Row extends LiveRow, Result = Row>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -55,7 +55,7 @@ export async function changeLive<Row extends LiveRow, Result = Row>(
 
 /** Soft delete (owners): the row keeps `deleted_at`/`deleted_by_id`. Deleting a deleted one changes nothing. */
 export async function softDelete<Row extends LiveRow>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -79,7 +79,7 @@ export async function softDelete<Row extends LiveRow>(
 
 /** Clears the deletion (owners); restoring a live resource returns it unchanged. */
 export async function restore<Row extends LiveRow>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,

@@ -40,7 +40,7 @@ export async function runCycleRefills(deps: Deps, options: { organizationId?: st
   return { periods };
 }
 
-async function refillOrganization(deps: Deps, organizationId: string, now: Date): Promise<boolean> {
+async function refillOrganization(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string, now: Date): Promise<boolean> {
   return inTransaction(deps.db, async (trx) => {
     const locked = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const { row, switchedFrom } = await rollSubscriptionForward(trx, locked, now);

@@ -24,7 +24,7 @@ interface Quote {
   input: PlanChangeInput;
 }
 
-export async function getSubscription(deps: Deps, organizationId: string): Promise<SubscriptionRow> {
+export async function getSubscription(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string): Promise<SubscriptionRow> {
   return inTransaction(deps.db, (trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
@@ -113,7 +113,7 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
   });
 }
 
-export async function cancelScheduledChange(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
+export async function cancelScheduledChange(deps: Pick<Deps, 'db' | 'providers'>, actor: Actor, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     if (!row.scheduled_plan) throw notFound('scheduled plan change');
@@ -140,7 +140,13 @@ export async function cancelScheduledChange(deps: Deps, actor: Actor, organizati
   });
 }
 
-async function quoteChange(deps: Deps, trx: Knex.Transaction, row: SubscriptionRow, target: PlanKey, requested: Timing | undefined): Promise<Quote> {
+async function quoteChange(
+  deps: Pick<Deps, 'providers'>,
+  trx: Knex.Transaction,
+  row: SubscriptionRow,
+  target: PlanKey,
+  requested: Timing | undefined,
+): Promise<Quote> {
   const from = plans[row.plan];
   const to = plans[target];
   if (from.key === to.key) throw conflict(`plan: the organization is already on the ${to.name} plan`, ['plan']);

@@ -18,7 +18,7 @@ export async function billingSummary(deps: Deps, organizationId: string) {
   };
 }
 
-export async function billingEvents(deps: Deps, organizationId: string, days: number, limit: number) {
+export async function billingEvents(deps: Pick<Deps, 'db'>, organizationId: string, days: number, limit: number) {
   return { events: await listBillingEvents(deps.db, organizationId, days, limit) };
 }
 

@@ -38,7 +38,7 @@ const pageKeys = [
   { column: 'c.id', direction: 'desc' },
 ] as const;
 
-export async function createConnector(deps: Deps, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
+export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);
   const url = input.url == null ? null : await checkConnectorUrl(input.url, deps.config.OUTBOUND_ALLOWLIST);
   return inTransaction(deps.db, async (trx) => {
@@ -60,7 +60,7 @@ export async function createConnector(deps: Deps, actor: Actor, input: CreateCon
 }
 
 /** The live connectors of an organization, newest first; an empty page to a non-member. */
-export async function listConnectors(deps: Deps, actor: Actor, query: { organization_id: string; limit: number; cursor?: string | undefined }) {
+export async function listConnectors(deps: Pick<Deps, 'db'>, actor: Actor, query: { organization_id: string; limit: number; cursor?: string | undefined }) {
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null } satisfies Page<ConnectorRow>;
   const rows = deps.db('connectors as c').select('c.*').where('c.organization_id', query.organization_id).whereNull('c.deleted_at');
@@ -68,7 +68,7 @@ export async function listConnectors(deps: Deps, actor: Actor, query: { organiza
 }
 
 /** One connector (a deleted one too, showing `deleted_at`): any member of its organization; 404 to everyone else. */
-export async function getConnector(deps: Deps, actor: Actor, id: string): Promise<ConnectorRow> {
+export async function getConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ConnectorRow> {
   const row = (await deps.db('connectors').where({ id }).first()) as ConnectorRow | undefined;
   return authorized(actor, row);
 }
@@ -103,7 +103,7 @@ export async function updateConnector(deps: Deps, actor: Actor, id: string, chan
  * credential for it is erased in the same transaction (a secret nobody can use is not kept).
  * Deleting a deleted connector is a no-op.
  */
-export async function deleteConnector(deps: Deps, actor: Actor, id: string): Promise<void> {
+export async function deleteConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;

@@ -110,7 +110,7 @@ export async function lookupJobs(
 }
 
 /** The job, if the actor may see it (404 otherwise, like a missing one), with the caller it is seen as. */
-async function visibleJob(deps: Deps, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
+async function visibleJob(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   return { job, caller: await consoleCallerFor(actor, job.group_id) };
@@ -193,7 +193,7 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
 }
 
 /** The unredacted payload, for operators only; the reveal is recorded before the answer leaves. */
-export async function revealPayload(deps: Deps, caller: ConsoleCaller, id: string, reason: string) {
+export async function revealPayload(deps: Pick<Deps, 'db' | 'jobs'>, caller: ConsoleCaller, id: string, reason: string) {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   await inTransaction(deps.db, (trx) =>

@@ -30,7 +30,11 @@ export async function changeOrganization(
   return organization!;
 }
 
-export async function createOrganization(deps: Deps, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
+export async function createOrganization(
+  deps: Pick<Deps, 'db' | 'organizationCreated'>,
+  actor: Actor,
+  input: { name: string; slug?: string | undefined },
+): Promise<OrganizationRow> {
   return inTransaction(deps.db, async (trx) => {
     const organization = await insertOrganization(trx, actor, input);
     const { slug } = organization;
@@ -74,7 +78,7 @@ export async function getOrganization(actor: Actor, organizationId: string): Pro
 }
 
 export async function updateOrganization(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   organizationId: string,
   changes: { name?: string | undefined; slug?: string | undefined },
@@ -92,14 +96,14 @@ export async function updateOrganization(
 }
 
 /** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
-export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
+export async function deleteOrganization(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     await changeOrganization(trx, actor, organizationId, { deleted_at: trx.fn.now(), deleted_by_id: actor.userId }, { action: 'organization.deleted' });
   });
 }
 
 /** Marks onboarding done. Idempotent: the first time is kept. */
-export async function markOnboarded(deps: Deps, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
+export async function markOnboarded(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
   return inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId);
     const organization = await changeOrganization(
@@ -117,7 +121,7 @@ export async function markOnboarded(deps: Deps, actor: Actor, organizationId: st
  * The caller's organizations (live ones they are a member of), by name then id, keyset paged:
  * how a token holder finds the organizations that exist for them.
  */
-export async function listOrganizationsOfCaller(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }) {
+export async function listOrganizationsOfCaller(deps: Pick<Deps, 'db'>, actor: Actor, page: { limit: number; cursor?: string | undefined }) {
   const query = membershipsOfUser(deps.db, actor.userId).select(...organizationColumns.map((column) => `o.${column}`), 'm.role');
   return paginate<OrganizationRow & { role: string }>(
     query,

@@ -18,7 +18,7 @@ const returning = [...projectColumns];
 /** jsonb takes any JSON value; pg would send arrays as Postgres arrays, so serialise explicitly. */
 const jsonb = (value: unknown) => (value === undefined ? undefined : value === null ? null : JSON.stringify(value));
 
-export async function createProject(deps: Deps, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
+export async function createProject(deps: Pick<Deps, 'db'>, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
   return inTransaction(deps.db, async (trx) => {
     // Serialise creations per organization so the free-slug choice cannot race.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`projects:${input.organization_id}`]);
@@ -50,11 +50,11 @@ export async function createProject(deps: Deps, actor: Actor, input: CreateProje
   });
 }
 
-export async function getProject(deps: Deps, actor: Actor, projectId: string): Promise<ProjectRow> {
+export async function getProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string): Promise<ProjectRow> {
   return (await actor.resource<ProjectRow>(deps.db, 'project', projectId, 'read')).row;
 }
 
-export function listProjects(deps: Deps, actor: Actor, query: z.output<typeof listProjectsQuery>): Promise<Page<ProjectRow>> {
+export function listProjects(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listProjectsQuery>): Promise<Page<ProjectRow>> {
   return listReadable<ProjectRow>(deps.db, actor, 'project', query, {
     alias: 'p',
     columns: projectColumns,
@@ -112,7 +112,7 @@ export async function archiveProject(deps: Deps, actor: Actor, projectId: string
 }
 
 async function stateChange(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   projectId: string,
   capability: 'archive',

@@ -108,11 +108,11 @@ export async function createScheduledTask(deps: Deps, actor: Actor, input: z.out
   });
 }
 
-export async function getScheduledTask(deps: Deps, actor: Actor, id: string): Promise<ScheduledTaskRow> {
+export async function getScheduledTask(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ScheduledTaskRow> {
   return (await actor.resource<ScheduledTaskRow>(deps.db, type, id, 'read')).row;
 }
 
-export function listScheduledTasks(deps: Deps, actor: Actor, query: z.output<typeof listScheduledTasksQuery>): Promise<Page<ScheduledTaskRow>> {
+export function listScheduledTasks(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listScheduledTasksQuery>): Promise<Page<ScheduledTaskRow>> {
   return listReadable<ScheduledTaskRow>(deps.db, actor, type, query, { alias: 't', columns: scheduledTaskColumns, searchColumns: ['title'] });
 }
 

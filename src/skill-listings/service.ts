@@ -14,7 +14,7 @@ import { inTransaction } from '../db/transaction.ts';
 const contentFields = ['name', 'description', 'body', 'files'] as const;
 
 /** A draft listing (version 1) copying a live skill the caller may publish (edit rights and the permission); the caller is its author. */
-export async function createListing(deps: Deps, actor: Actor, input: z.output<typeof createListingBody>): Promise<PresentableListing> {
+export async function createListing(deps: Pick<Deps, 'db'>, actor: Actor, input: z.output<typeof createListingBody>): Promise<PresentableListing> {
   const skill = await requirePublishRights(deps.db, actor, input.skill_id);
   requireLive(skill, 'skill');
   const files = listingFiles(skill.files);
@@ -68,7 +68,12 @@ export function listListings(db: Knex, actor: Actor, q: { status?: ListingStatus
  * change of content makes a new version; a retired listing is frozen (409) and a published one
  * keeps what the catalog needs.
  */
-export async function updateListing(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateListingBody>): Promise<PresentableListing> {
+export async function updateListing(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  id: string,
+  changes: z.output<typeof updateListingBody>,
+): Promise<PresentableListing> {
   return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     for (const field of ['verified', 'rank'] as const) if (changes[field] !== undefined && !actor.operator) throw forbiddenField(field);
@@ -98,7 +103,7 @@ export async function updateListing(deps: Deps, actor: Actor, id: string, change
  * draft → published → retired → published, by the author or an operator; the first publication is
  * remembered. An author publishing needs the rights a new listing needs, as they are now.
  */
-export async function changeStatus(deps: Deps, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
+export async function changeStatus(deps: Pick<Deps, 'db'>, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
   return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     if (status === 'published') await requireRightsToPublish(trx, actor, before);

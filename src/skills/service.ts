@@ -16,7 +16,7 @@ const type = 'skill';
 export type NewSkill = z.output<typeof createOrganizationSkillBody> & { organization_id: string; project_id?: string | undefined };
 
 /** A custom skill and its version 1, in one transaction. A live skill's name is unique in its organization (409). */
-export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Promise<SkillRow> {
+export async function createSkill(deps: Pick<Deps, 'db'>, actor: Actor, input: NewSkill): Promise<SkillRow> {
   return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
     const [skill] = (await trx('skills')
@@ -43,7 +43,7 @@ export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Pr
   });
 }
 
-export async function getSkill(deps: Deps, actor: Actor, id: string): Promise<SkillRow> {
+export async function getSkill(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<SkillRow> {
   return (await actor.resource<SkillRow>(deps.db, type, id, 'read')).row;
 }
 
@@ -79,7 +79,12 @@ export const restoreSkill = (deps: Deps, actor: Actor, id: string) =>
   });
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
-export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
+export async function restoreSkillVersion(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  id: string,
+  versionId: string,
+): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
   return inTransaction(deps.db, async (trx) => {
     const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
     const source = await findVersion(trx, id, versionId);
