@@ -29,7 +29,7 @@ export async function getSubscription(deps: Pick<Deps, 'db' | 'providers'>, orga
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
-export async function previewPlanChange(deps: Deps, organizationId: string, target: PlanKey, timing: Timing | undefined) {
+export async function previewPlanChange(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string, target: PlanKey, timing: Timing | undefined) {
   const quote = await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
@@ -53,7 +53,13 @@ export async function previewPlanChange(deps: Deps, organizationId: string, targ
  * The subscription row stays locked while the provider is called, so changes of one organization
  * happen one at a time.
  */
-export async function changePlan(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
+export async function changePlan(
+  deps: Pick<Deps, 'db' | 'providers'>,
+  actor: Actor,
+  organizationId: string,
+  target: PlanKey,
+  timing: Timing | undefined,
+): Promise<SubscriptionRow> {
   return inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const quote = await quoteChange(deps, trx, row, target, timing);

@@ -73,7 +73,7 @@ export async function getConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: str
   return authorized(actor, row);
 }
 
-export async function updateConnector(deps: Deps, actor: Actor, id: string, changes: ConnectorChanges): Promise<ConnectorRow> {
+export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, id: string, changes: ConnectorChanges): Promise<ConnectorRow> {
   // Decided before the URL is checked (a lookup may take a moment) and again on the locked row.
   await getConnector(deps, actor, id).then((row) => authorized(actor, row, MANAGE_CONNECTORS));
   const url = changes.url == null ? changes.url : await checkConnectorUrl(changes.url, deps.config.OUTBOUND_ALLOWLIST);
@@ -133,7 +133,7 @@ export async function listCredentials(
 }
 
 /** Sets or replaces the caller's secret for a connector they can read; the answer shows only its status. */
-export async function setCredential(deps: Deps, actor: Actor, connectorId: string, secret: string): Promise<CredentialStatus> {
+export async function setCredential(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, connectorId: string, secret: string): Promise<CredentialStatus> {
   await getConnector(deps, actor, connectorId);
   const keyring = await resolveKeyring(deps.config);
   if (!keyring) throw unavailable('connector credentials cannot be stored: CONNECTOR_SECRET_KEYS is not configured');
@@ -168,7 +168,7 @@ export async function setCredential(deps: Deps, actor: Actor, connectorId: strin
 }
 
 /** Removes the caller's secret for a connector they can read; removing one that is not set is a no-op. */
-export async function deleteCredential(deps: Deps, actor: Actor, connectorId: string): Promise<void> {
+export async function deleteCredential(deps: Pick<Deps, 'db'>, actor: Actor, connectorId: string): Promise<void> {
   const row = await getConnector(deps, actor, connectorId);
   await inTransaction(deps.db, async (trx) => {
     const removed = await trx('connector_credentials').where({ connector_id: connectorId, user_id: actor.userId }).delete();

@@ -67,7 +67,7 @@ async function endMembership(
 }
 
 /** Removes a member (or, when it is the actor, lets them go). */
-export async function removeMember(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<void> {
+export async function removeMember(deps: Pick<Deps, 'db' | 'memberRemoved'>, actor: Caller, organizationId: string, userId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
@@ -89,7 +89,7 @@ export async function removeMember(deps: Deps, actor: Caller, organizationId: st
 }
 
 /** The caller leaves the organization; the last owner cannot. */
-export async function leaveOrganization(deps: Deps, actor: Caller, organizationId: string): Promise<void> {
+export async function leaveOrganization(deps: Pick<Deps, 'db' | 'memberRemoved'>, actor: Caller, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId);

@@ -116,7 +116,7 @@ async function visibleJob(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Pro
   return { job, caller: await consoleCallerFor(actor, job.group_id) };
 }
 
-export async function jobDetail(deps: Deps, actor: Actor, id: string) {
+export async function jobDetail(deps: Pick<Deps, 'config' | 'db' | 'jobs'>, actor: Actor, id: string) {
   const { job } = await visibleJob(deps, actor, id);
   const [history, actions, running] = await Promise.all([
     attemptHistory(deps.db, job),

@@ -90,13 +90,14 @@ export function updateProject(deps: Deps, actor: Actor, projectId: string, chang
 }
 
 /** Soft delete (204); deleting a deleted project changes nothing. */
-export const deleteProject = (deps: Deps, actor: Actor, projectId: string) => softDelete<ProjectRow>(deps, actor, 'project', projectId);
+export const deleteProject = (deps: Pick<Deps, 'db'>, actor: Actor, projectId: string) => softDelete<ProjectRow>(deps, actor, 'project', projectId);
 
 /** Restoring a live project returns it unchanged. */
-export const restoreProject = (deps: Deps, actor: Actor, projectId: string) => restore<ProjectRow>(deps, actor, 'project', projectId, { returning });
+export const restoreProject = (deps: Pick<Deps, 'db'>, actor: Actor, projectId: string) =>
+  restore<ProjectRow>(deps, actor, 'project', projectId, { returning });
 
 /** Archiving hides a project from default lists; it keeps sharing its items. Repeating it keeps the first archived_at. */
-export async function archiveProject(deps: Deps, actor: Actor, projectId: string, archive: boolean): Promise<ProjectRow> {
+export async function archiveProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, archive: boolean): Promise<ProjectRow> {
   return stateChange(
     deps,
     actor,
@@ -153,7 +154,7 @@ async function freeSlug(db: Knex, organizationId: string, title: string): Promis
  * A project's knowledge is a live skill of its organization that the one setting it can read. Who
  * reads it later is checked again at each chat turn: a turn's user who cannot read it is not sent it.
  */
-async function requireKnowledgeSkill(deps: Deps, actor: Actor, organizationId: string, skillId: string): Promise<void> {
+async function requireKnowledgeSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string): Promise<void> {
   const refused = badRequest('knowledge_skill_id: is not a live skill of this organization that you can read', ['knowledge_skill_id']);
   const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
     throw isAppError(error, 'not_found') ? refused : error;

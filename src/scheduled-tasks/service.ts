@@ -21,7 +21,7 @@ const nextRunOf = (schedule: Schedule, enabled: boolean, now: Date) => (enabled 
 
 /** The rules a task's settings keep, checked on create and on every change of them (400 naming the field). */
 export async function checkSettings(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db'>,
   actor: Actor,
   organizationId: string,
   settings: { schedule?: Schedule; model?: string | null; skill_id?: string | null; email_recipients?: readonly string[] },
@@ -71,7 +71,11 @@ export async function requireRecipientsCanRead(db: Knex, taskId: string, recipie
     );
 }
 
-export async function createScheduledTask(deps: Deps, actor: Actor, input: z.output<typeof createScheduledTaskBody>): Promise<ScheduledTaskRow> {
+export async function createScheduledTask(
+  deps: Pick<Deps, 'config' | 'db'>,
+  actor: Actor,
+  input: z.output<typeof createScheduledTaskBody>,
+): Promise<ScheduledTaskRow> {
   await checkSettings(deps, actor, input.organization_id, input);
   const enabled = input.enabled ?? true;
   return inTransaction(deps.db, async (trx) => {
@@ -155,14 +159,14 @@ export async function updateScheduledTask(deps: Deps, actor: Actor, id: string, 
 }
 
 /** Soft delete: the dispatcher claims only live tasks, so no slot fires after this commits. */
-export const deleteScheduledTask = (deps: Deps, actor: Actor, id: string) => softDelete<ScheduledTaskRow>(deps, actor, type, id);
+export const deleteScheduledTask = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) => softDelete<ScheduledTaskRow>(deps, actor, type, id);
 
 /** Restored tasks resume from the next slot after now: the slots missed while deleted are not caught up. */
-export const restoreScheduledTask = (deps: Deps, actor: Actor, id: string) =>
+export const restoreScheduledTask = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) =>
   restore<ScheduledTaskRow>(deps, actor, type, id, { returning, reset: (row) => ({ next_run_at: nextRunOf(scheduleOf(row), row.enabled, new Date()) }) });
 
 /** The recipients of a task's e-mails who are still members, with their e-mail and name. */
-export async function taskRecipients(deps: Deps, actor: Actor, id: string) {
+export async function taskRecipients(deps: Pick<Deps, 'db'>, actor: Actor, id: string) {
   const task = await getScheduledTask(deps, actor, id);
   const members = await membersAmong(deps.db, task.organization_id, task.email_recipients);
   const byId = new Map(members.map((m) => [m.user_id, m]));
