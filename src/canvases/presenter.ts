@@ -1,4 +1,4 @@
-import { presentLifecycle, presentResourceFields, type ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 
 /** A canvas as stored. */
 export interface CanvasRow extends ResourceColumns {
@@ -6,19 +6,7 @@ export interface CanvasRow extends ResourceColumns {
   project_id: string | null;
 }
 
-export const canvasColumns = [
-  'id',
-  'organization_id',
-  'created_by_id',
-  'title',
-  'visibility',
-  'workspace_role',
-  'project_id',
-  'deleted_at',
-  'deleted_by_id',
-  'created_at',
-  'updated_at',
-] as const;
+export const canvasColumns = [...resourceColumnNames, 'title', 'project_id'] as const;
 
 export function presentCanvas(row: CanvasRow) {
   return {

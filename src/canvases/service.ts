@@ -1,4 +1,4 @@
-import { changeLive, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
+import { changeLive, recordLifecycle, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import type { Page } from '../core/pagination.ts';
@@ -27,14 +27,7 @@ export async function createCanvas(deps: Pick<Deps, 'db'>, actor: Actor, input: 
       .returning(returning)) as CanvasRow[];
     if (input.project_id)
       await fileIntoProjectOnCreate(trx, actor, { type: 'canvas', id: canvas!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'canvas.created',
-      subjectType: 'canvas',
-      subjectId: canvas!.id,
-      data: { title: canvas!.title, project_id: canvas!.project_id },
-    });
+    await recordLifecycle(trx, actor, 'canvas', canvas!, 'created', { title: canvas!.title, project_id: canvas!.project_id });
     return canvas!;
   });
 }

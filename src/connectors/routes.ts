@@ -97,9 +97,7 @@ export const connectorRoutes: AnyRoute[] = [
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404],
     authorize: aManager,
-    handler: async ({ params, actor, deps }) => {
-      await deleteConnector(deps, actor, params.connector_id);
-    },
+    handler: ({ params, actor, deps }) => deleteConnector(deps, actor, params.connector_id),
   }),
   defineRoute({
     method: 'get',
@@ -140,9 +138,7 @@ export const connectorRoutes: AnyRoute[] = [
     response: { status: 204, description: 'Removed' },
     errors: [404],
     authorize: aMember,
-    handler: async ({ params, actor, deps }) => {
-      await deleteCredential(deps, actor, params.connector_id);
-    },
+    handler: ({ params, actor, deps }) => deleteCredential(deps, actor, params.connector_id),
   }),
   defineRoute({
     method: 'post',

@@ -1,4 +1,4 @@
-import { presentLifecycle, presentResourceFields, type ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { conversationListItemSchema, conversationSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
@@ -19,12 +19,8 @@ export interface ConversationRow extends ResourceColumns {
 
 /** Columns of a conversation row. */
 export const conversationColumnNames = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'title',
-  'visibility',
-  'workspace_role',
   'project_id',
   'active_leaf_id',
   'schedule_id',
@@ -35,10 +31,6 @@ export const conversationColumnNames = [
   'active_run_at',
   'active_workflow_run_id',
   'mod_conversation_id',
-  'deleted_at',
-  'deleted_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 /** Columns of a conversation row, qualified for joins. */

@@ -197,9 +197,7 @@ export const conversationRoutes: AnyRoute[] = [
     params: conversationIdParams,
     response: { status: 204, description: 'Stopped; the lock is free' },
     errors: [409],
-    handler: async ({ params, actor, deps }) => {
-      await stopRun(deps, actor, params.conversation_id);
-    },
+    handler: ({ params, actor, deps }) => stopRun(deps, actor, params.conversation_id),
   }),
   conversation.on('edit', {
     method: 'post',

@@ -1,4 +1,4 @@
-import { presentLifecycle, presentResourceFields, type ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 
 /** A project as stored. */
@@ -15,24 +15,16 @@ export interface ProjectRow extends ResourceColumns {
 }
 
 export const projectColumns = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'slug',
   'title',
   'emoji',
   'description',
-  'visibility',
-  'workspace_role',
   'knowledge_skill_id',
   'mod_source_id',
   'metadata',
-  'deleted_at',
-  'deleted_by_id',
   'archived_at',
   'archived_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 /** Spec 2.4, field for field. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { changeLive, listReadable, requireLive, restore, softDelete } from '../access/index.ts';
+import { changeLive, listReadable, recordLifecycle, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
@@ -38,14 +38,7 @@ export async function createProject(deps: Pick<Deps, 'db'>, actor: Actor, input:
         metadata: jsonb(input.metadata) ?? null,
       })
       .returning(returning)) as ProjectRow[];
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'project.created',
-      subjectType: 'project',
-      subjectId: project!.id,
-      data: { title: input.title, slug },
-    });
+    await recordLifecycle(trx, actor, 'project', project!, 'created', { title: input.title, slug });
     return project!;
   });
 }

@@ -1,4 +1,4 @@
-import { presentLifecycle, presentResourceFields, type ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 import type { Schedule } from './schedule.ts';
 import { previewRuns } from './schedule.ts';
@@ -18,9 +18,7 @@ export interface ScheduledTaskRow extends ResourceColumns {
 }
 
 export const scheduledTaskColumns = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'title',
   'prompt',
   'cron',
@@ -32,12 +30,6 @@ export const scheduledTaskColumns = [
   'max_credits_per_run',
   'enabled',
   'next_run_at',
-  'visibility',
-  'workspace_role',
-  'deleted_at',
-  'deleted_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 export const scheduleOf = (row: Pick<ScheduledTaskRow, 'cron' | 'timezone'>): Schedule => ({ cron: row.cron, timezone: row.timezone });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Actor, actorFor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
+import { type Actor, actorFor, changeLive, recordLifecycle, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import { requireAvailableChatModel } from '../chat-models/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
@@ -100,14 +100,7 @@ export async function createScheduledTask(
       })
       .returning(returning)) as ScheduledTaskRow[];
     await requireRecipientsCanRead(trx, task!.id, task!.email_recipients);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'scheduled_task.created',
-      subjectType: type,
-      subjectId: task!.id,
-      data: { title: task!.title, cron: task!.cron, timezone: task!.timezone },
-    });
+    await recordLifecycle(trx, actor, type, task!, 'created', { title: task!.title, cron: task!.cron, timezone: task!.timezone });
     return task!;
   });
 }

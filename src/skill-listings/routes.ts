@@ -152,9 +152,7 @@ export const skillListingRoutes: AnyRoute[] = [
     response: { status: 204, description: 'The cover is removed (or there was none)' },
     errors: [403, 404],
     authorize: authorOrOperator,
-    handler: async ({ params, actor, deps }) => {
-      await removeCover(deps, actor, params.listing_id);
-    },
+    handler: ({ params, actor, deps }) => removeCover(deps, actor, params.listing_id),
   }),
   defineRoute({
     method: 'get',

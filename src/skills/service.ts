@@ -1,4 +1,4 @@
-import { changeLive, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
+import { changeLive, recordLifecycle, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
@@ -31,14 +31,7 @@ export async function createSkill(deps: Pick<Deps, 'db'>, actor: Actor, input: N
       .returning('*')) as SkillRow[];
     await recordFirstVersion(trx, skill!, actor.userId);
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type, id: skill!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'skill.created',
-      subjectType: type,
-      subjectId: skill!.id,
-      data: { name: skill!.name, version: 1 },
-    });
+    await recordLifecycle(trx, actor, type, skill!, 'created', { name: skill!.name, version: 1 });
     return skill!;
   });
 }
