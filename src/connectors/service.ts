@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConnectorRow, CredentialStatus } from './presenter.ts';
 import type { authSchemes, connectorTypes } from './schema.ts';
@@ -33,10 +33,7 @@ export interface ConnectorChanges {
   needs_approval?: boolean | undefined;
 }
 
-const pageKeys = [
-  { column: 'c.created_at', direction: 'desc', type: 'timestamp' },
-  { column: 'c.id', direction: 'desc' },
-] as const;
+const pageKeys = newestFirst('c');
 
 export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);

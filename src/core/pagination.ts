@@ -18,6 +18,15 @@ export interface SortKey {
   type?: 'timestamp' | 'text' | 'number';
 }
 
+/** Newest first: by `created_at`, then by the unique `id`, both descending (of the table aliased `alias`) — the order of most lists. */
+export function newestFirst(alias?: string): readonly SortKey[] {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return [
+    { column: column('created_at'), direction: 'desc', type: 'timestamp' },
+    { column: column('id'), direction: 'desc' },
+  ];
+}
+
 export interface Page<Row> {
   items: Row[];
   next_cursor: string | null;

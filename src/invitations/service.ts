@@ -1,7 +1,7 @@
 import { recordEvent } from '../core/events.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, forbidden } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import { addMembership, hasMemberWithEmail, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -69,14 +69,7 @@ export async function listInvitations(
 ): Promise<Page<InvitationRow>> {
   const rows = deps.db('invitations as i').where('i.organization_id', organizationId).select(invitationColumns(deps.db));
   if (query.status) rows.whereRaw(`${effectiveStatusSql('i')} = ?`, [query.status]);
-  return paginate<InvitationRow & Record<string, unknown>>(
-    rows,
-    [
-      { column: 'i.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'i.id', direction: 'desc' },
-    ],
-    query,
-  );
+  return paginate<InvitationRow & Record<string, unknown>>(rows, newestFirst('i'), query);
 }
 
 /** Managers of invitations and the invitee may read it; other members get 403. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { paginate } from '../core/pagination.ts';
+import { paginate, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Actor } from '../access/index.ts';
@@ -115,14 +115,7 @@ export async function visibleBulkAction(
 export async function listBulkActions(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, page: { limit: number; cursor?: string | undefined }) {
   const query = deps.db('bulk_actions').select('*');
   if (caller.organizationId) query.where({ organization_id: caller.organizationId });
-  const found = await paginate<BulkActionRow>(
-    query,
-    [
-      { column: 'created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'id', direction: 'desc' },
-    ],
-    page,
-  );
+  const found = await paginate<BulkActionRow>(query, newestFirst(), page);
   return { items: await presentBulkActions(deps.db, found.items), next_cursor: found.next_cursor };
 }
 

@@ -1,5 +1,5 @@
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
-import { paginate, presentPage } from '../core/pagination.ts';
+import { paginate, presentPage, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
 import { holdsPermissionAnywhere } from '../members/index.ts';
@@ -67,14 +67,7 @@ export async function listPauses(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, 
   if (query.open) rows.whereNull('resumed_at').where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', deps.db.fn.now()));
   // An organization's work is held by its own pauses and by the service-wide ones (a whole queue).
   if (!caller.operator) rows.where((q) => q.where({ organization_id: caller.organizationId }).orWhere({ scope: 'queue' }));
-  const page = await paginate<Pause>(
-    rows,
-    [
-      { column: 'created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'id', direction: 'desc' },
-    ],
-    query,
-  );
+  const page = await paginate<Pause>(rows, newestFirst(), query);
   return presentPage(page, (p) => presentPause(p, caller));
 }
 

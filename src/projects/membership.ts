@@ -1,7 +1,7 @@
 import { entryOf, idParamOf, nounOf, whereReadable, type ProjectItemType, type ResourceTypeDeclaration } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
@@ -112,12 +112,5 @@ export async function listItemProjects(
     .whereNull('p.deleted_at')
     .select(projectColumns.map((c) => `p.${c}`));
   whereReadable(q, 'project', 'p', viewer);
-  return paginate<ProjectRow>(
-    q,
-    [
-      { column: 'p.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'p.id', direction: 'desc' },
-    ],
-    page,
-  );
+  return paginate<ProjectRow>(q, newestFirst('p'), page);
 }

@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
 import { requireLive, type Actor } from '../access/index.ts';
 import { conflict } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -53,14 +53,7 @@ export function listListings(db: Knex, actor: Actor, q: { status?: ListingStatus
   const query = selectListings(db);
   if (!actor.operator) query.where('l.created_by_id', actor.userId);
   if (q.status) query.where('l.status', q.status);
-  return paginate<PresentableListing>(
-    query,
-    [
-      { column: 'l.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'l.id', direction: 'desc' },
-    ],
-    q,
-  ) as Promise<Page<PresentableListing>>;
+  return paginate<PresentableListing>(query, newestFirst('l'), q) as Promise<Page<PresentableListing>>;
 }
 
 /**
