@@ -15,10 +15,11 @@ export type OrganizationRoute<P extends ZodType, Q extends ZodType, B extends Zo
 };
 
 /**
- * An operation of one organization, at `/organizations/{organization_id}/…`. Only its members reach
- * it: anyone else gets 404 (an organization is not revealed to outsiders), and a member without the
- * operation's `permission` 403. So these two statuses are never declared at the call site: `errors`
- * lists what the operation adds to them.
+ * An operation of one organization, at `/organizations/{organization_id}/…`. Unless it declares its
+ * own `authorize` (an invitee may read their invitation), only the organization's members reach it:
+ * anyone else gets 404 (an organization is not revealed to outsiders) and a member without the
+ * operation's `permission` 403. Those two statuses are not declared at the call site: `errors` lists
+ * what the operation answers besides them.
  */
 export function organizationRoute<
   P extends ZodType = typeof organizationIdParams,
