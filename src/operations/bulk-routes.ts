@@ -36,7 +36,7 @@ export const bulkActionRoutes: AnyRoute[] = [
     body: bulkRequest,
     response: { status: 200, description: 'The preview', schema: bulkPreviewSchema },
     errors: [503],
-    handler: async ({ deps, caller, body }) => previewBulkAction(deps, caller, body.action, body.filter),
+    handler: ({ deps, caller, body }) => previewBulkAction(deps, caller, body.action, body.filter),
   }),
   consoleRoute('body.filter', {
     method: 'post',
@@ -60,7 +60,7 @@ export const bulkActionRoutes: AnyRoute[] = [
     summary: 'Bulk actions, newest first',
     query: listBulkActionsQuery,
     response: { status: 200, description: 'A page of bulk actions', schema: bulkActionPage },
-    handler: async ({ deps, caller, query }) => listBulkActions(deps, caller, query),
+    handler: ({ deps, caller, query }) => listBulkActions(deps, caller, query),
   }),
   defineRoute({
     method: 'get',

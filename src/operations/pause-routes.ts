@@ -18,7 +18,7 @@ export const pauseRoutes: AnyRoute[] = [
       'Operators see every pause as `Pause`. An organization’s owners and admins (`jobs.manage`, naming `organization_id`) see the pauses that hold its work — its own and the service-wide ones (whole queues) — as `OrganizationPause`: what is paused, since when (`created_at`) and until when; who set it and why only for pauses the organization set itself (`set_by`).',
     query: listPausesQuery,
     response: { status: 200, description: 'A page of pauses', schema: pausePage },
-    handler: async ({ deps, caller, query }) => listPauses(deps, caller, query),
+    handler: ({ deps, caller, query }) => listPauses(deps, caller, query),
   }),
   consoleRoute('body', {
     method: 'post',
@@ -31,7 +31,7 @@ export const pauseRoutes: AnyRoute[] = [
     body: createPauseBody,
     response: { status: 201, description: 'The pause and how many queued jobs it deferred', schema: pauseCreated },
     errors: [409],
-    handler: async ({ deps, caller, body }) => pause(deps, caller, body),
+    handler: ({ deps, caller, body }) => pause(deps, caller, body),
   }),
   defineRoute({
     method: 'post',

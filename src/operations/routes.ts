@@ -93,7 +93,7 @@ export const operationsRoutes: AnyRoute[] = [
     query: listJobsQuery,
     response: { status: 200, description: 'A page of jobs', schema: jobPage },
     errors: [503],
-    handler: async ({ deps, caller, query }) => listJobsFor(deps, caller, query),
+    handler: ({ deps, caller, query }) => listJobsFor(deps, caller, query),
   }),
   defineRoute({
     method: 'get',
@@ -170,7 +170,7 @@ export const operationsRoutes: AnyRoute[] = [
     query: listQueuesQuery,
     response: { status: 200, description: 'Every queue', schema: queueList },
     errors: [503],
-    handler: async ({ deps, caller, query }) => queueHealth(deps, caller, { hours: query.hours, deadLetters: query.dead_letters, internal: query.internal }),
+    handler: ({ deps, caller, query }) => queueHealth(deps, caller, { hours: query.hours, deadLetters: query.dead_letters, internal: query.internal }),
   }),
   consoleRoute('query', {
     method: 'get',
@@ -181,7 +181,7 @@ export const operationsRoutes: AnyRoute[] = [
       'Deliveries pending (queued or waiting for a retry) and the oldest one’s age; enabled endpoints whose last attempts failed, longest failing first, by host; how many endpoints the service disabled. Operators see every organization, or the one they name; owners and admins (`jobs.manage`) name theirs.',
     query: z.object({ organization_id: z.string().min(1).max(64).optional() }).strict(),
     response: { status: 200, description: 'Webhook delivery health', schema: webhookHealthSchema },
-    handler: async ({ deps, caller, query }) => webhookHealth(deps.db, caller.organizationId),
+    handler: ({ deps, caller }) => webhookHealth(deps.db, caller.organizationId),
   }),
   ...pauseRoutes,
   defineRoute({
@@ -204,7 +204,7 @@ export const operationsRoutes: AnyRoute[] = [
     summary: 'Every cron schedule — the platform’s own and the scheduled tasks — with last and next run and any pause',
     query: listSchedulesQuery,
     response: { status: 200, description: 'A page of schedules', schema: schedulePage },
-    handler: async ({ deps, caller, query }) => listSchedules(deps, caller, query),
+    handler: ({ deps, caller, query }) => listSchedules(deps, caller, query),
   }),
   defineRoute({
     method: 'post',
@@ -230,7 +230,7 @@ export const operationsRoutes: AnyRoute[] = [
     query: lookupQuery,
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
     errors: [503],
-    handler: async ({ deps, caller, params, query }) => lookupJobs(deps, caller, { request_id: params.request_id }, query),
+    handler: ({ deps, caller, params, query }) => lookupJobs(deps, caller, { request_id: params.request_id }, query),
   }),
   consoleRoute('query', {
     method: 'get',
@@ -242,7 +242,7 @@ export const operationsRoutes: AnyRoute[] = [
     query: lookupQuery,
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
     errors: [503],
-    handler: async ({ deps, caller, params, query }) => lookupJobs(deps, caller, { resource_id: params.resource_id }, query),
+    handler: ({ deps, caller, params, query }) => lookupJobs(deps, caller, { resource_id: params.resource_id }, query),
   }),
   consoleRoute('query', {
     method: 'get',
@@ -252,7 +252,7 @@ export const operationsRoutes: AnyRoute[] = [
     query: organizationLoadQuery,
     response: { status: 200, description: 'The organizations with work', schema: organizationLoadList },
     errors: [503],
-    handler: async ({ deps, caller, query }) => organizationLoad(deps, caller, query.limit),
+    handler: ({ deps, caller, query }) => organizationLoad(deps, caller, query.limit),
   }),
   consoleRoute('query', {
     method: 'get',
