@@ -37,9 +37,18 @@
 export { Actor, actorFor, type Access, type PermissionNeed } from './actor.ts';
 export { whereReadable, selectRoleRank, sharedSql, readableSql, readableReferenceSql } from './sql.ts';
 export { allows, capabilitiesOf, defaultPolicy, policyOf, type Policy } from './policies/index.ts';
-export { roleOfRank, type ResourceColumns, type ResourceRow, type ResourceType, type Role, type Capability, type Viewer } from './types.ts';
+export {
+  resourceColumnNames,
+  roleOfRank,
+  type ResourceColumns,
+  type ResourceRow,
+  type ResourceType,
+  type Role,
+  type Capability,
+  type Viewer,
+} from './types.ts';
 export { getAccessRecord, revokeGrantsOfRemovedMember } from './service.ts';
-export { changeLive, listReadable, requireLive, restore, softDelete } from './lifecycle.ts';
+export { changeLive, listReadable, recordLifecycle, requireLive, restore, softDelete } from './lifecycle.ts';
 export { accessRecordSchema, grantSchema } from './schema.ts';
 export { addReference, fileIntoProjectOnCreate, requireProjectToFileInto, type ProjectItemType } from './links.ts';
 export { accessRecord } from './record.ts';
@@ -54,4 +63,12 @@ export {
   type ResourceTypeDeclaration,
   type ResourceTypeNames,
 } from './registry.ts';
-export { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from './schema.ts';
+export {
+  lifecycleFields,
+  resourceFields,
+  visibilitySchema,
+  workspaceRoleSchema,
+  writableVisibilitySchema,
+  writableWorkspaceRoleSchema,
+} from './schema.ts';
+export { presentLifecycle, presentResourceFields } from './present.ts';

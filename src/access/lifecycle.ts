@@ -29,6 +29,29 @@ function registered(type: ResourceType): ResourceEntry {
   return entry;
 }
 
+/**
+ * The activity entry of a step of a resource's lifecycle — `<activity word>.created`, `.deleted` or
+ * `.restored` (the word of its declaration: `canvas.created`, `conversation.deleted`) — written in
+ * the step's transaction.
+ */
+export async function recordLifecycle(
+  trx: Knex.Transaction,
+  actor: Actor,
+  type: ResourceType,
+  resource: { id: string; organization_id: string | null },
+  step: 'created' | 'deleted' | 'restored',
+  data?: Record<string, unknown>,
+): Promise<void> {
+  await recordActivity(trx, {
+    organizationId: resource.organization_id!,
+    actorId: actor.userId,
+    action: `${registered(type).activity}.${step}`,
+    subjectType: type,
+    subjectId: resource.id,
+    ...(data && { data }),
+  });
+}
+
 /** Sharing settings and contents of a deleted resource stay frozen until it is restored. */
 export function requireLive(row: { deleted_at?: Date | null }, type: ResourceType): void {
   if (row.deleted_at) throw conflict(`this ${nounOf(type)} is deleted; restore it first`);
@@ -39,7 +62,7 @@ export function requireLive(row: { deleted_at?: Date | null }, type: ResourceTyp
  * transaction with the locked row as it was and returns the new row. 409 when it is deleted.
  */
 export async function changeLive<Row extends LiveRow, Result = Row>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -55,7 +78,7 @@ export async function changeLive<Row extends LiveRow, Result = Row>(
 
 /** Soft delete (owners): the row keeps `deleted_at`/`deleted_by_id`. Deleting a deleted one changes nothing. */
 export async function softDelete<Row extends LiveRow>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -66,20 +89,13 @@ export async function softDelete<Row extends LiveRow>(
     const { row } = await actor.resource<Row>(trx, type, id, 'delete', { forUpdate: true });
     if (row.deleted_at) return;
     await trx(entry.table).where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, {
-      organizationId: row.organization_id!,
-      actorId: actor.userId,
-      action: `${entry.activity}.deleted`,
-      subjectType: type,
-      subjectId: id,
-      ...(activityData && { data: activityData(row) }),
-    });
+    await recordLifecycle(trx, actor, type, { ...row, id }, 'deleted', activityData?.(row));
   });
 }
 
 /** Clears the deletion (owners); restoring a live resource returns it unchanged. */
 export async function restore<Row extends LiveRow>(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -102,14 +118,7 @@ export async function restore<Row extends LiveRow>(
       .where({ id })
       .update({ ...reset?.(row), deleted_at: null, deleted_by_id: null, updated_at: trx.fn.now() })
       .returning([...returning])) as Row[];
-    await recordActivity(trx, {
-      organizationId: row.organization_id!,
-      actorId: actor.userId,
-      action: `${entry.activity}.restored`,
-      subjectType: type,
-      subjectId: id,
-      ...(activityData && { data: activityData(row) }),
-    });
+    await recordLifecycle(trx, actor, type, { ...row, id }, 'restored', activityData?.(row));
     return restored!;
   });
 }

@@ -17,6 +17,23 @@ export const writableVisibilitySchema = z
   .openapi({ description: 'General access: `private` (owner, grants and inherited access) or `workspace` (every member, with `workspace_role`).' });
 export const writableWorkspaceRoleSchema = z.enum(['viewer', 'editor'], { message: 'must be "viewer" or "editor"' });
 
+/** The fields every resource shows of its ResourceColumns: who made it in which organization, and its general access (./present.ts). */
+export const resourceFields = {
+  id: uuid,
+  organization_id: z.string(),
+  created_by_id: z.string(),
+  visibility: visibilitySchema,
+  workspace_role: workspaceRoleSchema,
+};
+
+/** The fields every soft-deletable record shows of its lifecycle: deleted (when, by whom), created, updated. */
+export const lifecycleFields = {
+  deleted_at: timestamp.nullable(),
+  deleted_by_id: z.string().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+};
+
 export const accessParams = z.object({ resource_type: resourceTypeSchema, resource_id: uuid.openapi({ description: 'UUID of the resource.' }) });
 export const grantParams = accessParams.extend({ grant_id: uuid.openapi({ description: 'UUID of the grant.' }) });
 

@@ -29,7 +29,7 @@ const presentGrant = (g: Record<string, any>): GrantView => ({
 });
 
 /** GET /access/{type}/{id} (and the per-type `/access` reads). */
-export async function getAccessRecord(deps: Deps, actor: Actor, type: ResourceType, id: string): Promise<AccessRecord> {
+export async function getAccessRecord(deps: Pick<Deps, 'db'>, actor: Actor, type: ResourceType, id: string): Promise<AccessRecord> {
   const { row, role, viewer } = await actor.resource(deps.db, type, id, 'read');
   return accessRecord(deps.db, type, row, role, viewer);
 }
@@ -41,7 +41,7 @@ const generalAccessFieldCapability: Record<'visibility' | 'workspace_role', Capa
 };
 
 export async function updateGeneralAccess(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ResourceType,
   id: string,
@@ -72,7 +72,13 @@ export async function updateGeneralAccess(
 }
 
 /** Only members of the resource's organization can be granted; the owner already holds everything. Duplicates are 409 (change a role with PATCH). */
-export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, input: { user_id: string; role: GrantRole }): Promise<GrantView> {
+export async function createGrant(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  type: ResourceType,
+  id: string,
+  input: { user_id: string; role: GrantRole },
+): Promise<GrantView> {
   return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
@@ -107,7 +113,14 @@ export async function createGrant(deps: Deps, actor: Actor, type: ResourceType, 
   });
 }
 
-export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string, input: { role: GrantRole }): Promise<GrantView> {
+export async function updateGrant(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  type: ResourceType,
+  id: string,
+  grantId: string,
+  input: { role: GrantRole },
+): Promise<GrantView> {
   return inTransaction(deps.db, async (trx) => {
     const { row } = await actor.resource(trx, type, id, 'manage_people', { forUpdate: true });
     requireLive(row, type);
@@ -126,7 +139,7 @@ export async function updateGrant(deps: Deps, actor: Actor, type: ResourceType, 
 }
 
 /** Owners remove anyone's grant; a grantee may remove their own (leave). */
-export async function deleteGrant(deps: Deps, actor: Actor, type: ResourceType, id: string, grantId: string): Promise<void> {
+export async function deleteGrant(deps: Pick<Deps, 'db'>, actor: Actor, type: ResourceType, id: string, grantId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const { row, role } = await actor.resource(trx, type, id, 'read', { forUpdate: true });
     const grant = await grantOf(trx, type, id, grantId);

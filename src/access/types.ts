@@ -39,6 +39,19 @@ export interface ResourceColumns {
   updated_at: Date;
 }
 
+/** The columns of ResourceColumns, which a type's column list starts with (`[...resourceColumnNames, 'title', …]`). */
+export const resourceColumnNames = [
+  'id',
+  'organization_id',
+  'created_by_id',
+  'visibility',
+  'workspace_role',
+  'deleted_at',
+  'deleted_by_id',
+  'created_at',
+  'updated_at',
+] as const;
+
 /** Who is asking, resolved against the organization the resource lives in. */
 export interface Viewer {
   userId: string;

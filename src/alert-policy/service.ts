@@ -36,7 +36,7 @@ export async function alertPolicyOf(db: Knex, organizationId: string): Promise<A
   return row ? fromRow(row) : defaultAlertPolicy;
 }
 
-export async function getAlertPolicy(deps: Deps, organizationId: string): Promise<AlertPolicy> {
+export async function getAlertPolicy(deps: Pick<Deps, 'db'>, organizationId: string): Promise<AlertPolicy> {
   return alertPolicyOf(deps.db, organizationId);
 }
 
@@ -47,7 +47,7 @@ export interface AlertPolicyChanges {
   extra_recipients?: string[] | undefined;
 }
 
-export async function updateAlertPolicy(deps: Deps, actor: Actor, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
+export async function updateAlertPolicy(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, changes: AlertPolicyChanges): Promise<AlertPolicy> {
   return inTransaction(deps.db, async (trx) => {
     if (changes.notify_roles) {
       const known = new Set((await rolesOf(trx, organizationId)).map((role) => role.key));

@@ -22,13 +22,13 @@ const contactOf = (row: { name: string; email: string; address: unknown; tax_id:
   taxId: row.tax_id,
 });
 
-export async function getCustomer(deps: Deps, organizationId: string): Promise<CustomerRow | undefined> {
+export async function getCustomer(deps: Pick<Deps, 'db'>, organizationId: string): Promise<CustomerRow | undefined> {
   return deps.db('billing_customers').where({ organization_id: organizationId }).first();
 }
 
 /** Creates the organization's billing contact at the provider and here; one per organization (409). */
 export async function createCustomer(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'providers'>,
   actor: Actor,
   organizationId: string,
   input: Required<Pick<CustomerInput, 'name' | 'email'>> & CustomerInput,
@@ -70,7 +70,7 @@ export async function createCustomer(
   });
 }
 
-export async function updateCustomer(deps: Deps, actor: Actor, organizationId: string, changes: CustomerInput): Promise<CustomerRow> {
+export async function updateCustomer(deps: Pick<Deps, 'db' | 'providers'>, actor: Actor, organizationId: string, changes: CustomerInput): Promise<CustomerRow> {
   return inTransaction(deps.db, async (trx) => {
     const before = (await trx('billing_customers').where({ organization_id: organizationId }).forUpdate().first()) as CustomerRow | undefined;
     if (!before) throw notFound('billing customer');

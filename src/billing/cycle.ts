@@ -15,7 +15,10 @@ const BATCH = 500;
  * monthly credits, expiring at the period end. The primary key (organization_id, period_start) of
  * `plan_cycle_refills`, inserted in the same transaction as the grant, makes it once per period.
  */
-export async function runCycleRefills(deps: Deps, options: { organizationId?: string | undefined; now?: Date } = {}): Promise<{ periods: number }> {
+export async function runCycleRefills(
+  deps: Pick<Deps, 'db' | 'providers'>,
+  options: { organizationId?: string | undefined; now?: Date } = {},
+): Promise<{ periods: number }> {
   const now = options.now ?? new Date();
   const due = await liveOrganizations(deps.db)
     .leftJoin('billing_subscriptions as s', 's.organization_id', 'o.id')
@@ -40,7 +43,7 @@ export async function runCycleRefills(deps: Deps, options: { organizationId?: st
   return { periods };
 }
 
-async function refillOrganization(deps: Deps, organizationId: string, now: Date): Promise<boolean> {
+async function refillOrganization(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string, now: Date): Promise<boolean> {
   return inTransaction(deps.db, async (trx) => {
     const locked = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const { row, switchedFrom } = await rollSubscriptionForward(trx, locked, now);

@@ -1,15 +1,13 @@
-import { defineJob } from '../jobs/define.ts';
+import { defineJob, type PayloadOf } from '../jobs/define.ts';
 import { z } from '../core/zod.ts';
-
-const organizationScope = z.object({ organization_id: z.string().optional() });
-export type OrganizationScope = z.output<typeof organizationScope>;
 
 /** Plan-cycle refills; every 10 minutes for all organizations, or enqueued for one. */
 export const cycleRefillsJob = defineJob({
   name: 'billing.cycle-refills',
   version: 1,
-  payload: organizationScope,
+  payload: z.object({ organization_id: z.string().optional() }),
   searchable: ['organization_id'],
   policy: { retryLimit: 3, expireInSeconds: 10 * 60 },
   cron: '*/10 * * * *',
 });
+export type OrganizationScope = PayloadOf<typeof cycleRefillsJob>;

@@ -1,5 +1,5 @@
-import { member } from '../http/authorize.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { createCustomer, updateCustomer } from './customers.ts';
 import { presentCustomer, presentSubscription } from './presenter.ts';
 import {
@@ -9,7 +9,6 @@ import {
   changePlanBody,
   createCustomerBody,
   customerEnvelope,
-  organizationParams,
   portalSessionBody,
   portalSessionSchema,
   previewQuery,
@@ -21,47 +20,41 @@ import { cancelScheduledChange, changePlan, getSubscription, previewPlanChange }
 import { billingEvents, billingSummary, createPortalSession } from './summary.ts';
 
 const tag = 'Billing';
-const params = organizationParams;
 
 export const billingRoutes: AnyRoute[] = [
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/subscription/preview',
     operationId: 'previewSubscriptionChange',
     summary: 'Preview a plan change: amount due now, credit change and effective date',
     tag,
-    params,
     query: previewQuery,
     response: { status: 200, description: 'The prorated quote; nothing changes', schema: previewSchema },
-    errors: [403, 404, 409],
-    authorize: member('billing.view'),
+    errors: [409],
+    permission: 'billing.view',
     handler: async ({ params, query, deps }) => previewPlanChange(deps, params.organization_id, query.plan, query.timing),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'delete',
     path: '/organizations/{organization_id}/subscription/scheduled-change',
     operationId: 'cancelScheduledSubscriptionChange',
     summary: 'Cancel the plan change scheduled for the end of the period',
     tag,
-    params,
     response: { status: 204, description: 'Canceled; the organization stays on its plan' },
-    errors: [403, 404],
-    authorize: member('billing.manage'),
+    permission: 'billing.manage',
     handler: async ({ params, actor, deps }) => cancelScheduledChange(deps, actor, params.organization_id),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/subscription',
     operationId: 'getSubscription',
     summary: "Get the organization's subscription (every organization starts on the free plan)",
     tag,
-    params,
     response: { status: 200, description: 'The subscription', schema: subscriptionEnvelope },
-    errors: [403, 404],
-    authorize: member('billing.view'),
+    permission: 'billing.view',
     handler: async ({ params, deps }) => ({ subscription: presentSubscription(await getSubscription(deps, params.organization_id)) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/subscription',
     operationId: 'changeSubscriptionPlan',
@@ -70,79 +63,69 @@ export const billingRoutes: AnyRoute[] = [
     description:
       'Upgrades take effect now by default: the prorated price difference is charged and the prorated credit allowance difference is granted. Downgrades wait for the period end by default (see `scheduled_change`). Paid plans need a billing customer (409 otherwise).',
     tag,
-    params,
     body: changePlanBody,
     response: { status: 200, description: 'The subscription after the change', schema: subscriptionEnvelope },
-    errors: [403, 404, 409],
-    authorize: member('billing.manage'),
+    errors: [409],
+    permission: 'billing.manage',
     handler: async ({ params, body, actor, deps }) => ({
       subscription: presentSubscription(await changePlan(deps, actor, params.organization_id, body.plan, body.timing)),
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/billing/customer',
     operationId: 'createBillingCustomer',
     idempotent: {},
     summary: "Create the organization's billing contact (name, e-mail, address, tax id)",
     tag,
-    params,
     body: createCustomerBody,
     response: { status: 201, description: 'The billing customer', schema: customerEnvelope },
-    errors: [403, 404, 409],
-    authorize: member('billing.manage'),
+    errors: [409],
+    permission: 'billing.manage',
     handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await createCustomer(deps, actor, params.organization_id, body)) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/billing/customer',
     operationId: 'updateBillingCustomer',
     summary: "Change the organization's billing contact",
     tag,
-    params,
     body: updateCustomerBody,
     response: { status: 200, description: 'The billing customer', schema: customerEnvelope },
-    errors: [403, 404],
-    authorize: member('billing.manage'),
+    permission: 'billing.manage',
     handler: async ({ params, body, actor, deps }) => ({ customer: presentCustomer(await updateCustomer(deps, actor, params.organization_id, body)) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/billing/portal-sessions',
     operationId: 'createBillingPortalSession',
     idempotent: { oneTime: ['url'] },
     summary: "Open a short-lived session of the billing provider's self-service portal",
     tag,
-    params,
     body: portalSessionBody,
     response: { status: 201, description: 'The portal link and when it expires', schema: portalSessionSchema },
-    errors: [403, 404],
-    authorize: member('billing.manage'),
+    permission: 'billing.manage',
     handler: async ({ params, body, deps }) => createPortalSession(deps, params.organization_id, body.return_url),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/billing/events',
     operationId: 'listBillingEvents',
     summary: 'List billing events (newest first) of the last `days` days',
     tag,
-    params,
     query: billingEventsQuery,
     response: { status: 200, description: 'The billing events', schema: billingEventsSchema },
-    errors: [403, 404],
-    authorize: member('billing.view'),
+    permission: 'billing.view',
     handler: async ({ params, query, deps }) => billingEvents(deps, params.organization_id, query.days, query.limit),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/billing',
     operationId: 'getBilling',
     summary: 'Billing summary: provider, customer, subscription and plan',
     tag,
-    params,
     response: { status: 200, description: 'The billing summary', schema: billingSummarySchema },
-    errors: [403, 404],
-    authorize: member('billing.view'),
+    permission: 'billing.view',
     handler: async ({ params, deps }) => billingSummary(deps, params.organization_id),
   }),
 ];

@@ -1,8 +1,6 @@
 import { singleLine, timestamp, z } from '../core/zod.ts';
 import { planKeys } from '../providers/billing/plans.ts';
 
-export const organizationParams = z.object({ organization_id: z.string().min(1).max(255) });
-
 const planKey = z.enum(planKeys).openapi({ description: 'Plan of the catalog: `free`, `pro` or `team`.' });
 const timing = z.enum(['now', 'period_end']).openapi({
   description:

@@ -24,12 +24,12 @@ interface Quote {
   input: PlanChangeInput;
 }
 
-export async function getSubscription(deps: Deps, organizationId: string): Promise<SubscriptionRow> {
+export async function getSubscription(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string): Promise<SubscriptionRow> {
   return inTransaction(deps.db, (trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
 }
 
 /** What a plan change would cost and grant, as the provider quotes it. Reads only. */
-export async function previewPlanChange(deps: Deps, organizationId: string, target: PlanKey, timing: Timing | undefined) {
+export async function previewPlanChange(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string, target: PlanKey, timing: Timing | undefined) {
   const quote = await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name);
     return quoteChange(deps, trx, row, target, timing);
@@ -53,7 +53,13 @@ export async function previewPlanChange(deps: Deps, organizationId: string, targ
  * The subscription row stays locked while the provider is called, so changes of one organization
  * happen one at a time.
  */
-export async function changePlan(deps: Deps, actor: Actor, organizationId: string, target: PlanKey, timing: Timing | undefined): Promise<SubscriptionRow> {
+export async function changePlan(
+  deps: Pick<Deps, 'db' | 'providers'>,
+  actor: Actor,
+  organizationId: string,
+  target: PlanKey,
+  timing: Timing | undefined,
+): Promise<SubscriptionRow> {
   return inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     const quote = await quoteChange(deps, trx, row, target, timing);
@@ -113,7 +119,7 @@ export async function changePlan(deps: Deps, actor: Actor, organizationId: strin
   });
 }
 
-export async function cancelScheduledChange(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
+export async function cancelScheduledChange(deps: Pick<Deps, 'db' | 'providers'>, actor: Actor, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await loadSubscription(trx, organizationId, deps.providers.billing.name, { forUpdate: true });
     if (!row.scheduled_plan) throw notFound('scheduled plan change');
@@ -140,7 +146,13 @@ export async function cancelScheduledChange(deps: Deps, actor: Actor, organizati
   });
 }
 
-async function quoteChange(deps: Deps, trx: Knex.Transaction, row: SubscriptionRow, target: PlanKey, requested: Timing | undefined): Promise<Quote> {
+async function quoteChange(
+  deps: Pick<Deps, 'providers'>,
+  trx: Knex.Transaction,
+  row: SubscriptionRow,
+  target: PlanKey,
+  requested: Timing | undefined,
+): Promise<Quote> {
   const from = plans[row.plan];
   const to = plans[target];
   if (from.key === to.key) throw conflict(`plan: the organization is already on the ${to.name} plan`, ['plan']);

@@ -7,7 +7,7 @@ import { presentCustomer, presentPlan, presentSubscription } from './presenter.t
 import { loadSubscription } from './subscription-store.ts';
 import { inTransaction } from '../db/transaction.ts';
 
-export async function billingSummary(deps: Deps, organizationId: string) {
+export async function billingSummary(deps: Pick<Deps, 'db' | 'providers'>, organizationId: string) {
   const subscription = await inTransaction(deps.db, (trx) => loadSubscription(trx, organizationId, deps.providers.billing.name));
   const customer = await getCustomer(deps, organizationId);
   return {
@@ -18,12 +18,12 @@ export async function billingSummary(deps: Deps, organizationId: string) {
   };
 }
 
-export async function billingEvents(deps: Deps, organizationId: string, days: number, limit: number) {
+export async function billingEvents(deps: Pick<Deps, 'db'>, organizationId: string, days: number, limit: number) {
   return { events: await listBillingEvents(deps.db, organizationId, days, limit) };
 }
 
 /** A short-lived link to the provider's self-service portal (payment methods, invoices). */
-export async function createPortalSession(deps: Deps, organizationId: string, returnUrl: string | undefined) {
+export async function createPortalSession(deps: Pick<Deps, 'config' | 'db' | 'providers'>, organizationId: string, returnUrl: string | undefined) {
   const customer = await getCustomer(deps, organizationId);
   if (!customer) throw notFound('billing customer');
   const session = await deps.providers.billing.createPortalSession({

@@ -15,7 +15,7 @@ export type WebhookOutcome = 'applied' | 'duplicate' | 'unknown_organization' | 
  * event id) is inserted in the same transaction as its effects, so a replay — even a concurrent
  * one, which waits on the key — finds the receipt and changes nothing.
  */
-export async function applyWebhookEvent(deps: Deps, event: BillingWebhookEvent): Promise<WebhookOutcome> {
+export async function applyWebhookEvent(deps: Pick<Deps, 'db' | 'providers'>, event: BillingWebhookEvent): Promise<WebhookOutcome> {
   return inTransaction(deps.db, async (trx) => {
     const organizationId = await organizationOf(trx, event);
     const inserted = await trx('billing_webhook_receipts')

@@ -1,22 +1,15 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
+import { queryBoolean, singleLine, userId, uuid, z } from '../core/zod.ts';
+import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 
 export const canvasSchema = z
   .object({
-    id: uuid,
-    organization_id: z.string(),
-    created_by_id: z.string(),
+    ...resourceFields,
     title: z.string().nullable(),
-    visibility: visibilitySchema,
-    workspace_role: workspaceRoleSchema,
     project_id: uuid
       .nullable()
       .openapi({ description: 'The project the canvas was created in, if any (GET /canvases/{id}/projects lists every project holding it).' }),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
+    ...lifecycleFields,
   })
   .openapi('Canvas');
 

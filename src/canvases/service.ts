@@ -1,4 +1,4 @@
-import { changeLive, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
+import { changeLive, recordLifecycle, fileIntoProjectOnCreate, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import type { Page } from '../core/pagination.ts';
@@ -11,7 +11,7 @@ import { inTransaction } from '../db/transaction.ts';
 const returning = [...canvasColumns];
 
 /** The caller may create resources in the organization (checked by the route). */
-export async function createCanvas(deps: Deps, actor: Actor, input: z.output<typeof createCanvasBody>): Promise<CanvasRow> {
+export async function createCanvas(deps: Pick<Deps, 'db'>, actor: Actor, input: z.output<typeof createCanvasBody>): Promise<CanvasRow> {
   return inTransaction(deps.db, async (trx) => {
     // Before the insert: its foreign key would otherwise answer a missing project differently from an unreadable one.
     if (input.project_id) await requireProjectToFileInto(trx, actor, input.organization_id, input.project_id);
@@ -27,23 +27,16 @@ export async function createCanvas(deps: Deps, actor: Actor, input: z.output<typ
       .returning(returning)) as CanvasRow[];
     if (input.project_id)
       await fileIntoProjectOnCreate(trx, actor, { type: 'canvas', id: canvas!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'canvas.created',
-      subjectType: 'canvas',
-      subjectId: canvas!.id,
-      data: { title: canvas!.title, project_id: canvas!.project_id },
-    });
+    await recordLifecycle(trx, actor, 'canvas', canvas!, 'created', { title: canvas!.title, project_id: canvas!.project_id });
     return canvas!;
   });
 }
 
-export async function getCanvas(deps: Deps, actor: Actor, canvasId: string): Promise<CanvasRow> {
+export async function getCanvas(deps: Pick<Deps, 'db'>, actor: Actor, canvasId: string): Promise<CanvasRow> {
   return (await actor.resource<CanvasRow>(deps.db, 'canvas', canvasId, 'read')).row;
 }
 
-export function listCanvases(deps: Deps, actor: Actor, query: z.output<typeof listCanvasesQuery>): Promise<Page<CanvasRow>> {
+export function listCanvases(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listCanvasesQuery>): Promise<Page<CanvasRow>> {
   return listReadable<CanvasRow>(deps.db, actor, 'canvas', query, { alias: 'c', columns: canvasColumns, searchColumns: ['title'] });
 }
 

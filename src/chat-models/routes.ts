@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { listing, member, signedIn, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { presentAvailableChatModel, presentChatModel, presentChatModelCopy, presentChatModelListItem } from './presenter.ts';
@@ -30,10 +31,7 @@ export const chatModelRoutes: AnyRoute[] = [
     query: listChatModelsQuery,
     response: { status: 200, description: 'A page of chat models', schema: chatModelPage },
     authorize: listing(),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listChatModels(deps, actor, query);
-      return { items: page.items.map(presentChatModelListItem), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listChatModels(deps, actor, query), presentChatModelListItem),
   }),
   defineRoute({
     method: 'get',
@@ -46,10 +44,7 @@ export const chatModelRoutes: AnyRoute[] = [
     query: availableChatModelsQuery,
     response: { status: 200, description: 'A page of available chat models', schema: availableChatModelPage },
     authorize: listing(),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listAvailableChatModels(deps, actor, query);
-      return { items: page.items.map(presentAvailableChatModel), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listAvailableChatModels(deps, actor, query), presentAvailableChatModel),
   }),
   defineRoute({
     method: 'get',

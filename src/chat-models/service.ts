@@ -77,7 +77,7 @@ export async function getChatModel(deps: Pick<Deps, 'db'>, id: string): Promise<
  * The organization's copy of a model: any member reads it. A caller outside the organization gets
  * 404, the same answer as for a model that does not exist (the copy belongs to the organization).
  */
-export async function getChatModelCopy(deps: Deps, actor: Actor, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
+export async function getChatModelCopy(deps: Pick<Deps, 'db'>, actor: Actor, chatModelId: string, organizationId: string): Promise<EffectiveChatModel> {
   await actor.member(organizationId).catch((error: unknown) => {
     throw isAppError(error, 'not_found') ? notFound('chat model') : error;
   });
@@ -122,7 +122,7 @@ export interface PutChatModelCopyInput {
  * Outside the organization 403 (it is named in the body, never 404); lacking `chat_models.manage` 403;
  * an unknown model 404 to members. Overrides are bounded: catalog price ≤ override ≤ 10 × catalog price.
  */
-export async function putChatModelCopy(deps: Deps, actor: Actor, chatModelId: string, input: PutChatModelCopyInput): Promise<EffectiveChatModel> {
+export async function putChatModelCopy(deps: Pick<Deps, 'db'>, actor: Actor, chatModelId: string, input: PutChatModelCopyInput): Promise<EffectiveChatModel> {
   await actor.within(input.organization_id, MANAGE_CHAT_MODELS);
   const model = await getChatModel(deps, chatModelId);
   checkOverrides(model, input);

@@ -169,7 +169,7 @@ export async function callConnectorTool(
  * credential. 409 for a deleted connector, one that is not `mcp`, or a missing credential; 502
  * naming the server's answer when listing fails.
  */
-export async function refreshConnectorTools(deps: Deps, actor: Actor, connectorId: string): Promise<ConnectorTool[]> {
+export async function refreshConnectorTools(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, connectorId: string): Promise<ConnectorTool[]> {
   const connector = await getConnector(deps, actor, connectorId);
   if (connector.deleted_at) throw conflict('the connector is deleted');
   if (connector.type !== 'mcp') throw conflict(`type: only mcp connectors list tools (this one is ${connector.type})`, ['type']);

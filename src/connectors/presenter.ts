@@ -1,3 +1,4 @@
+import { presentLifecycle } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { authSchemes, connectorCredentialSchema, connectorSchema, connectorTypes } from './schema.ts';
 
@@ -34,10 +35,7 @@ export function presentConnector(row: ConnectorRow): z.input<typeof connectorSch
     auth_scheme: row.auth_scheme,
     needs_approval: row.needs_approval,
     created_by_id: row.created_by_id,
-    deleted_at: row.deleted_at?.toISOString() ?? null,
-    deleted_by_id: row.deleted_by_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...presentLifecycle(row),
   };
 }
 

@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { listing, recordMember, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { refreshConnectorTools } from './mcp.ts';
@@ -55,10 +56,7 @@ export const connectorRoutes: AnyRoute[] = [
     query: listConnectorsQuery,
     response: { status: 200, description: 'A page of connectors', schema: connectorPage },
     authorize: listing(),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listConnectors(deps, actor, query);
-      return { items: page.items.map(presentConnector), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listConnectors(deps, actor, query), presentConnector),
   }),
   defineRoute({
     method: 'get',
@@ -99,9 +97,7 @@ export const connectorRoutes: AnyRoute[] = [
     response: { status: 204, description: 'Deleted' },
     errors: [403, 404],
     authorize: aManager,
-    handler: async ({ params, actor, deps }) => {
-      await deleteConnector(deps, actor, params.connector_id);
-    },
+    handler: ({ params, actor, deps }) => deleteConnector(deps, actor, params.connector_id),
   }),
   defineRoute({
     method: 'get',
@@ -114,10 +110,7 @@ export const connectorRoutes: AnyRoute[] = [
     query: listConnectorsQuery,
     response: { status: 200, description: 'A page of credential statuses', schema: connectorCredentialPage },
     authorize: listing(),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listCredentials(deps, actor, query);
-      return { items: page.items.map(presentCredential), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listCredentials(deps, actor, query), presentCredential),
   }),
   defineRoute({
     method: 'patch',
@@ -145,9 +138,7 @@ export const connectorRoutes: AnyRoute[] = [
     response: { status: 204, description: 'Removed' },
     errors: [404],
     authorize: aMember,
-    handler: async ({ params, actor, deps }) => {
-      await deleteCredential(deps, actor, params.connector_id);
-    },
+    handler: ({ params, actor, deps }) => deleteCredential(deps, actor, params.connector_id),
   }),
   defineRoute({
     method: 'post',

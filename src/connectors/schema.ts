@@ -1,3 +1,4 @@
+import { lifecycleFields } from '../access/index.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
@@ -30,10 +31,7 @@ export const connectorSchema = z
     auth_scheme: z.enum(authSchemes),
     needs_approval: z.boolean().openapi({ description: 'A chat turn that calls one of its tools waits for the caller to approve or reject the call.' }),
     created_by_id: z.string().nullable(),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
+    ...lifecycleFields,
   })
   .strict()
   .openapi('Connector', {

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConnectorRow, CredentialStatus } from './presenter.ts';
 import type { authSchemes, connectorTypes } from './schema.ts';
@@ -33,12 +33,9 @@ export interface ConnectorChanges {
   needs_approval?: boolean | undefined;
 }
 
-const pageKeys = [
-  { column: 'c.created_at', direction: 'desc', type: 'timestamp' },
-  { column: 'c.id', direction: 'desc' },
-] as const;
+const pageKeys = newestFirst('c');
 
-export async function createConnector(deps: Deps, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
+export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);
   const url = input.url == null ? null : await checkConnectorUrl(input.url, deps.config.OUTBOUND_ALLOWLIST);
   return inTransaction(deps.db, async (trx) => {
@@ -60,7 +57,7 @@ export async function createConnector(deps: Deps, actor: Actor, input: CreateCon
 }
 
 /** The live connectors of an organization, newest first; an empty page to a non-member. */
-export async function listConnectors(deps: Deps, actor: Actor, query: { organization_id: string; limit: number; cursor?: string | undefined }) {
+export async function listConnectors(deps: Pick<Deps, 'db'>, actor: Actor, query: { organization_id: string; limit: number; cursor?: string | undefined }) {
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null } satisfies Page<ConnectorRow>;
   const rows = deps.db('connectors as c').select('c.*').where('c.organization_id', query.organization_id).whereNull('c.deleted_at');
@@ -68,12 +65,12 @@ export async function listConnectors(deps: Deps, actor: Actor, query: { organiza
 }
 
 /** One connector (a deleted one too, showing `deleted_at`): any member of its organization; 404 to everyone else. */
-export async function getConnector(deps: Deps, actor: Actor, id: string): Promise<ConnectorRow> {
+export async function getConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ConnectorRow> {
   const row = (await deps.db('connectors').where({ id }).first()) as ConnectorRow | undefined;
   return authorized(actor, row);
 }
 
-export async function updateConnector(deps: Deps, actor: Actor, id: string, changes: ConnectorChanges): Promise<ConnectorRow> {
+export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, id: string, changes: ConnectorChanges): Promise<ConnectorRow> {
   // Decided before the URL is checked (a lookup may take a moment) and again on the locked row.
   await getConnector(deps, actor, id).then((row) => authorized(actor, row, MANAGE_CONNECTORS));
   const url = changes.url == null ? changes.url : await checkConnectorUrl(changes.url, deps.config.OUTBOUND_ALLOWLIST);
@@ -103,7 +100,7 @@ export async function updateConnector(deps: Deps, actor: Actor, id: string, chan
  * credential for it is erased in the same transaction (a secret nobody can use is not kept).
  * Deleting a deleted connector is a no-op.
  */
-export async function deleteConnector(deps: Deps, actor: Actor, id: string): Promise<void> {
+export async function deleteConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;
@@ -133,7 +130,7 @@ export async function listCredentials(
 }
 
 /** Sets or replaces the caller's secret for a connector they can read; the answer shows only its status. */
-export async function setCredential(deps: Deps, actor: Actor, connectorId: string, secret: string): Promise<CredentialStatus> {
+export async function setCredential(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, connectorId: string, secret: string): Promise<CredentialStatus> {
   await getConnector(deps, actor, connectorId);
   const keyring = await resolveKeyring(deps.config);
   if (!keyring) throw unavailable('connector credentials cannot be stored: CONNECTOR_SECRET_KEYS is not configured');
@@ -168,7 +165,7 @@ export async function setCredential(deps: Deps, actor: Actor, connectorId: strin
 }
 
 /** Removes the caller's secret for a connector they can read; removing one that is not set is a no-op. */
-export async function deleteCredential(deps: Deps, actor: Actor, connectorId: string): Promise<void> {
+export async function deleteCredential(deps: Pick<Deps, 'db'>, actor: Actor, connectorId: string): Promise<void> {
   const row = await getConnector(deps, actor, connectorId);
   await inTransaction(deps.db, async (trx) => {
     const removed = await trx('connector_credentials').where({ connector_id: connectorId, user_id: actor.userId }).delete();

@@ -1,4 +1,4 @@
-import type { ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { conversationListItemSchema, conversationSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
@@ -19,12 +19,8 @@ export interface ConversationRow extends ResourceColumns {
 
 /** Columns of a conversation row. */
 export const conversationColumnNames = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'title',
-  'visibility',
-  'workspace_role',
   'project_id',
   'active_leaf_id',
   'schedule_id',
@@ -35,10 +31,6 @@ export const conversationColumnNames = [
   'active_run_at',
   'active_workflow_run_id',
   'mod_conversation_id',
-  'deleted_at',
-  'deleted_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 /** Columns of a conversation row, qualified for joins. */
@@ -46,12 +38,8 @@ export const conversationColumns = (alias = 'c') => conversationColumnNames.map(
 
 export function presentConversation(row: ConversationRow): z.input<typeof conversationSchema> {
   return {
-    id: row.id,
-    organization_id: row.organization_id,
-    created_by_id: row.created_by_id,
+    ...presentResourceFields(row),
     title: row.title,
-    visibility: row.visibility,
-    workspace_role: row.workspace_role,
     project_id: row.project_id,
     active_leaf_id: row.active_leaf_id,
     schedule_id: row.schedule_id,
@@ -62,10 +50,7 @@ export function presentConversation(row: ConversationRow): z.input<typeof conver
     active_run_at: iso(row.active_run_at),
     active_workflow_run_id: row.active_workflow_run_id,
     mod_conversation_id: row.mod_conversation_id,
-    deleted_at: iso(row.deleted_at),
-    deleted_by_id: row.deleted_by_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...presentLifecycle(row),
   };
 }
 

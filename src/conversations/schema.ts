@@ -1,18 +1,14 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/index.ts';
+import { lifecycleFields, resourceFields, visibilitySchema, writableVisibilitySchema } from '../access/index.ts';
 
 export const conversationIdParams = z.object({ conversation_id: uuid.openapi({ description: 'Conversation id (UUID).' }) });
 
 /** Spec 2.3, every field always present. */
 export const conversationSchema = z
   .object({
-    id: uuid,
-    organization_id: z.string(),
-    created_by_id: z.string(),
+    ...resourceFields,
     title: z.string().nullable(),
-    visibility: visibilitySchema,
-    workspace_role: workspaceRoleSchema,
     project_id: uuid.nullable().openapi({ description: 'The project the conversation was started in.' }),
     active_leaf_id: uuid.nullable(),
     schedule_id: uuid.nullable().openapi({ description: 'Set for conversations run by a scheduled task.' }),
@@ -23,10 +19,7 @@ export const conversationSchema = z
     active_run_at: timestamp.nullable(),
     active_workflow_run_id: z.string().nullable(),
     mod_conversation_id: z.string().nullable(),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
+    ...lifecycleFields,
   })
   .strict()
   .openapi('Conversation');

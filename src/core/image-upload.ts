@@ -1,5 +1,6 @@
 import { imageSize } from 'image-size';
 import { AppError, badRequest } from './errors.ts';
+import { z } from './zod.ts';
 
 /** Image types an upload (a logo, a cover) may declare, and the format `image-size` must find in the bytes. */
 export const uploadImageFormats = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp', 'image/gif': 'gif' } as const;
@@ -51,3 +52,26 @@ export function decodeImageUpload(contentType: UploadImageType, data: string, ma
   }
   return bytes;
 }
+
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
+
+/** The body of an image upload: the declared type and the base64 bytes, which decodeImageUpload checks against it. */
+export const imageUploadBody = (maxBytes: number) =>
+  z
+    .object({
+      content_type: z.enum(Object.keys(uploadImageFormats) as [UploadImageType, ...UploadImageType[]]),
+      data: z.base64().openapi({
+        description: `The image, base64-encoded; at most ${mebibytes(maxBytes)} once decoded, ${IMAGE_DIMENSIONS_RULE} (by its header, else 400).`,
+      }),
+    })
+    .strict();
+
+/** The query of an image's URL (`logo_url`, `cover_url`): a version that busts caches when the image changes. */
+export const imageUrlQuery = (urlField: string) =>
+  z.object({
+    v: z
+      .string()
+      .max(32)
+      .optional()
+      .openapi({ description: `Cache buster from \`${urlField}\`; ignored.` }),
+  });

@@ -18,10 +18,25 @@ export interface SortKey {
   type?: 'timestamp' | 'text' | 'number';
 }
 
+/** Newest first: by `created_at`, then by the unique `id`, both descending (of the table aliased `alias`) — the order of most lists. */
+export function newestFirst(alias?: string): readonly SortKey[] {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return [
+    { column: column('created_at'), direction: 'desc', type: 'timestamp' },
+    { column: column('id'), direction: 'desc' },
+  ];
+}
+
 export interface Page<Row> {
   items: Row[];
   next_cursor: string | null;
 }
+
+/** A page as the API answers it: each row presented, the cursor passed on unchanged. */
+export const presentPage = <Row, Item>(page: Page<Row>, present: (row: Row) => Item): Page<Item> => ({
+  items: page.items.map(present),
+  next_cursor: page.next_cursor,
+});
 
 /**
  * Keyset pagination: the query is ordered by `keys` (the last key must be unique, usually the

@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import { allOf, anyOf, creatorOrAdmin, linked, listing, signedIn, within } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { presentGeneration } from './presenter.ts';
@@ -85,10 +86,7 @@ export const generationRoutes: AnyRoute[] = [
     query: listGenerationsQuery,
     response: { status: 200, description: 'A page of generations', schema: generationPage },
     authorize: listing('query'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listGenerations(deps, actor, query);
-      return { items: page.items.map(presentGeneration), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listGenerations(deps, actor, query), presentGeneration),
   }),
   defineRoute({
     method: 'get',

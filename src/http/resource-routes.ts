@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import type { ZodType, z } from 'zod';
 import type { Actor } from '../access/actor.ts';
 import type { Capability } from '../access/types.ts';
@@ -5,7 +6,7 @@ import { idParamOf, type ResourceTypeDeclaration } from '../access/registry.ts';
 import { type FieldRule, listing, resource as onResource, withFields, within } from './authorize.ts';
 import type { Page } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
-import { defineRoute, type AnyRoute } from './route.ts';
+import { defineRoute, errorsOf, type AnyRoute, type Route } from './route.ts';
 
 type ErrorStatus = 403 | 404 | 409;
 
@@ -74,10 +75,7 @@ export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
         query: op.query,
         response: { status: 200, description: `A page of ${noun}s`, schema: op.page },
         authorize: listing('query'),
-        handler: async ({ query, actor, deps }) => {
-          const page = await op.run(deps, actor, query);
-          return { items: page.items.map(op.presentItem), next_cursor: page.next_cursor };
-        },
+        handler: async ({ query, actor, deps }) => presentPage(await op.run(deps, actor, query), op.presentItem),
       });
     },
 
@@ -121,6 +119,25 @@ export function resourceRoutes<Row>(declaration: ResourceTypeDeclaration<Row>) {
 
     restore(op: Operation & { errors?: ErrorStatus[]; run(deps: Deps, actor: Actor, id: string): Promise<Row> }): AnyRoute {
       return this.action({ ...op, capability: 'restore', response: `The restored ${noun}` });
+    },
+
+    /**
+     * Any other operation on one resource, below its item path (`/conversations/{conversation_id}/run`):
+     * the type's tag, and who may call it — `capability` on the resource the path names: 404 when the
+     * caller cannot read it, 403 when they can but lack a capability beyond `read`. `errors` lists
+     * what the operation answers besides those.
+     */
+    on<P extends ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, R extends ZodType = ZodType>(
+      capability: Capability,
+      route: Omit<Route<P, Q, B, R>, 'tag' | 'authorize'> & { params: P },
+    ): Route<P, Q, B, R> {
+      if (!route.path.startsWith(`${itemPath}/`)) throw new Error(`${route.operationId}: path ${route.path} is not below ${itemPath}`);
+      return defineRoute({
+        ...route,
+        tag,
+        errors: errorsOf(capability === 'read' ? [404] : [403, 404], route.errors),
+        authorize: onResource(resource.type, capability, idParam),
+      });
     },
 
     /** `POST /<collection>/{id}/<verb>` answering the resource (restore, archive, unarchive). */

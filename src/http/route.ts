@@ -58,7 +58,7 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
   bodyLimit?: number;
   response: { status: 200 | 201 | 202 | 204; description: string; schema?: R };
   /** Error statuses this operation can answer besides 400, 401, 429 and 500. */
-  errors?: (402 | 403 | 404 | 409 | 413 | 415 | 422 | 502 | 503 | 504)[];
+  errors?: ErrorStatus[];
   /** Service plumbing only (health, OpenAPI): no token required. */
   public?: boolean;
   /** Who may call it (./authorize.ts): enforced before the handler, stated in /openapi.json. Required unless `public`. */
@@ -84,6 +84,11 @@ export interface Route<P extends ZodType = ZodType, Q extends ZodType = ZodType,
 }
 
 export type AnyRoute = Route<any, any, any, any>;
+
+export type ErrorStatus = 402 | 403 | 404 | 409 | 413 | 415 | 422 | 502 | 503 | 504;
+
+/** An operation's error statuses: those every operation of its kind answers, then its own; each once, in order. */
+export const errorsOf = (always: readonly ErrorStatus[], own: readonly ErrorStatus[] = []): ErrorStatus[] => [...new Set([...always, ...own])].sort();
 
 export function defineRoute<P extends ZodType = ZodType, Q extends ZodType = ZodType, B extends ZodType = ZodType, R extends ZodType = ZodType>(
   route: Route<P, Q, B, R>,

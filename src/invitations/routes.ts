@@ -1,15 +1,9 @@
+import { presentPage } from '../core/pagination.ts';
 import { allOf, anyOf, authorityOver, holder, member, recordMember, sent, setTo, withFields } from '../http/authorize.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { presentInvitation } from './presenter.ts';
-import {
-  createInvitationBody,
-  invitationEnvelope,
-  invitationPage,
-  invitationParams,
-  listInvitationsQuery,
-  organizationParams,
-  updateInvitationBody,
-} from './schema.ts';
+import { createInvitationBody, invitationEnvelope, invitationPage, invitationParams, listInvitationsQuery, updateInvitationBody } from './schema.ts';
 import { acceptInvitation, changeInvitationRole, createInvitation, declineInvitation, getInvitation, listInvitations, revokeInvitation } from './service.ts';
 
 const tag = 'Invitations';
@@ -20,7 +14,7 @@ const inviteeNote =
   'The invitee — the caller whose token `email` claim matches the invitation, case-insensitively — may use it without being a member; anyone else outside the organization gets 404.';
 
 export const invitationRoutes: AnyRoute[] = [
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/invitations',
     operationId: 'createInvitation',
@@ -29,31 +23,25 @@ export const invitationRoutes: AnyRoute[] = [
     description:
       'Needs the invitations.manage permission; only owners may invite owners, and a role carrying any permission the caller’s own role lacks (custom roles included) is 403, as when changing a member’s role. The invitation expires after 7 days. An e-mail is sent to the address by a worker. 409 when the address already has a pending invitation or belongs to a member.',
     tag,
-    params: organizationParams,
     body: createInvitationBody,
     response: { status: 201, description: 'The new pending invitation', schema: invitationEnvelope },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: withFields(member('invitations.manage'), { role: sent(authorityOver({ body: 'role' })) }),
     handler: async ({ params, body, actor, deps }) => ({ invitation: presentInvitation(await createInvitation(deps, actor, params.organization_id, body)) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/invitations',
     operationId: 'listInvitations',
     summary: 'List the organization’s invitations, newest first',
     description: 'Needs the invitations.manage permission. `status=expired` lists pending invitations past their expiry.',
     tag,
-    params: organizationParams,
     query: listInvitationsQuery,
     response: { status: 200, description: 'A page of invitations', schema: invitationPage },
-    errors: [403, 404],
-    authorize: member('invitations.manage'),
-    handler: async ({ params, query, deps }) => {
-      const page = await listInvitations(deps, params.organization_id, query);
-      return { items: page.items.map(presentInvitation), next_cursor: page.next_cursor };
-    },
+    permission: 'invitations.manage',
+    handler: async ({ params, query, deps }) => presentPage(await listInvitations(deps, params.organization_id, query), presentInvitation),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'getInvitation',
@@ -62,13 +50,13 @@ export const invitationRoutes: AnyRoute[] = [
     tag,
     params: invitationParams,
     response: { status: 200, description: 'The invitation', schema: invitationEnvelope },
-    errors: [403, 404],
+    errors: [403],
     authorize: inviteeOrManager,
     handler: async ({ params, actor, deps }) => ({
       invitation: presentInvitation(await getInvitation(deps, actor, params.organization_id, params.invitation_id)),
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'updateInvitation',
@@ -78,7 +66,7 @@ export const invitationRoutes: AnyRoute[] = [
     params: invitationParams,
     body: updateInvitationBody,
     response: { status: 200, description: 'The updated invitation', schema: invitationEnvelope },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: withFields(inviteeOrManager, {
       role: sent(allOf(recordMember('invitation', 'invitations.manage'), authorityOver({ record: 'invitation' }), authorityOver({ body: 'role' }))),
       status: setTo('accepted', invitee),
@@ -92,7 +80,7 @@ export const invitationRoutes: AnyRoute[] = [
       return { invitation: presentInvitation(invitation) };
     },
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/invitations/{invitation_id}/decline',
     operationId: 'declineInvitation',
@@ -101,13 +89,13 @@ export const invitationRoutes: AnyRoute[] = [
     tag,
     params: invitationParams,
     response: { status: 200, description: 'The declined invitation', schema: invitationEnvelope },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: invitee,
     handler: async ({ params, actor, deps }) => ({
       invitation: presentInvitation(await declineInvitation(deps, actor, params.organization_id, params.invitation_id)),
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'delete',
     path: '/organizations/{organization_id}/invitations/{invitation_id}',
     operationId: 'revokeInvitation',
@@ -117,7 +105,7 @@ export const invitationRoutes: AnyRoute[] = [
     tag,
     params: invitationParams,
     response: { status: 204, description: 'Revoked' },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: recordMember('invitation', 'invitations.manage'),
     handler: async ({ params, actor, deps }) => revokeInvitation(deps, actor, params.organization_id, params.invitation_id),
   }),

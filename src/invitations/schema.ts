@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { organizationIdParams, timestamp, uuid, z } from '../core/zod.ts';
 
 export const invitationStatuses = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
 export type InvitationStatus = (typeof invitationStatuses)[number];
@@ -14,8 +14,7 @@ const roleKey = z
   .max(64)
   .openapi({ description: 'A built-in role (`owner`, `admin`, `member`) or a custom role of the organization.', example: 'member' });
 
-export const organizationParams = z.object({ organization_id: z.string().min(1).max(64) });
-export const invitationParams = organizationParams.extend({ invitation_id: uuid });
+export const invitationParams = organizationIdParams.extend({ invitation_id: uuid });
 
 export const invitationSchema = z
   .object({

@@ -1,7 +1,7 @@
 import { recordEvent } from '../core/events.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, forbidden } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import { addMembership, hasMemberWithEmail, lockAssignableRole, requireAuthorityOver } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -21,7 +21,12 @@ function requirePending(invitation: InvitationRow): void {
   if (invitation.status !== 'pending') throw conflict(`status: the invitation is ${invitation.status}, not pending`, ['status']);
 }
 
-export async function createInvitation(deps: Deps, actor: Actor, organizationId: string, input: { email: string; role: string }): Promise<InvitationRow> {
+export async function createInvitation(
+  deps: Pick<Deps, 'db' | 'jobs'>,
+  actor: Actor,
+  organizationId: string,
+  input: { email: string; role: string },
+): Promise<InvitationRow> {
   return inTransaction(deps.db, async (trx) => {
     // The inviter's role as it is now, locked: a concurrent demotion either is seen here or waits for this invitation.
     const inviter = await actor.member(organizationId, 'invitations.manage', { fresh: trx });
@@ -58,30 +63,29 @@ export async function createInvitation(deps: Deps, actor: Actor, organizationId:
 }
 
 export async function listInvitations(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   organizationId: string,
   query: { status?: InvitationStatus | undefined; limit: number; cursor?: string | undefined },
 ): Promise<Page<InvitationRow>> {
   const rows = deps.db('invitations as i').where('i.organization_id', organizationId).select(invitationColumns(deps.db));
   if (query.status) rows.whereRaw(`${effectiveStatusSql('i')} = ?`, [query.status]);
-  return paginate<InvitationRow & Record<string, unknown>>(
-    rows,
-    [
-      { column: 'i.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'i.id', direction: 'desc' },
-    ],
-    query,
-  );
+  return paginate<InvitationRow & Record<string, unknown>>(rows, newestFirst('i'), query);
 }
 
 /** Managers of invitations and the invitee may read it; other members get 403. */
-export async function getInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
+export async function getInvitation(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
   const access = await loadInvitation(deps.db, actor, organizationId, invitationId);
   if (!access.isInvitee) requireManager(access);
   return access.invitation;
 }
 
-export async function changeInvitationRole(deps: Deps, actor: Actor, organizationId: string, invitationId: string, role: string): Promise<InvitationRow> {
+export async function changeInvitationRole(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  organizationId: string,
+  invitationId: string,
+  role: string,
+): Promise<InvitationRow> {
   return inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);
@@ -106,7 +110,7 @@ export async function changeInvitationRole(deps: Deps, actor: Actor, organizatio
 }
 
 /** The invitee joins with the invited role; membership and invitation change in one transaction. */
-export async function acceptInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
+export async function acceptInvitation(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
   return inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const { invitation } = inviteeOnly(access, 'accept');
@@ -139,7 +143,7 @@ export async function acceptInvitation(deps: Deps, actor: Actor, organizationId:
   });
 }
 
-export async function declineInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
+export async function declineInvitation(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, invitationId: string): Promise<InvitationRow> {
   return inTransaction(deps.db, async (trx) => {
     const { invitation } = inviteeOnly(await loadInvitation(trx, actor, organizationId, invitationId, true), 'decline');
     await trx('invitations').where({ id: invitationId }).update({ status: 'declined', declined_at: trx.fn.now(), updated_at: trx.fn.now() });
@@ -154,7 +158,7 @@ export async function declineInvitation(deps: Deps, actor: Actor, organizationId
   });
 }
 
-export async function revokeInvitation(deps: Deps, actor: Actor, organizationId: string, invitationId: string): Promise<void> {
+export async function revokeInvitation(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, invitationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const access = await loadInvitation(trx, actor, organizationId, invitationId, true);
     const manager = requireManager(access);

@@ -19,7 +19,7 @@ async function lockMember(trx: Knex.Transaction, organizationId: string, userId:
   return row;
 }
 
-export async function changeMemberRole(deps: Deps, actor: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
+export async function changeMemberRole(deps: Pick<Deps, 'db'>, actor: Caller, organizationId: string, userId: string, role: string): Promise<MemberRow> {
   return inTransaction(deps.db, async (trx) => {
     // Owners first, then the actor's (now current) role: a concurrent demotion cannot slip between.
     const owners = await lockOwners(trx, organizationId);
@@ -53,7 +53,12 @@ export async function changeMemberRole(deps: Deps, actor: Caller, organizationId
  * resource grants, so a later re-invitation starts from nothing rather than silently reviving old
  * access), in the same transaction. Returns what they removed, for the activity entry.
  */
-async function endMembership(deps: Deps, trx: Knex.Transaction, organizationId: string, userId: string): Promise<Record<string, number>> {
+async function endMembership(
+  deps: Pick<Deps, 'memberRemoved'>,
+  trx: Knex.Transaction,
+  organizationId: string,
+  userId: string,
+): Promise<Record<string, number>> {
   await recordMemberEvent(trx, 'member.removed', organizationId, userId);
   await trx('organization_members').where({ organization_id: organizationId, user_id: userId }).delete();
   const removed: Record<string, number> = {};
@@ -62,7 +67,7 @@ async function endMembership(deps: Deps, trx: Knex.Transaction, organizationId: 
 }
 
 /** Removes a member (or, when it is the actor, lets them go). */
-export async function removeMember(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<void> {
+export async function removeMember(deps: Pick<Deps, 'db' | 'memberRemoved'>, actor: Caller, organizationId: string, userId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId, 'members.manage');
@@ -84,7 +89,7 @@ export async function removeMember(deps: Deps, actor: Caller, organizationId: st
 }
 
 /** The caller leaves the organization; the last owner cannot. */
-export async function leaveOrganization(deps: Deps, actor: Caller, organizationId: string): Promise<void> {
+export async function leaveOrganization(deps: Pick<Deps, 'db' | 'memberRemoved'>, actor: Caller, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const owners = await lockOwners(trx, organizationId);
     const membership = await requireCurrentMembership(trx, organizationId, actor.userId);

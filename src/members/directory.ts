@@ -22,7 +22,7 @@ export async function findMember(db: Knex, organizationId: string, userId: strin
 }
 
 /** Members in the order they joined (keyset on joined_at, user_id). */
-export async function listMembers(deps: Deps, organizationId: string, filter: MemberFilter): Promise<Page<MemberRow>> {
+export async function listMembers(deps: Pick<Deps, 'db'>, organizationId: string, filter: MemberFilter): Promise<Page<MemberRow>> {
   const query = deps.db('organization_members as m').join('users as u', 'u.id', 'm.user_id').where('m.organization_id', organizationId).select(memberColumns);
   if (filter.role) query.where('m.role', filter.role);
   if (filter.search) {
@@ -40,7 +40,7 @@ export async function listMembers(deps: Deps, organizationId: string, filter: Me
 }
 
 /** Members read themselves freely; anyone else needs `members.view`. */
-export async function getMember(deps: Deps, organizationId: string, userId: string): Promise<MemberRow> {
+export async function getMember(deps: Pick<Deps, 'db'>, organizationId: string, userId: string): Promise<MemberRow> {
   const member = await findMember(deps.db, organizationId, userId);
   if (!member) throw notFound('member');
   return member;

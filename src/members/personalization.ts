@@ -29,7 +29,7 @@ function requireSelf(actor: Caller, userId: string): void {
   if (userId !== actor.userId) throw forbidden('user_id: only the member themself may read or change their personalization');
 }
 
-export async function getPersonalization(deps: Deps, actor: Caller, organizationId: string, userId: string): Promise<Personalization> {
+export async function getPersonalization(deps: Pick<Deps, 'db'>, actor: Caller, organizationId: string, userId: string): Promise<Personalization> {
   requireSelf(actor, userId);
   const row = (await deps.db('organization_member_personalizations').where({ organization_id: organizationId, user_id: userId }).first(columns)) as
     | PersonalizationRow
@@ -45,7 +45,7 @@ export interface PersonalizationChanges {
 }
 
 export async function updatePersonalization(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Caller,
   organizationId: string,
   userId: string,

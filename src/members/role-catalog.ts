@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { type CustomRoleRow, customRoleColumns, customRolesOf, shareLockCustomRole } from '../roles/index.ts';
 import { memberCountsByRole } from './membership.ts';
 import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission, type Role } from './permissions.ts';
 
@@ -20,18 +21,9 @@ export const builtInRoleList: readonly Role[] = builtInRoles.map((key) => ({
   updatedAt: null,
 }));
 
-interface RoleRow {
-  key: string;
-  name: string;
-  description: string | null;
-  permissions: string[];
-  created_at: Date;
-  updated_at: Date;
-}
+export const roleColumns = customRoleColumns;
 
-export const roleColumns = ['key', 'name', 'description', 'permissions', 'created_at', 'updated_at'];
-
-export function roleFromRow(row: RoleRow): Role {
+export function roleFromRow(row: CustomRoleRow): Role {
   return {
     key: row.key,
     name: row.name,
@@ -45,8 +37,7 @@ export function roleFromRow(row: RoleRow): Role {
 
 /** Every role of an organization: the built-in ones first, then the custom ones by key. */
 export async function rolesOf(db: Knex, organizationId: string): Promise<Role[]> {
-  const rows = (await db('organization_roles').where({ organization_id: organizationId }).orderBy('key').select(roleColumns)) as RoleRow[];
-  return [...builtInRoleList, ...rows.map(roleFromRow)];
+  return [...builtInRoleList, ...(await customRolesOf(db, organizationId)).map(roleFromRow)];
 }
 
 /**
@@ -55,7 +46,7 @@ export async function rolesOf(db: Knex, organizationId: string): Promise<Role[]>
  */
 export async function lockAssignableRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<Role | null> {
   if (isBuiltInRole(key)) return builtInRoleList.find((role) => role.key === key)!;
-  const row = (await trx('organization_roles').where({ organization_id: organizationId, key }).forShare().first(roleColumns)) as RoleRow | undefined;
+  const row = await shareLockCustomRole(trx, organizationId, key);
   return row ? roleFromRow(row) : null;
 }
 

@@ -1,5 +1,6 @@
-import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { organizationIdParams } from '../core/zod.ts';
+import { presentPage } from '../core/pagination.ts';
+import type { AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { changeMemberRole, leaveOrganization, removeMember } from './changes.ts';
 import { getMember, listMembers } from './directory.ts';
 import { getPersonalization, updatePersonalization } from './personalization.ts';
@@ -19,24 +20,19 @@ const tag = 'Members';
 const overTheMember = authorityOver({ record: 'member' });
 
 export const memberRoutes: AnyRoute[] = [
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/members',
     operationId: 'listOrganizationMembers',
     summary: 'List the members of an organization, in the order they joined',
     description: 'Needs `members.view`. Filter by `role` and by `search` (case-insensitive part of the name or e-mail).',
     tag,
-    params: organizationIdParams,
     query: listMembersQuery,
     response: { status: 200, description: 'A page of members', schema: memberPage },
-    errors: [403, 404],
-    authorize: member('members.view'),
-    handler: async ({ params, query, deps }) => {
-      const page = await listMembers(deps, params.organization_id, query);
-      return { items: page.items.map(presentMember), next_cursor: page.next_cursor };
-    },
+    permission: 'members.view',
+    handler: async ({ params, query, deps }) => presentPage(await listMembers(deps, params.organization_id, query), presentMember),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/leave',
     operationId: 'leaveOrganization',
@@ -44,13 +40,11 @@ export const memberRoutes: AnyRoute[] = [
     description:
       'The caller stops being a member; their resource grants in the organization are deleted with it. The last owner cannot leave (409): make another member an owner first.',
     tag,
-    params: organizationIdParams,
     response: { status: 204, description: 'Left' },
-    errors: [404, 409],
-    authorize: member(),
+    errors: [409],
     handler: async ({ params, actor, deps }) => leaveOrganization(deps, actor, params.organization_id),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/members/{user_id}',
     operationId: 'getOrganizationMember',
@@ -59,11 +53,11 @@ export const memberRoutes: AnyRoute[] = [
     tag,
     params: memberParams,
     response: { status: 200, description: 'The member', schema: memberEnvelope },
-    errors: [403, 404],
+    errors: [403],
     authorize: member('members.view', { self: 'user_id' }),
     handler: async ({ params, deps }) => ({ member: presentMember(await getMember(deps, params.organization_id, params.user_id)) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/members/{user_id}',
     operationId: 'changeOrganizationMemberRole',
@@ -75,13 +69,13 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     body: changeMemberRoleBody,
     response: { status: 200, description: 'The member with the new role', schema: memberEnvelope },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: withFields(allOf(member('members.manage'), overTheMember), { role: sent(authorityOver({ body: 'role' })) }),
     handler: async ({ params, body, actor, deps }) => ({
       member: presentMember(await changeMemberRole(deps, actor, params.organization_id, params.user_id, body.role)),
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'delete',
     path: '/organizations/{organization_id}/members/{user_id}',
     operationId: 'removeOrganizationMember',
@@ -92,11 +86,11 @@ export const memberRoutes: AnyRoute[] = [
     tag,
     params: memberParams,
     response: { status: 204, description: 'Removed' },
-    errors: [403, 404, 409],
+    errors: [403, 409],
     authorize: allOf(member('members.manage'), overTheMember),
     handler: async ({ params, actor, deps }) => removeMember(deps, actor, params.organization_id, params.user_id),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}/members/{user_id}/personalization',
     operationId: 'getMemberPersonalization',
@@ -105,13 +99,13 @@ export const memberRoutes: AnyRoute[] = [
     tag,
     params: memberParams,
     response: { status: 200, description: 'The personalization', schema: personalizationEnvelope },
-    errors: [403, 404],
+    errors: [403],
     authorize: allOf(member(), self('user_id')),
     handler: async ({ params, actor, deps }) => ({
       personalization: presentPersonalization(await getPersonalization(deps, actor, params.organization_id, params.user_id)),
     }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}/members/{user_id}/personalization',
     operationId: 'updateMemberPersonalization',
@@ -122,7 +116,7 @@ export const memberRoutes: AnyRoute[] = [
     params: memberParams,
     body: updatePersonalizationBody,
     response: { status: 200, description: 'The updated personalization', schema: personalizationEnvelope },
-    errors: [403, 404],
+    errors: [403],
     authorize: allOf(member(), self('user_id')),
     handler: async ({ params, body, actor, deps }) => ({
       personalization: presentPersonalization(await updatePersonalization(deps, actor, params.organization_id, params.user_id, body)),

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { paginate } from '../core/pagination.ts';
+import { paginate, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Actor } from '../access/index.ts';
@@ -82,7 +82,7 @@ export async function createBulkAction(deps: Deps, caller: ConsoleCaller, action
 }
 
 /** Asks a running bulk action to stop after its current batch. */
-export async function abortBulkAction(deps: Deps, caller: ConsoleCaller, id: string, reason: string | undefined) {
+export async function abortBulkAction(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, id: string, reason: string | undefined) {
   return inTransaction(deps.db, async (trx) => {
     const bulk = await visibleBulkAction(trx, caller, id, { forUpdate: true });
     if (bulk.state !== 'running') throw conflict(`the bulk action is already ${bulk.state}`, ['state']);
@@ -112,17 +112,10 @@ export async function visibleBulkAction(
   return bulk;
 }
 
-export async function listBulkActions(deps: Deps, caller: ConsoleCaller, page: { limit: number; cursor?: string | undefined }) {
+export async function listBulkActions(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, page: { limit: number; cursor?: string | undefined }) {
   const query = deps.db('bulk_actions').select('*');
   if (caller.organizationId) query.where({ organization_id: caller.organizationId });
-  const found = await paginate<BulkActionRow>(
-    query,
-    [
-      { column: 'created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'id', direction: 'desc' },
-    ],
-    page,
-  );
+  const found = await paginate<BulkActionRow>(query, newestFirst(), page);
   return { items: await presentBulkActions(deps.db, found.items), next_cursor: found.next_cursor };
 }
 
@@ -158,7 +151,7 @@ export async function presentBulkActions(db: Knex, rows: readonly BulkActionRow[
 }
 
 /** The caller as viewer of the bulk action: operators, or the jobs.manage holders of its organization (404 otherwise, as for a missing one). */
-export async function bulkActionCaller(deps: Deps, actor: Actor, id: string): Promise<ConsoleCaller> {
+export async function bulkActionCaller(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ConsoleCaller> {
   const row = (await deps.db('bulk_actions').where({ id }).first('organization_id')) as { organization_id: string | null } | undefined;
   if (!row) throw notFound('bulk action');
   return consoleCallerFor(actor, row.organization_id, 'bulk action');

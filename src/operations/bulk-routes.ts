@@ -1,8 +1,8 @@
 // The job console's bulk actions: preview, start, list, read and abort a durable bulk action.
 import { z } from '../core/zod.ts';
-import { jobConsole, operatorOrRecordMember } from '../http/authorize.ts';
+import { operatorOrRecordMember } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
-import { consoleCaller } from './access.ts';
+import { consoleRoute } from './console-route.ts';
 import {
   abortBulkAction,
   bulkActionCaller,
@@ -27,49 +27,40 @@ const tag = 'Operations';
 const bulkEnvelope = z.object({ bulk_action: bulkActionSchema });
 
 export const bulkActionRoutes: AnyRoute[] = [
-  defineRoute({
+  consoleRoute('body.filter', {
     method: 'post',
     path: '/ops/bulk-actions/preview',
     operationId: 'previewBulkAction',
-    tag,
     summary: 'How many jobs a bulk retry, cancel or redrive would take now, by queue, with a sample',
     description: 'Nothing changes. Dead letters: `action: redrive` with `filter.queue` naming a dead-letter queue (or none: every dead-letter queue).',
     body: bulkRequest,
-    authorize: jobConsole('body.filter'),
     response: { status: 200, description: 'The preview', schema: bulkPreviewSchema },
-    errors: [403, 503],
-    handler: async ({ deps, actor, body }) => previewBulkAction(deps, await consoleCaller(actor, body.filter.organization_id), body.action, body.filter),
+    errors: [503],
+    handler: ({ deps, caller, body }) => previewBulkAction(deps, caller, body.action, body.filter),
   }),
-  defineRoute({
+  consoleRoute('body.filter', {
     method: 'post',
     path: '/ops/bulk-actions',
     operationId: 'createBulkAction',
     idempotent: {},
-    tag,
     summary: 'Start a durable bulk retry, cancel or redrive',
     description:
       'The matching ids are snapshotted now (at most 100,000; jobs arriving later are not swept in), then a job works them in throttled batches (`OPS_BULK_BATCH_SIZE`, `OPS_BULK_PAUSE_MS`); follow `GET /ops/bulk-actions/{id}` for progress and what was skipped, and why. 400 when the filter matches nothing.',
     body: createBulkActionBody,
-    authorize: jobConsole('body.filter'),
     response: { status: 202, description: 'The bulk action, running', schema: bulkEnvelope },
-    errors: [403],
-    handler: async ({ deps, actor, body }) => {
-      const caller = await consoleCaller(actor, body.filter.organization_id);
+    handler: async ({ deps, caller, body }) => {
       const row = await createBulkAction(deps, caller, body.action, body.filter, body.reason);
       return { bulk_action: (await presentBulkActions(deps.db, [row]))[0]! };
     },
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/bulk-actions',
     operationId: 'listBulkActions',
-    tag,
     summary: 'Bulk actions, newest first',
     query: listBulkActionsQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of bulk actions', schema: bulkActionPage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => listBulkActions(deps, await consoleCaller(actor, query.organization_id), query),
+    handler: ({ deps, caller, query }) => listBulkActions(deps, caller, query),
   }),
   defineRoute({
     method: 'get',

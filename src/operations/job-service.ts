@@ -110,13 +110,13 @@ export async function lookupJobs(
 }
 
 /** The job, if the actor may see it (404 otherwise, like a missing one), with the caller it is seen as. */
-async function visibleJob(deps: Deps, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
+async function visibleJob(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   return { job, caller: await consoleCallerFor(actor, job.group_id) };
 }
 
-export async function jobDetail(deps: Deps, actor: Actor, id: string) {
+export async function jobDetail(deps: Pick<Deps, 'config' | 'db' | 'jobs'>, actor: Actor, id: string) {
   const { job } = await visibleJob(deps, actor, id);
   const [history, actions, running] = await Promise.all([
     attemptHistory(deps.db, job),
@@ -131,7 +131,7 @@ export async function jobDetail(deps: Deps, actor: Actor, id: string) {
   };
 }
 
-type Command = 'retry' | 'cancel' | 'delete' | 'retry_now';
+export type Command = 'retry' | 'cancel' | 'delete' | 'retry_now';
 
 const refusals: Record<Command, string> = {
   retry: 'only a failed or cancelled job can be retried',
@@ -193,7 +193,7 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
 }
 
 /** The unredacted payload, for operators only; the reveal is recorded before the answer leaves. */
-export async function revealPayload(deps: Deps, caller: ConsoleCaller, id: string, reason: string) {
+export async function revealPayload(deps: Pick<Deps, 'db' | 'jobs'>, caller: ConsoleCaller, id: string, reason: string) {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
   await inTransaction(deps.db, (trx) =>

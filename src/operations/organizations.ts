@@ -17,7 +17,7 @@ type LoadList = z.input<typeof organizationLoadList>;
  * hour's failed attempts from the snapshot table. A queue is `capped` for an organization when it
  * runs all it may there while more of its jobs wait: the limit holding it back, visibly.
  */
-export async function organizationLoad(deps: Deps, caller: ConsoleCaller, limit: number): Promise<LoadList> {
+export async function organizationLoad(deps: Pick<Deps, 'config' | 'db'>, caller: ConsoleCaller, limit: number): Promise<LoadList> {
   const rule = organizationLimit(deps.config);
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const rows = await loadByOrganization(trx, caller.organizationId, limit);

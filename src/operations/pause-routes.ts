@@ -1,7 +1,7 @@
 // The job console's pauses: list, set and lift a pause of a queue, an organization or a schedule.
-import { allOf, anyOf, jobConsole, operator, recordIs, recordMember } from '../http/authorize.ts';
+import { allOf, anyOf, operator, recordIs, recordMember } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
-import { consoleCaller } from './access.ts';
+import { consoleRoute } from './console-route.ts';
 import { listPauses, pause, pauseCaller, resume } from './pause-service.ts';
 import { reasonBody } from './schema.ts';
 import { createPauseBody, listPausesQuery, pauseCreated, pauseIdParams, pausePage, pauseResumed } from './pause-schema.ts';
@@ -9,34 +9,29 @@ import { createPauseBody, listPausesQuery, pauseCreated, pauseIdParams, pausePag
 const tag = 'Operations';
 
 export const pauseRoutes: AnyRoute[] = [
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/pauses',
     operationId: 'listPauses',
-    tag,
     summary: 'Pauses in force (or all), newest first',
     description:
       'Operators see every pause as `Pause`. An organization’s owners and admins (`jobs.manage`, naming `organization_id`) see the pauses that hold its work — its own and the service-wide ones (whole queues) — as `OrganizationPause`: what is paused, since when (`created_at`) and until when; who set it and why only for pauses the organization set itself (`set_by`).',
     query: listPausesQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of pauses', schema: pausePage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => listPauses(deps, await consoleCaller(actor, query.organization_id), query),
+    handler: ({ deps, caller, query }) => listPauses(deps, caller, query),
   }),
-  defineRoute({
+  consoleRoute('body', {
     method: 'post',
     path: '/ops/pauses',
     operationId: 'createPause',
     idempotent: {},
-    tag,
     summary: 'Pause a queue, one organization on a queue, or a schedule, with a reason and an optional expiry',
     description:
       'Workers stop starting the jobs it covers (queued ones are pushed back now; any fetched later is put back untouched, no attempt used); running jobs finish. A paused schedule does not fire (trigger-now still runs it). Queues and platform schedules: operators only; owners and admins may pause their organization on a queue and its scheduled tasks. 409 when the scope is already paused.',
     body: createPauseBody,
-    authorize: jobConsole('body'),
     response: { status: 201, description: 'The pause and how many queued jobs it deferred', schema: pauseCreated },
-    errors: [403, 409],
-    handler: async ({ deps, actor, body }) => pause(deps, await consoleCaller(actor, body.organization_id), body),
+    errors: [409],
+    handler: ({ deps, caller, body }) => pause(deps, caller, body),
   }),
   defineRoute({
     method: 'post',

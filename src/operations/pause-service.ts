@@ -1,5 +1,5 @@
 import { badRequest, conflict, forbidden, notFound } from '../core/errors.ts';
-import { paginate } from '../core/pagination.ts';
+import { paginate, presentPage, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { createPause, resumePause, type Pause } from '../jobs/pauses.ts';
 import { holdsPermissionAnywhere } from '../members/index.ts';
@@ -42,7 +42,7 @@ export async function pause(deps: Deps, caller: ConsoleCaller, request: PauseReq
   });
 }
 
-export async function resume(deps: Deps, caller: ConsoleCaller, id: string, reason: string | undefined) {
+export async function resume(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, id: string, reason: string | undefined) {
   return inTransaction(deps.db, async (trx) => {
     const existing = (await trx('job_pauses').where({ id }).first()) as Pause | undefined;
     if (!existing || !visible(caller, existing)) throw notFound('pause');
@@ -62,20 +62,13 @@ export async function resume(deps: Deps, caller: ConsoleCaller, id: string, reas
   });
 }
 
-export async function listPauses(deps: Deps, caller: ConsoleCaller, query: { open: boolean; limit: number; cursor?: string | undefined }) {
+export async function listPauses(deps: Pick<Deps, 'db'>, caller: ConsoleCaller, query: { open: boolean; limit: number; cursor?: string | undefined }) {
   const rows = deps.db('job_pauses').select('*');
   if (query.open) rows.whereNull('resumed_at').where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', deps.db.fn.now()));
   // An organization's work is held by its own pauses and by the service-wide ones (a whole queue).
   if (!caller.operator) rows.where((q) => q.where({ organization_id: caller.organizationId }).orWhere({ scope: 'queue' }));
-  const page = await paginate<Pause>(
-    rows,
-    [
-      { column: 'created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'id', direction: 'desc' },
-    ],
-    query,
-  );
-  return { items: page.items.map((p) => presentPause(p, caller)), next_cursor: page.next_cursor };
+  const page = await paginate<Pause>(rows, newestFirst(), query);
+  return presentPage(page, (p) => presentPause(p, caller));
 }
 
 const visible = (caller: ConsoleCaller, pause: Pause) =>
@@ -122,7 +115,7 @@ async function scopeOf(deps: Deps, caller: ConsoleCaller, request: PauseRequest)
  * otherwise, as for a missing one). A service-wide pause (a whole queue) holds every organization's
  * work, so every organization's owners and admins see it; ending it is the operators' (403).
  */
-export async function pauseCaller(deps: Deps, actor: Actor, id: string): Promise<ConsoleCaller> {
+export async function pauseCaller(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ConsoleCaller> {
   const row = (await deps.db('job_pauses').where({ id }).first('organization_id', 'scope')) as Pick<Pause, 'organization_id' | 'scope'> | undefined;
   if (!row) throw notFound('pause');
   if (row.scope === 'queue' && !actor.operator) {

@@ -1,10 +1,12 @@
+import { presentPage } from '../core/pagination.ts';
 import { z } from '../core/zod.ts';
-import { jobConsole, operator, operatorOrRecordMember, signedIn } from '../http/authorize.ts';
+import { operator, operatorOrRecordMember, signedIn } from '../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
+import { consoleRoute } from './console-route.ts';
 import { consoleCaller, consoleCallerFor, consoleIdentity } from './access.ts';
 import { listActions } from './audit.ts';
 import { bulkActionRoutes } from './bulk-routes.ts';
-import { commandJob, jobDetail, listJobsFor, lookupJobs, revealPayload } from './job-service.ts';
+import { type Command, commandJob, jobDetail, listJobsFor, lookupJobs, revealPayload } from './job-service.ts';
 import { organizationLoad } from './organizations.ts';
 import { pauseRoutes } from './pause-routes.ts';
 import { presentAction } from './presenter.ts';
@@ -45,6 +47,23 @@ const jobEnvelope = z.object({ job: jobSchema });
 const oneJob = operatorOrRecordMember('job', 'jobs.manage');
 const deleteJobQuery = z.object({ reason: z.string().trim().min(1).max(500).optional() }).strict();
 
+/** `POST /ops/jobs/{job_id}/<verb>`: a command on one job, with an optional reason, answering the job as it now is (409 when its state forbids it). */
+const jobCommand = (command: Command, op: { path: string; operationId: string; summary: string; description: string; answer: string }) =>
+  defineRoute({
+    method: 'post',
+    path: op.path,
+    operationId: op.operationId,
+    tag,
+    summary: op.summary,
+    description: op.description,
+    params: jobIdParams,
+    body: reasonBody,
+    authorize: oneJob,
+    response: { status: 200, description: op.answer, schema: jobEnvelope },
+    errors: [404, 409],
+    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, command, body.reason))! }),
+  });
+
 /**
  * The job console's API (issue 12): jobs, their history and commands, bulk actions, queue health,
  * pauses, workers, schedules, lookups, the tenant panel and the audit log. Operators see every
@@ -64,19 +83,17 @@ export const operationsRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The caller’s console identity', schema: consoleIdentitySchema },
     handler: ({ deps, actor }) => consoleIdentity(deps.db, actor),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/jobs',
     operationId: 'listJobs',
-    tag,
     summary: 'Jobs by queue, state, organization, time window, resource id or request id, or only the stuck ones, newest first',
     description:
       'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.',
     query: listJobsQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of jobs', schema: jobPage },
-    errors: [403, 503],
-    handler: async ({ deps, actor, query }) => listJobsFor(deps, await consoleCaller(actor, query.organization_id), query),
+    errors: [503],
+    handler: ({ deps, caller, query }) => listJobsFor(deps, caller, query),
   }),
   defineRoute({
     method: 'get',
@@ -90,49 +107,28 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [404],
     handler: ({ deps, actor, params }) => jobDetail(deps, actor, params.job_id),
   }),
-  defineRoute({
-    method: 'post',
+  jobCommand('retry', {
     path: '/ops/jobs/{job_id}/retry',
     operationId: 'retryJob',
-    tag,
     summary: 'Retry a failed job (one more attempt) or queue a cancelled one again',
     description: '409 for a job in any other state; nothing is recorded then.',
-    params: jobIdParams,
-    body: reasonBody,
-    authorize: oneJob,
-    response: { status: 200, description: 'The job, queued again', schema: jobEnvelope },
-    errors: [404, 409],
-    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'retry', body.reason))! }),
+    answer: 'The job, queued again',
   }),
-  defineRoute({
-    method: 'post',
+  jobCommand('retry_now', {
     path: '/ops/jobs/{job_id}/retry-now',
     operationId: 'retryJobNow',
-    tag,
     summary: 'Start now a job waiting out its retry backoff (or a delayed send), instead of at its `start_after`',
     description:
       'The job keeps its attempt count; a worker picks it up at once. 409 for a job that is not waiting for a later start, or that a pause holds back (resume the pause instead). Recorded in the audit log as `job.retry_now`.',
-    params: jobIdParams,
-    body: reasonBody,
-    authorize: oneJob,
-    response: { status: 200, description: 'The job, due now', schema: jobEnvelope },
-    errors: [404, 409],
-    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'retry_now', body.reason))! }),
+    answer: 'The job, due now',
   }),
-  defineRoute({
-    method: 'post',
+  jobCommand('cancel', {
     path: '/ops/jobs/{job_id}/cancel',
     operationId: 'cancelJob',
-    tag,
     summary: 'Cancel a queued or running job',
     description:
       'A queued job is cancelled; a running one is cancelled and its handler’s abort signal fires (through NOTIFY, within a second), so it stops cooperatively. 409 for a finished job.',
-    params: jobIdParams,
-    body: reasonBody,
-    authorize: oneJob,
-    response: { status: 200, description: 'The cancelled job', schema: jobEnvelope },
-    errors: [404, 409],
-    handler: async ({ deps, actor, params, body }) => ({ job: (await commandJob(deps, actor, params.job_id, 'cancel', body.reason))! }),
+    answer: 'The cancelled job',
   }),
   defineRoute({
     method: 'delete',
@@ -164,34 +160,28 @@ export const operationsRoutes: AnyRoute[] = [
     handler: async ({ deps, actor, params, body }) => revealPayload(deps, await consoleCaller(actor, undefined), params.job_id, body.reason),
   }),
   ...bulkActionRoutes,
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/queues',
     operationId: 'listQueues',
-    tag,
     summary: 'Queue health: counts by state, oldest waiting age, throughput per minute, live workers, stuck attempts, pauses and alerts',
     description:
       'Waiting and running jobs are counted live; finished ones over the last `hours`; throughput comes from the per-minute snapshot. Alerts: oldest ready job older than `OPS_ALERT_BACKLOG_AGE_SECONDS`, failed share of the last 15 minutes’ attempts above `OPS_ALERT_FAILURE_RATE`, no live worker for `OPS_ALERT_NO_WORKER_SECONDS`, attempts running past their kind’s expected time on a live worker (`stuck_attempts`, naming the longest-running job).',
     query: listQueuesQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'Every queue', schema: queueList },
-    errors: [403, 503],
-    handler: async ({ deps, actor, query }) =>
-      queueHealth(deps, await consoleCaller(actor, query.organization_id), { hours: query.hours, deadLetters: query.dead_letters, internal: query.internal }),
+    errors: [503],
+    handler: ({ deps, caller, query }) => queueHealth(deps, caller, { hours: query.hours, deadLetters: query.dead_letters, internal: query.internal }),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/webhooks',
     operationId: 'getWebhookHealth',
-    tag,
     summary: 'Webhook deliveries beside the queues: backlog and failing endpoints',
     description:
       'Deliveries pending (queued or waiting for a retry) and the oldest one’s age; enabled endpoints whose last attempts failed, longest failing first, by host; how many endpoints the service disabled. Operators see every organization, or the one they name; owners and admins (`jobs.manage`) name theirs.',
     query: z.object({ organization_id: z.string().min(1).max(64).optional() }).strict(),
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'Webhook delivery health', schema: webhookHealthSchema },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => webhookHealth(deps.db, (await consoleCaller(actor, query.organization_id)).organizationId),
+    handler: ({ deps, caller }) => webhookHealth(deps.db, caller.organizationId),
   }),
   ...pauseRoutes,
   defineRoute({
@@ -207,17 +197,14 @@ export const operationsRoutes: AnyRoute[] = [
     errors: [403],
     handler: ({ deps, query }) => listWorkers(deps, query.include_stopped),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/schedules',
     operationId: 'listSchedules',
-    tag,
     summary: 'Every cron schedule — the platform’s own and the scheduled tasks — with last and next run and any pause',
     query: listSchedulesQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of schedules', schema: schedulePage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => listSchedules(deps, await consoleCaller(actor, query.organization_id), query),
+    handler: ({ deps, caller, query }) => listSchedules(deps, caller, query),
   }),
   defineRoute({
     method: 'post',
@@ -234,67 +221,51 @@ export const operationsRoutes: AnyRoute[] = [
       return triggerSchedule(deps, await consoleCallerFor(actor, owner, 'schedule'), params.schedule_key, owner);
     },
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/lookups/requests/{request_id}',
     operationId: 'jobsOfRequest',
-    tag,
     summary: 'The jobs a request enqueued (its X-Request-Id), and the jobs those jobs sent',
     params: requestIdParams,
     query: lookupQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
-    errors: [403, 503],
-    handler: async ({ deps, actor, params, query }) =>
-      lookupJobs(deps, await consoleCaller(actor, query.organization_id), { request_id: params.request_id }, query),
+    errors: [503],
+    handler: ({ deps, caller, params, query }) => lookupJobs(deps, caller, { request_id: params.request_id }, query),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/lookups/resources/{resource_id}',
     operationId: 'jobsOfResource',
-    tag,
     summary: 'The jobs that worked on a resource (an asset, a chat run, a metered call, a generation…)',
     description: 'Matches the payload fields each job type declares searchable (indexed).',
     params: resourceIdParams,
     query: lookupQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'The jobs, newest first', schema: jobPageOnly },
-    errors: [403, 503],
-    handler: async ({ deps, actor, params, query }) =>
-      lookupJobs(deps, await consoleCaller(actor, query.organization_id), { resource_id: params.resource_id }, query),
+    errors: [503],
+    handler: ({ deps, caller, params, query }) => lookupJobs(deps, caller, { resource_id: params.resource_id }, query),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/organizations',
     operationId: 'listOrganizationJobLoad',
-    tag,
     summary: 'Each organization’s running and waiting jobs against its concurrency limit, noisiest first',
     query: organizationLoadQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'The organizations with work', schema: organizationLoadList },
-    errors: [403, 503],
-    handler: async ({ deps, actor, query }) => organizationLoad(deps, await consoleCaller(actor, query.organization_id), query.limit),
+    errors: [503],
+    handler: ({ deps, caller, query }) => organizationLoad(deps, caller, query.limit),
   }),
-  defineRoute({
+  consoleRoute('query', {
     method: 'get',
     path: '/ops/audit-log',
     operationId: 'listOperatorActions',
-    tag,
     summary: 'The append-only log of operator actions: who, role, organization, action, filter or ids, count, reason, request id',
     description:
       'Operators see every entry. An organization’s owners and admins see the entries about their organization, except operators’ `pause.create` and `pause.resume` (who paused their work and why are the operators’; the pause itself, with since when, is in `GET /ops/pauses`).',
     query: auditQuery,
-    authorize: jobConsole('query'),
     response: { status: 200, description: 'A page of actions, newest first', schema: auditPage },
-    errors: [403],
-    handler: async ({ deps, actor, query }) => {
-      const caller = await consoleCaller(actor, query.organization_id);
-      const page = await listActions(
-        deps.db,
-        { organizationId: caller.organizationId, jobId: query.job_id, action: query.action, operator: caller.operator },
-        query,
-      );
-      return { items: page.items.map(presentAction), next_cursor: page.next_cursor };
+    handler: async ({ deps, caller, query }) => {
+      const filter = { organizationId: caller.organizationId, jobId: query.job_id, action: query.action, operator: caller.operator };
+      return presentPage(await listActions(deps.db, filter, query), presentAction);
     },
   }),
 ];

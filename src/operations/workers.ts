@@ -20,7 +20,7 @@ interface WorkerRow {
 }
 
 /** Live workers (and, on request, those that stopped or were lost in the last day), newest first. */
-export async function listWorkers(deps: Deps, includeStopped: boolean): Promise<{ items: z.input<typeof workerSchema>[] }> {
+export async function listWorkers(deps: Pick<Deps, 'config' | 'db'>, includeStopped: boolean): Promise<{ items: z.input<typeof workerSchema>[] }> {
   const { rows } = await deps.db.raw(
     `SELECT *, last_heartbeat_at < now() - make_interval(secs => ?) AS stale FROM job_workers
       WHERE ${includeStopped ? `last_heartbeat_at >= now() - interval '1 day'` : 'stopped_at IS NULL AND lost_at IS NULL'}

@@ -1,4 +1,6 @@
+import { presentPage } from '../core/pagination.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { normaliseSlug, availableSlug } from './slug.ts';
 import { presentOrganization } from './presenter.ts';
 import {
@@ -8,11 +10,10 @@ import {
   listOrganizationsQuery,
   organizationEnvelope,
   organizationPage,
-  organizationIdParams,
   updateOrganizationBody,
 } from './schema.ts';
 import { createOrganization, deleteOrganization, getOrganization, listOrganizationsOfCaller, markOnboarded, updateOrganization } from './service.ts';
-import { member, signedIn } from '../http/authorize.ts';
+import { signedIn } from '../http/authorize.ts';
 
 const tag = 'Organizations';
 
@@ -56,64 +57,53 @@ export const organizationRoutes: AnyRoute[] = [
     query: listOrganizationsQuery,
     response: { status: 200, description: 'A page of organizations', schema: organizationPage },
     authorize: signedIn('a caller lists only the organizations they are a member of'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listOrganizationsOfCaller(deps, actor, query);
-      return { items: page.items.map((row) => presentOrganization(row, row.role)), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listOrganizationsOfCaller(deps, actor, query), (row) => presentOrganization(row, row.role)),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'get',
     path: '/organizations/{organization_id}',
     operationId: 'getOrganization',
     summary: 'Get an organization the caller belongs to',
     tag,
-    params: organizationIdParams,
     response: { status: 200, description: 'The organization', schema: organizationEnvelope },
-    errors: [404],
-    authorize: member(),
     handler: async ({ params, actor }) => {
       const { organization, role } = await getOrganization(actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };
     },
   }),
-  defineRoute({
+  organizationRoute({
     method: 'patch',
     path: '/organizations/{organization_id}',
     operationId: 'updateOrganization',
     summary: 'Rename an organization or change its slug',
     tag,
-    params: organizationIdParams,
     body: updateOrganizationBody,
     response: { status: 200, description: 'The updated organization', schema: organizationEnvelope },
-    errors: [403, 404, 409],
-    authorize: member('organization.update'),
+    errors: [409],
+    permission: 'organization.update',
     handler: async ({ params, body, actor, deps }) => {
       const { organization, role } = await updateOrganization(deps, actor, params.organization_id, body);
       return { organization: presentOrganization(organization, role) };
     },
   }),
-  defineRoute({
+  organizationRoute({
     method: 'delete',
     path: '/organizations/{organization_id}',
     operationId: 'deleteOrganization',
     summary: 'Delete an organization (owners only; soft delete)',
     tag,
-    params: organizationIdParams,
     response: { status: 204, description: 'Deleted' },
-    errors: [403, 404],
-    authorize: member('organization.delete'),
+    permission: 'organization.delete',
     handler: async ({ params, actor, deps }) => deleteOrganization(deps, actor, params.organization_id),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/onboarded',
     operationId: 'markOrganizationOnboarded',
     summary: 'Record that the organization finished onboarding',
     tag,
-    params: organizationIdParams,
     response: { status: 200, description: 'The organization with `onboarded_at` set', schema: organizationEnvelope },
-    errors: [403, 404],
-    authorize: member('organization.update'),
+    permission: 'organization.update',
     handler: async ({ params, actor, deps }) => {
       const { organization, role } = await markOnboarded(deps, actor, params.organization_id);
       return { organization: presentOrganization(organization, role) };

@@ -11,7 +11,30 @@ import { inTransaction } from '../db/transaction.ts';
 
 export const columns = [...organizationColumns];
 
-export async function createOrganization(deps: Deps, actor: Actor, input: { name: string; slug?: string | undefined }): Promise<OrganizationRow> {
+/**
+ * Changes the organization's row (stamping `updated_at`) and records the change in its activity
+ * feed, in the caller's transaction: every change of an organization is said once, here.
+ */
+export async function changeOrganization(
+  trx: Knex.Transaction,
+  actor: Actor,
+  organizationId: string,
+  values: Record<string, unknown>,
+  activity: { action: string; data?: Record<string, unknown> },
+): Promise<OrganizationRow> {
+  const [organization] = (await trx('organizations')
+    .where({ id: organizationId })
+    .update({ ...values, updated_at: trx.fn.now() })
+    .returning(columns)) as OrganizationRow[];
+  await recordActivity(trx, { organizationId, actorId: actor.userId, subjectType: 'organization', subjectId: organizationId, ...activity });
+  return organization!;
+}
+
+export async function createOrganization(
+  deps: Pick<Deps, 'db' | 'organizationCreated'>,
+  actor: Actor,
+  input: { name: string; slug?: string | undefined },
+): Promise<OrganizationRow> {
   return inTransaction(deps.db, async (trx) => {
     const organization = await insertOrganization(trx, actor, input);
     const { slug } = organization;
@@ -55,7 +78,7 @@ export async function getOrganization(actor: Actor, organizationId: string): Pro
 }
 
 export async function updateOrganization(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   organizationId: string,
   changes: { name?: string | undefined; slug?: string | undefined },
@@ -64,52 +87,33 @@ export async function updateOrganization(
     // The organization row is locked with the membership read, so concurrent renames apply in turn.
     const { organization: before, role } = await actor.member(organizationId, 'organization.update', { fresh: trx, lockOrganization: true });
     if (changes.slug && changes.slug !== before!.slug && (await isSlugTaken(trx, changes.slug))) throw conflict(`slug: "${changes.slug}" is taken`, ['slug']);
-    const [organization] = (await trx('organizations')
-      .where({ id: organizationId })
-      .update({ ...changes, updated_at: trx.fn.now() })
-      .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, {
-      organizationId,
-      actorId: actor.userId,
+    const organization = await changeOrganization(trx, actor, organizationId, changes, {
       action: 'organization.updated',
-      subjectType: 'organization',
-      subjectId: organizationId,
       data: { before: { name: before!.name, slug: before!.slug }, after: changes },
     });
-    return { organization: organization!, role };
+    return { organization, role };
   });
 }
 
 /** Soft delete: the organization disappears for everyone (404) but its rows stay for recovery. */
-export async function deleteOrganization(deps: Deps, actor: Actor, organizationId: string): Promise<void> {
+export async function deleteOrganization(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
-    await trx('organizations').where({ id: organizationId }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
-    await recordActivity(trx, {
-      organizationId,
-      actorId: actor.userId,
-      action: 'organization.deleted',
-      subjectType: 'organization',
-      subjectId: organizationId,
-    });
+    await changeOrganization(trx, actor, organizationId, { deleted_at: trx.fn.now(), deleted_by_id: actor.userId }, { action: 'organization.deleted' });
   });
 }
 
 /** Marks onboarding done. Idempotent: the first time is kept. */
-export async function markOnboarded(deps: Deps, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
+export async function markOnboarded(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string): Promise<{ organization: OrganizationRow; role: string }> {
   return inTransaction(deps.db, async (trx) => {
     const membership = await actor.member(organizationId);
-    const [organization] = (await trx('organizations')
-      .where({ id: organizationId })
-      .update({ onboarded_at: trx.raw('coalesce(onboarded_at, now())'), updated_at: trx.fn.now() })
-      .returning(columns)) as OrganizationRow[];
-    await recordActivity(trx, {
+    const organization = await changeOrganization(
+      trx,
+      actor,
       organizationId,
-      actorId: actor.userId,
-      action: 'organization.onboarded',
-      subjectType: 'organization',
-      subjectId: organizationId,
-    });
-    return { organization: organization!, role: membership.role };
+      { onboarded_at: trx.raw('coalesce(onboarded_at, now())') },
+      { action: 'organization.onboarded' },
+    );
+    return { organization, role: membership.role };
   });
 }
 
@@ -117,7 +121,7 @@ export async function markOnboarded(deps: Deps, actor: Actor, organizationId: st
  * The caller's organizations (live ones they are a member of), by name then id, keyset paged:
  * how a token holder finds the organizations that exist for them.
  */
-export async function listOrganizationsOfCaller(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }) {
+export async function listOrganizationsOfCaller(deps: Pick<Deps, 'db'>, actor: Actor, page: { limit: number; cursor?: string | undefined }) {
   const query = membershipsOfUser(deps.db, actor.userId).select(...organizationColumns.map((column) => `o.${column}`), 'm.role');
   return paginate<OrganizationRow & { role: string }>(
     query,

@@ -1,5 +1,5 @@
 import type { ResourceTypeDeclaration } from '../access/index.ts';
-import { pageQuery } from '../core/pagination.ts';
+import { pageQuery, presentPage } from '../core/pagination.ts';
 import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { z } from '../core/zod.ts';
@@ -30,9 +30,6 @@ function itemProjectsRoute(declaration: ResourceTypeDeclaration): AnyRoute {
     response: { status: 200, description: 'A page of projects', schema: projectPage },
     errors: [404],
     authorize: resource(type, 'read', idParam),
-    handler: async ({ params, query, actor, deps }) => {
-      const page = await listItemProjects(deps, actor, type, params[idParam]!, query);
-      return { items: page.items.map(presentProject), next_cursor: page.next_cursor };
-    },
+    handler: async ({ params, query, actor, deps }) => presentPage(await listItemProjects(deps, actor, type, params[idParam]!, query), presentProject),
   });
 }

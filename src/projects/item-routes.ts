@@ -1,7 +1,7 @@
 import { idParamOf, type ResourceTypeDeclaration } from '../access/index.ts';
 import { resource } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
-import { pageOf, pageQuery } from '../core/pagination.ts';
+import { pageOf, pageQuery, presentPage } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 import { addProjectItem, listProjectItems, removeProjectItem, type ProjectItem } from './membership.ts';
 
@@ -91,10 +91,8 @@ function itemRoutes(declaration: ResourceTypeDeclaration): AnyRoute[] {
       response: { status: 200, description: `A page of ${segment}`, schema: pageOf(listed.schema).openapi(`Project${Names}Page`) },
       errors: [404],
       authorize: resource('project', 'read', 'project_id'),
-      handler: async ({ params, query, actor, deps }) => {
-        const page = await listProjectItems(deps, actor, params.project_id, declaration, query);
-        return { items: page.items.map(listed.present), next_cursor: page.next_cursor };
-      },
+      handler: async ({ params, query, actor, deps }) =>
+        presentPage(await listProjectItems(deps, actor, params.project_id, declaration, query), listed.present),
     }),
     defineRoute({
       method: 'delete',

@@ -1,7 +1,7 @@
 import { entryOf, idParamOf, nounOf, whereReadable, type ProjectItemType, type ResourceTypeDeclaration } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
@@ -19,7 +19,7 @@ export type ProjectItem = {
  * Files an existing item into a project. Needs editor on the project and owner on the item:
  * filing shares the item with everyone the project reaches, which is the owner's call.
  */
-export async function addProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
+export async function addProjectItem(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<ProjectItem> {
   return inTransaction(deps.db, async (trx) => {
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     if (project.row.deleted_at) throw conflict('this project is deleted; restore it first');
@@ -80,7 +80,7 @@ export async function listProjectItems(
 }
 
 /** Takes an item out of a project (project editors); the item itself is untouched. */
-export async function removeProjectItem(deps: Deps, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
+export async function removeProjectItem(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, type: ProjectItemType, itemId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const project = await actor.resource(trx, 'project', projectId, 'edit', { forUpdate: true });
     const removed = await trx('project_items').where({ project_id: projectId, item_type: type, item_id: itemId }).delete().returning('via');
@@ -112,12 +112,5 @@ export async function listItemProjects(
     .whereNull('p.deleted_at')
     .select(projectColumns.map((c) => `p.${c}`));
   whereReadable(q, 'project', 'p', viewer);
-  return paginate<ProjectRow>(
-    q,
-    [
-      { column: 'p.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'p.id', direction: 'desc' },
-    ],
-    page,
-  );
+  return paginate<ProjectRow>(q, newestFirst('p'), page);
 }

@@ -1,4 +1,4 @@
-import type { ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 
 /** A project as stored. */
@@ -15,46 +15,31 @@ export interface ProjectRow extends ResourceColumns {
 }
 
 export const projectColumns = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'slug',
   'title',
   'emoji',
   'description',
-  'visibility',
-  'workspace_role',
   'knowledge_skill_id',
   'mod_source_id',
   'metadata',
-  'deleted_at',
-  'deleted_by_id',
   'archived_at',
   'archived_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 /** Spec 2.4, field for field. */
 export function presentProject(row: ProjectRow) {
   return {
-    id: row.id,
-    organization_id: row.organization_id,
-    created_by_id: row.created_by_id,
+    ...presentResourceFields(row),
     slug: row.slug,
     title: row.title,
     emoji: row.emoji,
     description: row.description,
-    visibility: row.visibility,
-    workspace_role: row.workspace_role,
     knowledge_skill_id: row.knowledge_skill_id,
     mod_source_id: row.mod_source_id,
     metadata: row.metadata ?? null,
-    deleted_at: iso(row.deleted_at),
-    deleted_by_id: row.deleted_by_id,
     archived_at: iso(row.archived_at),
     archived_by_id: row.archived_by_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...presentLifecycle(row),
   };
 }

@@ -1,6 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
+import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 
 export const projectSlugSchema = z
   .string()
@@ -11,24 +11,17 @@ export const projectSlugSchema = z
 
 export const projectSchema = z
   .object({
-    id: uuid,
-    organization_id: z.string(),
-    created_by_id: z.string(),
+    ...resourceFields,
     slug: z.string(),
     title: z.string(),
     emoji: z.string().nullable(),
     description: z.string().nullable(),
-    visibility: visibilitySchema,
-    workspace_role: workspaceRoleSchema,
     knowledge_skill_id: uuid.nullable(),
     mod_source_id: z.string().nullable(),
     metadata: jsonValue.nullable(),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
     archived_at: timestamp.nullable(),
     archived_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
+    ...lifecycleFields,
   })
   .openapi('Project');
 

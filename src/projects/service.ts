@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { changeLive, listReadable, requireLive, restore, softDelete } from '../access/index.ts';
+import { changeLive, listReadable, recordLifecycle, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
@@ -18,7 +18,7 @@ const returning = [...projectColumns];
 /** jsonb takes any JSON value; pg would send arrays as Postgres arrays, so serialise explicitly. */
 const jsonb = (value: unknown) => (value === undefined ? undefined : value === null ? null : JSON.stringify(value));
 
-export async function createProject(deps: Deps, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
+export async function createProject(deps: Pick<Deps, 'db'>, actor: Actor, input: CreateProjectInput): Promise<ProjectRow> {
   return inTransaction(deps.db, async (trx) => {
     // Serialise creations per organization so the free-slug choice cannot race.
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`projects:${input.organization_id}`]);
@@ -38,23 +38,16 @@ export async function createProject(deps: Deps, actor: Actor, input: CreateProje
         metadata: jsonb(input.metadata) ?? null,
       })
       .returning(returning)) as ProjectRow[];
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'project.created',
-      subjectType: 'project',
-      subjectId: project!.id,
-      data: { title: input.title, slug },
-    });
+    await recordLifecycle(trx, actor, 'project', project!, 'created', { title: input.title, slug });
     return project!;
   });
 }
 
-export async function getProject(deps: Deps, actor: Actor, projectId: string): Promise<ProjectRow> {
+export async function getProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string): Promise<ProjectRow> {
   return (await actor.resource<ProjectRow>(deps.db, 'project', projectId, 'read')).row;
 }
 
-export function listProjects(deps: Deps, actor: Actor, query: z.output<typeof listProjectsQuery>): Promise<Page<ProjectRow>> {
+export function listProjects(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listProjectsQuery>): Promise<Page<ProjectRow>> {
   return listReadable<ProjectRow>(deps.db, actor, 'project', query, {
     alias: 'p',
     columns: projectColumns,
@@ -90,13 +83,14 @@ export function updateProject(deps: Deps, actor: Actor, projectId: string, chang
 }
 
 /** Soft delete (204); deleting a deleted project changes nothing. */
-export const deleteProject = (deps: Deps, actor: Actor, projectId: string) => softDelete<ProjectRow>(deps, actor, 'project', projectId);
+export const deleteProject = (deps: Pick<Deps, 'db'>, actor: Actor, projectId: string) => softDelete<ProjectRow>(deps, actor, 'project', projectId);
 
 /** Restoring a live project returns it unchanged. */
-export const restoreProject = (deps: Deps, actor: Actor, projectId: string) => restore<ProjectRow>(deps, actor, 'project', projectId, { returning });
+export const restoreProject = (deps: Pick<Deps, 'db'>, actor: Actor, projectId: string) =>
+  restore<ProjectRow>(deps, actor, 'project', projectId, { returning });
 
 /** Archiving hides a project from default lists; it keeps sharing its items. Repeating it keeps the first archived_at. */
-export async function archiveProject(deps: Deps, actor: Actor, projectId: string, archive: boolean): Promise<ProjectRow> {
+export async function archiveProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, archive: boolean): Promise<ProjectRow> {
   return stateChange(
     deps,
     actor,
@@ -112,7 +106,7 @@ export async function archiveProject(deps: Deps, actor: Actor, projectId: string
 }
 
 async function stateChange(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   projectId: string,
   capability: 'archive',
@@ -153,7 +147,7 @@ async function freeSlug(db: Knex, organizationId: string, title: string): Promis
  * A project's knowledge is a live skill of its organization that the one setting it can read. Who
  * reads it later is checked again at each chat turn: a turn's user who cannot read it is not sent it.
  */
-async function requireKnowledgeSkill(deps: Deps, actor: Actor, organizationId: string, skillId: string): Promise<void> {
+async function requireKnowledgeSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string): Promise<void> {
   const refused = badRequest('knowledge_skill_id: is not a live skill of this organization that you can read', ['knowledge_skill_id']);
   const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
     throw isAppError(error, 'not_found') ? refused : error;

@@ -1,5 +1,5 @@
 import { z } from '../core/zod.ts';
-import { defineJob } from '../jobs/define.ts';
+import { defineJob, type PayloadOf } from '../jobs/define.ts';
 
 /** Every minute: fire the due slots of every scheduled task (./dispatcher.ts). */
 export const dispatchScheduledTasksJob = defineJob({
@@ -10,8 +10,8 @@ export const dispatchScheduledTasksJob = defineJob({
   cron: '* * * * *',
 });
 
+/** A run's payload: its id (the run row holds the rest). */
 const runPayload = z.object({ run_id: z.string().uuid() });
-export type ScheduledTaskRunPayload = z.output<typeof runPayload>;
 
 /**
  * One run starts: a conversation of its own, the prompt and a chat run (the conversations
@@ -27,9 +27,7 @@ export const scheduledTaskRunJob = defineJob({
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
   expectedSeconds: 10,
 });
-
-const startPayload = z.object({ run_ids: z.array(z.string().uuid()).min(1).max(200) });
-export type ScheduledTaskStartPayload = z.output<typeof startPayload>;
+export type ScheduledTaskRunPayload = PayloadOf<typeof scheduledTaskRunJob>;
 
 /**
  * The dispatcher's batch of runs (one per task due at the slot) starts at once, as `scheduledTaskRunJob`
@@ -40,10 +38,11 @@ export type ScheduledTaskStartPayload = z.output<typeof startPayload>;
 export const scheduledTaskStartJob = defineJob({
   name: 'scheduled-tasks.start-runs',
   version: 1,
-  payload: startPayload,
+  payload: z.object({ run_ids: z.array(z.string().uuid()).min(1).max(200) }),
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
   expectedSeconds: 30,
 });
+export type ScheduledTaskStartPayload = PayloadOf<typeof scheduledTaskStartJob>;
 
 /** The continuation of a run's chat turn (sent by the chat run's end): the run ends as its turn did, and its answer is e-mailed. */
 export const scheduledTaskFinishJob = defineJob({
@@ -55,13 +54,11 @@ export const scheduledTaskFinishJob = defineJob({
   expectedSeconds: 2,
 });
 
-const emailPayload = z.object({ run_id: z.string().uuid(), user_id: z.string().min(1) });
-export type ScheduledTaskEmailPayload = z.output<typeof emailPayload>;
-
 /** The answer of one run to one recipient (the provider dedupes on run and recipient). */
 export const scheduledTaskEmailJob = defineJob({
   name: 'scheduled-tasks.email',
   version: 1,
-  payload: emailPayload,
+  payload: z.object({ run_id: z.string().uuid(), user_id: z.string().min(1) }),
   searchable: ['run_id', 'user_id'],
 });
+export type ScheduledTaskEmailPayload = PayloadOf<typeof scheduledTaskEmailJob>;

@@ -1,4 +1,4 @@
-import type { ResourceColumns } from '../access/index.ts';
+import { presentLifecycle, presentResourceFields, resourceColumnNames, type ResourceColumns } from '../access/index.ts';
 import { iso } from '../core/present.ts';
 import type { Schedule } from './schedule.ts';
 import { previewRuns } from './schedule.ts';
@@ -18,9 +18,7 @@ export interface ScheduledTaskRow extends ResourceColumns {
 }
 
 export const scheduledTaskColumns = [
-  'id',
-  'organization_id',
-  'created_by_id',
+  ...resourceColumnNames,
   'title',
   'prompt',
   'cron',
@@ -32,12 +30,6 @@ export const scheduledTaskColumns = [
   'max_credits_per_run',
   'enabled',
   'next_run_at',
-  'visibility',
-  'workspace_role',
-  'deleted_at',
-  'deleted_by_id',
-  'created_at',
-  'updated_at',
 ] as const;
 
 export const scheduleOf = (row: Pick<ScheduledTaskRow, 'cron' | 'timezone'>): Schedule => ({ cron: row.cron, timezone: row.timezone });
@@ -45,9 +37,7 @@ export const scheduleOf = (row: Pick<ScheduledTaskRow, 'cron' | 'timezone'>): Sc
 /** The task, with the next five runs in its timezone (none while it is disabled or deleted). */
 export function presentScheduledTask(row: ScheduledTaskRow, now = new Date()) {
   return {
-    id: row.id,
-    organization_id: row.organization_id,
-    created_by_id: row.created_by_id,
+    ...presentResourceFields(row),
     title: row.title,
     prompt: row.prompt,
     schedule: { cron: row.cron, timezone: row.timezone },
@@ -59,11 +49,6 @@ export function presentScheduledTask(row: ScheduledTaskRow, now = new Date()) {
     enabled: row.enabled,
     next_run_at: iso(row.next_run_at),
     upcoming_runs: row.next_run_at === null ? [] : previewRuns(scheduleOf(row), new Date(Math.max(now.getTime(), row.next_run_at.getTime()) - 1)),
-    visibility: row.visibility,
-    workspace_role: row.workspace_role,
-    deleted_at: iso(row.deleted_at),
-    deleted_by_id: row.deleted_by_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...presentLifecycle(row),
   };
 }

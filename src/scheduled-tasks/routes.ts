@@ -1,5 +1,6 @@
+import { presentPage } from '../core/pagination.ts';
 import { accessRecordRoute } from '../http/access-record-route.ts';
-import { listing, raised, resource, resourceRole } from '../http/authorize.ts';
+import { listing, raised, resourceRole } from '../http/authorize.ts';
 import { z } from '../core/zod.ts';
 import { type AnyRoute, defineRoute } from '../http/route.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
@@ -79,60 +80,51 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     summary: 'Restore a deleted scheduled task (owners); it resumes from the next slot',
     run: restoreScheduledTask,
   }),
-  defineRoute({
+  task.on('read', {
     method: 'get',
     path: '/scheduled-tasks/{scheduled_task_id}/runs/email-recipients',
     operationId: 'listScheduledTaskEmailRecipients',
-    tag,
     summary: 'Who gets each run’s answer by e-mail',
     description: 'The task’s recipients who are still members of the organization, with their e-mail and name. Read access is enough.',
     params: scheduledTaskIdParams,
     response: { status: 200, description: 'The recipients', schema: emailRecipientsSchema },
-    errors: [404],
-    authorize: resource('scheduled_task', 'read', 'scheduled_task_id'),
     handler: async ({ params, actor, deps }) => taskRecipients(deps, actor, params.scheduled_task_id),
   }),
-  defineRoute({
+  task.on('edit', {
     method: 'post',
     path: '/scheduled-tasks/{scheduled_task_id}/trigger',
     operationId: 'triggerScheduledTask',
     idempotent: {},
-    tag,
     summary: 'Run the task now with its saved settings (editors)',
     description: `202 with the queued run (\`trigger: manual\`, \`status: queued\`): accepted, it runs on a worker; follow it with \`GET /scheduled-task-runs?task_id=\`. The schedule is unchanged. ${runBehaviour}`,
     params: scheduledTaskIdParams,
     response: { status: 202, description: 'The queued run', schema: runEnvelope },
-    errors: [402, 403, 404, 409],
-    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    errors: [402, 409],
     handler: async ({ params, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id)) }),
   }),
-  defineRoute({
+  task.on('edit', {
     method: 'post',
     path: '/scheduled-tasks/{scheduled_task_id}/runs',
     operationId: 'startScheduledTaskRun',
     idempotent: {},
-    tag,
     summary: 'Start a one-off run with overrides (editors)',
     description: `Prompt, model and recipients may differ from the task’s (checked like the task’s own, recipients able to read the task: 400 naming the field). 201 with the queued run (\`trigger: one_off\`). ${runBehaviour}`,
     params: scheduledTaskIdParams,
     body: oneOffRunBody,
     response: { status: 201, description: 'The queued run', schema: runEnvelope },
-    errors: [402, 403, 404, 409],
-    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    errors: [402, 409],
     handler: async ({ params, body, actor, deps }) => ({ run: presentRun(await startRunNow(deps, actor, params.scheduled_task_id, body)) }),
   }),
-  defineRoute({
+  task.on('edit', {
     method: 'post',
     path: '/scheduled-tasks/{scheduled_task_id}/runs/cancel',
     operationId: 'cancelScheduledTaskRuns',
-    tag,
     summary: 'Cancel the task’s queued and running runs (editors)',
     description:
       'Queued runs never start; a running run’s chat run is stopped within a second and charged only what it used (`credits_used` on the run). Answers how many runs were canceled.',
     params: scheduledTaskIdParams,
     response: { status: 200, description: 'How many runs were canceled', schema: z.object({ canceled: z.number().int() }) },
-    errors: [403, 404, 409],
-    authorize: resource('scheduled_task', 'edit', 'scheduled_task_id'),
+    errors: [409],
     handler: async ({ params, actor, deps }) => cancelRuns(deps, actor, params.scheduled_task_id),
   }),
   defineRoute({
@@ -146,10 +138,7 @@ export const scheduledTaskRoutes: AnyRoute[] = [
     query: listRunsQuery,
     response: { status: 200, description: 'A page of runs', schema: runPage },
     authorize: listing('query'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listRuns(deps, actor, query);
-      return { items: page.items.map(presentRun), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listRuns(deps, actor, query), presentRun),
   }),
   accessRecordRoute(scheduledTaskResource, { path: '/scheduled-tasks/{scheduled_task_id}/access', operationId: 'getScheduledTaskAccess' }),
 ];

@@ -16,7 +16,7 @@ export const payerOf = (run: Pick<TaskRunRow, 'trigger' | 'requested_by_id'>, ta
   run.trigger !== 'schedule' && run.requested_by_id !== null ? run.requested_by_id : task.created_by_id;
 
 /** The task's skill as `actor` can read it now; null when it has none or they cannot (the run would fail, saying so). */
-async function skillBodyFor(deps: Deps, actor: Actor, skillId: string | null): Promise<string | null> {
+async function skillBodyFor(deps: Pick<Deps, 'db'>, actor: Actor, skillId: string | null): Promise<string | null> {
   if (!skillId) return null;
   try {
     return (await actor.resource<{ body: string }>(deps.db, 'skill', skillId, 'read')).row.body;

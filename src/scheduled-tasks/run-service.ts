@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { type Actor, changeLive, readableSql } from '../access/index.ts';
-import { type Page, paginate } from '../core/pagination.ts';
+import { type Page, paginate, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ScheduledTaskRow } from './presenter.ts';
@@ -90,14 +90,7 @@ export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof 
       if (query.to) q.where('r.scheduled_for', '<', query.to);
     })
     .select('r.*');
-  return paginate<TaskRunRow>(
-    rows,
-    [
-      { column: 'r.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'r.id', direction: 'desc' },
-    ],
-    query,
-  );
+  return paginate<TaskRunRow>(rows, newestFirst('r'), query);
 }
 
 /**

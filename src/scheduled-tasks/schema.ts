@@ -1,4 +1,4 @@
-import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
+import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
 
@@ -69,9 +69,7 @@ export const listScheduledTasksQuery = z.object({
 });
 
 export const scheduledTaskSchema = z.object({
-  id: uuid,
-  organization_id: z.string(),
-  created_by_id: z.string(),
+  ...resourceFields,
   title: z.string(),
   prompt: z.string(),
   schedule: z.object({ cron: z.string(), timezone: z.string() }),
@@ -85,12 +83,7 @@ export const scheduledTaskSchema = z.object({
   upcoming_runs: z
     .array(z.object({ at: z.string().describe('In the task’s timezone, with its offset'), utc: timestamp }))
     .describe('The next five runs (empty while disabled or deleted)'),
-  visibility: visibilitySchema,
-  workspace_role: workspaceRoleSchema,
-  deleted_at: timestamp.nullable(),
-  deleted_by_id: z.string().nullable(),
-  created_at: timestamp,
-  updated_at: timestamp,
+  ...lifecycleFields,
 });
 export const scheduledTaskPage = pageOf(scheduledTaskSchema);
 /** One scheduled task as create, get, update and restore answer it: wrapped in one field (CONVENTIONS §4), as organizations are. */

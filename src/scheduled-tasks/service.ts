@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Actor, actorFor, changeLive, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
+import { type Actor, actorFor, changeLive, recordLifecycle, listReadable, requireProjectToFileInto, restore, softDelete } from '../access/index.ts';
 import { requireAvailableChatModel } from '../chat-models/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, isAppError } from '../core/errors.ts';
@@ -21,7 +21,7 @@ const nextRunOf = (schedule: Schedule, enabled: boolean, now: Date) => (enabled 
 
 /** The rules a task's settings keep, checked on create and on every change of them (400 naming the field). */
 export async function checkSettings(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db'>,
   actor: Actor,
   organizationId: string,
   settings: { schedule?: Schedule; model?: string | null; skill_id?: string | null; email_recipients?: readonly string[] },
@@ -71,7 +71,11 @@ export async function requireRecipientsCanRead(db: Knex, taskId: string, recipie
     );
 }
 
-export async function createScheduledTask(deps: Deps, actor: Actor, input: z.output<typeof createScheduledTaskBody>): Promise<ScheduledTaskRow> {
+export async function createScheduledTask(
+  deps: Pick<Deps, 'config' | 'db'>,
+  actor: Actor,
+  input: z.output<typeof createScheduledTaskBody>,
+): Promise<ScheduledTaskRow> {
   await checkSettings(deps, actor, input.organization_id, input);
   const enabled = input.enabled ?? true;
   return inTransaction(deps.db, async (trx) => {
@@ -96,23 +100,16 @@ export async function createScheduledTask(deps: Deps, actor: Actor, input: z.out
       })
       .returning(returning)) as ScheduledTaskRow[];
     await requireRecipientsCanRead(trx, task!.id, task!.email_recipients);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'scheduled_task.created',
-      subjectType: type,
-      subjectId: task!.id,
-      data: { title: task!.title, cron: task!.cron, timezone: task!.timezone },
-    });
+    await recordLifecycle(trx, actor, type, task!, 'created', { title: task!.title, cron: task!.cron, timezone: task!.timezone });
     return task!;
   });
 }
 
-export async function getScheduledTask(deps: Deps, actor: Actor, id: string): Promise<ScheduledTaskRow> {
+export async function getScheduledTask(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ScheduledTaskRow> {
   return (await actor.resource<ScheduledTaskRow>(deps.db, type, id, 'read')).row;
 }
 
-export function listScheduledTasks(deps: Deps, actor: Actor, query: z.output<typeof listScheduledTasksQuery>): Promise<Page<ScheduledTaskRow>> {
+export function listScheduledTasks(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listScheduledTasksQuery>): Promise<Page<ScheduledTaskRow>> {
   return listReadable<ScheduledTaskRow>(deps.db, actor, type, query, { alias: 't', columns: scheduledTaskColumns, searchColumns: ['title'] });
 }
 
@@ -155,14 +152,14 @@ export async function updateScheduledTask(deps: Deps, actor: Actor, id: string, 
 }
 
 /** Soft delete: the dispatcher claims only live tasks, so no slot fires after this commits. */
-export const deleteScheduledTask = (deps: Deps, actor: Actor, id: string) => softDelete<ScheduledTaskRow>(deps, actor, type, id);
+export const deleteScheduledTask = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) => softDelete<ScheduledTaskRow>(deps, actor, type, id);
 
 /** Restored tasks resume from the next slot after now: the slots missed while deleted are not caught up. */
-export const restoreScheduledTask = (deps: Deps, actor: Actor, id: string) =>
+export const restoreScheduledTask = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) =>
   restore<ScheduledTaskRow>(deps, actor, type, id, { returning, reset: (row) => ({ next_run_at: nextRunOf(scheduleOf(row), row.enabled, new Date()) }) });
 
 /** The recipients of a task's e-mails who are still members, with their e-mail and name. */
-export async function taskRecipients(deps: Deps, actor: Actor, id: string) {
+export async function taskRecipients(deps: Pick<Deps, 'db'>, actor: Actor, id: string) {
   const task = await getScheduledTask(deps, actor, id);
   const members = await membersAmong(deps.db, task.organization_id, task.email_recipients);
   const byId = new Map(members.map((m) => [m.user_id, m]));

@@ -50,7 +50,7 @@ const copyOf = (listing: ListingRow): ListingCopy => ({
  * counts the use, in one transaction (the listing row is locked, so concurrent adds all count).
  * The route has already checked membership and `resources.create`.
  */
-export async function addFromCatalog(deps: Deps, actor: Actor, slug: string, organizationId: string): Promise<SkillRow> {
+export async function addFromCatalog(deps: Pick<Deps, 'db'>, actor: Actor, slug: string, organizationId: string): Promise<SkillRow> {
   return inTransaction(deps.db, async (trx) => {
     const listing = (await trx('skill_listings').where({ slug, status: 'published' }).forUpdate().first()) as ListingRow | undefined;
     if (!listing) throw notFound('skill listing');
@@ -65,7 +65,7 @@ export async function addFromCatalog(deps: Deps, actor: Actor, slug: string, org
  * content as a new version; what it had stays restorable in its history. The listing must have
  * been published (its content is then what the catalog showed last); 409 when already current.
  */
-export async function updateFromListing(deps: Deps, actor: Actor, skillId: string): Promise<SkillRow> {
+export async function updateFromListing(deps: Pick<Deps, 'db'>, actor: Actor, skillId: string): Promise<SkillRow> {
   return inTransaction(deps.db, async (trx) => {
     const { row: skill } = await actor.resource<SkillRow>(trx, 'skill', skillId, 'edit', { forUpdate: true });
     requireLive(skill, 'skill');

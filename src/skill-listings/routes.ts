@@ -1,3 +1,4 @@
+import { presentPage } from '../core/pagination.ts';
 import {
   allOf,
   anyOf,
@@ -14,6 +15,7 @@ import {
   within,
   withFields,
 } from '../http/authorize.ts';
+import { answerImage } from '../http/image-answer.ts';
 import { defineRoute, type AnyRoute, LARGE_BODY_LIMIT } from '../http/route.ts';
 import { presentSkill, skillEnvelope, skillIdParams } from '../skills/index.ts';
 import { addFromCatalog, getCatalogListing, listCatalog, updateFromListing } from './catalog.ts';
@@ -73,10 +75,7 @@ export const skillListingRoutes: AnyRoute[] = [
     query: listListingsQuery,
     response: { status: 200, description: 'A page of listings', schema: listingPage },
     authorize: signedIn('each caller sees the listings they authored; operators see every listing'),
-    handler: async ({ query, actor, deps }) => {
-      const page = await listListings(deps.db, actor, query);
-      return { items: page.items.map(presentListing), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, actor, deps }) => presentPage(await listListings(deps.db, actor, query), presentListing),
   }),
   defineRoute({
     method: 'get',
@@ -153,9 +152,7 @@ export const skillListingRoutes: AnyRoute[] = [
     response: { status: 204, description: 'The cover is removed (or there was none)' },
     errors: [403, 404],
     authorize: authorOrOperator,
-    handler: async ({ params, actor, deps }) => {
-      await removeCover(deps, actor, params.listing_id);
-    },
+    handler: ({ params, actor, deps }) => removeCover(deps, actor, params.listing_id),
   }),
   defineRoute({
     method: 'get',
@@ -169,13 +166,7 @@ export const skillListingRoutes: AnyRoute[] = [
     response: { status: 200, description: 'The image bytes' },
     errors: [404],
     authorize: listingReaders,
-    handler: async ({ params, actor, deps, ctx }) => {
-      const cover = await readCover(deps, actor, params.listing_id);
-      ctx.type = cover.contentType;
-      ctx.set('Cache-Control', 'private, max-age=300');
-      ctx.set('X-Content-Type-Options', 'nosniff');
-      ctx.body = cover.body;
-    },
+    handler: async ({ params, actor, deps, ctx }) => answerImage(ctx, await readCover(deps, actor, params.listing_id)),
   }),
   defineRoute({
     method: 'get',
@@ -187,10 +178,7 @@ export const skillListingRoutes: AnyRoute[] = [
     query: catalogQuery,
     response: { status: 200, description: 'A page of published listings', schema: listingPage },
     authorize: signedIn('the catalog shows published listings to everyone'),
-    handler: async ({ query, deps }) => {
-      const page = await listCatalog(deps.db, query);
-      return { items: page.items.map(presentListing), next_cursor: page.next_cursor };
-    },
+    handler: async ({ query, deps }) => presentPage(await listCatalog(deps.db, query), presentListing),
   }),
   defineRoute({
     method: 'get',

@@ -1,4 +1,4 @@
-import { IMAGE_DIMENSIONS_RULE, type UploadImageType, uploadImageFormats } from '../core/image-upload.ts';
+import { imageUploadBody, imageUrlQuery, type UploadImageType } from '../core/image-upload.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
@@ -130,18 +130,8 @@ export const addFromCatalogBody = z
 
 export const MAX_COVER_BYTES = 1024 * 1024;
 
-/** Accepted cover types and the format `image-size` must detect in the bytes. */
-export const coverFormats = uploadImageFormats;
 export type CoverContentType = UploadImageType;
 
-export const putCoverBody = z
-  .object({
-    content_type: z.enum(Object.keys(coverFormats) as [CoverContentType, ...CoverContentType[]]),
-    data: z.base64().openapi({ description: `The image, base64-encoded; at most 1 MiB once decoded, ${IMAGE_DIMENSIONS_RULE} (by its header, else 400).` }),
-  })
-  .strict()
-  .openapi('PutSkillListingCover');
+export const putCoverBody = imageUploadBody(MAX_COVER_BYTES).openapi('PutSkillListingCover');
 
-export const coverQuery = z.object({
-  v: z.string().max(32).optional().openapi({ description: 'Cache buster from `cover_url`; ignored.' }),
-});
+export const coverQuery = imageUrlQuery('cover_url');

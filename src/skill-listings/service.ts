@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
 import { requireLive, type Actor } from '../access/index.ts';
 import { conflict } from '../core/errors.ts';
-import { paginate, type Page } from '../core/pagination.ts';
+import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -14,7 +14,7 @@ import { inTransaction } from '../db/transaction.ts';
 const contentFields = ['name', 'description', 'body', 'files'] as const;
 
 /** A draft listing (version 1) copying a live skill the caller may publish (edit rights and the permission); the caller is its author. */
-export async function createListing(deps: Deps, actor: Actor, input: z.output<typeof createListingBody>): Promise<PresentableListing> {
+export async function createListing(deps: Pick<Deps, 'db'>, actor: Actor, input: z.output<typeof createListingBody>): Promise<PresentableListing> {
   const skill = await requirePublishRights(deps.db, actor, input.skill_id);
   requireLive(skill, 'skill');
   const files = listingFiles(skill.files);
@@ -53,14 +53,7 @@ export function listListings(db: Knex, actor: Actor, q: { status?: ListingStatus
   const query = selectListings(db);
   if (!actor.operator) query.where('l.created_by_id', actor.userId);
   if (q.status) query.where('l.status', q.status);
-  return paginate<PresentableListing>(
-    query,
-    [
-      { column: 'l.created_at', direction: 'desc', type: 'timestamp' },
-      { column: 'l.id', direction: 'desc' },
-    ],
-    q,
-  ) as Promise<Page<PresentableListing>>;
+  return paginate<PresentableListing>(query, newestFirst('l'), q) as Promise<Page<PresentableListing>>;
 }
 
 /**
@@ -68,7 +61,12 @@ export function listListings(db: Knex, actor: Actor, q: { status?: ListingStatus
  * change of content makes a new version; a retired listing is frozen (409) and a published one
  * keeps what the catalog needs.
  */
-export async function updateListing(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateListingBody>): Promise<PresentableListing> {
+export async function updateListing(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  id: string,
+  changes: z.output<typeof updateListingBody>,
+): Promise<PresentableListing> {
   return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     for (const field of ['verified', 'rank'] as const) if (changes[field] !== undefined && !actor.operator) throw forbiddenField(field);
@@ -98,7 +96,7 @@ export async function updateListing(deps: Deps, actor: Actor, id: string, change
  * draft → published → retired → published, by the author or an operator; the first publication is
  * remembered. An author publishing needs the rights a new listing needs, as they are now.
  */
-export async function changeStatus(deps: Deps, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
+export async function changeStatus(deps: Pick<Deps, 'db'>, actor: Actor, id: string, status: ListingStatus): Promise<PresentableListing> {
   return inTransaction(deps.db, async (trx) => {
     const before = await lockForChange(trx, actor, id);
     if (status === 'published') await requireRightsToPublish(trx, actor, before);

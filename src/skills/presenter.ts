@@ -1,3 +1,4 @@
+import { presentLifecycle } from '../access/index.ts';
 import type { z } from '../core/zod.ts';
 import type { organizationSkillSchema, skillSchema, skillVersionSchema } from './schema.ts';
 import { iso } from '../core/present.ts';
@@ -85,10 +86,7 @@ export function presentSkill(row: SkillRow): z.input<typeof skillSchema> {
     listing_id: row.listing_id,
     listing_version: row.listing_version,
     listing_edited_at: iso(row.listing_edited_at),
-    deleted_at: iso(row.deleted_at),
-    deleted_by_id: row.deleted_by_id,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    ...presentLifecycle(row),
   };
 }
 

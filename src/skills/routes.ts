@@ -1,7 +1,9 @@
+import { presentPage } from '../core/pagination.ts';
 import { notFound } from '../core/errors.ts';
 import { resourceRoutes } from '../http/resource-routes.ts';
 import { skillResource } from './resource.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { AnyRoute } from '../http/route.ts';
+import { organizationRoute } from '../http/organization-route.ts';
 import { listSkills } from './list.ts';
 import { presentOrganizationSkill, presentSkill, presentSkillVersion, type SkillRow } from './presenter.ts';
 import {
@@ -9,7 +11,6 @@ import {
   createSkillBody,
   listSkillsQuery,
   organizationSkillEnvelope,
-  organizationSkillParams,
   skillEnvelope,
   skillIdParams,
   skillPage,
@@ -21,7 +22,6 @@ import {
 } from './schema.ts';
 import { createSkill, deleteSkill, getSkill, restoreSkill, restoreSkillVersion, updateSkill } from './service.ts';
 import { findVersion, listVersions } from './versions.ts';
-import { member, resource } from '../http/authorize.ts';
 
 const tag = 'Skills';
 // Spec 2.5: a skill is answered wrapped as `{skill}` (./resource.ts).
@@ -72,33 +72,26 @@ export const skillRoutes: AnyRoute[] = [
     errors: [403, 404, 409],
     run: restoreSkill,
   }),
-  defineRoute({
+  skill.on('read', {
     method: 'get',
     path: '/skills/{skill_id}/versions',
     operationId: 'listSkillVersions',
     summary: 'List a skill’s versions, newest first',
-    tag,
     params: skillIdParams,
     query: skillVersionsQuery,
     response: { status: 200, description: 'A page of versions', schema: skillVersionPage },
-    errors: [404],
-    authorize: resource('skill', 'read', 'skill_id'),
     handler: async ({ params, query, actor, deps }) => {
       const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
-      const page = await listVersions(deps.db, row.id, query);
-      return { items: page.items.map((v) => presentSkillVersion(v, row.current_version)), next_cursor: page.next_cursor };
+      return presentPage(await listVersions(deps.db, row.id, query), (v) => presentSkillVersion(v, row.current_version));
     },
   }),
-  defineRoute({
+  skill.on('read', {
     method: 'get',
     path: '/skills/{skill_id}/versions/{version_id}',
     operationId: 'getSkillVersion',
     summary: 'Get one version of a skill',
-    tag,
     params: skillVersionParams,
     response: { status: 200, description: 'The version', schema: skillVersionEnvelope },
-    errors: [404],
-    authorize: resource('skill', 'read', 'skill_id'),
     handler: async ({ params, actor, deps }) => {
       const { row } = await actor.resource<SkillRow>(deps.db, 'skill', params.skill_id, 'read');
       const version = await findVersion(deps.db, row.id, params.version_id);
@@ -106,21 +99,19 @@ export const skillRoutes: AnyRoute[] = [
       return { version: presentSkillVersion(version, row.current_version) };
     },
   }),
-  defineRoute({
+  skill.on('edit', {
     method: 'post',
     path: '/skills/{skill_id}/versions/{version_id}/restore',
     operationId: 'restoreSkillVersion',
     summary: 'Make an earlier version current again (as a new version copying it)',
     description:
       'Needs the editor role. History is kept: the copy gets the next version number and `restored_from_version`. 409 when the skill is deleted or the version’s name is now taken.',
-    tag,
     params: skillVersionParams,
     response: { status: 200, description: 'The skill as the new version shows it', schema: skillEnvelope },
-    errors: [403, 404, 409],
-    authorize: resource('skill', 'edit', 'skill_id'),
+    errors: [409],
     handler: async ({ params, actor, deps }) => ({ skill: presentSkill((await restoreSkillVersion(deps, actor, params.skill_id, params.version_id)).skill) }),
   }),
-  defineRoute({
+  organizationRoute({
     method: 'post',
     path: '/organizations/{organization_id}/skills',
     operationId: 'createOrganizationSkill',
@@ -133,12 +124,11 @@ export const skillRoutes: AnyRoute[] = [
       '404 no such organization or the caller is not a member; 409 a live skill with that name (case-insensitive) exists in the organization.',
     ].join(' '),
     tag,
-    params: organizationSkillParams,
     body: createOrganizationSkillBody,
     response: { status: 201, description: 'The new skill (organization-scoped shape)', schema: organizationSkillEnvelope },
     location: (_params, answer) => `/skills/${(answer as { skill: { id: string } }).skill.id}`,
-    errors: [403, 404, 409],
-    authorize: member('resources.create'),
+    errors: [409],
+    permission: 'resources.create',
     handler: async ({ params, body, actor, deps }) => ({
       skill: presentOrganizationSkill(await createSkill(deps, actor, { organization_id: params.organization_id, ...body })),
     }),

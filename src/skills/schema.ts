@@ -1,10 +1,9 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
-import { visibilitySchema, workspaceRoleSchema } from '../access/index.ts';
+import { lifecycleFields, visibilitySchema, workspaceRoleSchema } from '../access/index.ts';
 
 export const skillIdParams = z.object({ skill_id: uuid.openapi({ description: 'Skill id (UUID).' }) });
 export const skillVersionParams = skillIdParams.extend({ version_id: uuid.openapi({ description: 'Skill version id (UUID).' }) });
-export const organizationSkillParams = z.object({ organization_id: z.string().min(1).max(64) });
 
 /** Spec 2.5, every field always present. */
 export const skillSchema = z
@@ -26,10 +25,7 @@ export const skillSchema = z
     listing_id: uuid.nullable(),
     listing_version: z.number().int().nullable(),
     listing_edited_at: timestamp.nullable(),
-    deleted_at: timestamp.nullable(),
-    deleted_by_id: z.string().nullable(),
-    created_at: timestamp,
-    updated_at: timestamp,
+    ...lifecycleFields,
   })
   .strict()
   .openapi('Skill');

@@ -1,4 +1,4 @@
-import { changeLive, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
+import { changeLive, recordLifecycle, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
@@ -16,7 +16,7 @@ const type = 'skill';
 export type NewSkill = z.output<typeof createOrganizationSkillBody> & { organization_id: string; project_id?: string | undefined };
 
 /** A custom skill and its version 1, in one transaction. A live skill's name is unique in its organization (409). */
-export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Promise<SkillRow> {
+export async function createSkill(deps: Pick<Deps, 'db'>, actor: Actor, input: NewSkill): Promise<SkillRow> {
   return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
     const [skill] = (await trx('skills')
@@ -31,19 +31,12 @@ export async function createSkill(deps: Deps, actor: Actor, input: NewSkill): Pr
       .returning('*')) as SkillRow[];
     await recordFirstVersion(trx, skill!, actor.userId);
     if (input.project_id) await fileIntoProjectOnCreate(trx, actor, { type, id: skill!.id, organizationId: input.organization_id }, input.project_id);
-    await recordActivity(trx, {
-      organizationId: input.organization_id,
-      actorId: actor.userId,
-      action: 'skill.created',
-      subjectType: type,
-      subjectId: skill!.id,
-      data: { name: skill!.name, version: 1 },
-    });
+    await recordLifecycle(trx, actor, type, skill!, 'created', { name: skill!.name, version: 1 });
     return skill!;
   });
 }
 
-export async function getSkill(deps: Deps, actor: Actor, id: string): Promise<SkillRow> {
+export async function getSkill(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<SkillRow> {
   return (await actor.resource<SkillRow>(deps.db, type, id, 'read')).row;
 }
 
@@ -79,7 +72,12 @@ export const restoreSkill = (deps: Deps, actor: Actor, id: string) =>
   });
 
 /** Restoring a version makes a new version with its content; history is never rewritten. */
-export async function restoreSkillVersion(deps: Deps, actor: Actor, id: string, versionId: string): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
+export async function restoreSkillVersion(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  id: string,
+  versionId: string,
+): Promise<{ skill: SkillRow; version: SkillVersionRow }> {
   return inTransaction(deps.db, async (trx) => {
     const { row: before } = await actor.resource<SkillRow>(trx, type, id, 'edit', { forUpdate: true });
     const source = await findVersion(trx, id, versionId);

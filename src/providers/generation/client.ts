@@ -12,13 +12,24 @@ import {
   readCappedBody,
 } from '../http-retry.ts';
 
-/** Retries are safe for POSTs too: they carry the generation's idempotency key. A synchronous image can take a minute to its headers. */
-export interface GenerationHttpOptions extends HttpTuning {
+export interface ProviderHttpOptions extends HttpTuning {
   apiKey?: string | undefined;
   /** A larger answer is refused as malformed rather than buffered (a runaway upstream must not exhaust the worker). */
   maxResponseBytes?: number;
   /** Pooled keep-alive connections to the service. */
   connections?: number;
+}
+
+/** Retries are safe for POSTs too: they carry the generation's idempotency key. */
+export type GenerationHttpOptions = ProviderHttpOptions;
+
+/** What differs between the services a ProviderHttp talks to. */
+export interface ProviderHttpDefaults {
+  tuning: Required<HttpTuning>;
+  maxResponseBytes: number;
+  connections: number;
+  /** Statuses that mean the input itself was refused: the caller's 422, not a service fault. */
+  refused: ReadonlySet<number>;
 }
 
 export interface Answer {
@@ -27,24 +38,27 @@ export interface Answer {
   body: Buffer;
 }
 
-/** Statuses that mean the input itself was refused (content policy, bad size): the caller's 422, not a service fault. */
-const refusedStatuses = new Set([400, 422]);
-
-/** What both generation adapters share: a pooled agent, bearer auth, retries, timeouts and a size cap, all mapped to ReadFailure. */
-export class GenerationHttp {
+/**
+ * JSON over HTTP to a provider's service (the generation adapters, the social service): a pooled
+ * agent, bearer auth, retries, timeouts and a size cap, all mapped to ReadFailure naming `service`.
+ */
+export class ProviderHttp {
   private readonly agent: Agent;
-  private readonly options: Required<Omit<GenerationHttpOptions, 'apiKey' | 'connections'>> & Pick<GenerationHttpOptions, 'apiKey'>;
+  private readonly options: Required<Omit<ProviderHttpOptions, 'apiKey' | 'connections'>> & Pick<ProviderHttpOptions, 'apiKey'>;
+  private readonly refused: ReadonlySet<number>;
 
   constructor(
     private readonly service: string,
-    options: GenerationHttpOptions,
+    options: ProviderHttpOptions,
+    defaults: ProviderHttpDefaults,
   ) {
     this.options = {
       apiKey: options.apiKey,
-      ...withDefaults(options, { headersTimeoutMs: 120_000, bodyTimeoutMs: 60_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 10_000 }),
-      maxResponseBytes: options.maxResponseBytes ?? 20 * 1024 * 1024,
+      ...withDefaults(options, defaults.tuning),
+      maxResponseBytes: options.maxResponseBytes ?? defaults.maxResponseBytes,
     };
-    this.agent = pooledAgent(this.options, options.connections ?? 16);
+    this.refused = defaults.refused;
+    this.agent = pooledAgent(this.options, options.connections ?? defaults.connections);
   }
 
   /** A 2xx answer with its whole body; anything else throws ReadFailure once the retries are spent (an abort rethrows its reason). */
@@ -91,7 +105,7 @@ export class GenerationHttp {
         continue;
       }
       const tries = attempt > 0 ? ` after ${attempt + 1} attempts` : '';
-      const kind = refusedStatuses.has(status) ? 'refused' : 'failed';
+      const kind = this.refused.has(status) ? 'refused' : 'failed';
       throw new ReadFailure(kind, `${this.service} answered ${status} to ${what}${tries}${detail ? `: ${detail}` : ''}`);
     }
   }
@@ -103,6 +117,21 @@ export class GenerationHttp {
 
   private read(response: Dispatcher.ResponseData, signal: AbortSignal, what: string, cap = this.options.maxResponseBytes): Promise<Buffer> {
     return readCappedBody(response, signal, `${this.service} answer to ${what}`, cap);
+  }
+}
+
+/** A content-policy refusal or a bad size is the caller's 422. A synchronous image can take a minute to its headers. */
+const generationDefaults: ProviderHttpDefaults = {
+  tuning: { headersTimeoutMs: 120_000, bodyTimeoutMs: 60_000, maxRetries: 2, retryBaseMs: 500, retryMaxMs: 10_000 },
+  maxResponseBytes: 20 * 1024 * 1024,
+  connections: 16,
+  refused: new Set([400, 422]),
+};
+
+/** What both generation adapters share. */
+export class GenerationHttp extends ProviderHttp {
+  constructor(service: string, options: GenerationHttpOptions) {
+    super(service, options, generationDefaults);
   }
 }
 
