@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { customRoleJoinSql, customRolePermissions, joinCustomRole } from '../roles/index.ts';
 import { forbidden, notFound } from '../core/errors.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { recordMemberEvent } from './events.ts';
@@ -67,7 +66,7 @@ export function permissionsOfRole(role: string, customPermissions: readonly stri
 export const memberJoinSql = (organizationColumn: string, userBinding = '?') =>
   `JOIN organizations mo ON mo.id = ${organizationColumn} AND mo.deleted_at IS NULL
    JOIN organization_members m ON m.organization_id = mo.id AND m.user_id = ${userBinding}
-   ${customRoleJoinSql('m', 'mr')}`;
+   LEFT JOIN organization_roles mr ON mr.organization_id = m.organization_id AND mr.key = m.role`;
 
 /** SQL boolean: the joined member's role holds `permission` (built-in matrix or custom list). */
 export function roleHoldsSql(permission: OrganizationPermission): string {
@@ -128,7 +127,8 @@ function membershipOf(organizationId: string, userId: string, row: MembershipRow
 /** Permissions of a member's role, e.g. of the target of a role change (read inside its transaction). */
 export async function rolePermissions(db: Knex, organizationId: string, role: string): Promise<ReadonlySet<OrganizationPermission>> {
   if (isBuiltInRole(role)) return builtInRolePermissions[role];
-  return permissionsOfRole(role, await customRolePermissions(db, organizationId, role));
+  const custom = await db('organization_roles').where({ organization_id: organizationId, key: role }).first('permissions');
+  return permissionsOfRole(role, custom?.permissions as string[] | undefined);
 }
 
 /**
@@ -156,7 +156,10 @@ export function membershipsOfUser(db: Knex, userId: string): Knex.QueryBuilder {
 
 /** Whether the user holds `permission` in at least one live organization (e.g. sees what every organization's admins see). */
 export async function holdsPermissionAnywhere(db: Knex, userId: string, permission: OrganizationPermission): Promise<boolean> {
-  const row = await joinCustomRole(membershipsOfUser(db, userId)).whereRaw(roleHoldsSql(permission)).first('m.organization_id');
+  const row = await membershipsOfUser(db, userId)
+    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
+    .whereRaw(roleHoldsSql(permission))
+    .first('m.organization_id');
   return row !== undefined;
 }
 

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { type CustomRoleRow, customRoleColumns, customRolesOf, shareLockCustomRole } from '../roles/index.ts';
 import { memberCountsByRole } from './membership.ts';
 import { builtInRolePermissions, builtInRoles, isBuiltInRole, type OrganizationPermission, type Role } from './permissions.ts';
 
@@ -21,9 +20,18 @@ export const builtInRoleList: readonly Role[] = builtInRoles.map((key) => ({
   updatedAt: null,
 }));
 
-export const roleColumns = customRoleColumns;
+interface RoleRow {
+  key: string;
+  name: string;
+  description: string | null;
+  permissions: string[];
+  created_at: Date;
+  updated_at: Date;
+}
 
-export function roleFromRow(row: CustomRoleRow): Role {
+export const roleColumns = ['key', 'name', 'description', 'permissions', 'created_at', 'updated_at'];
+
+export function roleFromRow(row: RoleRow): Role {
   return {
     key: row.key,
     name: row.name,
@@ -37,7 +45,8 @@ export function roleFromRow(row: CustomRoleRow): Role {
 
 /** Every role of an organization: the built-in ones first, then the custom ones by key. */
 export async function rolesOf(db: Knex, organizationId: string): Promise<Role[]> {
-  return [...builtInRoleList, ...(await customRolesOf(db, organizationId)).map(roleFromRow)];
+  const rows = (await db('organization_roles').where({ organization_id: organizationId }).orderBy('key').select(roleColumns)) as RoleRow[];
+  return [...builtInRoleList, ...rows.map(roleFromRow)];
 }
 
 /**
@@ -46,7 +55,7 @@ export async function rolesOf(db: Knex, organizationId: string): Promise<Role[]>
  */
 export async function lockAssignableRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<Role | null> {
   if (isBuiltInRole(key)) return builtInRoleList.find((role) => role.key === key)!;
-  const row = await shareLockCustomRole(trx, organizationId, key);
+  const row = (await trx('organization_roles').where({ organization_id: organizationId, key }).forShare().first(roleColumns)) as RoleRow | undefined;
   return row ? roleFromRow(row) : null;
 }
 

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { joinCustomRole } from '../roles/index.ts';
 import type { Actor } from '../access/index.ts';
 import { isAppError, notFound } from '../core/errors.ts';
 import { membershipsOfUser, roleHoldsSql } from '../members/index.ts';
@@ -46,7 +45,8 @@ export async function consoleCallerFor(actor: Actor, jobOrganizationId: string |
  * view they may not read.
  */
 export async function consoleIdentity(db: Knex, actor: Actor) {
-  const organizations = (await joinCustomRole(membershipsOfUser(db, actor.userId))
+  const organizations = (await membershipsOfUser(db, actor.userId)
+    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
     .whereRaw(roleHoldsSql('jobs.manage'))
     .orderBy([
       { column: 'm.created_at', order: 'asc' },
