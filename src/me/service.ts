@@ -1,7 +1,7 @@
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { availableOf, readBalances } from '../credits/index.ts';
-import { membershipsOfUser, orderedPermissions, permissionsOfRole } from '../members/index.ts';
+import { membershipsWithRolesOfUser, orderedPermissions, permissionsOfRole } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { meSchema } from './schema.ts';
 
@@ -16,8 +16,7 @@ export async function whoAmI(deps: Deps, actor: Actor): Promise<z.input<typeof m
     name: string | null;
     created_at: Date;
   };
-  const rows = (await membershipsOfUser(deps.db, actor.userId)
-    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
+  const rows = (await membershipsWithRolesOfUser(deps.db, actor.userId)
     .orderBy([{ column: 'o.name' }, { column: 'o.id' }])
     .limit(ME_ORGANIZATIONS + 1)
     .select('o.id', 'o.name', 'o.slug', 'm.role', 'mr.permissions as custom_permissions')) as {

@@ -14,6 +14,7 @@ export {
   membersAmong,
   memberJoinSql,
   membershipsOfUser,
+  membershipsWithRolesOfUser,
   organizationColumns,
   permissionsOfRole,
   requirePermission,
@@ -33,5 +34,16 @@ export {
   type OrganizationPermission,
   type Role,
 } from './permissions.ts';
-export { builtInRoleList, lockAssignableRole, memberCounts, roleColumns, roleFromRow, rolesOf } from './role-catalog.ts';
+export {
+  builtInRoleList,
+  countCustomRoles,
+  deleteCustomRole,
+  lockAssignableRole,
+  lockCustomRole,
+  memberCounts,
+  roleColumns,
+  roleFromRow,
+  rolesOf,
+  saveCustomRole,
+} from './role-catalog.ts';
 export { memberSchema, roleKey } from './schema.ts';

@@ -154,12 +154,14 @@ export function membershipsOfUser(db: Knex, userId: string): Knex.QueryBuilder {
   return db('organization_members as m').join('organizations as o', 'o.id', 'm.organization_id').whereNull('o.deleted_at').where('m.user_id', userId);
 }
 
+/** As membershipsOfUser, with each membership's custom role `mr` (null for a built-in role), for `roleHoldsSql` and `mr.permissions`. */
+export function membershipsWithRolesOfUser(db: Knex, userId: string): Knex.QueryBuilder {
+  return membershipsOfUser(db, userId).leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'));
+}
+
 /** Whether the user holds `permission` in at least one live organization (e.g. sees what every organization's admins see). */
 export async function holdsPermissionAnywhere(db: Knex, userId: string, permission: OrganizationPermission): Promise<boolean> {
-  const row = await membershipsOfUser(db, userId)
-    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
-    .whereRaw(roleHoldsSql(permission))
-    .first('m.organization_id');
+  const row = await membershipsWithRolesOfUser(db, userId).whereRaw(roleHoldsSql(permission)).first('m.organization_id');
   return row !== undefined;
 }
 

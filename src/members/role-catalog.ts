@@ -59,6 +59,41 @@ export async function lockAssignableRole(trx: Knex.Transaction, organizationId: 
   return row ? roleFromRow(row) : null;
 }
 
+/** A custom role locked for change or deletion (a concurrent assignment, which share-locks it, finishes first); undefined when there is none. */
+export async function lockCustomRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<RoleRow | undefined> {
+  return (await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns)) as RoleRow | undefined;
+}
+
+/** How many custom roles the organization has (callers serialise creates on the organization's lock). */
+export async function countCustomRoles(trx: Knex.Transaction, organizationId: string): Promise<number> {
+  const [{ count }] = (await trx('organization_roles').where({ organization_id: organizationId }).count('* as count')) as [{ count: number | string }];
+  return Number(count);
+}
+
+/** Creates or changes a custom role (`exists`: the caller locked it with lockCustomRole). */
+export async function saveCustomRole(
+  trx: Knex.Transaction,
+  organizationId: string,
+  key: string,
+  values: { name: string; description: string | null; permissions: string[] },
+  exists: boolean,
+): Promise<RoleRow> {
+  const [row] = exists
+    ? await trx('organization_roles')
+        .where({ organization_id: organizationId, key })
+        .update({ ...values, updated_at: trx.fn.now() })
+        .returning(roleColumns)
+    : await trx('organization_roles')
+        .insert({ organization_id: organizationId, key, ...values })
+        .returning(roleColumns);
+  return row as RoleRow;
+}
+
+/** Deletes a custom role (alert policies naming it forget it in the same transaction: trigger, migration 20261123030000). */
+export async function deleteCustomRole(trx: Knex.Transaction, organizationId: string, key: string): Promise<void> {
+  await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
+}
+
 /** Members per role key. */
 export async function memberCounts(db: Knex, organizationId: string): Promise<Map<string, number>> {
   return memberCountsByRole(db, organizationId);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isAppError, notFound } from '../core/errors.ts';
-import { membershipsOfUser, roleHoldsSql } from '../members/index.ts';
+import { membershipsWithRolesOfUser, roleHoldsSql } from '../members/index.ts';
 import { workContext } from '../platform/work-context.ts';
 
 /**
@@ -45,8 +45,7 @@ export async function consoleCallerFor(actor: Actor, jobOrganizationId: string |
  * view they may not read.
  */
 export async function consoleIdentity(db: Knex, actor: Actor) {
-  const organizations = (await membershipsOfUser(db, actor.userId)
-    .leftJoin('organization_roles as mr', (on) => on.on('mr.organization_id', 'm.organization_id').andOn('mr.key', 'm.role'))
+  const organizations = (await membershipsWithRolesOfUser(db, actor.userId)
     .whereRaw(roleHoldsSql('jobs.manage'))
     .orderBy([
       { column: 'm.created_at', order: 'asc' },

@@ -5,13 +5,16 @@ import type { Actor } from '../access/index.ts';
 import { builtInRoles, isBuiltInRole, type BuiltInRole, type OrganizationPermission } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import {
+  countCustomRoles,
+  deleteCustomRole,
+  lockCustomRole,
   memberCounts,
   orderedPermissions,
   requireAuthorityOver,
   requireHeldPermissions,
-  roleColumns,
   roleFromRow,
   rolesOf,
+  saveCustomRole,
   type Role,
 } from '../members/index.ts';
 import { MAX_CUSTOM_ROLES } from './schema.ts';
@@ -61,30 +64,22 @@ export async function saveRole(
     if (isBuiltInRole(input.key)) throw conflict(`key: "${input.key}" is a built-in role and cannot be changed`, ['key']);
     const permissions = orderedPermissions(input.permissions);
     requireHeldPermissions(membership, permissions, 'permissions');
-    const existingRow = await trx('organization_roles').where({ organization_id: organizationId, key: input.key }).forUpdate().first(roleColumns);
+    const existingRow = await lockCustomRole(trx, organizationId, input.key);
     const existing = existingRow ? roleFromRow(existingRow) : null;
     if (existing) {
       requireAuthorityOver(membership, existing, 'change');
     } else {
       // Serialises role creation per organization so the limit holds under concurrent creates.
       await lockOrganization(trx, organizationId);
-      const [{ count }] = (await trx('organization_roles').where({ organization_id: organizationId }).count('* as count')) as [{ count: number }];
-      if (count >= MAX_CUSTOM_ROLES) throw conflict(`key: the organization already has the maximum of ${MAX_CUSTOM_ROLES} custom roles`, ['key']);
+      if ((await countCustomRoles(trx, organizationId)) >= MAX_CUSTOM_ROLES)
+        throw conflict(`key: the organization already has the maximum of ${MAX_CUSTOM_ROLES} custom roles`, ['key']);
     }
     const values = {
       name: input.name,
       description: input.description === undefined ? (existing?.description ?? null) : input.description,
       permissions,
     };
-    const [row] = existing
-      ? await trx('organization_roles')
-          .where({ organization_id: organizationId, key: input.key })
-          .update({ ...values, updated_at: trx.fn.now() })
-          .returning(roleColumns)
-      : await trx('organization_roles')
-          .insert({ organization_id: organizationId, key: input.key, ...values })
-          .returning(roleColumns);
-    const role = roleFromRow(row);
+    const role = roleFromRow(await saveCustomRole(trx, organizationId, input.key, values, existing !== null));
     await recordActivity(trx, {
       organizationId,
       actorId: actor.userId,
@@ -108,14 +103,13 @@ export async function deleteRole(deps: Deps, actor: Actor, organizationId: strin
     const manager = await actor.member(organizationId, 'roles.manage', { fresh: trx });
     if (isBuiltInRole(key)) throw conflict(`key: "${key}" is a built-in role and cannot be deleted`, ['key']);
     // The lock makes a concurrent assignment (which share-locks the role) finish first, so it is counted.
-    const row = await trx('organization_roles').where({ organization_id: organizationId, key }).forUpdate().first(roleColumns);
+    const row = await lockCustomRole(trx, organizationId, key);
     if (!row) throw notFound('role');
     // Deleting needs the authority changing needs: otherwise a manager could delete (and re-create) a role above their own.
     requireAuthorityOver(manager, roleFromRow(row), 'delete');
     const holders = (await memberCounts(trx, organizationId)).get(key) ?? 0;
     if (holders > 0) throw conflict(`key: role "${key}" is still held by ${holders} member${holders === 1 ? '' : 's'}; give them another role first`, ['key']);
-    await trx('organization_roles').where({ organization_id: organizationId, key }).delete();
-    // Alert policies naming the role forget it in this transaction (trigger, migration 20261123030000).
+    await deleteCustomRole(trx, organizationId, key);
     await recordActivity(trx, {
       organizationId,
       actorId: actor.userId,

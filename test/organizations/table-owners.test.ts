@@ -17,6 +17,7 @@ describe('tables: one owning domain each', () => {
   const owners: [table: string, names: RegExp, owners: string[]][] = [
     ['organizations', /['"`]organizations( as \w+)?['"`]|\b(from|join|update|into)\s+organizations\b/i, ['src/organizations/', 'src/members/']],
     ['organization_members', /\borganization_members\b/, ['src/members/']],
+    ['organization_roles', /\borganization_roles\b/, ['src/members/']],
   ];
 
   for (const [table, names, folders] of owners) {
