@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Actor } from '../../access/index.ts';
 import { AppError, conflict } from '../../core/errors.ts';
@@ -92,10 +91,7 @@ export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Co
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
-  // A bounded byte queue between the socket and the tus server: the bytes stream, they are never held.
-  const body = ctx.get('upload-checksum')
-    ? await checkedBody(ctx)
-    : (Readable.toWeb(ctx.req, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }) }) as ReadableStream<Uint8Array>);
+  const body = ctx.get('upload-checksum') ? await checkedBody(ctx) : requestBytes(ctx);
   const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
   const response = await store.tus.handleWeb(request);
   if (response.status >= 400) throw fromTus(response.status, (await response.text()).trim());
@@ -106,6 +102,15 @@ export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Co
   if (offset !== Number(upload.size)) return;
   const outcome = await finishUpload(deps, id);
   if (outcome.state !== 'completed') throw endedError(outcome);
+}
+
+/**
+ * The request's bytes as the web stream the tus server reads, pulled from the socket one chunk at a
+ * time (so they stream, never held) and handed over as they are: `Readable.toWeb` would copy every
+ * chunk into a new array, which cost more than writing the bytes (bench:uploads).
+ */
+function requestBytes(ctx: Context): ReadableStream<Uint8Array> {
+  return ReadableStream.from(ctx.req as AsyncIterable<Uint8Array>);
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Config } from '../../config/schema.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { LocalDiskStorage } from '../../providers/storage/local.ts';
 import type { S3Storage } from '../../providers/storage/s3.ts';
+import { ReceivedBytes } from './received.ts';
 
 /** The path the tus endpoints live under: an upload's URL is `${UPLOADS_PATH}/{upload_id}`. */
 export const UPLOADS_PATH = '/asset-uploads';
@@ -21,6 +22,8 @@ export interface UploadStore {
   readonly kind: 'local' | 's3';
   readonly tus: Server;
   readonly datastore: DataStore;
+  /** The running measurement of the bytes this process wrote (finishing takes it instead of reading the file again). */
+  readonly received: ReceivedBytes;
   /** Streams the bytes received so far. */
   read(id: string): Promise<Readable>;
   /** Makes a finished upload's bytes the object at `key` (the asset's file), without reading them. */
@@ -28,6 +31,9 @@ export interface UploadStore {
   /** Removes the upload's bytes and bookkeeping; removing what is gone already is no error. */
   remove(id: string): Promise<void>;
 }
+
+/** Reads of stored bytes go in 1 MiB chunks: fewer, larger reads hash faster than the 64 KiB default. */
+const READ_CHUNK = 1024 * 1024;
 
 const stores = new WeakMap<Config, UploadStore>();
 
@@ -78,9 +84,13 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
         responseChecksumValidation: 'WHEN_REQUIRED',
       },
     });
+    // An unfinished multipart upload cannot be read back: one resumed here unmeasured is read when it finishes.
+    const received = new ReceivedBytes(() => null);
+    received.follow(datastore);
     return {
       kind: 's3',
       datastore,
+      received,
       tus: serverFor(datastore, config),
       async read(id) {
         const opened = await storage.open(id);
@@ -89,6 +99,7 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
       },
       keep: async (id, key, contentType) => void (await storage.copyObject(id, key, contentType)),
       async remove(id) {
+        received.forget(id);
         await removeQuietly(datastore, id);
         // A completed multipart upload cannot be aborted, and the store then keeps its objects: delete them by name.
         for (const key of [id, `${id}.info`, `${id}.part`]) await storage.delete(key);
@@ -98,12 +109,18 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
   const storage = providers.storage as LocalDiskStorage;
   const directory = path.resolve(config.DATA_DIR, 'uploads');
   const datastore = new FileStore({ directory, expirationPeriodInMilliseconds });
+  const received = new ReceivedBytes((id, end) => createReadStream(path.join(directory, id), { start: 0, end: end - 1, highWaterMark: READ_CHUNK }));
+  received.follow(datastore);
   return {
     kind: 'local',
     datastore,
+    received,
     tus: serverFor(datastore, config),
-    read: async (id) => createReadStream(path.join(directory, id)),
+    read: async (id) => createReadStream(path.join(directory, id), { highWaterMark: READ_CHUNK }),
     keep: async (id, key, contentType) => void (await storage.adoptFile(key, path.join(directory, id), contentType)),
-    remove: (id) => removeQuietly(datastore, id),
+    remove: (id) => {
+      received.forget(id);
+      return removeQuietly(datastore, id);
+    },
   };
 }
