@@ -14,11 +14,11 @@ import { UPLOADS_PATH, uploadStore } from './store.ts';
  * expiry, writing to its store). The finishing PATCH verifies and keeps the file before it answers.
  */
 
-const TUS = { 'Tus-Resumable': '1.0.0' };
+export const TUS = { 'Tus-Resumable': '1.0.0' };
 /** The largest PATCH a `Upload-Checksum` may cover: its bytes are held until they check out. */
 export const CHECKSUM_MAX_CHUNK = 64 * 1024 * 1024;
 
-const tusError = (code: AppError['code'], status: number, message: string, path: string[] = []) =>
+export const tusError = (code: AppError['code'], status: number, message: string, path: string[] = []) =>
   new AppError(code, message, path.length ? [{ path, message }] : [], { status, headers: TUS });
 
 const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
@@ -85,22 +85,30 @@ export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Co
   const ended = await closedOutcome(deps, upload);
   if (ended?.state === 'completed') throw tusError('conflict', 409, 'the upload is completed already; its bytes are the asset’s file');
   if (ended) throw endedError(ended);
-  const store = uploadStore(deps);
   const headers = new Headers();
   for (const name of ['tus-resumable', 'upload-offset', 'content-type', 'content-length', 'upload-length']) {
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
+  await appendBytes(deps, upload, ctx, headers);
+}
+
+/**
+ * Hands the request's bytes to the tus server as a PATCH with `headers` (it checks the offset and
+ * the length, and writes them); the last byte finishes the upload before this returns. Sets the
+ * answer's Upload-Offset (and Upload-Expires while unfinished).
+ */
+export async function appendBytes(deps: Deps, upload: UploadRow, ctx: Context, headers: Headers): Promise<void> {
   const body = ctx.get('upload-checksum') ? await checkedBody(ctx) : requestBytes(ctx);
-  const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
-  const response = await store.tus.handleWeb(request);
+  const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${upload.id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
+  const response = await uploadStore(deps).tus.handleWeb(request);
   if (response.status >= 400) throw fromTus(response.status, (await response.text()).trim());
   const offset = Number(response.headers.get('upload-offset'));
   ctx.set({ ...TUS, 'Upload-Offset': String(offset) });
   const expires = response.headers.get('upload-expires');
   if (expires) ctx.set('Upload-Expires', expires);
   if (offset !== Number(upload.size)) return;
-  const outcome = await finishUpload(deps, id);
+  const outcome = await finishUpload(deps, upload.id);
   if (outcome.state !== 'completed') throw endedError(outcome);
 }
 
