@@ -150,6 +150,8 @@ function fromTus(status: number, text: string): AppError {
       return tusError('conflict', 409, `Upload-Offset: does not match the upload's offset; HEAD it and resume from there (${text})`, ['Upload-Offset']);
     case 410:
       return tusError('not_found', 410, `the upload is gone: ${text}`);
+    case 423:
+      return tusError('conflict', 423, `${text}; retry (HEAD it for the offset to resume from)`);
     case 413:
       return tusError('validation_failed', 413, `the bytes would pass the upload's length: ${text}`);
     case 404:

@@ -43,6 +43,7 @@ const patchAnswers = {
   410: 'The upload ended: expired, terminated, or its asset deleted',
   413: 'More bytes than the upload’s length (or than an Upload-Checksum request may carry)',
   422: 'The finished bytes failed their checks (size, checksum_sha256, type, text): the asset is `error`',
+  423: 'Another request, in this or another web process, is writing to the upload: retry (tus-js-client does), HEAD for the offset',
   460: 'Upload-Checksum does not match the request’s bytes; none were kept',
 };
 
@@ -175,7 +176,8 @@ export const uploadRoutes: AnyRoute[] = [
       'The tus PATCH request: the bytes from `Upload-Offset` (which must be the upload’s offset, else 409). A connection lost half-way keeps what arrived: `HEAD` and resume from there. ',
       `With \`Upload-Checksum: sha256 <base64>\` (at most ${CHECKSUM_MAX_CHUNK} bytes in that request) bytes that do not hash to it answer 460 and none are kept. `,
       'The request that brings the last byte also finishes the upload: it answers 204 once the file is verified and stored (the asset is `success`, enrichment enqueued), or 422 with the reason (size, checksum or type mismatch; the asset is `error`, the bytes removed). ',
-      '410 once the upload expired, was terminated or its asset deleted.',
+      '410 once the upload expired, was terminated or its asset deleted. ',
+      'One request writes to an upload at a time, whichever web process serves it (a lock in the database): another one meanwhile is 423. Within one process a new request for the upload asks the one writing to stop (a client resuming after a dropped connection is not kept waiting by the dead request).',
     ].join(''),
     tag,
     params: uploadIdParams,

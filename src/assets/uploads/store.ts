@@ -8,6 +8,7 @@ import type { Config } from '../../config/schema.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { LocalDiskStorage } from '../../providers/storage/local.ts';
 import type { S3Storage } from '../../providers/storage/s3.ts';
+import { PostgresLocker } from './locker.ts';
 import { ReceivedBytes } from './received.ts';
 
 /** The path the tus endpoints live under: an upload's URL is `${UPLOADS_PATH}/{upload_id}`. */
@@ -38,7 +39,7 @@ const READ_CHUNK = 1024 * 1024;
 const stores = new WeakMap<Config, UploadStore>();
 
 /** One store per process configuration (web and worker each build their own; both see the same bytes). */
-export function uploadStore(deps: Pick<Deps, 'config' | 'providers'>): UploadStore {
+export function uploadStore(deps: Pick<Deps, 'config' | 'providers' | 'db'>): UploadStore {
   let store = stores.get(deps.config);
   if (!store) {
     store = createUploadStore(deps);
@@ -47,10 +48,12 @@ export function uploadStore(deps: Pick<Deps, 'config' | 'providers'>): UploadSto
   return store;
 }
 
-const serverFor = (datastore: DataStore, config: Config) =>
+const serverFor = (datastore: DataStore, { config, db }: Pick<Deps, 'config' | 'db'>) =>
   new Server({
     path: UPLOADS_PATH,
     datastore,
+    // Any web process may take an upload's next PATCH: the lock on it is in the database.
+    locker: new PostgresLocker(db),
     maxSize: config.UPLOAD_MAX_FILE_BYTES,
     relativeLocation: true,
     // A finished upload is the asset's file now; it goes with the asset, not by DELETE of its upload.
@@ -65,7 +68,7 @@ async function removeQuietly(datastore: DataStore, id: string): Promise<void> {
   }
 }
 
-function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'providers'>): UploadStore {
+function createUploadStore({ config, providers, db }: Pick<Deps, 'config' | 'providers' | 'db'>): UploadStore {
   const expirationPeriodInMilliseconds = config.UPLOAD_EXPIRES_SECONDS * 1000;
   // By name, not instanceof: a job handler may see the provider's module loaded once more.
   if (providers.storage.name === 's3') {
@@ -91,7 +94,7 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
       kind: 's3',
       datastore,
       received,
-      tus: serverFor(datastore, config),
+      tus: serverFor(datastore, { config, db }),
       async read(id) {
         const opened = await storage.open(id);
         if (!opened) throw new Error(`the bytes of upload ${id} are missing`);
@@ -115,7 +118,7 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
     kind: 'local',
     datastore,
     received,
-    tus: serverFor(datastore, config),
+    tus: serverFor(datastore, { config, db }),
     read: async (id) => createReadStream(path.join(directory, id), { highWaterMark: READ_CHUNK }),
     keep: async (id, key, contentType) => void (await storage.adoptFile(key, path.join(directory, id), contentType)),
     remove: (id) => {
