@@ -26,9 +26,16 @@ const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
     ? tusError('validation_failed', 422, `the upload failed its checks: ${outcome.error.message}`, ['upload'])
     : tusError('not_found', 410, `the upload is ${outcome.state}: ${outcome.error.message}`);
 
+/** An upload as the tus endpoints read it: with whether its asset is deleted (one query per request). */
+type OpenedUpload = UploadRow & { asset_deleted_at: Date | null };
+
 /** The caller's own upload; anyone else's is as unknown to them as a missing one (404). */
-async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<UploadRow> {
-  const upload = await findUpload(deps.db, id);
+async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<OpenedUpload> {
+  const upload = (await deps
+    .db('asset_uploads as u')
+    .join('assets as a', 'a.id', 'u.asset_id')
+    .where('u.id', id)
+    .first('u.*', 'a.deleted_at as asset_deleted_at')) as OpenedUpload | undefined;
   if (!upload || upload.created_by_id !== actor.userId) throw tusError('not_found', 404, 'upload not found');
   return upload;
 }
@@ -37,21 +44,21 @@ async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<UploadRo
  * Ends an open upload that may take no more bytes: past its expiry, or its asset deleted. Null
  * while it is open; the ended outcome otherwise (also for one that had ended before).
  */
-async function closedOutcome(deps: Deps, upload: UploadRow): Promise<FinishOutcome | null> {
+async function closedOutcome(deps: Deps, upload: OpenedUpload): Promise<FinishOutcome | null> {
   if (upload.state === 'completed') return { state: 'completed', sha256: upload.sha256! };
   if (upload.state !== 'in_progress') return { state: upload.state, error: upload.error! };
   if (upload.expires_at.getTime() <= Date.now())
     return abandonUpload(deps, upload.id, 'expired', { code: 'upload_expired', message: `the upload was not finished by ${upload.expires_at.toISOString()}` });
-  const asset = await deps.db('assets').where({ id: upload.asset_id }).first('deleted_at');
-  if (asset?.deleted_at) return abandonUpload(deps, upload.id, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
+  if (upload.asset_deleted_at) return abandonUpload(deps, upload.id, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
   return null;
 }
 
 /** GET (JSON) and HEAD (tus: Upload-Offset, Upload-Length) of an upload. */
 export async function uploadStatus(deps: Deps, actor: Actor, id: string, ctx: Context) {
-  let upload = await ownUpload(deps, actor, id);
+  const opened = await ownUpload(deps, actor, id);
+  let upload: UploadRow = opened;
   const size = Number(upload.size);
-  let ended = await closedOutcome(deps, upload);
+  let ended = await closedOutcome(deps, opened);
   let offset = size;
   if (!ended) {
     offset = await uploadStore(deps)
