@@ -184,6 +184,10 @@ describe('asset uploads: tus discovery and creation', function () {
       status: 400,
       path: ['Upload-Metadata', 'filename'],
     });
+    expect(await refused({ 'upload-length': '10', 'upload-metadata': metadataHeader({ ...valid, organization_id: 'a\0b' }) })).to.deep.include({
+      status: 400,
+      message: 'Upload-Metadata.organization_id: must not contain the NUL character (U+0000)',
+    });
     expect(await refused({ 'upload-metadata': metadataHeader(valid) }, false)).to.deep.include({ status: 400, path: ['upload-length'] });
     expect(await refused({ 'upload-defer-length': '1', 'upload-length': '1', 'upload-metadata': metadataHeader(valid) })).to.deep.include({
       status: 400,

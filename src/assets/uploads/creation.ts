@@ -45,11 +45,15 @@ export function parseMetadata(header: string): Record<string, string> {
     if (!key || rest.length) throw invalid(['Upload-Metadata'], `"${pair.trim()}" is not a pair "key base64value"`);
     if (key in metadata) throw invalid(['Upload-Metadata', key], 'appears twice (keys must be unique)');
     if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(value)) throw invalid(['Upload-Metadata', key], 'the value must be base64');
+    let decoded: string;
     try {
-      metadata[key] = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'base64'));
+      decoded = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'base64'));
     } catch {
       throw invalid(['Upload-Metadata', key], 'the value must be base64 of UTF-8 text');
     }
+    // As every request string (src/http/route.ts): Postgres refuses NUL in text.
+    if (decoded.includes('\0')) throw invalid(['Upload-Metadata', key], 'must not contain the NUL character (U+0000)');
+    metadata[key] = decoded;
   }
   return metadata;
 }

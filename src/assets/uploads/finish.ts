@@ -23,7 +23,7 @@ import { checkType, measure } from './verify.ts';
 
 export type FinishOutcome = { state: 'completed'; sha256: string } | { state: Exclude<UploadRow['state'], 'completed' | 'in_progress'>; error: JobFailure };
 
-const outcomeOf = (row: UploadRow): FinishOutcome | null =>
+export const outcomeOf = (row: UploadRow): FinishOutcome | null =>
   row.state === 'in_progress' ? null : row.state === 'completed' ? { state: 'completed', sha256: row.sha256! } : { state: row.state, error: row.error! };
 
 /**

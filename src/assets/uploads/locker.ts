@@ -63,10 +63,15 @@ export class PostgresLocker implements Locker {
 
   private async take(id: string, requestRelease: RequestRelease): Promise<boolean> {
     const connection = this.connection ?? (await this.connect());
-    const { rows } = await connection.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [lockName(id)]);
-    if (rows[0]!.locked) this.held.set(id, requestRelease);
-    else await this.giveBackIfIdle();
-    return rows[0]!.locked;
+    let locked = false;
+    try {
+      const { rows } = await connection.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [lockName(id)]);
+      locked = rows[0]!.locked;
+    } finally {
+      if (locked) this.held.set(id, requestRelease);
+      else await this.giveBackIfIdle();
+    }
+    return locked;
   }
 
   private async release(id: string): Promise<void> {

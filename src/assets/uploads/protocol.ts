@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type { Actor } from '../../access/index.ts';
 import { AppError, conflict } from '../../core/errors.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { abandonUpload, type FinishOutcome, finishUpload } from './finish.ts';
+import { abandonUpload, type FinishOutcome, finishUpload, outcomeOf } from './finish.ts';
 import { findUpload, presentUpload, type UploadRow } from './rows.ts';
 import { UPLOADS_PATH, uploadStore } from './store.ts';
 
@@ -20,6 +20,8 @@ export const CHECKSUM_MAX_CHUNK = 64 * 1024 * 1024;
 
 export const tusError = (code: AppError['code'], status: number, message: string, path: string[] = []) =>
   new AppError(code, message, path.length ? [{ path, message }] : [], { status, headers: TUS });
+
+const completedError = () => tusError('conflict', 409, 'the upload is completed already; its bytes are the asset’s file');
 
 const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
   outcome.state === 'failed'
@@ -90,7 +92,7 @@ export const originOf = (deps: Deps, ctx: Context) => deps.config.PUBLIC_URL || 
 export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Context): Promise<void> {
   const upload = await ownUpload(deps, actor, id);
   const ended = await closedOutcome(deps, upload);
-  if (ended?.state === 'completed') throw tusError('conflict', 409, 'the upload is completed already; its bytes are the asset’s file');
+  if (ended?.state === 'completed') throw completedError();
   if (ended) throw endedError(ended);
   const headers = new Headers();
   for (const name of ['tus-resumable', 'upload-offset', 'content-type', 'content-length', 'upload-length']) {
@@ -109,6 +111,11 @@ export async function appendBytes(deps: Deps, upload: UploadRow, ctx: Context, h
   const body = ctx.get('upload-checksum') ? await checkedBody(ctx) : requestBytes(ctx);
   const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${upload.id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
   const response = await uploadStore(deps).tus.handleWeb(request);
+  if (response.status === 404 || response.status === 410) {
+    // The bytes went away since this request checked the upload: it ended meanwhile (another request finished it, say).
+    const ended = outcomeOf((await findUpload(deps.db, upload.id))!);
+    if (ended) throw ended.state === 'completed' ? completedError() : endedError(ended);
+  }
   if (response.status >= 400) throw fromTus(response.status, (await response.text()).trim());
   const offset = Number(response.headers.get('upload-offset'));
   ctx.set({ ...TUS, 'Upload-Offset': String(offset) });
