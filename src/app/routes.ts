@@ -8,7 +8,7 @@ import { generationRoutes } from '../generations/routes.ts';
 import { itemProjectsRoutes, projectItemRoutes, projectRoutes } from '../projects/routes.ts';
 import { alertPolicyRoutes } from '../alert-policy/routes.ts';
 import { assetRoutes } from '../assets/routes.ts';
-import { uploadRoutes } from '../assets/uploads/routes.ts';
+import { tusDiscoveryRoutes, uploadRoutes } from '../assets/uploads/routes.ts';
 import { downloadRoutes, signedFileRoutes } from '../assets/downloads/routes.ts';
 import { billingRoutes } from '../billing/routes.ts';
 import { billingWebhookRoutes } from '../billing/webhook-route.ts';
@@ -41,7 +41,7 @@ import { registerResourceTypes } from '../access/index.ts';
 import { resourceTypes } from './resource-types.ts';
 
 /** Open without a token. */
-export const plumbingRoutes: readonly AnyRoute[] = [...serviceRoutes, ...signedFileRoutes];
+export const plumbingRoutes: readonly AnyRoute[] = [...serviceRoutes, ...signedFileRoutes, ...tusDiscoveryRoutes];
 
 /** Provider notifications: no bearer token, each authenticates by its own signature. */
 export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;

@@ -13,7 +13,7 @@ import { idempotencyHeaders, type IdempotentOptions } from './idempotency.ts';
 import type { Locate } from './location.ts';
 import { claimKey, completeKey, hashOfKey, type IdempotentRequest, releaseKey, requestHash } from '../platform/idempotency.ts';
 
-export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 
 const noQuery = z.object({}).strict();
 

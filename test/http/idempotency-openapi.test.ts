@@ -42,6 +42,7 @@ const IDEMPOTENT = [
   'createAsset',
   'importAssetFromLink',
   'createAssetUpload',
+  'createAssetUploadByTus',
   'createBillingCustomer',
   'createBillingPortalSession',
   'createConversation',

@@ -19,6 +19,8 @@ export interface UploadStack {
   db: Db;
   config: Config;
   databaseUrl: string;
+  /** Another web process on the same database and files (its own upload store, locks and measurements); stopped with the stack. */
+  anotherServer(): Promise<TestServer>;
   stop(): Promise<void>;
 }
 
@@ -29,13 +31,20 @@ export async function startUploadStack(overrides: Record<string, string> = {}): 
   const server = await startTestServer(overrides, { databaseUrl });
   const config = testConfig(overrides);
   const worker = await startWorker(config, databaseUrl, createLogger(config, 'test-worker'));
+  const others: TestServer[] = [];
   return {
     server,
     worker,
     db,
     config,
     databaseUrl,
+    async anotherServer() {
+      const other = await startTestServer(overrides, { databaseUrl });
+      others.push(other);
+      return other;
+    },
     async stop() {
+      for (const other of others) await other.stop();
       await worker.stop();
       await server.stop();
       await db.destroy();
@@ -123,6 +132,13 @@ export async function tusRequest(uploadUrl: string, method: string, token: strin
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
+
+/** The same upload, as another web process serves it. */
+export const uploadUrlOn = (server: TestServer, uploadUrl: string) => `${server.url}${new URL(uploadUrl).pathname}`;
+
+/** One raw PATCH of `bytes` at `offset`. */
+export const patchBytes = (uploadUrl: string, token: string, offset: number, bytes: Buffer) =>
+  tusRequest(uploadUrl, 'PATCH', token, { 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, bytes);
 
 export async function createUploadFor(server: TestServer, user: TestUser, body: Record<string, unknown>) {
   return server.request('post', '/assets/uploads', { token: user.token, body });

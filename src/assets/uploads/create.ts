@@ -4,25 +4,41 @@ import { type Actor, fileIntoProjectOnCreate } from '../../access/index.ts';
 import { recordActivity } from '../../core/activity.ts';
 import { badRequest } from '../../core/errors.ts';
 import type { z } from '../../core/zod.ts';
+import type { Tx } from '../../db/knex.ts';
 import { inTransaction } from '../../db/transaction.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { assetTypeOf } from '../media-types.ts';
-import type { AssetRow } from '../presenter.ts';
+import { type AssetRow, presentAsset } from '../presenter.ts';
 import { returning } from '../service.ts';
 import { reserveStorage } from './limits.ts';
-import type { UploadRow } from './rows.ts';
+import { presentUpload, type UploadRow } from './rows.ts';
 import type { createUploadBody } from './schema.ts';
 import { uploadStore } from './store.ts';
 import { knownCharset, parseMediaType } from './verify.ts';
 
 export type NewUpload = z.output<typeof createUploadBody>;
+export type CreatedUpload = { asset: AssetRow; upload: UploadRow };
+/** Runs the creation's transaction: `inTransaction`, or `withIdempotency` (which may answer a replay instead of running it). */
+export type Transact<A> = (act: (trx: Tx) => Promise<A>) => Promise<A>;
+
+/** The creation's answer: the asset and its upload (offset 0), as the API presents them. */
+export const presentCreated =
+  (origin: string) =>
+  ({ asset, upload }: CreatedUpload) => ({ asset: presentAsset(asset), upload: presentUpload(upload, origin, 0) });
 
 /**
  * Creates the asset (`upload_file_state: in_progress`) and its tus upload (Upload-Length = size,
  * offset 0) together: the limits are checked and the size reserved in the same transaction, and
- * the upload exists in the store before it commits, so neither exists without the other.
+ * the upload exists in the store before it commits, so neither exists without the other. Answers
+ * what `answer` makes of them, inside the transaction (so an idempotent `transact` records it).
  */
-export async function createUpload(deps: Deps, actor: Actor, input: NewUpload): Promise<{ asset: AssetRow; upload: UploadRow }> {
+export async function createUpload<A>(
+  deps: Deps,
+  actor: Actor,
+  input: NewUpload,
+  answer: (created: CreatedUpload) => A,
+  transact: Transact<A> = (act) => inTransaction(deps.db, act),
+): Promise<A> {
   const { type: mediaType, charset } = parseMediaType(input.mime_type);
   const assetType = assetTypeOf(mediaType);
   if (!assetType)
@@ -32,7 +48,7 @@ export async function createUpload(deps: Deps, actor: Actor, input: NewUpload): 
   const id = randomBytes(16).toString('hex');
   let created = false;
   try {
-    return await inTransaction(deps.db, async (trx) => {
+    return await transact(async (trx) => {
       await reserveStorage(trx, deps.config, input.organization_id, input.size);
       const [asset] = (await trx('assets')
         .insert({
@@ -75,12 +91,13 @@ export async function createUpload(deps: Deps, actor: Actor, input: NewUpload): 
           id,
           size: input.size,
           offset: 0,
+          // filetype is what the running measurement (./received.ts) checks text against: the declared type.
           metadata: { asset_id: asset!.id, filename: input.filename, filetype: input.mime_type },
           creation_date: upload!.created_at.toISOString(),
         }),
       );
       created = true;
-      return { asset: asset!, upload: upload! };
+      return answer({ asset: asset!, upload: upload! });
     });
   } catch (error) {
     // The commit failed after the store made the upload: nothing refers to its (empty) bytes.

@@ -23,7 +23,7 @@ import { checkType, measure } from './verify.ts';
 
 export type FinishOutcome = { state: 'completed'; sha256: string } | { state: Exclude<UploadRow['state'], 'completed' | 'in_progress'>; error: JobFailure };
 
-const outcomeOf = (row: UploadRow): FinishOutcome | null =>
+export const outcomeOf = (row: UploadRow): FinishOutcome | null =>
   row.state === 'in_progress' ? null : row.state === 'completed' ? { state: 'completed', sha256: row.sha256! } : { state: row.state, error: row.error! };
 
 /**
@@ -40,7 +40,8 @@ export async function finishUpload(deps: Deps, uploadId: string): Promise<Finish
     const asset = (await trx('assets').where({ id: upload.asset_id }).forUpdate().first('id', 'deleted_at')) as { deleted_at: Date | null };
     if (asset.deleted_at) return endUpload(trx, upload, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
     const declared = { size: Number(upload.size), checksum: upload.checksum_sha256, mimeType: upload.mime_type };
-    const measured = await measure(await store.read(upload.id), declared);
+    // Measured as the bytes arrived when this process received them all; read once more otherwise.
+    const measured = store.received.take(upload.id, declared.size)?.verdict(declared) ?? (await measure(await store.read(upload.id), declared));
     const refusal = 'code' in measured ? measured : await checkType(await store.read(upload.id), upload.mime_type);
     if (refusal) return endUpload(trx, upload, 'failed', refusal);
     const { sha256 } = measured as { sha256: string };

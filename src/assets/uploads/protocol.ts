@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Actor } from '../../access/index.ts';
 import { AppError, conflict } from '../../core/errors.ts';
 import type { Deps } from '../../platform/deps.ts';
-import { abandonUpload, type FinishOutcome, finishUpload } from './finish.ts';
+import { abandonUpload, type FinishOutcome, finishUpload, outcomeOf } from './finish.ts';
 import { findUpload, presentUpload, type UploadRow } from './rows.ts';
 import { UPLOADS_PATH, uploadStore } from './store.ts';
 
@@ -15,21 +14,30 @@ import { UPLOADS_PATH, uploadStore } from './store.ts';
  * expiry, writing to its store). The finishing PATCH verifies and keeps the file before it answers.
  */
 
-const TUS = { 'Tus-Resumable': '1.0.0' };
+export const TUS = { 'Tus-Resumable': '1.0.0' };
 /** The largest PATCH a `Upload-Checksum` may cover: its bytes are held until they check out. */
 export const CHECKSUM_MAX_CHUNK = 64 * 1024 * 1024;
 
-const tusError = (code: AppError['code'], status: number, message: string, path: string[] = []) =>
+export const tusError = (code: AppError['code'], status: number, message: string, path: string[] = []) =>
   new AppError(code, message, path.length ? [{ path, message }] : [], { status, headers: TUS });
+
+const completedError = () => tusError('conflict', 409, 'the upload is completed already; its bytes are the asset’s file');
 
 const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
   outcome.state === 'failed'
     ? tusError('validation_failed', 422, `the upload failed its checks: ${outcome.error.message}`, ['upload'])
     : tusError('not_found', 410, `the upload is ${outcome.state}: ${outcome.error.message}`);
 
+/** An upload as the tus endpoints read it: with whether its asset is deleted (one query per request). */
+type OpenedUpload = UploadRow & { asset_deleted_at: Date | null };
+
 /** The caller's own upload; anyone else's is as unknown to them as a missing one (404). */
-async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<UploadRow> {
-  const upload = await findUpload(deps.db, id);
+async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<OpenedUpload> {
+  const upload = (await deps
+    .db('asset_uploads as u')
+    .join('assets as a', 'a.id', 'u.asset_id')
+    .where('u.id', id)
+    .first('u.*', 'a.deleted_at as asset_deleted_at')) as OpenedUpload | undefined;
   if (!upload || upload.created_by_id !== actor.userId) throw tusError('not_found', 404, 'upload not found');
   return upload;
 }
@@ -38,21 +46,21 @@ async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<UploadRo
  * Ends an open upload that may take no more bytes: past its expiry, or its asset deleted. Null
  * while it is open; the ended outcome otherwise (also for one that had ended before).
  */
-async function closedOutcome(deps: Deps, upload: UploadRow): Promise<FinishOutcome | null> {
+async function closedOutcome(deps: Deps, upload: OpenedUpload): Promise<FinishOutcome | null> {
   if (upload.state === 'completed') return { state: 'completed', sha256: upload.sha256! };
   if (upload.state !== 'in_progress') return { state: upload.state, error: upload.error! };
   if (upload.expires_at.getTime() <= Date.now())
     return abandonUpload(deps, upload.id, 'expired', { code: 'upload_expired', message: `the upload was not finished by ${upload.expires_at.toISOString()}` });
-  const asset = await deps.db('assets').where({ id: upload.asset_id }).first('deleted_at');
-  if (asset?.deleted_at) return abandonUpload(deps, upload.id, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
+  if (upload.asset_deleted_at) return abandonUpload(deps, upload.id, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
   return null;
 }
 
 /** GET (JSON) and HEAD (tus: Upload-Offset, Upload-Length) of an upload. */
 export async function uploadStatus(deps: Deps, actor: Actor, id: string, ctx: Context) {
-  let upload = await ownUpload(deps, actor, id);
+  const opened = await ownUpload(deps, actor, id);
+  let upload: UploadRow = opened;
   const size = Number(upload.size);
-  let ended = await closedOutcome(deps, upload);
+  let ended = await closedOutcome(deps, opened);
   let offset = size;
   if (!ended) {
     offset = await uploadStore(deps)
@@ -84,28 +92,47 @@ export const originOf = (deps: Deps, ctx: Context) => deps.config.PUBLIC_URL || 
 export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Context): Promise<void> {
   const upload = await ownUpload(deps, actor, id);
   const ended = await closedOutcome(deps, upload);
-  if (ended?.state === 'completed') throw tusError('conflict', 409, 'the upload is completed already; its bytes are the asset’s file');
+  if (ended?.state === 'completed') throw completedError();
   if (ended) throw endedError(ended);
-  const store = uploadStore(deps);
   const headers = new Headers();
   for (const name of ['tus-resumable', 'upload-offset', 'content-type', 'content-length', 'upload-length']) {
     const value = ctx.get(name);
     if (value) headers.set(name, value);
   }
-  // A bounded byte queue between the socket and the tus server: the bytes stream, they are never held.
-  const body = ctx.get('upload-checksum')
-    ? await checkedBody(ctx)
-    : (Readable.toWeb(ctx.req, { strategy: new ByteLengthQueuingStrategy({ highWaterMark: 1024 * 1024 }) }) as ReadableStream<Uint8Array>);
-  const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
-  const response = await store.tus.handleWeb(request);
+  await appendBytes(deps, upload, ctx, headers);
+}
+
+/**
+ * Hands the request's bytes to the tus server as a PATCH with `headers` (it checks the offset and
+ * the length, and writes them); the last byte finishes the upload before this returns. Sets the
+ * answer's Upload-Offset (and Upload-Expires while unfinished).
+ */
+export async function appendBytes(deps: Deps, upload: UploadRow, ctx: Context, headers: Headers): Promise<void> {
+  const body = ctx.get('upload-checksum') ? await checkedBody(ctx) : requestBytes(ctx);
+  const request = new Request(`http://uploads.internal${UPLOADS_PATH}/${upload.id}`, { method: 'PATCH', headers, body, duplex: 'half' } as RequestInit);
+  const response = await uploadStore(deps).tus.handleWeb(request);
+  if (response.status === 404 || response.status === 410) {
+    // The bytes went away since this request checked the upload: it ended meanwhile (another request finished it, say).
+    const ended = outcomeOf((await findUpload(deps.db, upload.id))!);
+    if (ended) throw ended.state === 'completed' ? completedError() : endedError(ended);
+  }
   if (response.status >= 400) throw fromTus(response.status, (await response.text()).trim());
   const offset = Number(response.headers.get('upload-offset'));
   ctx.set({ ...TUS, 'Upload-Offset': String(offset) });
   const expires = response.headers.get('upload-expires');
   if (expires) ctx.set('Upload-Expires', expires);
   if (offset !== Number(upload.size)) return;
-  const outcome = await finishUpload(deps, id);
+  const outcome = await finishUpload(deps, upload.id);
   if (outcome.state !== 'completed') throw endedError(outcome);
+}
+
+/**
+ * The request's bytes as the web stream the tus server reads, pulled from the socket one chunk at a
+ * time (so they stream, never held) and handed over as they are: `Readable.toWeb` would copy every
+ * chunk into a new array, which cost more than writing the bytes (bench:uploads).
+ */
+function requestBytes(ctx: Context): ReadableStream<Uint8Array> {
+  return ReadableStream.from(ctx.req as AsyncIterable<Uint8Array>);
 }
 
 /**
@@ -137,6 +164,8 @@ function fromTus(status: number, text: string): AppError {
       return tusError('conflict', 409, `Upload-Offset: does not match the upload's offset; HEAD it and resume from there (${text})`, ['Upload-Offset']);
     case 410:
       return tusError('not_found', 410, `the upload is gone: ${text}`);
+    case 423:
+      return tusError('conflict', 423, `${text}; retry (HEAD it for the offset to resume from)`);
     case 413:
       return tusError('validation_failed', 413, `the bytes would pass the upload's length: ${text}`);
     case 404:

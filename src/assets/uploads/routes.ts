@@ -1,14 +1,13 @@
-import type { RouteConfig } from '@asteasolutions/zod-to-openapi';
+import type { ResponseConfig, RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodType } from 'zod';
 import { z } from '../../core/zod.ts';
-import { holder, within } from '../../http/authorize.ts';
+import { holder, publicAccess, signedIn, within } from '../../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../../http/route.ts';
 import { headersFor } from '../../http/openapi-headers.ts';
-import { presentAsset } from '../presenter.ts';
-import { createUpload } from './create.ts';
+import { createUpload, presentCreated } from './create.ts';
+import { createByTus, discovery, TUS_EXTENSIONS } from './creation.ts';
 import { CHECKSUM_MAX_CHUNK, originOf, receiveBytes, terminateUpload, uploadStatus } from './protocol.ts';
-import { presentUpload } from './rows.ts';
-import { createdUploadSchema, createUploadBody, patchHeaders, tusHeaders, uploadIdParams, uploadSchema } from './schema.ts';
+import { createdUploadSchema, createUploadBody, patchHeaders, tusCreationHeaders, tusHeaders, uploadIdParams, uploadSchema } from './schema.ts';
 
 const tag = 'Assets';
 const owner = holder('asset_upload', 'created_by_id');
@@ -44,6 +43,7 @@ const patchAnswers = {
   410: 'The upload ended: expired, terminated, or its asset deleted',
   413: 'More bytes than the upload’s length (or than an Upload-Checksum request may carry)',
   422: 'The finished bytes failed their checks (size, checksum_sha256, type, text): the asset is `error`',
+  423: 'Another request, in this or another web process, is writing to the upload: retry (tus-js-client does), HEAD for the offset',
   460: 'Upload-Checksum does not match the request’s bytes; none were kept',
 };
 
@@ -69,8 +69,64 @@ export const uploadRoutes: AnyRoute[] = [
     // The asset is what was created (the upload is its way in): replays answer the same Location.
     location: (_params, answer) => `/assets/${(answer as { asset: { id: string } }).asset.id}`,
     handler: async ({ body, actor, deps, ctx }) => {
-      const { asset, upload } = await createUpload(deps, actor, body);
-      return { asset: presentAsset(asset), upload: presentUpload(upload, originOf(deps, ctx), 0) };
+      return createUpload(deps, actor, body, presentCreated(originOf(deps, ctx)));
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/asset-uploads',
+    operationId: 'createAssetUploadByTus',
+    idempotent: { mode: 'transaction' },
+    summary: 'tus: create an upload (and its asset), optionally with its first bytes',
+    description: [
+      'The tus creation request (creation and creation-with-upload extensions), for clients given the endpoint (tus-js-client `endpoint`, Uppy): the same upload as `POST /assets/uploads` — the same limits, authorization (`resources.create` in the organization) and Error bodies — with its fields in headers. ',
+      '`Upload-Length` is `size`; `Upload-Metadata` carries `organization_id`, `filename`, `filetype` (the media type), and optionally `title`, `project_id` and `checksum_sha256`, each base64 as tus says (other keys are ignored). ',
+      'An Error body names the header and key at fault (`Upload-Metadata.filetype`). `Upload-Defer-Length` is not supported (400). ',
+      'A body with `Content-Type: application/offset+octet-stream` is the upload’s first bytes (as a PATCH at offset 0; the last byte finishes the upload, as PATCH does); the answer’s `Upload-Offset` says how many were kept. ',
+      '201: `Location` is the upload URL (HEAD/PATCH/DELETE it with your bearer token), the body the asset and the upload. Should the bytes fail (a 4xx after the upload was created), `Location` still names the upload. ',
+      'With Idempotency-Key, a replay answers the first creation and takes no bytes: HEAD the upload and resume.',
+    ].join(''),
+    tag,
+    headers: tusCreationHeaders,
+    response: { status: 201, description: 'The upload (Location) and its asset', schema: createdUploadSchema },
+    errors: [403, 409, 413, 422],
+    authorize: signedIn('resources.create in Upload-Metadata organization_id, checked by the handler'),
+    location: (_params, answer) => (answer as { upload: { url: string } }).upload.url,
+    handler: async ({ actor, deps, ctx, idempotency }) => createByTus(deps, actor, ctx, idempotency, 'createAssetUploadByTus'),
+    document: (operation, error) => {
+      const answered = withTusAnswers(operation, error, {
+        409: 'The organization’s uploads would pass its storage limit, or (with a body) the bytes do not start at offset 0',
+        413: 'Upload-Length is over the largest file (Tus-Max-Size), or the body is longer than Upload-Length',
+        422: 'A body that was the whole file failed its checks: the asset is `error`',
+        460: 'Upload-Checksum does not match the body; the upload exists (Location) with none of it',
+      });
+      const created = answered.responses[201] as ResponseConfig;
+      return [
+        {
+          ...answered,
+          request: {
+            ...operation.request,
+            body: {
+              required: false,
+              description: 'creation-with-upload: the first bytes of the file (offset 0).',
+              content: { 'application/offset+octet-stream': { schema: z.string().openapi({ format: 'binary' }) } },
+            },
+          },
+          responses: {
+            ...answered.responses,
+            201: {
+              ...created,
+              headers: {
+                ...created.headers,
+                'Tus-Resumable': tusResumable,
+                Location: header('The upload URL (absolute): HEAD, PATCH and DELETE it.'),
+                'Upload-Offset': uploadOffset,
+                'Upload-Expires': uploadExpires,
+              },
+            },
+          },
+        },
+      ];
     },
   }),
   defineRoute({
@@ -120,7 +176,8 @@ export const uploadRoutes: AnyRoute[] = [
       'The tus PATCH request: the bytes from `Upload-Offset` (which must be the upload’s offset, else 409). A connection lost half-way keeps what arrived: `HEAD` and resume from there. ',
       `With \`Upload-Checksum: sha256 <base64>\` (at most ${CHECKSUM_MAX_CHUNK} bytes in that request) bytes that do not hash to it answer 460 and none are kept. `,
       'The request that brings the last byte also finishes the upload: it answers 204 once the file is verified and stored (the asset is `success`, enrichment enqueued), or 422 with the reason (size, checksum or type mismatch; the asset is `error`, the bytes removed). ',
-      '410 once the upload expired, was terminated or its asset deleted.',
+      '410 once the upload expired, was terminated or its asset deleted. ',
+      'One request writes to an upload at a time, whichever web process serves it (a lock in the database): another one meanwhile is 423. Within one process a new request for the upload asks the one writing to stop (a client resuming after a dropped connection is not kept waiting by the dead request).',
     ].join(''),
     tag,
     params: uploadIdParams,
@@ -168,5 +225,40 @@ export const uploadRoutes: AnyRoute[] = [
     authorize: owner,
     handler: async ({ params, actor, deps, ctx }) => terminateUpload(deps, actor, params.upload_id, ctx),
     document: (operation, error) => [withTusAnswers(operation, error, {})],
+  }),
+];
+
+/** Served before authentication: browsers send OPTIONS without credentials, and it tells only what the server speaks. */
+export const tusDiscoveryRoutes: AnyRoute[] = [
+  defineRoute({
+    method: 'options',
+    path: '/asset-uploads',
+    operationId: 'discoverAssetUploads',
+    summary: 'tus: what this server supports (discovery)',
+    description: `The tus OPTIONS request: \`Tus-Version\` (1.0.0), \`Tus-Extension\` (${TUS_EXTENSIONS.join(', ')}), \`Tus-Max-Size\` (UPLOAD_MAX_FILE_BYTES) and \`Tus-Checksum-Algorithm\` (sha256). No token needed.`,
+    tag,
+    public: true,
+    response: { status: 204, description: 'What the server supports, in headers' },
+    authorize: publicAccess('tus discovery: the server’s capabilities only'),
+    handler: async ({ deps, ctx }) => discovery(deps, ctx),
+    document: (operation) => [
+      {
+        ...operation,
+        responses: {
+          ...operation.responses,
+          204: {
+            description: 'What the server supports, in headers',
+            headers: {
+              ...headersFor(204, false),
+              'Tus-Resumable': tusResumable,
+              'Tus-Version': header('Protocol versions served: `1.0.0`.'),
+              'Tus-Extension': header(`Extensions served: \`${TUS_EXTENSIONS.join(',')}\`.`),
+              'Tus-Max-Size': header('The largest upload, in bytes (UPLOAD_MAX_FILE_BYTES).', { type: 'string', pattern: '^\\d+$' }),
+              'Tus-Checksum-Algorithm': header('Algorithms for Upload-Checksum: `sha256`.'),
+            },
+          },
+        },
+      },
+    ],
   }),
 ];

@@ -73,3 +73,25 @@ export const patchHeaders = z.object({
 });
 
 export const tusHeaders = z.object({ 'tus-resumable': z.literal('1.0.0').openapi({ description: 'The tus protocol version: `1.0.0`.' }) });
+
+/** The tus creation request's headers (POST /asset-uploads): the fields are checked by createUploadBody once decoded. */
+export const tusCreationHeaders = z.object({
+  'tus-resumable': z.literal('1.0.0').openapi({ description: 'The tus protocol version: `1.0.0`.' }),
+  'upload-length': z
+    .string()
+    .regex(/^\d+$/, 'must be the file size in bytes')
+    .openapi({ description: 'The file’s size in bytes (`size`): at most Tus-Max-Size.' }),
+  'upload-metadata': z.string().max(8192).openapi({
+    description:
+      'Comma-separated `key base64value` pairs: `organization_id`, `filename`, `filetype` (required), `title`, `project_id`, `checksum_sha256` (optional); other keys are ignored.',
+  }),
+  'content-type': z
+    .literal('application/offset+octet-stream')
+    .optional()
+    .openapi({ description: 'creation-with-upload: `application/offset+octet-stream` when the body carries the first bytes.' }),
+  'upload-checksum': z
+    .string()
+    .regex(/^sha256 [A-Za-z0-9+/]+=*$/, 'must be `sha256 <base64 digest>`')
+    .optional()
+    .openapi({ description: 'With a body: `sha256 <base64>` of it (460 and none kept when it does not match).' }),
+});

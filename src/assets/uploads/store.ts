@@ -8,6 +8,8 @@ import type { Config } from '../../config/schema.ts';
 import type { Deps } from '../../platform/deps.ts';
 import type { LocalDiskStorage } from '../../providers/storage/local.ts';
 import type { S3Storage } from '../../providers/storage/s3.ts';
+import { PostgresLocker } from './locker.ts';
+import { ReceivedBytes } from './received.ts';
 
 /** The path the tus endpoints live under: an upload's URL is `${UPLOADS_PATH}/{upload_id}`. */
 export const UPLOADS_PATH = '/asset-uploads';
@@ -21,6 +23,8 @@ export interface UploadStore {
   readonly kind: 'local' | 's3';
   readonly tus: Server;
   readonly datastore: DataStore;
+  /** The running measurement of the bytes this process wrote (finishing takes it instead of reading the file again). */
+  readonly received: ReceivedBytes;
   /** Streams the bytes received so far. */
   read(id: string): Promise<Readable>;
   /** Makes a finished upload's bytes the object at `key` (the asset's file), without reading them. */
@@ -29,10 +33,13 @@ export interface UploadStore {
   remove(id: string): Promise<void>;
 }
 
+/** Reads of stored bytes go in 1 MiB chunks: fewer, larger reads hash faster than the 64 KiB default. */
+const READ_CHUNK = 1024 * 1024;
+
 const stores = new WeakMap<Config, UploadStore>();
 
 /** One store per process configuration (web and worker each build their own; both see the same bytes). */
-export function uploadStore(deps: Pick<Deps, 'config' | 'providers'>): UploadStore {
+export function uploadStore(deps: Pick<Deps, 'config' | 'providers' | 'db'>): UploadStore {
   let store = stores.get(deps.config);
   if (!store) {
     store = createUploadStore(deps);
@@ -41,10 +48,12 @@ export function uploadStore(deps: Pick<Deps, 'config' | 'providers'>): UploadSto
   return store;
 }
 
-const serverFor = (datastore: DataStore, config: Config) =>
+const serverFor = (datastore: DataStore, { config, db }: Pick<Deps, 'config' | 'db'>) =>
   new Server({
     path: UPLOADS_PATH,
     datastore,
+    // Any web process may take an upload's next PATCH: the lock on it is in the database.
+    locker: new PostgresLocker(db),
     maxSize: config.UPLOAD_MAX_FILE_BYTES,
     relativeLocation: true,
     // A finished upload is the asset's file now; it goes with the asset, not by DELETE of its upload.
@@ -59,7 +68,7 @@ async function removeQuietly(datastore: DataStore, id: string): Promise<void> {
   }
 }
 
-function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'providers'>): UploadStore {
+function createUploadStore({ config, providers, db }: Pick<Deps, 'config' | 'providers' | 'db'>): UploadStore {
   const expirationPeriodInMilliseconds = config.UPLOAD_EXPIRES_SECONDS * 1000;
   // By name, not instanceof: a job handler may see the provider's module loaded once more.
   if (providers.storage.name === 's3') {
@@ -78,10 +87,14 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
         responseChecksumValidation: 'WHEN_REQUIRED',
       },
     });
+    // An unfinished multipart upload cannot be read back: one resumed here unmeasured is read when it finishes.
+    const received = new ReceivedBytes(() => null);
+    received.follow(datastore);
     return {
       kind: 's3',
       datastore,
-      tus: serverFor(datastore, config),
+      received,
+      tus: serverFor(datastore, { config, db }),
       async read(id) {
         const opened = await storage.open(id);
         if (!opened) throw new Error(`the bytes of upload ${id} are missing`);
@@ -89,6 +102,7 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
       },
       keep: async (id, key, contentType) => void (await storage.copyObject(id, key, contentType)),
       async remove(id) {
+        received.forget(id);
         await removeQuietly(datastore, id);
         // A completed multipart upload cannot be aborted, and the store then keeps its objects: delete them by name.
         for (const key of [id, `${id}.info`, `${id}.part`]) await storage.delete(key);
@@ -98,12 +112,18 @@ function createUploadStore({ config, providers }: Pick<Deps, 'config' | 'provide
   const storage = providers.storage as LocalDiskStorage;
   const directory = path.resolve(config.DATA_DIR, 'uploads');
   const datastore = new FileStore({ directory, expirationPeriodInMilliseconds });
+  const received = new ReceivedBytes((id, end) => createReadStream(path.join(directory, id), { start: 0, end: end - 1, highWaterMark: READ_CHUNK }));
+  received.follow(datastore);
   return {
     kind: 'local',
     datastore,
-    tus: serverFor(datastore, config),
-    read: async (id) => createReadStream(path.join(directory, id)),
+    received,
+    tus: serverFor(datastore, { config, db }),
+    read: async (id) => createReadStream(path.join(directory, id), { highWaterMark: READ_CHUNK }),
     keep: async (id, key, contentType) => void (await storage.adoptFile(key, path.join(directory, id), contentType)),
-    remove: (id) => removeQuietly(datastore, id),
+    remove: (id) => {
+      received.forget(id);
+      return removeQuietly(datastore, id);
+    },
   };
 }

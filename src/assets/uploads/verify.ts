@@ -47,27 +47,45 @@ export function knownCharset(charset: string): boolean {
 }
 
 /**
- * Reads the finished bytes once: their size and SHA-256 against what was declared, and — for a
+ * What the bytes are so far, fed chunk by chunk in their order: their size, SHA-256 and — for a
  * declared text type — that they decode in their charset and hold no NUL (binary is not text).
+ * Fed as the bytes arrive (./received.ts), so a finished upload is not read again to be measured.
  */
-export async function measure(bytes: Readable, declared: { size: number; checksum: string | null; mimeType: string }): Promise<Verified | Refusal> {
-  const { type, charset } = parseMediaType(declared.mimeType);
-  const hash = createHash('sha256');
-  const decoder = textual(type) ? new TextDecoder(charset, { fatal: true }) : null;
-  let size = 0;
-  let text: Refusal | null = null;
-  for await (const chunk of bytes) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    hash.update(buffer);
-    if (decoder && !text) text = checkText(decoder, buffer, charset, false);
+export class Measurement {
+  size = 0;
+  private readonly hash = createHash('sha256');
+  private readonly decoder: TextDecoder | null;
+  private readonly charset: string;
+  private text: Refusal | null = null;
+
+  constructor(mimeType: string) {
+    const { type, charset } = parseMediaType(mimeType);
+    this.charset = charset;
+    this.decoder = textual(type) ? new TextDecoder(charset, { fatal: true }) : null;
   }
-  if (decoder && !text) text = checkText(decoder, Buffer.alloc(0), charset, true);
-  const sha256 = hash.digest('hex');
-  if (size !== declared.size) return { code: 'size_mismatch', message: `size: ${size} bytes arrived, ${declared.size} were declared` };
-  if (declared.checksum && declared.checksum !== sha256)
-    return { code: 'checksum_mismatch', message: `checksum_sha256: the bytes hash to ${sha256}, not the declared ${declared.checksum}` };
-  return text ?? { size, sha256 };
+
+  update(chunk: Buffer): void {
+    this.size += chunk.length;
+    this.hash.update(chunk);
+    if (this.decoder && !this.text) this.text = checkText(this.decoder, chunk, this.charset, false);
+  }
+
+  /** The finished bytes against what was declared (ends the measurement: call it once). */
+  verdict(declared: { size: number; checksum: string | null }): Verified | Refusal {
+    if (this.decoder && !this.text) this.text = checkText(this.decoder, Buffer.alloc(0), this.charset, true);
+    const sha256 = this.hash.digest('hex');
+    if (this.size !== declared.size) return { code: 'size_mismatch', message: `size: ${this.size} bytes arrived, ${declared.size} were declared` };
+    if (declared.checksum && declared.checksum !== sha256)
+      return { code: 'checksum_mismatch', message: `checksum_sha256: the bytes hash to ${sha256}, not the declared ${declared.checksum}` };
+    return this.text ?? { size: this.size, sha256 };
+  }
+}
+
+/** Reads finished bytes once and measures them (when no measurement followed them as they arrived). */
+export async function measure(bytes: Readable, declared: { size: number; checksum: string | null; mimeType: string }): Promise<Verified | Refusal> {
+  const measurement = new Measurement(declared.mimeType);
+  for await (const chunk of bytes) measurement.update(chunk as Buffer);
+  return measurement.verdict(declared);
 }
 
 function checkText(decoder: TextDecoder, chunk: Buffer, charset: string, last: boolean): Refusal | null {
