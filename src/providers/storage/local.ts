@@ -1,9 +1,25 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ByteRange, ObjectStorage, OpenedObject, StoredObject } from './types.ts';
 
 const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Flushes a stored object and its sidecar to disk, and their directory entries: callers commit
+ * "stored" (an upload's `success`, a generation's asset) right after, and that must survive a
+ * power loss as the database row does.
+ */
+async function makeDurable(file: string): Promise<void> {
+  for (const target of [file, `${file}.type`, path.dirname(file)]) {
+    const handle = await open(target, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
+}
 
 /** Files under DATA_DIR/storage; the content type is kept in a sidecar so reads can serve it. */
 export class LocalDiskStorage implements ObjectStorage {
@@ -22,6 +38,7 @@ export class LocalDiskStorage implements ObjectStorage {
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, body);
     await writeFile(`${file}.type`, contentType);
+    await makeDurable(file);
     return { key, size: body.length, contentType };
   }
 
@@ -39,6 +56,7 @@ export class LocalDiskStorage implements ObjectStorage {
       await copyFile(source, file);
     });
     await writeFile(`${file}.type`, contentType);
+    await makeDurable(file);
     return { key, size: (await stat(file)).size, contentType };
   }
 
