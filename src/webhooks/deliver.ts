@@ -10,7 +10,7 @@ import { organizationName } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { type EndpointDisabledEmail, webhookEndpointDisabledEmailJob } from './jobs.ts';
 import { keyringFor, openSigningSecret, signedHeaders } from './signing.ts';
-import { claimSlot, releaseSlot, SLOT_LEASE_SECONDS, SLOT_WAIT_SECONDS, slotHolder } from './slots.ts';
+import { claimSlot, type DeliveryToSend, lockDeliveryClaimingSlot, releaseSlot, SLOT_LEASE_SECONDS, SLOT_WAIT_SECONDS, slotHolder } from './slots.ts';
 
 /** Each attempt gives up after this long, answer body included. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -45,9 +45,15 @@ interface Prepared {
 export async function deliverWebhook({ delivery_id }: { delivery_id: string }, { deps, step, signal, job }: JobContext) {
   const holder = slotHolder(job);
   const prepared = await step(async (trx) => {
-    const ready = await prepare(trx, deps, delivery_id);
-    if (typeof ready === 'string') return ready;
-    const slot = await claimSlot(trx, ready.endpointId, holder);
+    const delivery = await lockDeliveryClaimingSlot(trx, delivery_id, holder);
+    if (!delivery) return 'the delivery is gone (its endpoint was deleted)';
+    const ready = await prepare(trx, deps, delivery);
+    if (typeof ready === 'string') {
+      if (delivery.slot !== null) await releaseSlot(trx, delivery.endpoint_id, delivery.slot, holder);
+      return ready;
+    }
+    // None claimed with the read: every slot is held, or the endpoint's slot rows are still to be made.
+    const slot = delivery.slot ?? (await claimSlot(trx, ready.endpointId, holder));
     if (slot !== null) return { ...ready, slot };
     // Every slot is held: the job goes back to wait, this attempt unused (started_on cleared, as a
     // pause's deferral or a stopping worker's hand-back does). It is not claimable for a while, so
@@ -73,15 +79,14 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
   throw new Error(why);
 }
 
-async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): Promise<Omit<Prepared, 'slot'> | string> {
-  const delivery = await trx('webhook_deliveries').where({ id: deliveryId }).forUpdate().first();
-  if (!delivery) return 'the delivery is gone (its endpoint was deleted)';
+async function prepare(trx: Knex.Transaction, deps: Deps, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
+  const deliveryId = delivery.id;
   if (delivery.status !== 'pending') return `the delivery is already ${delivery.status}`;
   const skip = async (reason: string) => {
     await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'skipped', status_reason: reason });
     return `skipped: ${reason}`;
   };
-  const endpoint = await trx('webhook_endpoints').where({ id: delivery.endpoint_id }).first();
+  const endpoint = { ...delivery, id: delivery.endpoint_id };
   if (!endpoint.enabled && delivery.event_type !== 'ping') {
     await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'failed', status_reason: 'the endpoint is disabled' });
     return 'the endpoint is disabled';
@@ -105,13 +110,14 @@ async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): P
       key_id: endpoint.secret_key_id,
     }),
   ];
-  if (endpoint.previous_secret_ciphertext && endpoint.previous_secret_expires_at > new Date()) {
+  // A rotated-out secret's columns are set together (rotate-secret), and cleared together.
+  if (endpoint.previous_secret_ciphertext && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > new Date()) {
     secrets.push(
       openSigningSecret(keyring, endpoint.id, {
         ciphertext: endpoint.previous_secret_ciphertext,
-        iv: endpoint.previous_secret_iv,
-        auth_tag: endpoint.previous_secret_auth_tag,
-        key_id: endpoint.previous_secret_key_id,
+        iv: endpoint.previous_secret_iv!,
+        auth_tag: endpoint.previous_secret_auth_tag!,
+        key_id: endpoint.previous_secret_key_id!,
       }),
     );
   }

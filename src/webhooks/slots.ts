@@ -46,6 +46,68 @@ export async function claimSlot(trx: Knex.Transaction, endpointId: string, holde
   return rowCount > 0 ? claim() : null;
 }
 
+/** A delivery as an attempt reads it, with the endpoint columns the attempt needs. */
+export interface DeliveryToSend {
+  id: string;
+  endpoint_id: string;
+  organization_id: string;
+  status: string;
+  event_id: string;
+  event_type: string;
+  payload: unknown;
+  subject_type: string | null;
+  subject_id: string | null;
+  url: string;
+  enabled: boolean;
+  created_by_id: string;
+  secret_ciphertext: Buffer;
+  secret_iv: Buffer;
+  secret_auth_tag: Buffer;
+  secret_key_id: string;
+  previous_secret_ciphertext: Buffer | null;
+  previous_secret_iv: Buffer | null;
+  previous_secret_auth_tag: Buffer | null;
+  previous_secret_key_id: string | null;
+  previous_secret_expires_at: Date | null;
+  /** The slot claimed for `holder`: null when the delivery is not to be sent, or no slot was free. */
+  slot: number | null;
+}
+
+/**
+ * An attempt's first read, in one round trip on the idle path: the delivery locked, its endpoint,
+ * and — when the delivery is pending and its endpoint takes it (enabled, or a ping) — a free slot
+ * claimed for `holder` as claimSlot does. A claim the attempt then does not use (the delivery is
+ * skipped) is released in the same transaction. Undefined when the delivery is gone.
+ */
+export async function lockDeliveryClaimingSlot(trx: Knex.Transaction, deliveryId: string, holder: string): Promise<DeliveryToSend | undefined> {
+  const { rows } = await trx.raw(
+    `WITH d AS (
+       SELECT id, endpoint_id, organization_id, status, event_id, event_type, payload, subject_type, subject_id
+         FROM webhook_deliveries WHERE id = ? FOR UPDATE
+     ), e AS (
+       SELECT e.id, e.url, e.enabled, e.created_by_id, e.secret_ciphertext, e.secret_iv, e.secret_auth_tag, e.secret_key_id,
+              e.previous_secret_ciphertext, e.previous_secret_iv, e.previous_secret_auth_tag, e.previous_secret_key_id, e.previous_secret_expires_at
+         FROM webhook_endpoints e JOIN d ON e.id = d.endpoint_id
+     ), free AS (
+       SELECT s.endpoint_id, s.slot FROM webhook_endpoint_slots s JOIN d ON s.endpoint_id = d.endpoint_id JOIN e ON true
+        WHERE d.status = 'pending' AND (e.enabled OR d.event_type = 'ping')
+          AND s.slot < ? AND (s.holder IS NULL OR s.held_until < now())
+        ORDER BY s.slot LIMIT 1
+          FOR UPDATE OF s SKIP LOCKED
+     ), claimed AS (
+       UPDATE webhook_endpoint_slots s SET holder = ?, held_until = now() + make_interval(secs => ?)
+         FROM free WHERE s.endpoint_id = free.endpoint_id AND s.slot = free.slot
+       RETURNING s.slot
+     )
+     SELECT d.*, e.url, e.enabled, e.created_by_id, e.secret_ciphertext, e.secret_iv, e.secret_auth_tag, e.secret_key_id,
+            e.previous_secret_ciphertext, e.previous_secret_iv, e.previous_secret_auth_tag, e.previous_secret_key_id, e.previous_secret_expires_at,
+            (SELECT slot FROM claimed) AS slot
+       FROM d JOIN e ON true`,
+    [deliveryId, ENDPOINT_CONCURRENCY, holder, SLOT_LEASE_SECONDS],
+  );
+  return rows[0] as DeliveryToSend | undefined;
+}
+
 /** Frees the slot if `holder` still holds it (its lease may have lapsed and the slot gone to another). */
 export async function releaseSlot(db: Knex, endpointId: string, slot: number, holder: string): Promise<void> {
   await db('webhook_endpoint_slots').where({ endpoint_id: endpointId, slot, holder }).update({ holder: null, held_until: null });

@@ -326,6 +326,8 @@ describe('webhook delivery (worker)', function () {
     await settled(owners.id, 4);
     expect(receiver.at('/integrator')).to.have.length(2);
     expect(receiver.at('/owner')).to.have.length(4);
+    // A skipped delivery gave back the slot its attempt claimed with its first read.
+    expect(await db('webhook_endpoint_slots').where({ endpoint_id: theirs.id }).whereNotNull('holder')).to.deep.equal([]);
     const removal = JSON.parse(receiver.at('/owner')[3]!.body) as { type: string; organization_id: string; data: { object: { user_id?: string } } };
     expect(removal).to.deep.include({ type: 'member.removed', organization_id: org });
   });
