@@ -130,24 +130,104 @@ const summary = (ms: number[]) => {
 };
 const show = (s: { p50: number; p95: number; n: number }) => `p50 ${fmt.ms(s.p50)}, p95 ${fmt.ms(s.p95)} (${s.n} deliveries)`;
 
-const worker = await startWorker(config, url, log, { jobs: [runnableJob(webhookDeliveryJob)] });
+// The delivery handler as bound, wrapped to mark when each attempt starts and when its first step
+// (the checks under the lease and the slot claim) commits: the idle breakdown's marks.
+const handlerStarted = new Map<string, number>();
+const prepared = new Map<string, number>();
+const bound = runnableJob(webhookDeliveryJob);
+const marked: typeof bound = {
+  ...bound,
+  handler: async () => {
+    const run = await bound.handler();
+    return (payload, context) => {
+      const id = (payload as { delivery_id: string }).delivery_id;
+      handlerStarted.set(id, performance.now());
+      let first = true;
+      const step: typeof context.step = async (work) => {
+        const value = await context.step(work);
+        if (first) prepared.set(id, performance.now());
+        first = false;
+        return value;
+      };
+      return run(payload, { ...context, step });
+    };
+  },
+};
+const worker = await startWorker(config, url, log, { jobs: [marked] });
 console.log(
   `bench:webhooks — load ${load()}, one worker (delivery queue: ${webhookDeliveryJob.work.localConcurrency} slots, ${ENDPOINT_CONCURRENCY} per endpoint)`,
 );
 
 const paths = (prefix: string) => Array.from({ length: FAN_OUT }, (_, i) => `/${prefix}${i}`);
 
+/** Raw pg-boss working `rawJob`: its handler POSTs `body` to the job's path (the baseline of (a) and (c)). */
+async function rawWorker(body: string) {
+  const boss = createBoss(url, 'worker', { max: 4 });
+  boss.on('error', (error) => console.error('raw pg-boss error', error));
+  await boss.start();
+  await boss.work(
+    rawJob.name,
+    {
+      batchSize: 1,
+      localConcurrency: webhookDeliveryJob.work.localConcurrency ?? 4,
+      groupConcurrency: ENDPOINT_CONCURRENCY,
+      // As bench/support/raw-worker.ts: pg-boss's own pacing plus the wake-up after each job our slot waker does.
+      pollingIntervalSeconds: 0.5,
+      notifyPollingIntervalSeconds: 0.5,
+      burstWhenReadyExceeds: 1,
+    },
+    async ([job]) => {
+      const { delivery_id, path } = job!.data as { delivery_id: string; path: string };
+      try {
+        const response = await fetch(`${receiverUrl}${path}`, {
+          method: 'POST',
+          body,
+          headers: { 'content-type': 'application/json', 'webhook-id': delivery_id },
+        });
+        await response.text();
+      } catch (error) {
+        console.error('raw handler failed', error);
+        throw error;
+      }
+    },
+  );
+  return boss;
+}
+
 if (PHASES.includes('a')) {
-  // (a) idle: commit → delivered, one event at a time.
+  // (a) idle: commit → delivered, one event at a time; in turn with raw pg-boss (send → its handler's POST arrives).
   await endpoints('asset.enriched', ['/idle']);
+  const raw = await rawWorker(JSON.stringify(event('asset.enriched')));
   const idle: number[] = [];
+  const baseline: number[] = [];
+  const pickup: number[] = [];
+  const checks: number[] = [];
+  const sending: number[] = [];
   for (let i = 0; i < IDLE; i++) {
+    const id = randomUUID();
+    await sender.send(rawJob.name, { delivery_id: id, path: '/raw-idle' }, { group: { id: '/raw-idle' } });
+    const sent = performance.now();
+    baseline.push((await waitFor('a raw idle delivery', async () => arrived('/raw-idle', id), 30_000, 1)) - sent);
+
     const e = event('asset.enriched');
     const committed = await publish([e]);
     const at = await waitFor('an idle delivery', async () => arrived('/idle', e.id), 30_000, 1);
     idle.push(at - committed);
+    const delivery = await db('webhook_deliveries').where({ event_id: e.id }).first('id');
+    pickup.push(handlerStarted.get(delivery.id)! - committed);
+    checks.push(prepared.get(delivery.id)! - handlerStarted.get(delivery.id)!);
+    sending.push(at - prepared.get(delivery.id)!);
   }
-  console.log(`(a) idle, commit → delivered: ${show(summary(idle))}   [load ${load()}]`);
+  await raw.stop({ graceful: false, close: true });
+  const ours = summary(idle);
+  const base = summary(baseline);
+  console.log(`(a) idle, commit → delivered: ${show(ours)}   [load ${load()}]`);
+  console.log(
+    `    raw pg-boss send → its handler's POST arrives, in turn: ${show(base)}; ours / raw p50 ${fmt.x(ours.p50 / base.p50)}, p95 ${fmt.x(ours.p95 / base.p95)}`,
+  );
+  console.log(
+    `    ours, where the time goes (p50 / p95): commit → handler ${fmt.ms(summary(pickup).p50)} / ${fmt.ms(summary(pickup).p95)}; checks and slot claim (first step) ${fmt.ms(summary(checks).p50)} / ${fmt.ms(summary(checks).p95)}; signed POST → arrival ${fmt.ms(summary(sending).p50)} / ${fmt.ms(summary(sending).p95)}`,
+  );
 }
 
 if (PHASES.includes('b')) {
@@ -192,36 +272,8 @@ if (PHASES.includes('c')) {
   await endpoints('asset.import.succeeded', drainPaths);
   const body = JSON.stringify(event('asset.import.succeeded'));
   async function rawRound(): Promise<number> {
-    const boss = createBoss(url, 'worker', { max: 4 });
-    boss.on('error', (error) => console.error('raw pg-boss error', error));
-    await boss.start();
+    const boss = await rawWorker(body);
     const ids = Array.from({ length: DRAIN }, () => randomUUID());
-    await boss.work(
-      rawJob.name,
-      {
-        batchSize: 1,
-        localConcurrency: webhookDeliveryJob.work.localConcurrency ?? 4,
-        groupConcurrency: ENDPOINT_CONCURRENCY,
-        // As bench/support/raw-worker.ts: pg-boss's own pacing plus the wake-up after each job our slot waker does.
-        pollingIntervalSeconds: 0.5,
-        notifyPollingIntervalSeconds: 0.5,
-        burstWhenReadyExceeds: 1,
-      },
-      async ([job]) => {
-        const { delivery_id, path } = job!.data as { delivery_id: string; path: string };
-        try {
-          const response = await fetch(`${receiverUrl}${path}`, {
-            method: 'POST',
-            body,
-            headers: { 'content-type': 'application/json', 'webhook-id': delivery_id },
-          });
-          await response.text();
-        } catch (error) {
-          console.error('raw handler failed', error);
-          throw error;
-        }
-      },
-    );
     const started = performance.now();
     for (let i = 0; i < DRAIN; i += 100)
       await sender.insert(
@@ -241,7 +293,16 @@ if (PHASES.includes('c')) {
     const started = performance.now();
     for (let i = 0; i < events.length; i += 10) await publish(events.slice(i, i + 10));
     await waitFor('ours drained', async () => (events.every((e) => drainPaths.every((p) => arrived(p, e.id))) ? true : undefined), 600_000, 50);
-    return DRAIN / ((performance.now() - started) / 1000);
+    const rate = DRAIN / ((performance.now() - started) / 1000);
+    const ids = await db('webhook_deliveries')
+      .whereIn(
+        'event_id',
+        events.map((e) => e.id),
+      )
+      .pluck('id');
+    const firstSteps = summary(ids.map((id: string) => prepared.get(id)! - handlerStarted.get(id)!));
+    console.log(`    ours: first step (checks and slot claim) p50 ${fmt.ms(firstSteps.p50)}, p95 ${fmt.ms(firstSteps.p95)}`);
+    return rate;
   }
   const raw: number[] = [];
   const ours: number[] = [];

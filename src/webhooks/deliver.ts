@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { actorFor, readableReferenceSql } from '../access/index.ts';
+import { putBackAttempt } from '../jobs/boss-sql/index.ts';
 import { failForGood, type JobContext, nothingToDo } from '../jobs/define.ts';
 import { memberEmails } from '../members/index.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
@@ -9,6 +10,7 @@ import { organizationName } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { type EndpointDisabledEmail, webhookEndpointDisabledEmailJob } from './jobs.ts';
 import { keyringFor, openSigningSecret, signedHeaders } from './signing.ts';
+import { claimSlot, type DeliveryToSend, lockDeliveryClaimingSlot, releaseSlot, SLOT_LEASE_SECONDS, SLOT_WAIT_SECONDS, slotHolder } from './slots.ts';
 
 /** Each attempt gives up after this long, answer body included. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -16,6 +18,8 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 export const RESPONSE_BODY_KEPT = 4096;
 /** An endpoint whose deliveries have failed, without a success in between, for this long is disabled. */
 export const DISABLE_AFTER_HOURS = 72;
+// A slot's lease must outlive every POST, or a live attempt could share its slot.
+if (SLOT_LEASE_SECONDS * 1000 < 2 * DELIVERY_TIMEOUT_MS) throw new Error('SLOT_LEASE_SECONDS must be at least twice DELIVERY_TIMEOUT_MS');
 
 interface Prepared {
   deliveryId: string;
@@ -26,21 +30,46 @@ interface Prepared {
   eventType: string;
   body: string;
   secrets: string[];
+  /** The endpoint's slot this attempt holds while it sends (./slots.ts). */
+  slot: number;
 }
 
 /**
  * One attempt of a delivery. Decided under the delivery's lock, at this moment: the endpoint still
  * exists and is enabled (a ping goes to a disabled one too), its creator is still a member and can
  * read the event's resource (the lists' access predicate) — else the delivery is `skipped` and
- * nothing is sent. Then the signed POST through the SSRF guard (no redirects, 10 s), and the
- * attempt recorded whatever it answered; a failure is thrown for pg-boss to retry with backoff.
+ * nothing is sent. Then, holding one of the endpoint's slots (none free: the job goes back to wait,
+ * no attempt used), the signed POST through the SSRF guard (no redirects, 10 s), and the attempt
+ * recorded whatever it answered; a failure is thrown for pg-boss to retry with backoff.
  */
 export async function deliverWebhook({ delivery_id }: { delivery_id: string }, { deps, step, signal, job }: JobContext) {
-  const prepared = await step((trx) => prepare(trx, deps, delivery_id));
+  const holder = slotHolder(job);
+  const prepared = await step(async (trx) => {
+    const delivery = await lockDeliveryClaimingSlot(trx, delivery_id, holder);
+    if (!delivery) return 'the delivery is gone (its endpoint was deleted)';
+    const ready = await prepare(trx, deps, delivery);
+    if (typeof ready === 'string') {
+      if (delivery.slot !== null) await releaseSlot(trx, delivery.endpoint_id, delivery.slot, holder);
+      return ready;
+    }
+    // None claimed with the read: every slot is held, or the endpoint's slot rows are still to be made.
+    const slot = delivery.slot ?? (await claimSlot(trx, ready.endpointId, holder));
+    if (slot !== null) return { ...ready, slot };
+    // Every slot is held: the job goes back to wait, this attempt unused (started_on cleared, as a
+    // pause's deferral or a stopping worker's hand-back does). It is not claimable for a while, so
+    // pg-boss's settle of this attempt, fenced by id and retry count, finds it no longer active.
+    await putBackAttempt(trx, { queue: job.name, id: job.id, attempt: job.retryCount }, SLOT_WAIT_SECONDS + Math.random());
+    return `every slot of the endpoint is held: back to wait ${SLOT_WAIT_SECONDS} s, no attempt used`;
+  });
   if (typeof prepared === 'string') return nothingToDo(prepared);
 
   const started = new Date();
-  const outcome = await post(deps, prepared, started, signal);
+  let outcome: Outcome;
+  try {
+    outcome = await post(deps, prepared, started, signal);
+  } finally {
+    await releaseSlot(deps.db, prepared.endpointId, prepared.slot, holder);
+  }
   const settled = await step((trx) => recordAttempt(trx, deps, prepared, { ...outcome, started, jobId: job.id }));
   if (settled === 'succeeded' || settled === 'settled') return undefined;
   const why = outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : `the endpoint answered ${outcome.status}`;
@@ -50,15 +79,14 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
   throw new Error(why);
 }
 
-async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): Promise<Prepared | string> {
-  const delivery = await trx('webhook_deliveries').where({ id: deliveryId }).forUpdate().first();
-  if (!delivery) return 'the delivery is gone (its endpoint was deleted)';
+async function prepare(trx: Knex.Transaction, deps: Deps, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
+  const deliveryId = delivery.id;
   if (delivery.status !== 'pending') return `the delivery is already ${delivery.status}`;
   const skip = async (reason: string) => {
     await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'skipped', status_reason: reason });
     return `skipped: ${reason}`;
   };
-  const endpoint = await trx('webhook_endpoints').where({ id: delivery.endpoint_id }).first();
+  const endpoint = { ...delivery, id: delivery.endpoint_id };
   if (!endpoint.enabled && delivery.event_type !== 'ping') {
     await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'failed', status_reason: 'the endpoint is disabled' });
     return 'the endpoint is disabled';
@@ -82,13 +110,14 @@ async function prepare(trx: Knex.Transaction, deps: Deps, deliveryId: string): P
       key_id: endpoint.secret_key_id,
     }),
   ];
-  if (endpoint.previous_secret_ciphertext && endpoint.previous_secret_expires_at > new Date()) {
+  // A rotated-out secret's columns are set together (rotate-secret), and cleared together.
+  if (endpoint.previous_secret_ciphertext && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at > new Date()) {
     secrets.push(
       openSigningSecret(keyring, endpoint.id, {
         ciphertext: endpoint.previous_secret_ciphertext,
-        iv: endpoint.previous_secret_iv,
-        auth_tag: endpoint.previous_secret_auth_tag,
-        key_id: endpoint.previous_secret_key_id,
+        iv: endpoint.previous_secret_iv!,
+        auth_tag: endpoint.previous_secret_auth_tag!,
+        key_id: endpoint.previous_secret_key_id!,
       }),
     );
   }

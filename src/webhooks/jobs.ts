@@ -1,14 +1,19 @@
 import { z } from '../core/zod.ts';
 import { defineJob } from '../jobs/define.ts';
 
-/** Deliveries one endpoint may have in flight at once, across every worker (pg-boss group concurrency, the group being the endpoint). */
+/**
+ * Deliveries one endpoint may have in flight at once, across every worker: exactly, by the
+ * endpoint's slots (./slots.ts); pg-boss's group limit (the group being the endpoint) keeps most of
+ * the surplus from being fetched at all.
+ */
 export const ENDPOINT_CONCURRENCY = 4;
 
 /**
  * One delivery of one event to one endpoint: a signed POST, retried with exponential backoff and
  * jitter (pg-boss: 30 s × 2ⁿ × (1 + random), at most 12 h apart) — 16 attempts over about three
- * days. Its jobs are grouped by endpoint, not organization, so a slow or dead endpoint holds at most
- * ENDPOINT_CONCURRENCY of the queue's slots and every other endpoint keeps being served.
+ * days. Its jobs are grouped by endpoint, not organization, and each attempt sends only while it holds
+ * one of its endpoint's ENDPOINT_CONCURRENCY slots, so a slow or dead endpoint holds at most that
+ * many of the queue's slots and every other endpoint keeps being served.
  */
 export const webhookDeliveryJob = defineJob({
   name: 'webhooks.deliver',

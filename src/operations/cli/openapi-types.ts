@@ -959,6 +959,27 @@ export interface components {
         /** @description Deliveries queued or waiting for a retry. */
         pending: number;
       };
+      /** @description The endpoints the service disabled, most recently disabled first (at most 20): nothing is attempted until an owner or admin enables them again. */
+      disabled: {
+        /**
+         * Format: date-time
+         * @description When the endpoint last changed: its disabling, unless someone edited it since.
+         */
+        disabled_at: string;
+        disabled_reason: string;
+        endpoint_id: string;
+        host: string;
+        /**
+         * Format: date-time
+         * @description When that attempt started.
+         */
+        last_attempt_at: string | null;
+        /** @description Why the endpoint’s latest failed attempt failed (the status it answered, or the transport error), in words. */
+        last_error: string | null;
+        /** @description The `webhooks.deliver` job of that delivery: its page in the job console shows every attempt and can retry it now. */
+        last_failed_job_id: string | null;
+        organization_id: string;
+      }[];
       /** @description Endpoints the service disabled after failing for days. */
       disabled_endpoints: number;
       /** @description Enabled endpoints whose last attempts failed, longest failing first (at most 20). */
@@ -967,6 +988,20 @@ export interface components {
         /** Format: date-time */
         failing_since: string;
         host: string;
+        /**
+         * Format: date-time
+         * @description When that attempt started.
+         */
+        last_attempt_at: string | null;
+        /** @description Why the endpoint’s latest failed attempt failed (the status it answered, or the transport error), in words. */
+        last_error: string | null;
+        /** @description The `webhooks.deliver` job of that delivery: its page in the job console shows every attempt and can retry it now. */
+        last_failed_job_id: string | null;
+        /**
+         * Format: date-time
+         * @description When the delivery that failed last is tried again (its job’s backoff); null when it is not waiting for a retry (running, or ended).
+         */
+        next_attempt_at: string | null;
         organization_id: string;
         pending: number;
       }[];

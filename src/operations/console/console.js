@@ -580,9 +580,12 @@ const checkbox = (name, label, params) =>
 
 async function queuesView(params) {
   const hours = params.get('hours') ?? '1';
-  const { items, alerts } = await api('GET', '/ops/queues', {
-    query: { hours, dead_letters: params.get('dead_letters') ?? undefined, internal: params.get('internal') ?? undefined, organization_id: organization() },
-  });
+  const [{ items, alerts }, webhooks] = await Promise.all([
+    api('GET', '/ops/queues', {
+      query: { hours, dead_letters: params.get('dead_letters') ?? undefined, internal: params.get('internal') ?? undefined, organization_id: organization() },
+    }),
+    api('GET', '/ops/webhooks', { query: { organization_id: organization() } }),
+  ]);
   const states = ['created', 'retry', 'active', 'deferred', 'failed', 'completed', 'cancelled'];
   return [
     h('h2', {}, 'Queues'),
@@ -602,6 +605,12 @@ async function queuesView(params) {
       alerts.map((alert) => h('li', { class: 'alert' }, h('strong', {}, alert.queue), `: ${alert.message}`, alert.job_id && [' ', jobLink(alert.job_id)])),
     ),
     alerts.length === 0 && h('p', { class: 'muted' }, 'No alerts.'),
+    h(
+      'p',
+      { 'data-testid': 'queues-webhooks' },
+      h('a', { href: '#/webhooks' }, 'Webhooks'),
+      `: ${webhooks.backlog.pending} deliveries pending, ${webhooks.failing_endpoints.length} failing endpoints, ${webhooks.disabled_endpoints} disabled`,
+    ),
     table(
       'queues-table',
       ['Queue', ...states, 'Stuck', 'Oldest ready', 'Workers', 'Paused', 'Throughput (created / completed / failed)'],
@@ -757,12 +766,89 @@ async function pausesView(params) {
   ];
 }
 
+const DELIVERY_QUEUE = 'webhooks.deliver';
+
+/** Webhook delivery health (GET /ops/webhooks): the backlog, failing endpoints with their last error and next attempt, disabled endpoints. */
+async function webhooksView() {
+  const health = await api('GET', '/ops/webhooks', { query: { organization_id: organization() } });
+  const { backlog } = health;
+  const lastFailure = (endpoint) => [
+    endpoint.last_error ?? '—',
+    endpoint.last_attempt_at && h('span', { class: 'muted' }, ` (${when(endpoint.last_attempt_at)})`),
+  ];
+  // The delivery's job page shows its attempts and can retry it now (as for any job).
+  const failedJob = (endpoint) => endpoint.last_failed_job_id && jobLink(endpoint.last_failed_job_id, 'last failed delivery');
+  return [
+    h('h2', {}, 'Webhooks'),
+    h(
+      'p',
+      { 'data-testid': 'webhook-backlog' },
+      `${backlog.pending.toLocaleString()} deliveries pending`,
+      backlog.pending > 0 && `, the oldest ${age(backlog.oldest_pending_seconds)} old`,
+      ' · ',
+      jobsLink({ queue: DELIVERY_QUEUE, state: 'retry' }, 'waiting for a retry'),
+      ' · ',
+      jobsLink({ queue: DELIVERY_QUEUE }, 'all delivery jobs'),
+    ),
+    h('h3', {}, 'Failing endpoints'),
+    health.failing_endpoints.length === 0
+      ? h('p', { class: 'muted', 'data-testid': 'webhook-failing-none' }, 'No endpoint is failing.')
+      : table(
+          'webhook-failing-table',
+          ['Endpoint', 'Host', 'Organization', 'Failing since', 'Pending', 'Last error', 'Next attempt', ''],
+          health.failing_endpoints.map((endpoint) =>
+            h(
+              'tr',
+              { 'data-testid': 'webhook-failing-row', 'data-endpoint': endpoint.endpoint_id },
+              cells([
+                h('span', { class: 'mono', title: endpoint.endpoint_id }, endpoint.endpoint_id.slice(0, 8)),
+                endpoint.host,
+                endpoint.organization_id,
+                `${when(endpoint.failing_since)} (${age((Date.now() - new Date(endpoint.failing_since).getTime()) / 1000)})`,
+                endpoint.pending,
+                h('span', { 'data-testid': 'webhook-last-error' }, lastFailure(endpoint)),
+                h('span', { 'data-testid': 'webhook-next-attempt' }, when(endpoint.next_attempt_at)),
+                failedJob(endpoint),
+              ]),
+            ),
+          ),
+        ),
+    h('h3', {}, `Disabled endpoints (${health.disabled_endpoints})`),
+    health.disabled.length === 0
+      ? h('p', { class: 'muted', 'data-testid': 'webhook-disabled-none' }, 'No endpoint was disabled.')
+      : table(
+          'webhook-disabled-table',
+          ['Endpoint', 'Host', 'Organization', 'Disabled', 'Why', 'Last error', ''],
+          health.disabled.map((endpoint) =>
+            h(
+              'tr',
+              { 'data-testid': 'webhook-disabled-row', 'data-endpoint': endpoint.endpoint_id },
+              cells([
+                h('span', { class: 'mono', title: endpoint.endpoint_id }, endpoint.endpoint_id.slice(0, 8)),
+                endpoint.host,
+                endpoint.organization_id,
+                when(endpoint.disabled_at),
+                endpoint.disabled_reason,
+                h('span', { 'data-testid': 'webhook-last-error' }, lastFailure(endpoint)),
+                failedJob(endpoint),
+              ]),
+            ),
+          ),
+        ),
+    h(
+      'p',
+      { class: 'muted' },
+      'Nothing is attempted for a disabled endpoint until an owner or admin of its organization enables it again (PATCH …/webhook-endpoints/{id} {"enabled": true}) and redelivers what it missed.',
+    ),
+  ];
+}
+
 // Routing
 
 let renders = 0;
 let liveTimer;
 /** Views that follow the jobs as they change: polled with conditional GETs while "Live" is on. */
-const LIVE_VIEWS = new Set(['jobs', 'queues', 'workers', 'organizations', 'bulk']);
+const LIVE_VIEWS = new Set(['jobs', 'queues', 'workers', 'organizations', 'bulk', 'webhooks']);
 
 /** The view the hash names: its function and whether it refreshes live. */
 function route() {
@@ -777,6 +863,7 @@ function route() {
     pauses: pausesView,
     organizations: organizationsView,
     bulk: () => (id ? bulkView(id) : bulkListView(params)),
+    webhooks: webhooksView,
   };
   const known = name in views ? name : 'jobs';
   // A job's own page has its own refresh; a deeper page of a list is a fixed window.
