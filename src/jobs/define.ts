@@ -86,12 +86,13 @@ export interface JobContext {
 /**
  * Runs one attempt and returns its result (handed to the kind's `succeeded` end). It must be
  * idempotent: an attempt cut short (worker killed, expiry) is retried with the same payload. It
- * throws to be retried, `failForGood(…)` to end the work now without a retry, and returns
- * `nothingToDo(…)` when its resource needs nothing (already settled).
+ * throws to be retried, `failForGood(…)` to end the work now without a retry, returns
+ * `nothingToDo(…)` when its resource needs nothing (already settled), and `snooze(…)` when it
+ * cannot start yet (a limit is full) and should run again later without using an attempt.
  */
 export type JobRun<Payload, Result = void> = {
   // Method syntax for parameter bivariance: every handler is assignable to the erased RunnableJob of the job list.
-  run(payload: Payload, context: JobContext): Promise<Result | NothingToDo>;
+  run(payload: Payload, context: JobContext): Promise<Result | NothingToDo | Snoozed>;
 }['run'];
 
 /**
@@ -210,6 +211,22 @@ export const nothingToDo = (why: string): NothingToDo => ({ [nothingBrand]: why 
 export const isNothingToDo = (value: unknown): value is NothingToDo => typeof value === 'object' && value !== null && nothingBrand in value;
 export const whyNothing = (value: NothingToDo) => value[nothingBrand];
 
+const snoozeBrand = Symbol.for('workspace-platform.Snoozed');
+
+export interface Snoozed {
+  readonly [snoozeBrand]: { seconds: number; why: string };
+}
+
+/**
+ * The handler's answer when the work cannot start yet (every slot of a limit is held, an upstream
+ * asked to come back later) and wrote nothing: the runtime puts the job back to run again after
+ * `seconds`, without using one of its retries (src/jobs/boss-sql/attempts.ts `snoozeAttempt`); the
+ * attempt history records it `deferred` with `why`. No end applies.
+ */
+export const snooze = (seconds: number, why: string): Snoozed => ({ [snoozeBrand]: { seconds, why } });
+export const isSnoozed = (value: unknown): value is Snoozed => typeof value === 'object' && value !== null && snoozeBrand in value;
+export const snoozeOf = (value: Snoozed) => value[snoozeBrand];
+
 /** Thrown by a handler: the work cannot succeed (the provider refused it, a setting is no longer valid) — no retry; the kind's `failed` end applies with this reason. */
 export class JobFailure extends Error {
   readonly [failureBrand] = true;
@@ -254,6 +271,13 @@ export async function runJob<J extends RunnableJob>(
   return run(payload, {
     ...context,
     step: context.step ?? ((work) => inTransaction(context.deps.db, work)),
-    lastAttempt: (context.job.retryCount ?? 0) >= job.policy.retryLimit,
+    lastAttempt: isLastAttempt(context.job, job),
   });
 }
+
+/**
+ * Whether no retry follows this attempt. The job row's own limit decides: a worker's claim returns
+ * it (src/jobs/boss-sql/claims.ts), and a snooze raises it; the kind's policy stands in otherwise.
+ */
+export const isLastAttempt = (attempt: Pick<Job, 'retryCount'> & { retryLimit?: number }, job: Pick<RunnableJob, 'policy'>): boolean =>
+  (attempt.retryCount ?? 0) >= (attempt.retryLimit ?? job.policy.retryLimit);

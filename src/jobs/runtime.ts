@@ -5,12 +5,24 @@ import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
 import { runInWorkContext } from '../platform/work-context.ts';
 import { attemptError, type AttemptLog, type AttemptOutcome, type AttemptRecord } from './attempts.ts';
-import { type EndReason, isJobFailure, isLeaseLost, isNothingToDo, type RunnableJob, runJob, whyNothing } from './define.ts';
+import {
+  type EndReason,
+  isJobFailure,
+  isLastAttempt,
+  isLeaseLost,
+  isNothingToDo,
+  isSnoozed,
+  type RunnableJob,
+  runJob,
+  type Snoozed,
+  snoozeOf,
+  whyNothing,
+} from './define.ts';
 import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from './ends.ts';
 import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
 import { continuationOf, stampedOrganization, unstamp } from './origin.ts';
-import { CLAIM_RECORDED } from './boss-sql/index.ts';
+import { CLAIM_RECORDED, snoozeAttempt } from './boss-sql/index.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
@@ -153,7 +165,7 @@ export class JobRuntime {
     });
     if (!claimRecorded) await attempts.started(which);
     observer?.attemptStarted(attempt.name);
-    const lastAttempt = attempt.retryCount >= definition.policy.retryLimit;
+    const lastAttempt = isLastAttempt(attempt, definition);
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
     const ms = () => Date.now() - started.getTime();
     try {
@@ -166,6 +178,7 @@ export class JobRuntime {
           step: (work) => lease.step(work),
         }),
       );
+      if (isSnoozed(result)) return await this.snoozed(attempt, result, { record, log: jobLog });
       if (isNothingToDo(result)) jobLog.info({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
       else if (definition.ends || continuationOf(attempt.data))
         await runInWorkContext(context, () => succeed(deps, lease, definition, definition.payload.parse(data), result));
@@ -180,6 +193,25 @@ export class JobRuntime {
       this.holding.delete(attempt.id);
       unsubscribe?.();
     }
+  }
+
+  /**
+   * The handler asked to run again later: the job goes back to wait, no retry used, and the attempt
+   * is recorded `deferred` with the handler's reason. One that is no longer this attempt's (canceled
+   * meanwhile) is left as it is, and the attempt recorded superseded.
+   */
+  private async snoozed(
+    attempt: Job<unknown>,
+    result: Snoozed,
+    how: { record: (outcome: AttemptOutcome, error?: AttemptRecord['error']) => void; log: Logger },
+  ) {
+    const { seconds, why } = snoozeOf(result);
+    if (await snoozeAttempt(this.parts.db, { queue: attempt.name, id: attempt.id, attempt: attempt.retryCount }, seconds)) {
+      how.record('deferred', jobError('snoozed', `snoozed for ${seconds} s: ${why}`));
+      this.parts.observer?.attemptEnded(attempt.name, 'deferred', 0);
+      how.log.info({ seconds, why }, 'job snoozed');
+    } else how.record('superseded', jobError('superseded', 'the job moved on before it could be snoozed'));
+    return undefined;
   }
 
   /** Whether pg-boss will not retry this attempt's job (read under the lease: LeaseLost when it is no longer ours). */

@@ -10,6 +10,7 @@ import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { testConfig } from '../support/config.ts';
 import { eventually } from '../support/eventually.ts';
 import { testJob } from '../support/jobs.ts';
+import { snooze } from '../../src/jobs/define.ts';
 import { isolatedDatabase } from './support.ts';
 
 /**
@@ -28,6 +29,7 @@ describe('jobs: claims that write their attempts', function () {
     'a fleet-wide group limit (webhook endpoints)': { limit: 1, groupConcurrency: 4 },
     'one job per group': { limit: 1, groupConcurrency: 1 },
     priorities: { limit: 1, minPriority: 0, maxPriority: 10 },
+    'with metadata': { limit: 1, includeMetadata: true },
   } as const;
   for (const [shape, options] of Object.entries(shapes)) {
     it(`recognises pg-boss's fetch statement: ${shape}`, () => {
@@ -37,6 +39,8 @@ describe('jobs: claims that write their attempts', function () {
       const claim = claimRecordingAttempts(query.text, query.values, '00000000-0000-4000-8000-000000000001');
       expect(claim, `pg-boss's fetch (${shape}) is no longer recognised: re-check src/jobs/boss-sql/claims.ts`).to.not.equal(null);
       expect(claim!.values).to.have.length((query.values?.length ?? 0) + 2);
+      // The job row's retry limit comes back exactly once (a snooze raises it).
+      expect(claim!.text.match(/"retryLimit"/g)).to.have.length(1);
       expect(claim!.text).to.include(`true AS "${CLAIM_RECORDED}"`);
     });
   }
@@ -91,18 +95,35 @@ describe('jobs: claims that write their attempts', function () {
         }),
     });
 
+    let calls = 0;
+    const snoozingJob = testJob({
+      name: 'test.claims.snoozing',
+      version: 1,
+      payload: z.object({}).strict(),
+      // One retry: two snoozes must not use it up.
+      policy: { retryLimit: 1, retryDelaySeconds: 1, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
+      handler: () =>
+        Promise.resolve(async () => {
+          calls += 1;
+          // At once, then after a second: a stale settle of the snoozed attempt must never land on the next claim.
+          if (calls <= 2) return snooze(calls - 1, 'every slot is held');
+          if (calls === 3) throw new Error('the first real attempt fails');
+          return undefined;
+        }),
+    });
+
     before(async () => {
       url = await isolatedDatabase();
       const releaseBoss = createBoss(url, 'release');
       await releaseBoss.start();
-      await ensureQueues(releaseBoss, [holdingJob, flakyJob]);
+      await ensureQueues(releaseBoss, [holdingJob, flakyJob, snoozingJob]);
       await releaseBoss.stop({ graceful: false, close: true });
       db = createDb(url, { max: 4 });
       const config = testConfig({ WORKER_POLL_INTERVAL_SECONDS: '0.5' });
-      worker = await startWorker(config, url, createLogger(config, 'test-worker'), { jobs: [holdingJob, flakyJob] });
+      worker = await startWorker(config, url, createLogger(config, 'test-worker'), { jobs: [holdingJob, flakyJob, snoozingJob] });
       boss = createBoss(url, 'web');
       await boss.start();
-      queue = new JobQueue(boss, [holdingJob, flakyJob]);
+      queue = new JobQueue(boss, [holdingJob, flakyJob, snoozingJob]);
     });
     after(async () => {
       release();
@@ -138,6 +159,32 @@ describe('jobs: claims that write their attempts', function () {
         [0, 'failed', worker.id],
         [1, 'completed', worker.id],
       ]);
+    });
+
+    it('a snoozed job runs again without using a retry: snoozed twice, failed once, it still gets its retry', async () => {
+      const id = await db.transaction((trx) => queue.enqueue(trx, snoozingJob, {}, { organizationId: 'org_claims' }));
+      const rows = await eventually(
+        'four attempts ended',
+        async () => {
+          const found = await db('job_attempts').where({ job_id: id }).orderBy('attempt');
+          return found.length === 4 && found.every((row: { ended_at: Date | null }) => row.ended_at !== null) && found;
+        },
+        { timeoutMs: 30_000 },
+      );
+      expect(
+        rows.map((row: { attempt: number; outcome: string; error: { code: string } | null }) => [row.attempt, row.outcome, row.error?.code ?? null]),
+      ).to.deep.equal([
+        [0, 'deferred', 'snoozed'],
+        [1, 'deferred', 'snoozed'],
+        [2, 'failed', 'failed'],
+        [3, 'completed', null],
+      ]);
+      expect(await db('pgboss.job').where({ id }).first('state', 'retry_count', 'retry_limit')).to.deep.equal({
+        state: 'completed',
+        retry_count: 3,
+        retry_limit: 3,
+      });
+      expect(calls).to.equal(4);
     });
   });
 

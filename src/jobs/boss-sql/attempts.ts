@@ -90,3 +90,19 @@ export async function putBackAttempt(db: Knex, attempt: { queue: string; id: str
   );
   return rowCount === 1;
 }
+
+/**
+ * Puts a running attempt's job back to run again after `seconds` without using one of its retries,
+ * fenced to that attempt; true when it was still the attempt's. The job waits as a retry does
+ * (`retry`, `started_on` kept), so the next claim counts a new attempt number: pg-boss's settle of
+ * this attempt, fenced by id and retry count, can never land on that next claim, however soon it
+ * comes. `retry_limit` moves up with it, so the snooze costs nothing of the retry budget.
+ */
+export async function snoozeAttempt(db: Knex | Knex.Transaction, attempt: { queue: string; id: string; attempt: number }, seconds: number): Promise<boolean> {
+  const { rowCount } = await db.raw(
+    `UPDATE ${JOB} SET state = 'retry', retry_limit = retry_limit + 1, heartbeat_on = NULL, start_after = now() + make_interval(secs => ?)
+      WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`,
+    [seconds, attempt.queue, attempt.id, attempt.attempt],
+  );
+  return rowCount === 1;
+}

@@ -53,8 +53,10 @@ export function claimRecordingAttempts(
   const queue = FETCHED_QUEUE.exec(text)?.[1];
   if (queues && (!queue || !queues.has(queue))) return null;
   const unseen = `$${params.length + 2}::jsonb`;
+  // The job row's retry limit comes back too: a snooze raises it, so the kind's policy may understate it.
+  const fetch = /"retryLimit"/.test(text) ? text : text.replace(/\bRETURNING j\.id, /, 'RETURNING j.retry_limit as "retryLimit", j.id, ');
   return {
-    text: `WITH claimed AS (${text}),
+    text: `WITH claimed AS (${fetch}),
       started AS (
         INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at)
         SELECT c.id, c.name, coalesce(c.data ->> '${ORGANIZATION_KEY}', c."groupId"), c."retryCount", ${worker}, now() FROM claimed c
