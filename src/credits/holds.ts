@@ -5,9 +5,11 @@
  * Lock order everywhere: member limit row → hold row → balance row → grants.
  *
  * A hold and a capture are one statement each, `credit_reserve` and `credit_capture`
- * (migrations/20261123060000_credit_hold_functions.ts): the organization's balance row, its lock,
- * is held from inside that one call to the commit, never across round trips. Either runs inside the
- * caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
+ * (migrations/20261127185000_credit_attribution_at_capture.ts): the organization's balance row, its
+ * lock, is held from inside that one call to the commit, never across round trips. Either runs
+ * inside the caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
+ * A hold moves `held` and writes the hold and one ledger row; grants are attributed when a capture
+ * spends from them.
  */
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
