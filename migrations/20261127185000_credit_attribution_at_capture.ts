@@ -79,7 +79,8 @@ export async function up(knex: Knex): Promise<void> {
     END $$;
 
     -- A hold, whole: replay check, spending limit, then one statement that gates, reserves and records.
-    -- Outcomes as before: reserved, replayed, run_conflict, limit, balance, needs_period, needs_expiry.
+    -- Outcomes as before: reserved (detail: available, after the hold), replayed, run_conflict, limit,
+    -- balance, needs_period, needs_expiry.
     CREATE FUNCTION credit_reserve(
       p_organization_id text, p_user_id text, p_run_id text, p_run_is_new boolean, p_reason text, p_amount bigint,
       p_conversation_id text, p_message_id text, p_tool_call_id text, p_expires_in_seconds integer, p_description text,
@@ -87,6 +88,8 @@ export async function up(knex: Knex): Promise<void> {
     ) RETURNS TABLE (outcome text, hold jsonb, detail jsonb) LANGUAGE plpgsql AS $$
     DECLARE
       h credit_holds;
+      placed_hold jsonb;
+      left_over bigint;
       member_limit bigint;
       used bigint;
     BEGIN
@@ -137,7 +140,7 @@ export async function up(knex: Knex): Promise<void> {
       WITH gate AS (
         UPDATE credit_balances b SET held = b.held + p_amount, updated_at = now()
          WHERE b.organization_id = p_organization_id AND b.granted - b.captured - b.held - b.expired >= p_amount
-        RETURNING b.organization_id
+        RETURNING b.organization_id, b.granted - b.captured - b.held - b.expired AS available
       ), placed AS (
         INSERT INTO credit_holds (organization_id, user_id, run_id, reason, amount, conversation_id, message_id, tool_call_id, expires_at)
         SELECT gate.organization_id, p_user_id, p_run_id, p_reason, p_amount, p_conversation_id, p_message_id, p_tool_call_id,
@@ -150,14 +153,14 @@ export async function up(knex: Knex): Promise<void> {
         SELECT p.organization_id, 'hold', p.amount, 'available', 'held', p.id, p.user_id, p.conversation_id, p.message_id, p.tool_call_id, p_description
           FROM placed p
       )
-      SELECT * INTO h FROM placed;
+      SELECT to_jsonb(p), g.available INTO placed_hold, left_over FROM placed p, gate g;
       IF NOT FOUND THEN
         RETURN QUERY SELECT 'balance', NULL::jsonb,
           jsonb_build_object('available', coalesce((SELECT b.granted - b.captured - b.held - b.expired FROM credit_balances b
                                                     WHERE b.organization_id = p_organization_id), 0));
         RETURN;
       END IF;
-      RETURN QUERY SELECT 'reserved', to_jsonb(h), NULL::jsonb;
+      RETURN QUERY SELECT 'reserved', placed_hold, jsonb_build_object('available', left_over);
     END $$;
 
     CREATE FUNCTION credit_resolve_hold(

@@ -11,7 +11,7 @@
 export { availableOf, type BalanceRow, readBalance, readBalances } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
-export { captureHold, findHoldByRun, getHold, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold, requireHoldable } from './holds.ts';
+export { captureHold, findHoldByRun, getHold, type HoldRef, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold, requireHoldable } from './holds.ts';
 export type { CreditHold } from './hold-model.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';
 export { creditsSchema } from './schema.ts';

@@ -8,11 +8,11 @@
  */
 import type { Knex } from 'knex';
 import { runHoldingLock } from '../conversations/index.ts';
-import { captureHold, findHoldByRun, releaseHold } from '../credits/index.ts';
+import { captureHold, type HoldRef, releaseHold } from '../credits/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
 import { type CallErrorCode, type CallRow, holdRunIdOfCall, isOpen, lockCall } from './calls.ts';
-import { notifyCallSettled } from './notify.ts';
+import { callSettledNotice } from './notify.ts';
 
 export type CallOutcome =
   | { status: 'succeeded'; result: unknown; pages: number; credits: number }
@@ -34,8 +34,8 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
     const call = await lockCall(trx, callId);
     if (!call) throw new Error(`no metered call ${callId}`);
     if (!isOpen(call)) return call;
-    const hold = await findHoldByRun(trx, call.organization_id, holdRunIdOfCall(call));
-    if (!hold) throw new Error(`metered call ${callId} has no credit hold`);
+    // The call's hold (placed for its quote, with its operation as the reason), found by the statement that resolves it.
+    const hold = { organizationId: call.organization_id, runId: holdRunIdOfCall(call), reason: call.operation, userId: null, what: 'credit hold of the call' };
 
     if (outcome.status === 'succeeded') {
       // A read made under the run lock is billed only if its turn still holds the lock now; the
@@ -45,46 +45,47 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
           code: 'run_lock' as const,
           message: 'run_lock: the conversation’s turn no longer holds the run lock (it was stopped); nothing was charged',
         };
-        return release(trx, call, hold.id, 'refused', refused, options);
+        return release(trx, call, hold, 'refused', refused, options);
       }
-      const credits = Math.min(outcome.credits, hold.amount);
+      const credits = Math.min(outcome.credits, call.quoted_credits);
       // The call row and the notification first, the capture last: the balance row is locked from the capture to the commit only.
       const settled = await finish(trx, call, { status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages, credits_charged: credits });
       await options.alongside?.(trx, settled);
-      await captureHold(trx, hold.id, credits, {
+      await captureHold(trx, hold, credits, {
         toolCallId: call.tool_call_id,
         description: options.ledger?.captured ?? `Used by ${call.operation}`,
         metadata: options.ledger?.metadata ?? { operation: call.operation, requests: outcome.pages },
       });
       return settled;
     }
-    return release(trx, call, hold.id, outcome.status, outcome.error, options);
+    return release(trx, call, hold, outcome.status, outcome.error, options);
   });
 }
 
 async function release(
   trx: Knex.Transaction,
   call: CallRow,
-  holdId: string,
+  hold: HoldRef,
   status: 'failed' | 'canceled' | 'refused',
   error: { code: CallErrorCode; message: string },
   options: SettleOptions,
 ): Promise<CallRow> {
   const settled = await finish(trx, call, { status, error: JSON.stringify(error), credits_charged: 0 });
   await options.alongside?.(trx, settled);
-  await releaseHold(trx, holdId, {
+  await releaseHold(trx, hold, {
     description: options.ledger?.released ?? `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}`,
   });
   return settled;
 }
 
+/** The call's row settled, and its waiting request notified (at commit) by the same statement. */
 async function finish(trx: Knex.Transaction, call: CallRow, changes: Record<string, unknown>): Promise<CallRow> {
   const [row] = (await trx('metered_calls')
     .where({ id: call.id })
     .update({ ...changes, finished_at: trx.fn.now() })
-    .returning('*')) as CallRow[];
-  await notifyCallSettled(trx, call.id);
-  return row!;
+    .returning(['*', callSettledNotice(trx, call.id)])) as (CallRow & { notified?: unknown })[];
+  const { notified: _, ...settled } = row!;
+  return settled as CallRow;
 }
 
 /**
