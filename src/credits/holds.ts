@@ -314,8 +314,3 @@ export async function getHold(db: Knex, holdId: string): Promise<CreditHold | nu
   const row = (await db('credit_holds').where({ id: holdId }).first(holdColumns)) as HoldRow | undefined;
   return row ? toHold(row) : null;
 }
-
-export async function findHoldByRun(db: Knex, organizationId: string, runId: string): Promise<CreditHold | null> {
-  const row = (await db('credit_holds').where({ organization_id: organizationId, run_id: runId }).first(holdColumns)) as HoldRow | undefined;
-  return row ? toHold(row) : null;
-}

@@ -14,7 +14,9 @@ const MIGRATION = '20261127185000_credit_attribution_at_capture.ts';
 /** Runs the migration's `up` or `down` on `db` (knex's bookkeeping is not the point here). */
 async function migration(db: Knex, direction: 'up' | 'down'): Promise<void> {
   const module = (await import(pathToFileURL(path.join(migrationsDir, MIGRATION)).href)) as Knex.Migration;
-  await db.transaction((trx) => module[direction]!(trx));
+  await db.transaction(async (trx) => {
+    await module[direction]!(trx);
+  });
 }
 
 /**
