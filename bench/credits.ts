@@ -3,14 +3,16 @@
  *   floor         a bare single-row `UPDATE … SET n = n + 1` (autocommit): the most any ledger that
  *                 serialises an organization on one row can do;
  *   hold+capture  placeHold, then captureHold (src/credits/holds.ts): one statement each, here
- *                 autocommitted (a metered call runs them inside its accept and settle transactions);
+ *                 autocommitted (a metered call places its hold so too, and captures in its settle
+ *                 transaction); a hold writes the balance, the hold and one ledger row, a capture the
+ *                 hold, a capture row, the balance, the grants it spends and its ledger rows;
  *   metered read  POST /social/net2_profile end to end through the sandbox provider: HTTP, the
  *                 accept transaction (call, job, hold), a worker process, the settle transaction
  *                 (capture), the NOTIFY back to the waiting request. The web server runs in this
  *                 process (with the load), the worker in its own, as deployed.
- *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (idempotency, membership,
- *                 the run lookup, the hold and the capture), BENCH_CHAT_CONCURRENCY (16) in flight,
- *                 against the floor at the same concurrency.
+ *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (membership, the hold and
+ *                 the alert policy; the capture, which finds the run's hold itself), BENCH_CHAT_CONCURRENCY
+ *                 (16) in flight, against the floor at the same concurrency.
  * Each on one hot organization (one row) and spread over 100, at BENCH_CONCURRENCY clients (50).
  * Every rate is also printed as a ratio to the floor of its own rows and concurrency (issue 21's table).
  * --pg-statements=1: an embedded server with pg_stat_statements (track=all); after the timed rounds

@@ -24,6 +24,19 @@ export async function enqueueBalanceAlertCheck(deps: Pick<Deps, 'jobs'>, trx: Tx
 }
 
 /**
+ * After available credits fell from `before` to `after` outside a transaction (a hold): queues a
+ * check at once if that crossed one of the policy's thresholds or ran out; otherwise the minute's
+ * sweep is soon enough and nothing is queued (a read of the policy instead of a job).
+ */
+export async function checkBalanceAlertsOnFall(deps: Pick<Deps, 'jobs' | 'db'>, organizationId: string, before: number, after: number): Promise<void> {
+  if (!(before > 0 && after <= 0)) {
+    const policy = await alertPolicyOf(deps.db, organizationId);
+    if (!policy.enabled || !policy.lowBalanceThresholds.some((threshold) => before > threshold && after <= threshold)) return;
+  }
+  await inTransaction(deps.db, (trx) => enqueueBalanceAlertCheck(deps, trx, organizationId));
+}
+
+/**
  * Compares each organization's available credits with the balance seen at its previous check (the
  * watermark) and alerts once for every threshold crossed downward in between. The watermark row
  * is locked, so concurrent checks of one organization see each crossing once; rising back above a

@@ -4,15 +4,13 @@
  */
 import type { z } from '../core/zod.ts';
 import type { Knex } from 'knex';
-import { AppError, isAppError, notFound } from '../core/errors.ts';
+import { AppError, isAppError } from '../core/errors.ts';
 import { type IdempotentRequest, withIdempotency } from '../platform/idempotency.ts';
 import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { inTransaction } from '../db/transaction.ts';
-import { enqueueBalanceAlertCheck } from './balance-alerts.ts';
-import { holdColumns, type HoldRow } from './hold-model.ts';
-import { captureFromHold, placeHoldOnce, settleHold } from './holds.ts';
+import { checkBalanceAlertsOnFall } from './balance-alerts.ts';
+import { captureFromHold, type HoldRef, placeHoldOnce, settleHold } from './holds.ts';
 import { presentCapture, presentHold } from './presenter.ts';
 import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settleRunBody } from './schema.ts';
 
@@ -26,8 +24,9 @@ export async function beginChatRun(
   idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
   await requireAttribution(deps, actor, organizationId, body);
+  let available: number | undefined;
   const begin = async (db: Knex) => {
-    const { hold } = await placeHoldOnce(db, deps.creditPeriods, {
+    const placed = await placeHoldOnce(db, deps.creditPeriods, {
       organizationId,
       userId: actor.userId,
       amount: body.amount,
@@ -38,12 +37,16 @@ export async function beginChatRun(
       expiresInSeconds: body.expires_in_seconds,
       description: 'Reserved for a chat run',
     });
-    return { hold: presentHold(hold) };
+    available = placed.available;
+    return { hold: presentHold(placed.hold) };
   };
   // Without an Idempotency-Key the hold is the whole unit of work: one autocommitted statement, so the
   // organization's balance row is locked for that statement only, not across a COMMIT round trip.
-  if (idempotency === undefined) return begin(deps.db);
-  return withIdempotency(deps.db, idempotency, begin, 201);
+  const answer = idempotency === undefined ? await begin(deps.db) : await withIdempotency(deps.db, idempotency, begin, 201);
+  // The hold is where available credits fall (a capture only moves them from held to spent). After
+  // the commit; a crash in between leaves the check to the minute's sweep.
+  if (available !== undefined) await checkBalanceAlertsOnFall(deps, organizationId, available + body.amount, available);
+  return answer;
 }
 
 export async function captureChatRun(
@@ -55,8 +58,7 @@ export async function captureChatRun(
 ): Promise<z.input<typeof captureEnvelope>> {
   const membership = await actor.member(organizationId);
   const capture = async (db: Knex) => {
-    const run = await findRun(db, membership, body.run_id);
-    const { hold, capture } = await captureFromHold(db, run.id, body.amount, {
+    const { hold, capture } = await captureFromHold(db, runHold(membership, body.run_id), body.amount, {
       captureKey: body.capture_id ?? body.tool_call_id,
       toolCallId: body.tool_call_id,
       description: body.description,
@@ -64,21 +66,11 @@ export async function captureChatRun(
     });
     return { hold: presentHold(hold), capture: presentCapture(capture) };
   };
-  // Spent credits may cross an alert threshold: check at once rather than at the next sweep.
-  const alert = (trx: Knex.Transaction) => enqueueBalanceAlertCheck(deps, trx, organizationId);
-  if (idempotency === undefined) {
-    // Nothing needs to commit with the capture: it runs autocommitted, one statement, so the
-    // organization's balance row is locked for that statement only, not across a COMMIT round trip.
-    // The check is queued after it (a crash in between leaves it to the periodic sweep).
-    const captured = await capture(deps.db);
-    await inTransaction(deps.db, alert);
-    return captured;
-  }
-  return withIdempotency(deps.db, idempotency, async (trx) => {
-    // The check first, so the capture (which locks the balance row) is the last statement before the commit.
-    await alert(trx);
-    return capture(trx);
-  });
+  // Nothing needs to commit with the capture: it runs autocommitted, one statement, so the
+  // organization's balance row is locked for that statement only, not across a COMMIT round trip.
+  // It leaves available credits as they were (held → spent), so no alert can be crossed here.
+  if (idempotency === undefined) return capture(deps.db);
+  return withIdempotency(deps.db, idempotency, capture);
 }
 
 export async function settleChatRun(
@@ -89,10 +81,7 @@ export async function settleChatRun(
   idempotency: IdempotentRequest | undefined,
 ): Promise<z.input<typeof holdEnvelope>> {
   const membership = await actor.member(organizationId);
-  return withIdempotency(deps.db, idempotency, async (trx) => {
-    const run = await findRun(trx, membership, body.run_id);
-    return { hold: presentHold((await settleHold(trx, run.id)).hold) };
-  });
+  return withIdempotency(deps.db, idempotency, async (trx) => ({ hold: presentHold((await settleHold(trx, runHold(membership, body.run_id))).hold) }));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -127,11 +116,14 @@ async function requireAttribution(deps: Deps, actor: Actor, organizationId: stri
   if (row.organization_id !== organizationId || row.deleted_at !== null) throw unknownReference(field);
 }
 
-/** The run's own member, or anyone who manages credits, may capture and settle it; to others it does not exist. */
-async function findRun(db: Knex, membership: Membership, runId: string): Promise<HoldRow> {
-  const row = (await db('credit_holds').where({ organization_id: membership.organizationId, run_id: runId, reason: CHAT_RUN }).first(holdColumns)) as
-    | HoldRow
-    | undefined;
-  if (!row || (row.user_id !== membership.userId && !membership.permissions.has('credits.manage'))) throw notFound('chat run');
-  return row;
-}
+/**
+ * The run's own member, or anyone who manages credits, may capture and settle it; to others it does
+ * not exist. Found by the statement that captures or settles it (no round trip of its own).
+ */
+const runHold = (membership: Membership, runId: string): HoldRef => ({
+  organizationId: membership.organizationId,
+  runId,
+  reason: CHAT_RUN,
+  userId: membership.permissions.has('credits.manage') ? null : membership.userId,
+  what: 'chat run',
+});

@@ -75,14 +75,14 @@ export async function ensureBalanceRow(trx: Knex.Transaction, organizationId: st
 export async function moveBalance(
   trx: Knex.Transaction,
   organizationId: string,
-  delta: Partial<Record<'granted' | 'captured' | 'held' | 'expired', number>>,
+  delta: Partial<Record<'granted' | 'captured' | 'held' | 'expired' | 'lingering', number>>,
 ): Promise<BalanceRow> {
   const { rows } = await trx.raw(
     `UPDATE credit_balances
-        SET granted = granted + ?, captured = captured + ?, held = held + ?, expired = expired + ?, updated_at = now()
+        SET granted = granted + ?, captured = captured + ?, held = held + ?, expired = expired + ?, lingering = lingering + ?, updated_at = now()
       WHERE organization_id = ?
       RETURNING organization_id, granted, captured, held, expired`,
-    [delta.granted ?? 0, delta.captured ?? 0, delta.held ?? 0, delta.expired ?? 0, organizationId],
+    [delta.granted ?? 0, delta.captured ?? 0, delta.held ?? 0, delta.expired ?? 0, delta.lingering ?? 0, organizationId],
   );
   if (!rows[0]) throw new Error(`no credit balance row for organization ${organizationId}`);
   return rows[0] as BalanceRow;

@@ -5,9 +5,11 @@
  * Lock order everywhere: member limit row → hold row → balance row → grants.
  *
  * A hold and a capture are one statement each, `credit_reserve` and `credit_capture`
- * (migrations/20261123060000_credit_hold_functions.ts): the organization's balance row, its lock,
- * is held from inside that one call to the commit, never across round trips. Either runs inside the
- * caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
+ * (migrations/20261127185000_credit_attribution_at_capture.ts): the organization's balance row, its
+ * lock, is held from inside that one call to the commit, never across round trips. Either runs
+ * inside the caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
+ * A hold moves `held` and writes the hold and one ledger row; grants are attributed when a capture
+ * spends from them.
  */
 import type { Knex } from 'knex';
 import { badRequest, conflict, notFound } from '../core/errors.ts';
@@ -57,6 +59,11 @@ export interface Resolution {
   replayed: boolean;
 }
 
+export interface Placement extends Resolution {
+  /** The organization's available credits right after this hold (absent on a replay). */
+  available?: number;
+}
+
 /**
  * Reserves credits or throws 402 naming the member's spending limit or the workspace balance.
  * `periods` (`deps.creditPeriods`) says which credit period the member's limit counts in.
@@ -66,7 +73,7 @@ export async function placeHold(db: Knex, periods: CreditPeriods, input: HoldInp
 }
 
 /** `db` may be a transaction (the hold commits with the caller's work) or not (the hold is one autocommitted statement). */
-export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput): Promise<Resolution> {
+export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput): Promise<Placement> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
@@ -91,7 +98,7 @@ export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: Hol
     const { outcome, hold, detail } = rows[0] as { outcome: string; hold: HoldJson | null; detail: Record<string, number> | null };
     switch (outcome) {
       case 'reserved':
-        return { hold: holdFromJson(hold!), replayed: false };
+        return { hold: holdFromJson(hold!), replayed: false, available: Number(detail!.available) };
       case 'replayed':
         return { hold: holdFromJson(hold!), replayed: true };
       case 'run_conflict':
@@ -137,6 +144,26 @@ export async function requireHoldable(
     });
 }
 
+/**
+ * Which hold: its id, or a run's hold found in the same statement that captures, settles or
+ * releases it (no round trip to look it up first): the hold of `runId` in the organization, with
+ * `reason` (null: any), placed by `userId` (null: by anyone, e.g. for a caller who manages
+ * credits). Not found, it is a 404 for `what`.
+ */
+export type HoldRef = string | { organizationId: string; runId: string; reason: string | null; userId: string | null; what: string };
+
+/** SQL for the id of the hold `ref` names (a subquery for a run's), and its bindings. */
+function holdIdOf(ref: HoldRef): [string, (string | null)[]] {
+  if (typeof ref === 'string') return ['?::uuid', [ref]];
+  return [
+    `(SELECT r.id FROM credit_holds r WHERE r.organization_id = ? AND r.run_id = ?
+        AND (?::text IS NULL OR r.reason = ?::text) AND (?::text IS NULL OR r.user_id = ?::text))`,
+    [ref.organizationId, ref.runId, ref.reason, ref.reason, ref.userId, ref.userId],
+  ];
+}
+
+const holdNotFound = (ref: HoldRef) => notFound(typeof ref === 'string' ? 'credit hold' : ref.what);
+
 export interface CaptureOptions {
   /** Replay key: a capture repeated with the same key returns the first result. */
   captureKey?: string | undefined;
@@ -149,7 +176,7 @@ export interface CaptureOptions {
 /** Records part of a hold as spent; the hold stays open for more captures until settled. */
 export async function captureFromHold(
   db: Knex,
-  holdId: string,
+  holdId: HoldRef,
   amount: number,
   options: CaptureOptions = {},
 ): Promise<Resolution & { capture: CreditCapture }> {
@@ -157,22 +184,23 @@ export async function captureFromHold(
 }
 
 /** Final capture: `amount` is spent, the rest of the hold is released, the hold is resolved. A replay returns the same hold. */
-export async function captureHold(db: Knex, holdId: string, amount: number, options: CaptureOptions = {}): Promise<CreditHold> {
-  return (await capture(db, holdId, amount, options.captureKey ?? 'final', options, true)).hold;
+export async function captureHold(db: Knex, hold: HoldRef, amount: number, options: CaptureOptions = {}): Promise<CreditHold> {
+  return (await capture(db, hold, amount, options.captureKey ?? 'final', options, true)).hold;
 }
 
 /** One statement (`credit_capture`), in the caller's transaction or alone. */
 async function capture(
   db: Knex,
-  holdId: string,
+  ref: HoldRef,
   amount: number,
   key: string | null,
   options: CaptureOptions,
   final: boolean,
 ): Promise<Resolution & { capture: CreditCapture }> {
   if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
-  const { rows } = await db.raw('SELECT * FROM credit_capture(?, ?, ?, ?, ?, ?::jsonb, ?)', [
-    holdId,
+  const [target, targetBindings] = holdIdOf(ref);
+  const { rows } = await db.raw(`SELECT * FROM credit_capture(${target}, ?, ?, ?, ?, ?::jsonb, ?)`, [
+    ...targetBindings,
     amount,
     key,
     options.toolCallId ?? null,
@@ -194,7 +222,7 @@ async function capture(
       if (final && hold!.status !== 'held') throw alreadyResolved(hold!);
       throw conflict(`capture_id: "${key}" already captured ${row.capture!.amount} credits`, ['capture_id']);
     case 'not_found':
-      throw notFound('credit hold');
+      throw holdNotFound(ref);
     case 'resolved':
       throw alreadyResolved(hold!);
     case 'expired':
@@ -237,18 +265,19 @@ async function resolveStep(trx: Knex.Transaction, row: HoldRow, step: ResolveSte
   return rows[0] as HoldRow;
 }
 
-async function lockHold(trx: Knex.Transaction, holdId: string): Promise<HoldRow & { overdue: boolean }> {
+async function lockHold(trx: Knex.Transaction, ref: HoldRef): Promise<HoldRow & { overdue: boolean }> {
+  const [id, bindings] = holdIdOf(ref);
   const row = (await trx('credit_holds')
-    .where({ id: holdId })
+    .whereRaw(`id = ${id}`, bindings)
     .forUpdate()
     .first([...holdColumns, trx.raw('expires_at <= now() AS overdue')])) as (HoldRow & { overdue: boolean }) | undefined;
-  if (!row) throw notFound('credit hold');
+  if (!row) throw holdNotFound(ref);
   return row;
 }
 
 /** Closes a chat run: captures so far are final, the rest is released. Replays return the same hold. */
-export async function settleHold(trx: Knex.Transaction, holdId: string): Promise<Resolution> {
-  const row = await lockHold(trx, holdId);
+export async function settleHold(trx: Knex.Transaction, hold: HoldRef): Promise<Resolution> {
+  const row = await lockHold(trx, hold);
   if (row.status !== 'held') {
     if (row.resolution === 'settle' || row.resolution === 'capture') return { hold: toHold(row), replayed: true };
     throw alreadyResolved(row);
@@ -262,8 +291,8 @@ export async function settleHold(trx: Knex.Transaction, holdId: string): Promise
 }
 
 /** Gives the whole (uncaptured part of the) hold back. */
-export async function releaseHold(trx: Knex.Transaction, holdId: string, options: { description?: string } = {}): Promise<Resolution> {
-  const row = await lockHold(trx, holdId);
+export async function releaseHold(trx: Knex.Transaction, hold: HoldRef, options: { description?: string } = {}): Promise<Resolution> {
+  const row = await lockHold(trx, hold);
   if (row.status !== 'held') {
     if (row.resolution === 'release') return { hold: toHold(row), replayed: true };
     throw alreadyResolved(row);
@@ -283,10 +312,5 @@ export async function expireHold(trx: Knex.Transaction, holdId: string): Promise
 
 export async function getHold(db: Knex, holdId: string): Promise<CreditHold | null> {
   const row = (await db('credit_holds').where({ id: holdId }).first(holdColumns)) as HoldRow | undefined;
-  return row ? toHold(row) : null;
-}
-
-export async function findHoldByRun(db: Knex, organizationId: string, runId: string): Promise<CreditHold | null> {
-  const row = (await db('credit_holds').where({ organization_id: organizationId, run_id: runId }).first(holdColumns)) as HoldRow | undefined;
   return row ? toHold(row) : null;
 }

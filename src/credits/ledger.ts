@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { badRequest } from '../core/errors.ts';
+import { coveredByHolds } from './allocations.ts';
 import { ensureBalanceRow, moveBalance, writeEntries, type EntryKind } from './entries.ts';
 
 export const grantSources = ['starter', 'purchase', 'plan_cycle', 'adjustment', 'refund'] as const;
@@ -122,33 +123,44 @@ export async function grantStarterCredits(trx: Knex.Transaction, organizationId:
 
 /**
  * Expires what is left of one grant (available → expired), exactly once: the balance row is
- * locked first, then the grant is re-read and marked. Credits a hold still reserves from the grant
- * expire when that hold releases them (holds.ts).
+ * locked first, then the grant is re-read and marked. The part of it that open holds cover (they
+ * are covered by the front of the draw-down order, see allocations.ts) stays on the expired grant,
+ * "lingering" until they resolve: captures spend it, releases let it lapse (`credit_resolve_hold`).
+ * Returns the credits expired now.
  */
 export async function expireGrant(trx: Knex.Transaction, grantId: string): Promise<number> {
   const found = (await trx('credit_grants').where({ id: grantId }).first('organization_id')) as { organization_id: string } | undefined;
   if (!found) return 0;
   await trx.raw('SELECT 1 FROM credit_balances WHERE organization_id = ? FOR UPDATE', [found.organization_id]);
-  const grant = (await trx('credit_grants').where({ id: grantId }).whereNull('expired_at').where('expires_at', '<=', trx.fn.now()).first(grantColumns)) as
-    | GrantRow
-    | undefined;
+  const { rows } = await trx.raw(
+    `WITH live AS (
+       SELECT g.id, ${coveredByHolds} AS covered
+         FROM credit_grants g LEFT JOIN credit_balances b ON b.organization_id = g.organization_id
+        WHERE g.organization_id = ? AND g.expired_at IS NULL AND g.remaining > 0
+     )
+     SELECT g.description, g.remaining, coalesce(live.covered, 0) AS covered
+       FROM credit_grants g LEFT JOIN live ON live.id = g.id
+      WHERE g.id = ? AND g.expired_at IS NULL AND g.expires_at <= now()`,
+    [found.organization_id, grantId],
+  );
+  const grant = rows[0] as { description: string; remaining: number; covered: string | number } | undefined;
   if (!grant) return 0;
-  await trx('credit_grants').where({ id: grantId }).update({ remaining: 0, expired_at: trx.fn.now() });
-  if (grant.remaining > 0) {
-    await moveBalance(trx, grant.organization_id, { expired: grant.remaining });
-    await writeEntries(trx, [
-      {
-        organizationId: grant.organization_id,
-        kind: 'expiry',
-        amount: grant.remaining,
-        from: 'available',
-        to: 'expired',
-        grantId,
-        description: `Expired: ${grant.description}`,
-      },
-    ]);
-  }
-  return grant.remaining;
+  const covered = Number(grant.covered);
+  const expired = Number(grant.remaining) - covered;
+  await trx('credit_grants').where({ id: grantId }).update({ remaining: covered, expired_at: trx.fn.now() });
+  if (expired > 0 || covered > 0) await moveBalance(trx, found.organization_id, { expired, lingering: covered });
+  await writeEntries(trx, [
+    {
+      organizationId: found.organization_id,
+      kind: 'expiry',
+      amount: expired,
+      from: 'available',
+      to: 'expired',
+      grantId,
+      description: `Expired: ${grant.description}`,
+    },
+  ]);
+  return expired;
 }
 
 /** Expires an organization's due grants before credits are reserved, so holds never draw on them. */
@@ -163,12 +175,17 @@ export async function expireDueGrantsOf(trx: Knex.Transaction, organizationId: s
   for (const id of due) await expireGrant(trx, id as string);
 }
 
-/** Grants of an organization that still count (not expired), in draw-down order. */
+/**
+ * Grants of an organization that still count (not expired), in draw-down order, each with what is
+ * neither reserved, spent nor expired: the part open holds cover is not counted.
+ */
 export async function listLiveGrants(db: Knex, organizationId: string): Promise<CreditGrant[]> {
-  const rows = (await db('credit_grants')
-    .where({ organization_id: organizationId })
-    .whereNull('expired_at')
-    .orderByRaw('expires_at ASC NULLS LAST, priority ASC, seq ASC')
-    .select(grantColumns)) as GrantRow[];
-  return rows.map(toGrant);
+  const { rows } = await db.raw(
+    `SELECT ${grantColumns.map((c) => (c === 'remaining' ? `g.remaining - ${coveredByHolds} AS remaining` : `g.${c}`)).join(', ')}
+       FROM credit_grants g LEFT JOIN credit_balances b ON b.organization_id = g.organization_id
+      WHERE g.organization_id = ? AND g.expired_at IS NULL
+      ORDER BY g.expires_at ASC NULLS LAST, g.priority ASC, g.seq ASC`,
+    [organizationId],
+  );
+  return (rows as GrantRow[]).map((row) => toGrant({ ...row, remaining: Number(row.remaining) }));
 }

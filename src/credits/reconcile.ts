@@ -10,8 +10,14 @@ export interface Discrepancy {
 
 /**
  * Recomputes every maintained figure from the immutable ledger rows and lists what disagrees:
- * balances (granted, captured, held, expired), grant `remaining` and hold `captured`/`released`.
+ * balances (granted, captured, held, expired), grant `remaining` and hold `captured`/`released`;
+ * and the balance's `lingering` against the expired grants' `remaining` (credits open holds keep).
  * An empty list means the ledger reconciles exactly. Pass an organization to check only it.
+ *
+ * A grant's `remaining` is what of it is not yet spent, expired or taken back: its own ledger rows
+ * (issued → available in; → spent, → expired, available → issued out). Holds and releases move
+ * credits between available and held without changing that (rows of holds placed before
+ * 2026-11-27 name a grant too, and count for nothing here either).
  */
 export async function reconcileCredits(db: Knex, organizationId?: string): Promise<Discrepancy[]> {
   const scope = organizationId === undefined ? 'true' : 'organization_id = :org';
@@ -36,11 +42,14 @@ export async function reconcileCredits(db: Knex, organizationId?: string): Promi
     bindings,
   );
   const grants = await db.raw(
-    `SELECT g.organization_id, g.id, g.remaining AS stored,
-            coalesce(sum(CASE WHEN e.to_account = 'available' THEN e.amount WHEN e.from_account = 'available' THEN -e.amount ELSE 0 END), 0) AS from_ledger
-       FROM credit_grants g LEFT JOIN credit_ledger_entries e ON e.grant_id = g.id
-      WHERE ${scope.replace('organization_id', 'g.organization_id')}
-      GROUP BY g.id HAVING g.remaining <> coalesce(sum(CASE WHEN e.to_account = 'available' THEN e.amount WHEN e.from_account = 'available' THEN -e.amount ELSE 0 END), 0)`,
+    `WITH grants AS (
+       SELECT g.organization_id, g.id, g.remaining AS stored,
+              coalesce(sum(CASE WHEN e.from_account = 'issued' THEN e.amount WHEN e.to_account IN ('spent', 'expired', 'issued') THEN -e.amount ELSE 0 END), 0) AS from_ledger
+         FROM credit_grants g LEFT JOIN credit_ledger_entries e ON e.grant_id = g.id
+        WHERE ${scope.replace('organization_id', 'g.organization_id')}
+        GROUP BY g.id
+     )
+     SELECT * FROM grants WHERE stored <> from_ledger`,
     bindings,
   );
   const holds = await db.raw(
@@ -55,6 +64,13 @@ export async function reconcileCredits(db: Knex, organizationId?: string): Promi
             (coalesce(sum(e.amount) FILTER (WHERE e.kind = 'capture'), 0), coalesce(sum(e.amount) FILTER (WHERE e.kind = 'release'), 0), coalesce(sum(e.amount) FILTER (WHERE e.kind = 'hold'), 0))`,
     bindings,
   );
+  const lingering = await db.raw(
+    `SELECT b.organization_id, b.lingering AS stored, coalesce(sum(g.remaining), 0) AS from_grants
+       FROM credit_balances b LEFT JOIN credit_grants g ON g.organization_id = b.organization_id AND g.expired_at IS NOT NULL
+      WHERE ${scope.replace('organization_id', 'b.organization_id')}
+      GROUP BY b.organization_id HAVING b.lingering <> coalesce(sum(g.remaining), 0)`,
+    bindings,
+  );
   const n = (value: unknown) => Number(value);
   return [
     ...balances.rows.map((r: Record<string, unknown>) => ({
@@ -63,6 +79,13 @@ export async function reconcileCredits(db: Knex, organizationId?: string): Promi
       id: r.organization_id as string,
       stored: { granted: n(r.s_granted), captured: n(r.s_captured), held: n(r.s_held), expired: n(r.s_expired) },
       from_ledger: { granted: n(r.m_granted), captured: n(r.m_captured), held: n(r.m_held), expired: n(r.m_expired) },
+    })),
+    ...lingering.rows.map((r: Record<string, unknown>) => ({
+      organization_id: r.organization_id as string,
+      what: 'balance' as const,
+      id: r.organization_id as string,
+      stored: { lingering: n(r.stored) },
+      from_ledger: { lingering: n(r.from_grants) },
     })),
     ...grants.rows.map((r: Record<string, unknown>) => ({
       organization_id: r.organization_id as string,

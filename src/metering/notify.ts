@@ -1,8 +1,11 @@
 import type { Knex } from 'knex';
-import { notify } from '../db/notifications.ts';
 
 /** Web processes waiting for a call's answer listen here, keyed by call id. */
 export const METERED_CALLS_CHANNEL = 'metered_calls';
 
-/** Sent in the settling transaction: delivered at its commit, when the answer is readable. */
-export const notifyCallSettled = (trx: Knex.Transaction, callId: string) => notify(trx, METERED_CALLS_CHANNEL, callId);
+/**
+ * The call's settle notification, as a column of the statement that settles it (`RETURNING …,
+ * <this>`: no round trip of its own), with `notify`'s payload (`{"key": <call id>}`). Sent in the
+ * settling transaction, it is delivered at its commit, when the answer is readable.
+ */
+export const callSettledNotice = (db: Knex, callId: string) => db.raw('pg_notify(?, ?) AS notified', [METERED_CALLS_CHANNEL, JSON.stringify({ key: callId })]);

@@ -8,11 +8,11 @@
  */
 import type { Knex } from 'knex';
 import { runHoldingLock } from '../conversations/index.ts';
-import { captureHold, findHoldByRun, releaseHold } from '../credits/index.ts';
+import { captureHold, type HoldRef, releaseHold } from '../credits/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
-import { type CallErrorCode, type CallRow, holdRunIdOfCall, isOpen, lockCall } from './calls.ts';
-import { notifyCallSettled } from './notify.ts';
+import { type CallErrorCode, type CallRow, holdRunIdOfCall, isOpen, lockCall, OPEN_STATUSES } from './calls.ts';
+import { callSettledNotice } from './notify.ts';
 
 export type CallOutcome =
   | { status: 'succeeded'; result: unknown; pages: number; credits: number }
@@ -31,11 +31,15 @@ export interface SettleOptions {
 /** Settles the call once (in the caller's transaction, if `db` is one); returns it as it now stands (unchanged when it was already settled). */
 export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome: CallOutcome, options: SettleOptions = {}): Promise<CallRow> {
   return inTransaction(db, async (trx) => {
+    if (outcome.status === 'succeeded') {
+      // The usual case, an open call under no run lock, settles in one statement (it locks the row as
+      // lockCall would; one settled meanwhile does not match and takes the path below).
+      const settled = await finishOpen(trx, callId, outcome);
+      if (settled) return capture(trx, settled, outcome, options);
+    }
     const call = await lockCall(trx, callId);
     if (!call) throw new Error(`no metered call ${callId}`);
     if (!isOpen(call)) return call;
-    const hold = await findHoldByRun(trx, call.organization_id, holdRunIdOfCall(call));
-    if (!hold) throw new Error(`metered call ${callId} has no credit hold`);
 
     if (outcome.status === 'succeeded') {
       // A read made under the run lock is billed only if its turn still holds the lock now; the
@@ -45,46 +49,74 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
           code: 'run_lock' as const,
           message: 'run_lock: the conversation’s turn no longer holds the run lock (it was stopped); nothing was charged',
         };
-        return release(trx, call, hold.id, 'refused', refused, options);
+        return release(trx, call, 'refused', refused, options);
       }
-      const credits = Math.min(outcome.credits, hold.amount);
-      // The call row and the notification first, the capture last: the balance row is locked from the capture to the commit only.
-      const settled = await finish(trx, call, { status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages, credits_charged: credits });
-      await options.alongside?.(trx, settled);
-      await captureHold(trx, hold.id, credits, {
-        toolCallId: call.tool_call_id,
-        description: options.ledger?.captured ?? `Used by ${call.operation}`,
-        metadata: options.ledger?.metadata ?? { operation: call.operation, requests: outcome.pages },
-      });
-      return settled;
+      const credits = Math.min(outcome.credits, call.quoted_credits);
+      return capture(trx, await finish(trx, call, { ...succeeded(outcome), credits_charged: credits }), outcome, options);
     }
-    return release(trx, call, hold.id, outcome.status, outcome.error, options);
+    return release(trx, call, outcome.status, outcome.error, options);
   });
+}
+
+type Succeeded = Extract<CallOutcome, { status: 'succeeded' }>;
+
+const succeeded = (outcome: Succeeded) => ({ status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages });
+
+/** The call's hold (placed for its quote, with its operation as the reason), found by the statement that resolves it. */
+const holdOf = (call: CallRow): HoldRef => ({
+  organizationId: call.organization_id,
+  runId: holdRunIdOfCall(call),
+  reason: call.operation,
+  userId: null,
+  what: 'credit hold of the call',
+});
+
+/** Settles an open call under no run lock as succeeded, notifying its waiting request; undefined when it is not such a call. */
+async function finishOpen(trx: Knex.Transaction, callId: string, outcome: Succeeded): Promise<CallRow | undefined> {
+  const [row] = (await trx('metered_calls')
+    .where({ id: callId, run_lock: false })
+    .whereIn('status', OPEN_STATUSES)
+    .update({ ...succeeded(outcome), credits_charged: trx.raw('least(?::integer, quoted_credits)', [outcome.credits]), finished_at: trx.fn.now() })
+    .returning(['*', callSettledNotice(trx, callId)])) as (CallRow & { notified?: unknown })[];
+  if (!row) return undefined;
+  const { notified: _, ...settled } = row;
+  return settled as CallRow;
+}
+
+/** After the call row (settled and notified) and the caller's own writes, the capture last: the balance row is locked from it to the commit only. */
+async function capture(trx: Knex.Transaction, settled: CallRow, outcome: Succeeded, options: SettleOptions): Promise<CallRow> {
+  await options.alongside?.(trx, settled);
+  await captureHold(trx, holdOf(settled), settled.credits_charged!, {
+    toolCallId: settled.tool_call_id,
+    description: options.ledger?.captured ?? `Used by ${settled.operation}`,
+    metadata: options.ledger?.metadata ?? { operation: settled.operation, requests: outcome.pages },
+  });
+  return settled;
 }
 
 async function release(
   trx: Knex.Transaction,
   call: CallRow,
-  holdId: string,
   status: 'failed' | 'canceled' | 'refused',
   error: { code: CallErrorCode; message: string },
   options: SettleOptions,
 ): Promise<CallRow> {
   const settled = await finish(trx, call, { status, error: JSON.stringify(error), credits_charged: 0 });
   await options.alongside?.(trx, settled);
-  await releaseHold(trx, holdId, {
+  await releaseHold(trx, holdOf(call), {
     description: options.ledger?.released ?? `Released: ${call.operation} ${status === 'failed' ? `failed (${error.code})` : status}`,
   });
   return settled;
 }
 
+/** The call's row settled, and its waiting request notified (at commit) by the same statement. */
 async function finish(trx: Knex.Transaction, call: CallRow, changes: Record<string, unknown>): Promise<CallRow> {
   const [row] = (await trx('metered_calls')
     .where({ id: call.id })
     .update({ ...changes, finished_at: trx.fn.now() })
-    .returning('*')) as CallRow[];
-  await notifyCallSettled(trx, call.id);
-  return row!;
+    .returning(['*', callSettledNotice(trx, call.id)])) as (CallRow & { notified?: unknown })[];
+  const { notified: _, ...settled } = row!;
+  return settled as CallRow;
 }
 
 /**

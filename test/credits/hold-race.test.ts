@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { captureHold, type CreditHold, placeHold } from '../../src/credits/holds.ts';
-import { grantCredits } from '../../src/credits/ledger.ts';
+import { grantCredits, listLiveGrants } from '../../src/credits/ledger.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
@@ -63,9 +63,8 @@ describe('credit holds: 200 in parallel on one organization', () => {
     expect(refused.length).to.equal(50);
     for (const reason of refused) expect(reason.issues[0]!.path).to.deep.equal(['balance']);
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1500, captured: 0, held: 1500, expired: 0 });
-    // The purchase expires first, so it was drawn completely; the starter grant covers the rest.
-    expect(await ctx.db('credit_grants').where({ id: purchase.id }).first('remaining')).to.deep.equal({ remaining: 0 });
-    expect(await ctx.db('credit_grants').where({ organization_id: org, source: 'starter' }).first('remaining')).to.deep.equal({ remaining: 0 });
+    // The holds are covered by the front of the draw-down order: neither grant offers a credit more.
+    expect((await listLiveGrants(ctx.db, org)).map((grant) => grant.remaining)).to.deep.equal([0, 0]);
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
 
     // Every placed hold captured at once (7 of 10, the rest released): the balance moves exactly.
@@ -74,6 +73,9 @@ describe('credit holds: 200 in parallel on one organization', () => {
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 1500, captured: 1050, held: 0, expired: 0 });
     expect(await ctx.db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).sum('amount as n').first()).to.deep.equal({ n: '1050' });
     expect(await ctx.db('credit_ledger_entries').where({ organization_id: org, kind: 'release' }).sum('amount as n').first()).to.deep.equal({ n: '450' });
+    // The purchase expires first, so the captures spent it completely; the starter grant paid the rest.
+    expect(await ctx.db('credit_grants').where({ id: purchase.id }).first('remaining')).to.deep.equal({ remaining: 0 });
+    expect(await ctx.db('credit_grants').where({ organization_id: org, source: 'starter' }).first('remaining')).to.deep.equal({ remaining: 450 });
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { expireGrant, grantCredits } from '../../src/credits/ledger.ts';
+import { expireGrant, grantCredits, listLiveGrants } from '../../src/credits/ledger.ts';
 import { captureFromHold, captureHold, placeHold, releaseHold, settleHold, expireHold } from '../../src/credits/holds.ts';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { adjustCredits } from '../../src/credits/adjustments.ts';
 import { newUser } from '../support/server.ts';
 import { useServer } from '../support/suite.ts';
 import { balanceOf, createOrganization, entriesOf, failure } from './support.ts';
@@ -99,15 +100,17 @@ describe('credits ledger (internal API)', () => {
     const soonHigh = await grant(10, day, 5);
     const forever = await grant(50, null, 1);
     const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 70, reason: 'test' }));
-    const allocations = await ctx.db('credit_hold_allocations').where({ hold_id: hold.id }).orderBy('position').select('grant_id', 'amount');
-    expect(allocations).to.deep.equal([
+    // The hold is covered by the front of the draw-down order: that is what each grant no longer offers.
+    const offered = Object.fromEntries((await listLiveGrants(ctx.db, org)).map((g) => [g.id, g.remaining]));
+    expect([offered[soonHigh.id], offered[soonLow.id], offered[later.id], offered[forever.id]]).to.deep.equal([0, 0, 0, 40]);
+    // The capture spends in the same order (one ledger row per grant drawn); the rest goes back to the pool.
+    await ctx.db.transaction((trx) => captureHold(trx, hold.id, 35));
+    const captures = await ctx.db('credit_ledger_entries').where({ hold_id: hold.id, kind: 'capture' }).orderBy('seq').select('grant_id', 'amount');
+    expect(captures).to.deep.equal([
       { grant_id: soonHigh.id, amount: 10 },
       { grant_id: soonLow.id, amount: 20 },
-      { grant_id: later.id, amount: 30 },
-      { grant_id: forever.id, amount: 10 },
+      { grant_id: later.id, amount: 5 },
     ]);
-    // Capture consumes in the same order; the release returns the rest to the grants it came from.
-    await ctx.db.transaction((trx) => captureHold(trx, hold.id, 35));
     const remaining = await ctx.db('credit_grants').whereIn('id', [soonHigh.id, soonLow.id, later.id, forever.id]).select('id', 'remaining');
     expect(Object.fromEntries(remaining.map((r) => [r.id, r.remaining]))).to.deep.equal({
       [soonHigh.id]: 0,
@@ -135,16 +138,92 @@ describe('credits ledger (internal API)', () => {
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 0, held: 30, expired: 20 });
     await ctx.db.transaction((trx) => captureHold(trx, hold.id, 10));
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 10, held: 0, expired: 40 });
+    // Holds and releases move credits between available and held and name no grant; what is spent
+    // or expires names the grant it came from (the expired one, whose credits the hold kept).
     const kinds = (await entriesOf(ctx.db, org)).map((e) => [e.kind, e.amount, e.grant_id === grant.id]);
     expect(kinds).to.deep.equal([
       ['grant', 100, false],
       ['plan_refill', 50, true],
-      ['hold', 30, true],
+      ['hold', 30, false],
       ['expiry', 20, true],
       ['capture', 10, true],
-      ['release', 20, true],
+      ['release', 20, false],
       ['expiry', 20, true],
     ]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
+  });
+
+  it('an expired grant keeps what open holds cover: captures spend it first, what a release leaves uncovered lapses', async () => {
+    const owner = newUser();
+    const org = await createOrganization(ctx.server, owner); // starter: 100, never expires
+    const plan = await ctx.db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'plan_cycle', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Plan credits' }),
+    );
+    const hold = (amount: number) =>
+      ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount, reason: 'test' }));
+    const first = await hold(30);
+    const second = await hold(40);
+    // 70 held: the plan grant (first in draw-down order) covers 50 of them, the starter grant 20.
+    expect((await listLiveGrants(ctx.db, org)).map((g) => [g.source, g.remaining])).to.deep.equal([
+      ['plan_cycle', 0],
+      ['starter', 80],
+    ]);
+    await ctx
+      .db('credit_grants')
+      .where({ id: plan.id })
+      .update({ expires_at: ctx.db.raw("now() - interval '1 second'") });
+    // All of the plan grant is covered, so nothing expires yet: its 50 credits linger for the holds.
+    expect(await ctx.db.transaction((trx) => expireGrant(trx, plan.id))).to.equal(0);
+    const lingering = () => ctx.db('credit_balances').where({ organization_id: org }).first('lingering');
+    expect(await lingering()).to.deep.equal({ lingering: 50 });
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
+
+    // The first hold spends 10 (from the lingering credits) and gives 20 back: 40 still held, 40 linger.
+    await ctx.db.transaction((trx) => captureHold(trx, first.id, 10));
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 10, held: 40, expired: 0 });
+    expect(await lingering()).to.deep.equal({ lingering: 40 });
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
+
+    // The second hold gives everything back: nothing is held, so the 40 lingering credits lapse.
+    await ctx.db.transaction((trx) => releaseHold(trx, second.id));
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 150, captured: 10, held: 0, expired: 40 });
+    expect(await lingering()).to.deep.equal({ lingering: 0 });
+    const entries = (await entriesOf(ctx.db, org)).slice(2).map((e) => [e.kind, e.amount, e.grant_id === plan.id]);
+    expect(entries).to.deep.equal([
+      ['hold', 30, false],
+      ['hold', 40, false],
+      ['capture', 10, true],
+      ['release', 20, false],
+      ['release', 40, false],
+      ['expiry', 40, true],
+    ]);
+    // What is left is the starter grant, untouched.
+    expect((await listLiveGrants(ctx.db, org)).map((g) => [g.source, g.remaining])).to.deep.equal([['starter', 100]]);
+    expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
+  });
+
+  it('a negative adjustment takes back credits right behind what open holds cover', async () => {
+    const owner = newUser();
+    const org = await createOrganization(ctx.server, owner); // starter: 100, never expires
+    const soon = await ctx.db.transaction((trx) =>
+      grantCredits(trx, { organizationId: org, source: 'purchase', amount: 50, expiresAt: new Date(Date.now() + 3600_000), description: 'Soon' }),
+    );
+    const hold = await ctx.db.transaction((trx) => placeHold(trx, creditPeriods, { organizationId: org, userId: owner.id, amount: 30, reason: 'test' }));
+    // The hold covers 30 of the soonest grant; the 40 taken back are its other 20, then 20 of the starter grant.
+    await ctx.db.transaction((trx) => adjustCredits(trx, { organizationId: org, amount: -40, reason: 'Correction', userId: owner.id, adjustedById: owner.id }));
+    const adjusted = (await entriesOf(ctx.db, org)).filter((e) => e.kind === 'adjustment').map((e) => [e.amount, e.grant_id === soon.id]);
+    expect(adjusted).to.deep.equal([
+      [20, true],
+      [20, false],
+    ]);
+    expect((await listLiveGrants(ctx.db, org)).map((g) => [g.source, g.remaining])).to.deep.equal([
+      ['purchase', 0],
+      ['starter', 80],
+    ]);
+    // The hold still spends what it covered.
+    await ctx.db.transaction((trx) => captureHold(trx, hold.id, 30));
+    expect(await ctx.db('credit_grants').where({ id: soon.id }).first('remaining')).to.deep.equal({ remaining: 0 });
+    expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 110, captured: 30, held: 0, expired: 0 });
     expect(await reconcileCredits(ctx.db, org)).to.deep.equal([]);
   });
 
