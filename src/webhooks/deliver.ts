@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { actorFor, readableReferenceSql } from '../access/index.ts';
-import { putBackAttempt } from '../jobs/boss-sql/index.ts';
-import { failForGood, type JobContext, nothingToDo } from '../jobs/define.ts';
+import { failForGood, type JobContext, nothingToDo, snooze } from '../jobs/define.ts';
 import { memberEmails } from '../members/index.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
@@ -20,6 +19,9 @@ export const RESPONSE_BODY_KEPT = 4096;
 export const DISABLE_AFTER_HOURS = 72;
 // A slot's lease must outlive every POST, or a live attempt could share its slot.
 if (SLOT_LEASE_SECONDS * 1000 < 2 * DELIVERY_TIMEOUT_MS) throw new Error('SLOT_LEASE_SECONDS must be at least twice DELIVERY_TIMEOUT_MS');
+
+/** The step's answer when every slot of the endpoint is held. */
+const FULL = Symbol('every slot held');
 
 interface Prepared {
   deliveryId: string;
@@ -55,12 +57,10 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
     // None claimed with the read: every slot is held, or the endpoint's slot rows are still to be made.
     const slot = delivery.slot ?? (await claimSlot(trx, ready.endpointId, holder));
     if (slot !== null) return { ...ready, slot };
-    // Every slot is held: the job goes back to wait, this attempt unused (started_on cleared, as a
-    // pause's deferral or a stopping worker's hand-back does). It is not claimable for a while, so
-    // pg-boss's settle of this attempt, fenced by id and retry count, finds it no longer active.
-    await putBackAttempt(trx, { queue: job.name, id: job.id, attempt: job.retryCount }, SLOT_WAIT_SECONDS + Math.random());
-    return `every slot of the endpoint is held: back to wait ${SLOT_WAIT_SECONDS} s, no attempt used`;
+    return FULL;
   });
+  // Every slot is held: the job waits and runs again, no retry used (the runtime's snooze).
+  if (prepared === FULL) return snooze(SLOT_WAIT_SECONDS + Math.random(), 'every slot of the endpoint is held');
   if (typeof prepared === 'string') return nothingToDo(prepared);
 
   const started = new Date();
