@@ -123,8 +123,12 @@ describe('job console page (browser)', function () {
     await page.getByTestId('jobs-apply').click();
     const row = page.locator(`[data-testid="job-row"][data-job-id="${job.id}"]`);
     await row.waitFor();
+    // The unfiltered list shows this job too: wait for the filtered one to replace it.
+    await eventually('the list shows failed jobs only', async () => {
+      const states = await page.getByTestId('job-row-state').allTextContents();
+      return states.length > 0 && states.every((state) => state === 'failed');
+    });
     expect(await row.getByTestId('job-row-state').textContent()).to.equal('failed');
-    for (const state of await page.getByTestId('job-row-state').allTextContents()) expect(state).to.equal('failed');
 
     await row.getByTestId('job-link').click();
     await page.getByTestId('job-id').waitFor();
