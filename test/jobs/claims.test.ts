@@ -38,7 +38,7 @@ describe('jobs: claims that write their attempts', function () {
       >[0]);
       const claim = claimRecordingAttempts(query.text, query.values, '00000000-0000-4000-8000-000000000001');
       expect(claim, `pg-boss's fetch (${shape}) is no longer recognised: re-check src/jobs/boss-sql/claims.ts`).to.not.equal(null);
-      expect(claim!.values).to.have.length((query.values?.length ?? 0) + 2);
+      expect(claim!.values).to.have.length((query.values?.length ?? 0) + 1);
       // The job row's retry limit comes back exactly once (a snooze raises it).
       expect(claim!.text.match(/"retryLimit"/g)).to.have.length(1);
       expect(claim!.text).to.include(`true AS "${CLAIM_RECORDED}"`);

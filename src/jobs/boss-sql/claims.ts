@@ -1,6 +1,5 @@
 import type { PgBoss } from 'pg-boss';
 import { BOSS_SCHEMA } from '../boss.ts';
-import { UNSEEN_ATTEMPT } from '../attempts.ts';
 import { ORGANIZATION_KEY } from '../origin.ts';
 
 // Claims that write their attempt: a worker's fetch and the start of each attempt it fetched in one
@@ -29,8 +28,7 @@ export const CLAIM_RECORDED = 'attemptRecorded';
 
 /**
  * pg-boss's fetch of one of `queues`, extended to write each claimed attempt's start (`job_attempts`,
- * no end yet) for `workerId` — and, for a retry, a `lost` row for any earlier attempt nobody recorded
- * — in the same statement; pg-boss's restore of fetched jobs, extended to take back the starts their
+ * no end yet) for `workerId` in the same statement (so no attempt of such a claim goes unrecorded); pg-boss's restore of fetched jobs, extended to take back the starts their
  * claim wrote; null for any other statement. The original is kept whole as the first CTE, so its
  * locking, ordering and group limits are pg-boss's own.
  */
@@ -52,7 +50,6 @@ export function claimRecordingAttempts(
   if (!FETCH.test(text)) return null;
   const queue = FETCHED_QUEUE.exec(text)?.[1];
   if (queues && (!queue || !queues.has(queue))) return null;
-  const unseen = `$${params.length + 2}::jsonb`;
   // The job row's retry limit comes back too: a snooze raises it, so the kind's policy may understate it.
   const fetch = /"retryLimit"/.test(text) ? text : text.replace(/\bRETURNING j\.id, /, 'RETURNING j.retry_limit as "retryLimit", j.id, ');
   return {
@@ -61,16 +58,9 @@ export function claimRecordingAttempts(
         INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at)
         SELECT c.id, c.name, coalesce(c.data ->> '${ORGANIZATION_KEY}', c."groupId"), c."retryCount", ${worker}, now() FROM claimed c
         ON CONFLICT DO NOTHING
-      ),
-      unseen AS (
-        INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
-        SELECT c.id, c.name, coalesce(c.data ->> '${ORGANIZATION_KEY}', c."groupId"), k, NULL, now(), now(), 'lost', ${unseen}
-          FROM claimed c, generate_series(0, c."retryCount" - 1) AS k
-         WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = c.id AND a.attempt = k)
-        ON CONFLICT DO NOTHING
       )
       SELECT c.*, true AS "${CLAIM_RECORDED}" FROM claimed c`,
-    values: [...params, workerId, JSON.stringify(UNSEEN_ATTEMPT)],
+    values: [...params, workerId],
   };
 }
 
