@@ -1,11 +1,9 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openWatchedPage, requireChromium } from '../support/browser.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { flaky, flakyJob, idleJob, jobState, newAssetId, type OpsStack, startOpsStack } from './support.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The job console page (GET /ops) in headless Chromium against a real web process and worker (issue
@@ -26,12 +24,7 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const message = `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`the browser test needs Chromium in CI: ${message}`);
-      console.warn(`skipping the job console browser test: ${message}`);
-      this.skip();
-    }
+    requireChromium(this, 'job console');
     stack = await startOpsStack({ OPS_BULK_BATCH_SIZE: '2', OPS_BULK_PAUSE_MS: '300' });
     operator = newOperator();
     const owner = newUser();
@@ -39,17 +32,7 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
     [org, otherOrg] = await Promise.all([createOrganization(stack.server, owner), createOrganization(stack.server, otherOwner)]);
     admin = await newMember(stack.db, org, 'admin');
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new'] });
-    page = await browser.newPage();
-    const origin = new URL(stack.server.url).origin;
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol !== 'data:' && url.origin !== origin) foreign.push(request.url());
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
-    });
+    ({ browser, page } = await openWatchedPage(new URL(stack.server.url).origin, { foreign, pageErrors }));
   });
   after(async () => {
     await browser?.close();

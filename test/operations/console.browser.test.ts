@@ -1,14 +1,12 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openWatchedPage, requireChromium } from '../support/browser.ts';
 import { assetImportJob } from '../../src/assets/jobs.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { allowNoRetry } from './support.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The job console (GET /ops) in a real headless Chromium against a real web process and worker: an
@@ -32,12 +30,7 @@ describe('job console page (browser)', function () {
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const message = `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`the browser test needs Chromium in CI: ${message}`);
-      console.warn(`skipping the job console browser test: ${message}`);
-      this.skip();
-    }
+    requireChromium(this, 'job console');
     upstream = await startUpstream({
       '/flaky.txt': (_req, res) => {
         if (!upstreamHealthy) {
@@ -55,17 +48,7 @@ describe('job console page (browser)', function () {
     alice = newUser();
     org = await createOrganization(stack.server, alice);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new'] });
-    page = await browser.newPage();
-    const origin = new URL(stack.server.url).origin;
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol !== 'data:' && url.origin !== origin) foreign.push(request.url());
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
-    });
+    ({ browser, page } = await openWatchedPage(new URL(stack.server.url).origin, { foreign, pageErrors }));
   });
   after(async () => {
     await browser?.close();

@@ -1,9 +1,7 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openWatchedPage, requireChromium } from '../support/browser.ts';
 import { useServer } from '../support/suite.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The API reference page (GET /docs) in a real headless Chromium: Scalar's bundle served by this
@@ -21,23 +19,8 @@ describe('API reference page /docs (browser)', function () {
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const message = `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`the browser test needs Chromium in CI: ${message}`);
-      console.warn(`skipping the /docs browser test: ${message}`);
-      this.skip();
-    }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new'] });
-    page = await browser.newPage();
-    const origin = new URL(ctx.server.url).origin;
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol !== 'data:' && url.protocol !== 'blob:' && url.origin !== origin) foreign.push(request.url());
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
-    });
+    requireChromium(this, '/docs');
+    ({ browser, page } = await openWatchedPage(new URL(ctx.server.url).origin, { foreign, pageErrors }, ['data:', 'blob:']));
   });
   after(async () => {
     await browser?.close();

@@ -1,13 +1,11 @@
 import { expect } from 'chai';
-import { existsSync } from 'node:fs';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openWatchedPage, requireChromium } from '../support/browser.ts';
 import { webhookDeliveryJob } from '../../src/webhooks/jobs.ts';
 import { eventually } from '../support/eventually.ts';
 import { createOrganization, newMember, newOperator, newUser, type TestUser } from '../support/factories.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 import { anEvent, publishEvents, type Receiver, startReceiver } from './support.ts';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /**
  * The job console's webhook panel (GET /ops, #/webhooks) in headless Chromium against a real web
@@ -30,12 +28,7 @@ describe('job console: webhook delivery health (browser)', function () {
   const pageErrors: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const message = `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH, or: apt-get install -y chromium)`;
-      if (process.env.CI) throw new Error(`the browser test needs Chromium in CI: ${message}`);
-      console.warn(`skipping the webhook console browser test: ${message}`);
-      this.skip();
-    }
+    requireChromium(this, 'webhook console');
     receiver = await startReceiver();
     receiver.on('/down?token=receiver-secret', () => ({ status: receiverUp ? 200 : 500, body: receiverUp ? 'ok' : 'receiver exploded' }));
     receiver.on('/dead?token=receiver-secret', () => ({ status: 503 }));
@@ -45,17 +38,7 @@ describe('job console: webhook delivery health (browser)', function () {
     owner = newUser();
     org = await createOrganization(stack.server, owner);
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--headless=new'] });
-    page = await browser.newPage();
-    const origin = new URL(stack.server.url).origin;
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol !== 'data:' && url.origin !== origin) foreign.push(request.url());
-    });
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && /Content Security Policy|Refused to/i.test(message.text())) pageErrors.push(message.text());
-    });
+    ({ browser, page } = await openWatchedPage(new URL(stack.server.url).origin, { foreign, pageErrors }));
     // Live views poll quickly here.
     await page.goto(`${stack.server.url}/ops`);
     await page.evaluate(() => sessionStorage.setItem('ops-console-live-ms', '500'));
