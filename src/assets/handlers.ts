@@ -93,7 +93,7 @@ interface Source {
   fromFile: boolean;
 }
 
-async function bytesOf(deps: Deps, asset: EnrichmentSubject): Promise<Source> {
+async function bytesOf(deps: Pick<Deps, 'providers'>, asset: EnrichmentSubject): Promise<Source> {
   if (asset.upload_file_state === 'success') {
     const file = await deps.providers.storage.get(assetFileKey(asset.organization_id, asset.id));
     if (!file) throw new UnreadableAssetError('the stored file is missing');
@@ -103,7 +103,12 @@ async function bytesOf(deps: Deps, asset: EnrichmentSubject): Promise<Source> {
   throw new UnreadableAssetError('the asset has neither a stored file nor content');
 }
 
-async function runStage(deps: Deps, asset: EnrichmentSubject, stage: StageName, { bytes, mediaType }: Source): Promise<StageResult> {
+async function runStage(
+  deps: Pick<Deps, 'config' | 'providers'>,
+  asset: EnrichmentSubject,
+  stage: StageName,
+  { bytes, mediaType }: Source,
+): Promise<StageResult> {
   const maxPixels = deps.config.ASSET_IMAGE_MAX_PIXELS;
   switch (stage) {
     case 'image':

@@ -45,7 +45,7 @@ export interface ImportedFile {
  * in_progress → success: records what the import found, then hands over to enrichment (enqueued in
  * the same transaction). False when another attempt ended the import first.
  */
-export async function completeImport(deps: Deps, asset: ImportSubject, file: ImportedFile): Promise<boolean> {
+export async function completeImport(deps: Pick<Deps, 'config' | 'db' | 'jobs'>, asset: ImportSubject, file: ImportedFile): Promise<boolean> {
   return inTransaction(deps.db, async (trx) => {
     const imported: ImportParameters = {
       ...asset.import_parameters,

@@ -13,7 +13,7 @@ import { inTransaction } from '../db/transaction.ts';
  * that downloads it is enqueued in the same transaction, so neither exists without the other.
  */
 export async function startLinkImport(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'jobs'>,
   actor: Actor,
   input: { organization_id: string; url: string; title?: string | undefined; project_id?: string | undefined },
 ): Promise<AssetRow> {

@@ -24,13 +24,18 @@ async function viaProvider<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function listAssetModels(deps: Deps) {
+export async function listAssetModels(deps: Pick<Deps, 'providers'>) {
   const models = await viaProvider(() => deps.providers.models.listModels());
   return { items: models, sandbox: deps.providers.models.name === 'sandbox' };
 }
 
 /** Reading an asset is enough to ask what prompt would re-create it. */
-export async function extractPrompt(deps: Deps, actor: Actor, id: string, options: { model?: string | undefined; instructions?: string | undefined }) {
+export async function extractPrompt(
+  deps: Pick<Deps, 'db' | 'providers'>,
+  actor: Actor,
+  id: string,
+  options: { model?: string | undefined; instructions?: string | undefined },
+) {
   const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.deleted_at) throw conflict('asset_id: the asset is deleted; restore it first', ['asset_id']);
   if (row.upload_file_state === 'in_progress') throw conflict('asset_id: the asset is still being imported', ['asset_id']);
@@ -38,7 +43,7 @@ export async function extractPrompt(deps: Deps, actor: Actor, id: string, option
   return { asset_id: id, model: result.model, prompt: result.prompt, sandbox: deps.providers.models.name === 'sandbox' };
 }
 
-export async function listVoices(deps: Deps, actor: Actor, id: string) {
+export async function listVoices(deps: Pick<Deps, 'db' | 'providers'>, actor: Actor, id: string) {
   const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.type !== 'audio') throw conflict(`asset_id: voices exist for audio assets only; this asset is ${row.type}`, ['asset_id']);
   const voices = await viaProvider(() => deps.providers.models.detectVoices(forModel(row)));

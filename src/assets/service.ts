@@ -16,7 +16,7 @@ export const returning = [...assetColumns, 'import_parameters'];
 export type NewAsset = z.output<typeof createAssetBody>;
 
 /** The caller may create resources in the organization (checked by the route). */
-export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Promise<AssetRow> {
+export async function createAsset(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, input: NewAsset): Promise<AssetRow> {
   return inTransaction(deps.db, async (trx) => {
     // Text content can be measured at once; an asset that is only a pointer has nothing to enrich.
     const enrich = input.content !== undefined;
@@ -49,13 +49,13 @@ export async function createAsset(deps: Deps, actor: Actor, input: NewAsset): Pr
   });
 }
 
-export async function getAsset(deps: Deps, actor: Actor, id: string): Promise<AssetRow> {
+export async function getAsset(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<AssetRow> {
   return (await actor.resource<AssetRow>(deps.db, 'asset', id, 'read')).row;
 }
 
 export type AssetChanges = z.output<typeof updateAssetBody>;
 
-export function updateAsset(deps: Deps, actor: Actor, id: string, changes: AssetChanges): Promise<AssetRow> {
+export function updateAsset(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, id: string, changes: AssetChanges): Promise<AssetRow> {
   return changeLive<AssetRow>(deps, actor, 'asset', id, async (trx, before) => {
     const update: Record<string, unknown> = { updated_at: trx.fn.now() };
     for (const field of ['title', 'content', 'mime_type'] as const) if (changes[field] !== undefined) update[field] = changes[field];
@@ -78,10 +78,10 @@ export function updateAsset(deps: Deps, actor: Actor, id: string, changes: Asset
 }
 
 /** Soft delete; deleting a deleted asset changes nothing (idempotent). */
-export const deleteAsset = (deps: Deps, actor: Actor, id: string) => softDelete<AssetRow>(deps, actor, 'asset', id);
+export const deleteAsset = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) => softDelete<AssetRow>(deps, actor, 'asset', id);
 
 /** Clears the deletion; restoring a live asset returns it unchanged. */
-export const restoreAsset = (deps: Deps, actor: Actor, id: string) => restore<AssetRow>(deps, actor, 'asset', id, { returning });
+export const restoreAsset = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) => restore<AssetRow>(deps, actor, 'asset', id, { returning });
 
 export type AssetFilters = z.output<typeof listAssetsQuery>;
 
@@ -89,7 +89,7 @@ export type AssetFilters = z.output<typeof listAssetsQuery>;
  * Newest first; the readable-by predicate runs in SQL, so pages never hold a row the caller cannot
  * read. With `q`, a full-text search instead (./search.ts): best match first, live assets only.
  */
-export function listAssets(deps: Deps, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow & { search?: AssetMatch }>> {
+export function listAssets(deps: Pick<Deps, 'db'>, actor: Actor, filters: AssetFilters): Promise<Page<AssetRow & { search?: AssetMatch }>> {
   if (filters.q !== undefined) {
     if (filters.deleted) throw badRequest('query.q: cannot be combined with deleted=true (search finds live assets only)', ['q']);
     return searchAssetRows(deps.db, actor, {

@@ -20,7 +20,7 @@ const forkTitle = (title: string | null) => (title === null ? null : `${title.sl
  * `message_id` (its branch, or with mode `all` every message created at or before it), with new
  * ids and parents remapped. Reading the source is enough; creating needs `resources.create`.
  */
-export async function forkConversation(deps: Deps, actor: Actor, sourceId: string, input: z.output<typeof forkBody>): Promise<ConversationRow> {
+export async function forkConversation(deps: Pick<Deps, 'db'>, actor: Actor, sourceId: string, input: z.output<typeof forkBody>): Promise<ConversationRow> {
   return inTransaction(deps.db, async (trx) => {
     const { row: source } = await actor.resource<ConversationRow>(trx, type, sourceId, 'read');
     await actor.within(source.organization_id, 'resources.create');

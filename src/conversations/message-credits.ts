@@ -15,7 +15,7 @@ import type { Deps } from '../platform/deps.ts';
 import { isMessageOf, type MessageRow, messageColumns, siblingColumns } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
 
-export function stampMessageCredits(deps: Deps, actor: Actor, conversationId: string, messageId: string): Promise<MessageRow> {
+export function stampMessageCredits(deps: Pick<Deps, 'db'>, actor: Actor, conversationId: string, messageId: string): Promise<MessageRow> {
   return changeLive<ConversationRow, MessageRow>(deps, actor, 'chat_conversation', conversationId, async (trx, conversation) => {
     if (!(await isMessageOf(trx, conversationId, messageId))) throw badRequest('message_id: is not a message of this conversation', ['message_id']);
     const { rows } = await trx.raw(

@@ -63,7 +63,7 @@ export async function isMessageOf(db: Knex, conversationId: string, messageId: s
  * Appends a message under `parent_id` (an older one starts a branch) or the active leaf; it becomes
  * the active leaf. The conversation row is locked, so concurrent posts chain instead of forking by accident.
  */
-export function postMessage(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof postMessageBody>): Promise<MessageRow> {
+export function postMessage(deps: Pick<Deps, 'db'>, actor: Actor, conversationId: string, input: z.output<typeof postMessageBody>): Promise<MessageRow> {
   return changeLive<ConversationRow, MessageRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     if (input.parent_id !== undefined && !(await isMessageOf(trx, conversationId, input.parent_id)))
       throw badRequest('parent_id: is not a message of this conversation', ['parent_id']);
@@ -96,7 +96,12 @@ export function postMessage(deps: Deps, actor: Actor, conversationId: string, in
  * depth; the cursor also carries the leaf, so later pages stay on the branch the first one read
  * even if the active leaf moves meanwhile.
  */
-export async function listMessages(deps: Deps, actor: Actor, conversationId: string, query: z.output<typeof listMessagesQuery>): Promise<Page<MessageRow>> {
+export async function listMessages(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  conversationId: string,
+  query: z.output<typeof listMessagesQuery>,
+): Promise<Page<MessageRow>> {
   const { row: conversation } = await actor.resource<ConversationRow>(deps.db, type, conversationId, 'read');
   let leafId = query.leaf_id ?? conversation.active_leaf_id;
   let after = -1;

@@ -34,7 +34,7 @@ export const RECALL_CANDIDATES = 2_000;
  * conversation. The newest RECALL_CANDIDATES matches are ranked by ts_rank (as float8, so the
  * cursor compares exactly), then message id; only the page's rows get a snippet.
  */
-export async function recall(deps: Deps, actor: Actor, query: z.output<typeof recallQuery>): Promise<Page<RecallRow>> {
+export async function recall(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof recallQuery>): Promise<Page<RecallRow>> {
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const { db } = deps;

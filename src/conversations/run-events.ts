@@ -31,7 +31,7 @@ const doneOf = (run: RunRow) => ({ run_id: run.id, status: run.status, answer_me
  * appended since the last event; a snapshot that was replaced rather than extended is sent again as
  * `snapshot`), `tool_call` and `tool_result` as the model calls tools (./tools/events.ts), then `done` {status, answer_message_id}, and the stream ends. No live run: one `done`.
  */
-export async function streamRunEvents(deps: Deps, actor: Actor, conversationId: string, ctx: Context): Promise<void> {
+export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor, conversationId: string, ctx: Context): Promise<void> {
   const first = await getRun(deps, actor, conversationId);
   const stream = new PassThrough();
   ctx.type = 'text/event-stream';

@@ -87,7 +87,7 @@ async function pricingOf(db: Knex | Knex.Transaction, model: string, organizatio
 }
 
 /** The run's model prices, its prompt and the model's default parameters. */
-export async function turnPricing(deps: Deps, run: RunRow, db: Knex | Knex.Transaction = deps.db) {
+export async function turnPricing(deps: Pick<Deps, 'db'>, run: RunRow, db: Knex | Knex.Transaction = deps.db) {
   return pricingOf(db, run.model, run.organization_id, await promptOf(db, run));
 }
 

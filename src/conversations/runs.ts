@@ -76,7 +76,7 @@ async function liveRunOf(trx: Knex.Transaction, conversation: ConversationRow): 
  * configured (else 400); without one, the deployment's default (CHAT_DEFAULT_MODEL, on purpose, not
  * whichever sorts first), refused naming that variable when the organization cannot use it.
  */
-export async function chooseModel(deps: Deps, _actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
+export async function chooseModel(deps: Pick<Deps, 'config' | 'db'>, _actor: Actor, organizationId: string, asked: string | undefined): Promise<string> {
   if (asked !== undefined) return (await requireAvailableChatModel(deps, asked, organizationId)).model.id;
   const fallback = deps.config.CHAT_DEFAULT_MODEL;
   try {
@@ -133,7 +133,7 @@ export function startRun(
 }
 
 /** The conversation's current run, else its latest one; 404 when it never had one. */
-export async function getRun(deps: Deps, actor: Actor, conversationId: string): Promise<RunWithCalls> {
+export async function getRun(deps: Pick<Deps, 'db'>, actor: Actor, conversationId: string): Promise<RunWithCalls> {
   const { row: conversation } = await actor.resource<ConversationRow>(deps.db, type, conversationId, 'read');
   const query = deps.db('chat_runs').where({ conversation_id: conversationId });
   const run = (await (conversation.active_run_id === null
@@ -149,7 +149,7 @@ export async function getRun(deps: Deps, actor: Actor, conversationId: string): 
 }
 
 /** Stores a client's partial output of the running turn; 409 when no live run holds the lock. */
-export function saveRunSnapshot(deps: Deps, actor: Actor, conversationId: string, content: string): Promise<RunRow> {
+export function saveRunSnapshot(deps: Pick<Deps, 'db'>, actor: Actor, conversationId: string, content: string): Promise<RunRow> {
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     const run = await liveRunOf(trx, conversation);
     if (!run) throw conflict('run: no run is running in this conversation', ['run']);

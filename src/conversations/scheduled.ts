@@ -23,7 +23,7 @@ export interface ScheduledTurn {
 }
 
 /** A conversation marked with the task (`schedule_id`), the prompt as its first message; returns its id. */
-export async function openScheduledConversation(deps: Deps, actor: Actor, turn: ScheduledTurn): Promise<string> {
+export async function openScheduledConversation(deps: Pick<Deps, 'db'>, actor: Actor, turn: ScheduledTurn): Promise<string> {
   const conversation = await createConversation(deps, actor, { organization_id: turn.organizationId, title: turn.title }, { scheduleId: turn.scheduleId });
   if (turn.skillBody) await postMessage(deps, actor, conversation.id, { content: turn.skillBody, role: 'system' });
   await postMessage(deps, actor, conversation.id, { content: turn.prompt, role: 'user' });
@@ -51,7 +51,7 @@ export async function startScheduledTurn(
  * with the model's `max_tokens` — as ./handlers.ts will compute it for the run.
  */
 export async function scheduledTurnCeiling(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db'>,
   actor: Actor,
   turn: Pick<ScheduledTurn, 'organizationId' | 'prompt' | 'model' | 'maxCredits' | 'skillBody'>,
 ): Promise<number> {
@@ -85,7 +85,11 @@ export interface OpenedTurn {
  * refuse (the creator no longer a member, the model no longer available) is left out of the map:
  * the caller starts it one at a time, which fails it saying why.
  */
-export async function openScheduledTurns(trx: Knex.Transaction, deps: Deps, turns: readonly ScheduledTurnStart[]): Promise<Map<string, OpenedTurn>> {
+export async function openScheduledTurns(
+  trx: Knex.Transaction,
+  deps: Pick<Deps, 'config' | 'jobs'>,
+  turns: readonly ScheduledTurnStart[],
+): Promise<Map<string, OpenedTurn>> {
   const joined = { ...deps, db: trx as unknown as Deps['db'] };
   const actors = new Map<string, Actor>();
   const decisions = new Map<string, Promise<string | null>>();

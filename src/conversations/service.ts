@@ -15,7 +15,7 @@ export type NewConversation = z.output<typeof createConversationBody>;
 
 /** A conversation, optionally inside a project the caller can edit (the route checked `resources.create`). */
 export async function createConversation(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   input: NewConversation,
   options: { scheduleId?: string | undefined } = {},
@@ -45,12 +45,17 @@ export async function createConversation(
 }
 
 /** Deleted conversations stay readable (with `deleted_at`) so they can be inspected and restored. */
-export async function getConversation(deps: Deps, actor: Actor, id: string): Promise<ConversationRow> {
+export async function getConversation(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<ConversationRow> {
   return (await actor.resource<ConversationRow>(deps.db, type, id, 'read')).row;
 }
 
 /** Renames and/or switches the active branch; only a rename is an activity entry (switching branches is reading, not a setting). */
-export function updateConversation(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateConversationBody>): Promise<ConversationRow> {
+export function updateConversation(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  id: string,
+  changes: z.output<typeof updateConversationBody>,
+): Promise<ConversationRow> {
   return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
     const { active_leaf_id, ...settings } = changes;
     if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
@@ -77,8 +82,8 @@ export function updateConversation(deps: Deps, actor: Actor, id: string, changes
 const titled = (row: ConversationRow) => ({ title: row.title });
 
 /** Soft delete. Deleting a deleted conversation changes nothing (a retried DELETE is safe). */
-export const deleteConversation = (deps: Deps, actor: Actor, id: string) => softDelete<ConversationRow>(deps, actor, type, id, titled);
+export const deleteConversation = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) => softDelete<ConversationRow>(deps, actor, type, id, titled);
 
 /** Restoring a live conversation returns it unchanged (a retried restore is safe). */
-export const restoreConversation = (deps: Deps, actor: Actor, id: string) =>
+export const restoreConversation = (deps: Pick<Deps, 'db'>, actor: Actor, id: string) =>
   restore<ConversationRow>(deps, actor, type, id, { returning: ['*'], activityData: titled });

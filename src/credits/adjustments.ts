@@ -73,7 +73,7 @@ export async function adjustCredits(trx: Knex.Transaction, input: AdjustmentInpu
 }
 
 export async function createAdjustment(
-  deps: Deps,
+  deps: Pick<Deps, 'db' | 'jobs'>,
   actor: Actor,
   organizationId: string,
   body: z.output<typeof adjustmentBody>,

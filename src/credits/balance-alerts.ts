@@ -42,7 +42,7 @@ export async function checkBalanceAlertsOnFall(deps: Pick<Deps, 'jobs' | 'db'>, 
  * is locked, so concurrent checks of one organization see each crossing once; rising back above a
  * threshold re-arms it.
  */
-export async function checkBalanceAlerts(deps: Deps, organizationId?: string): Promise<{ alerts: number }> {
+export async function checkBalanceAlerts(deps: Pick<Deps, 'db' | 'jobs'>, organizationId?: string): Promise<{ alerts: number }> {
   const candidates: string[] = organizationId
     ? [organizationId]
     : await deps
@@ -57,7 +57,7 @@ export async function checkBalanceAlerts(deps: Deps, organizationId?: string): P
   return { alerts };
 }
 
-async function checkOrganization(deps: Deps, organizationId: string): Promise<number> {
+async function checkOrganization(deps: Pick<Deps, 'db' | 'jobs'>, organizationId: string): Promise<number> {
   return inTransaction(deps.db, async (trx) => {
     const balance = await trx('credit_balances').where({ organization_id: organizationId }).first('granted', 'captured', 'held', 'expired');
     if (!balance) return 0;

@@ -17,7 +17,7 @@ import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settl
 const CHAT_RUN = 'chat_run';
 
 export async function beginChatRun(
-  deps: Deps,
+  deps: Pick<Deps, 'creditPeriods' | 'db' | 'jobs'>,
   actor: Actor,
   organizationId: string,
   body: z.output<typeof beginRunBody>,
@@ -50,7 +50,7 @@ export async function beginChatRun(
 }
 
 export async function captureChatRun(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   organizationId: string,
   body: z.output<typeof captureRunBody>,
@@ -74,7 +74,7 @@ export async function captureChatRun(
 }
 
 export async function settleChatRun(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   organizationId: string,
   body: z.output<typeof settleRunBody>,
@@ -98,7 +98,7 @@ const unknownReference = (field: 'conversation_id' | 'message_id') => {
  * Messages are read straight from their table: credits cannot import conversations (which reach
  * credits through metering).
  */
-async function requireAttribution(deps: Deps, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>): Promise<void> {
+async function requireAttribution(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, body: z.output<typeof beginRunBody>): Promise<void> {
   let conversationId = body.conversation_id;
   if (body.message_id !== undefined) {
     const message = UUID.test(body.message_id)

@@ -12,7 +12,7 @@ import { presentGrant } from './presenter.ts';
 import type { creditsSchema, cycleSchema, memberCreditsSchema } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 
-export async function getCredits(deps: Deps, organizationId: string): Promise<z.input<typeof creditsSchema>> {
+export async function getCredits(deps: Pick<Deps, 'db'>, organizationId: string): Promise<z.input<typeof creditsSchema>> {
   return creditsOf(deps.db, organizationId);
 }
 
@@ -24,7 +24,7 @@ export async function creditsOf(db: Knex, organizationId: string): Promise<z.inp
   return { organization_id: organizationId, balance: available + balance.held, held: balance.held, available, grants: grants.map(presentGrant) };
 }
 
-export async function getCycle(deps: Deps, organizationId: string): Promise<z.input<typeof cycleSchema>> {
+export async function getCycle(deps: Pick<Deps, 'creditPeriods' | 'db'>, organizationId: string): Promise<z.input<typeof cycleSchema>> {
   const period = await deps.creditPeriods.current(deps.db, organizationId);
   const { rows } = await deps.db.raw(
     `SELECT coalesce(sum(amount) FILTER (WHERE from_account = 'issued'), 0)::bigint AS granted,
@@ -49,13 +49,17 @@ export async function getCycle(deps: Deps, organizationId: string): Promise<z.in
 }
 
 /** A member sees their own credits; seeing another member's needs credits.view. */
-export async function getMemberCredits(deps: Deps, organizationId: string, userId: string): Promise<z.input<typeof memberCreditsSchema>> {
+export async function getMemberCredits(
+  deps: Pick<Deps, 'creditPeriods' | 'db'>,
+  organizationId: string,
+  userId: string,
+): Promise<z.input<typeof memberCreditsSchema>> {
   await requireTargetMember(deps, organizationId, userId);
   return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
 
 export async function updateMemberCredits(
-  deps: Deps,
+  deps: Pick<Deps, 'creditPeriods' | 'db'>,
   actor: Actor,
   organizationId: string,
   userId: string,
@@ -76,7 +80,7 @@ export async function updateMemberCredits(
   return presentMemberCredits(organizationId, await memberSpending(deps.db, deps.creditPeriods, organizationId, userId));
 }
 
-async function requireTargetMember(deps: Deps, organizationId: string, userId: string): Promise<void> {
+async function requireTargetMember(deps: Pick<Deps, 'db'>, organizationId: string, userId: string): Promise<void> {
   if (!(await isMember(deps.db, organizationId, userId))) throw notFound('member');
 }
 

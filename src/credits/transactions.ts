@@ -43,7 +43,7 @@ export const entryColumns = [
 
 /** The ledger of an organization, newest first, keyset-paged on the ledger's own sequence. */
 export async function listTransactions(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   organizationId: string,
   query: z.output<typeof transactionsQuery>,
 ): Promise<z.input<typeof transactionsPage>> {

@@ -20,7 +20,7 @@ export interface EventFilter {
  * The organization's events the member may see, newest first (keyset on created_at, seq), within
  * the retention window. Access is decided inside the one statement, so pages are never short.
  */
-export async function listEvents(deps: Deps, viewer: Viewer, membership: Membership, filter: EventFilter): Promise<Page<EventRow>> {
+export async function listEvents(deps: Pick<Deps, 'db'>, viewer: Viewer, membership: Membership, filter: EventFilter): Promise<Page<EventRow>> {
   const visible = visibleEventSql(viewer, membership);
   const query = deps
     .db('events as e')

@@ -111,7 +111,7 @@ async function takeLease(db: Db, userId: string, organizationId: string): Promis
  * `id: <event id>`, `event: <type>`, `data: <the event JSON>`; `: ping` every 15 s. Never ends by
  * itself (unless the caller stops being a member, or the process stops).
  */
-export async function streamEvents(deps: Deps, actor: Actor, organizationId: string, options: StreamOptions, ctx: Context): Promise<void> {
+export async function streamEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor, organizationId: string, options: StreamOptions, ctx: Context): Promise<void> {
   let position = await startPosition(deps.db, organizationId, options.lastEventId);
   const leaseId = await takeLease(deps.db, actor.userId, organizationId);
   const stream = new PassThrough();

@@ -45,7 +45,7 @@ export interface CallSpec {
  * with `holdFirst`, the hold alone before that transaction.
  */
 export async function acceptCall(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'creditPeriods' | 'db'>,
   actor: Actor,
   spec: CallSpec,
   terms: CallTerms,
@@ -166,7 +166,7 @@ export async function acceptRead(
  * same organization; with `run_lock` the conversation's turn must hold its lock now (checked again
  * at capture). Returns the run holding the lock, if asked for.
  */
-async function checkAttribution(deps: Deps, actor: Actor, terms: CallTerms): Promise<string | null> {
+async function checkAttribution(deps: Pick<Deps, 'db'>, actor: Actor, terms: CallTerms): Promise<string | null> {
   const conversationId = terms.conversation_id ?? null;
   if (conversationId === null) {
     if (terms.message_id) throw badRequest('conversation_id: is required with message_id', ['conversation_id']);

@@ -19,7 +19,11 @@ export interface ProjectAccount {
  * oldest membership first, with whether they may create projects there and how many projects
  * they can read (live; unarchived and archived counted apart).
  */
-export async function listProjectAccounts(deps: Deps, actor: Actor, page: { limit: number; cursor?: string | undefined }): Promise<Page<ProjectAccount>> {
+export async function listProjectAccounts(
+  deps: Pick<Deps, 'db'>,
+  actor: Actor,
+  page: { limit: number; cursor?: string | undefined },
+): Promise<Page<ProjectAccount>> {
   const { db } = deps;
   const q = membershipsOfUser(db, actor.userId).select('o.id', 'o.name', 'o.slug', 'm.role');
   const result = await paginate<Record<string, any>>(

@@ -53,7 +53,7 @@ export async function addProjectItem(deps: Pick<Deps, 'db'>, actor: Actor, proje
  * and a cursor stays valid while items are filed. Live items only, or only deleted ones with `deleted`.
  */
 export async function listProjectItems(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   projectId: string,
   declaration: ResourceTypeDeclaration,
@@ -98,7 +98,7 @@ export async function removeProjectItem(deps: Pick<Deps, 'db'>, actor: Actor, pr
 
 /** GET /<items>/{id}/projects: live projects holding a readable item that the caller can also read. */
 export async function listItemProjects(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   type: ProjectItemType,
   itemId: string,

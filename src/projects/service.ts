@@ -59,7 +59,7 @@ export function listProjects(deps: Pick<Deps, 'db'>, actor: Actor, query: z.outp
   });
 }
 
-export function updateProject(deps: Deps, actor: Actor, projectId: string, changes: z.output<typeof updateProjectBody>): Promise<ProjectRow> {
+export function updateProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, changes: z.output<typeof updateProjectBody>): Promise<ProjectRow> {
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);

@@ -28,7 +28,7 @@ async function skillBodyFor(deps: Pick<Deps, 'db'>, actor: Actor, skillId: strin
 
 /** What one run of the task (with these settings) holds when it starts: `max_credits_per_run`, else the default hold of its turn. */
 export async function runCeiling(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db'>,
   payer: Actor,
   task: Pick<ScheduledTaskRow, 'organization_id' | 'skill_id'>,
   settings: { prompt: string; model: string | null; maxCredits: number | null },
@@ -48,7 +48,12 @@ export async function runCeiling(
  * run's credits now. A precheck: the hold placed when the run starts decides, and a run whose
  * credits went elsewhere meanwhile is `skipped`.
  */
-export async function requireRunCovered(deps: Deps, payer: Actor, task: ScheduledTaskRow, settings: { prompt: string; model: string | null }): Promise<void> {
+export async function requireRunCovered(
+  deps: Pick<Deps, 'config' | 'creditPeriods' | 'db'>,
+  payer: Actor,
+  task: ScheduledTaskRow,
+  settings: { prompt: string; model: string | null },
+): Promise<void> {
   const amount = await runCeiling(deps, payer, task, { ...settings, maxCredits: task.max_credits_per_run });
   await requireHoldable(deps.db, deps.creditPeriods, { organizationId: task.organization_id, userId: payer.userId, amount, reason: 'chat_run' });
 }
@@ -59,7 +64,7 @@ export async function requireRunCovered(deps: Deps, payer: Actor, task: Schedule
  * or an organization owner/admin may (resource role `owner`), an editor gets 403. Lowering is free.
  */
 export async function requireCapAuthority(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db'>,
   role: Role,
   before: ScheduledTaskRow,
   after: { prompt: string; model: string | null; maxCredits: number | null },

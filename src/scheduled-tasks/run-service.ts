@@ -74,7 +74,7 @@ export function cancelRuns(deps: Deps, actor: Actor, taskId: string): Promise<{ 
 }
 
 /** Runs of the tasks the caller can read, newest first, keyset paged; an empty page outside the organization. */
-export async function listRuns(deps: Deps, actor: Actor, query: z.output<typeof listRunsQuery>): Promise<Page<TaskRunRow>> {
+export async function listRuns(deps: Pick<Deps, 'db'>, actor: Actor, query: z.output<typeof listRunsQuery>): Promise<Page<TaskRunRow>> {
   const viewer = await actor.viewer(query.organization_id);
   if (!viewer) return { items: [], next_cursor: null };
   const readable = readableSql(type, 't', viewer);

@@ -114,7 +114,12 @@ export function listScheduledTasks(deps: Pick<Deps, 'db'>, actor: Actor, query: 
 }
 
 /** Editors change it; a new schedule or enabling recomputes the next slot from now, disabling clears it at once. */
-export async function updateScheduledTask(deps: Deps, actor: Actor, id: string, changes: z.output<typeof updateScheduledTaskBody>): Promise<ScheduledTaskRow> {
+export async function updateScheduledTask(
+  deps: Pick<Deps, 'config' | 'db'>,
+  actor: Actor,
+  id: string,
+  changes: z.output<typeof updateScheduledTaskBody>,
+): Promise<ScheduledTaskRow> {
   const { row: current, role } = await actor.resource<ScheduledTaskRow>(deps.db, type, id, 'read');
   await checkSettings(deps, actor, current.organization_id, changes);
   return changeLive<ScheduledTaskRow>(deps, actor, type, id, async (trx, before) => {

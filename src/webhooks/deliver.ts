@@ -79,7 +79,7 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
   throw new Error(why);
 }
 
-async function prepare(trx: Knex.Transaction, deps: Deps, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
+async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config'>, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
   const deliveryId = delivery.id;
   if (delivery.status !== 'pending') return `the delivery is already ${delivery.status}`;
   const skip = async (reason: string) => {
@@ -140,7 +140,7 @@ interface Outcome {
   error: { code: string; message: string } | null;
 }
 
-async function post(deps: Deps, prepared: Prepared, at: Date, signal: AbortSignal): Promise<Outcome> {
+async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, signal: AbortSignal): Promise<Outcome> {
   const started = performance.now();
   const latencyMs = () => Math.round(performance.now() - started);
   try {
@@ -168,7 +168,7 @@ async function post(deps: Deps, prepared: Prepared, at: Date, signal: AbortSigna
  */
 async function recordAttempt(
   trx: Knex.Transaction,
-  deps: Deps,
+  deps: Pick<Deps, 'jobs'>,
   prepared: Prepared,
   attempt: Outcome & { started: Date; jobId: string },
 ): Promise<'succeeded' | 'failed' | 'disabled' | 'settled'> {
@@ -214,7 +214,7 @@ async function recordAttempt(
   return 'disabled';
 }
 
-async function disableFailingEndpoint(trx: Knex.Transaction, deps: Deps, prepared: Prepared): Promise<void> {
+async function disableFailingEndpoint(trx: Knex.Transaction, deps: Pick<Deps, 'jobs'>, prepared: Prepared): Promise<void> {
   const reason = `every delivery failed for ${DISABLE_AFTER_HOURS} hours`;
   await trx('webhook_endpoints').where({ id: prepared.endpointId }).update({ enabled: false, disabled_reason: reason, updated_at: trx.fn.now() });
   await trx('webhook_deliveries').where({ id: prepared.deliveryId }).update({ status: 'failed', status_reason: 'the endpoint was disabled' });

@@ -12,7 +12,7 @@ import { deliveryColumns, endpointColumns, type WebhookDeliveryRow, type Webhook
 import type { CreateWebhookEndpoint, UpdateWebhookEndpoint } from './schema.ts';
 import { keyringFor, newSigningSecret, SECRET_OVERLAP_HOURS, sealSigningSecret } from './signing.ts';
 
-const checkUrl = (deps: Deps, url: string) => checkOutboundUrl(url, deps.config.OUTBOUND_ALLOWLIST, 'must not carry credentials');
+const checkUrl = (deps: Pick<Deps, 'config'>, url: string) => checkOutboundUrl(url, deps.config.OUTBOUND_ALLOWLIST, 'must not carry credentials');
 
 const secretColumns = (sealed: ReturnType<typeof sealSigningSecret>, prefix = 'secret') => ({
   [`${prefix}_ciphertext`]: sealed.ciphertext,
@@ -32,7 +32,7 @@ const record = (trx: Knex.Transaction, actor: Actor, endpoint: WebhookEndpointRo
   });
 
 /** The route admitted a member holding `webhooks.manage`; the endpoint is theirs to create. Returns it with its secret, shown this once. */
-export async function createEndpoint(deps: Deps, actor: Actor, organizationId: string, body: CreateWebhookEndpoint) {
+export async function createEndpoint(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, organizationId: string, body: CreateWebhookEndpoint) {
   const url = await checkUrl(deps, body.url);
   const keyring = await keyringFor(deps.config);
   const id = randomUUID();
@@ -57,7 +57,7 @@ export async function createEndpoint(deps: Deps, actor: Actor, organizationId: s
 }
 
 export async function listEndpoints(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   organizationId: string,
   page: { limit: number; cursor?: string | undefined },
 ): Promise<Page<WebhookEndpointRow>> {
@@ -83,7 +83,13 @@ export async function getEndpoint(db: Knex, organizationId: string, endpointId: 
   return row;
 }
 
-export async function updateEndpoint(deps: Deps, actor: Actor, organizationId: string, endpointId: string, changes: UpdateWebhookEndpoint) {
+export async function updateEndpoint(
+  deps: Pick<Deps, 'config' | 'db'>,
+  actor: Actor,
+  organizationId: string,
+  endpointId: string,
+  changes: UpdateWebhookEndpoint,
+) {
   const url = changes.url === undefined ? undefined : await checkUrl(deps, changes.url);
   return inTransaction(deps.db, async (trx) => {
     const before = await getEndpoint(trx, organizationId, endpointId, { forUpdate: true });
@@ -103,7 +109,7 @@ export async function updateEndpoint(deps: Deps, actor: Actor, organizationId: s
 }
 
 /** Deletes the endpoint and its deliveries; their queued jobs find nothing to do. */
-export async function deleteEndpoint(deps: Deps, actor: Actor, organizationId: string, endpointId: string): Promise<void> {
+export async function deleteEndpoint(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, endpointId: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const endpoint = await getEndpoint(trx, organizationId, endpointId, { forUpdate: true });
     await trx('webhook_endpoints').where({ id: endpointId }).delete();
@@ -112,7 +118,7 @@ export async function deleteEndpoint(deps: Deps, actor: Actor, organizationId: s
 }
 
 /** A new secret, shown this once; the previous one keeps signing beside it for SECRET_OVERLAP_HOURS. */
-export async function rotateSecret(deps: Deps, actor: Actor, organizationId: string, endpointId: string) {
+export async function rotateSecret(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, organizationId: string, endpointId: string) {
   const keyring = await keyringFor(deps.config);
   const secret = newSigningSecret();
   const endpoint = await inTransaction(deps.db, async (trx) => {
@@ -136,7 +142,7 @@ export async function rotateSecret(deps: Deps, actor: Actor, organizationId: str
 }
 
 async function enqueueDelivery(
-  deps: Deps,
+  deps: Pick<Deps, 'jobs'>,
   trx: Knex.Transaction,
   row: { organization_id: string; endpoint_id: string } & Record<string, unknown>,
 ): Promise<WebhookDeliveryRow> {
@@ -152,7 +158,7 @@ async function enqueueDelivery(
 }
 
 /** A `ping` event to this endpoint alone (also when disabled: check a receiver before enabling it). */
-export async function sendPing(deps: Deps, organizationId: string, endpointId: string): Promise<WebhookDeliveryRow> {
+export async function sendPing(deps: Pick<Deps, 'db' | 'jobs'>, organizationId: string, endpointId: string): Promise<WebhookDeliveryRow> {
   return inTransaction(deps.db, async (trx) => {
     const endpoint = await getEndpoint(trx, organizationId, endpointId);
     const id = randomUUID();
@@ -168,7 +174,7 @@ export async function sendPing(deps: Deps, organizationId: string, endpointId: s
 }
 
 export async function listDeliveries(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   organizationId: string,
   endpointId: string,
   page: { limit: number; cursor?: string | undefined },
@@ -191,7 +197,7 @@ export async function listDeliveries(
  * Sends a delivery's event again as a new delivery (same `webhook-id`, so a receiver that already
  * has it can tell), decided afresh: access, endpoint state and secrets as they are now.
  */
-export async function redeliver(deps: Deps, organizationId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRow> {
+export async function redeliver(deps: Pick<Deps, 'db' | 'jobs'>, organizationId: string, endpointId: string, deliveryId: string): Promise<WebhookDeliveryRow> {
   return inTransaction(deps.db, async (trx) => {
     await getEndpoint(trx, organizationId, endpointId);
     const original = await trx('webhook_deliveries').where({ id: deliveryId, endpoint_id: endpointId }).first();

@@ -28,7 +28,7 @@ export function contentDisposition(disposition: Disposition, filename: string | 
  * The validator of the stored bytes: their SHA-256 (an upload's, or what enrichment measured) as a
  * strong ETag; without one, a weak one from the row's last change.
  */
-async function etagOf(deps: Deps, asset: AssetRow): Promise<string> {
+async function etagOf(deps: Pick<Deps, 'db'>, asset: AssetRow): Promise<string> {
   const upload = await deps.db('asset_uploads').where({ asset_id: asset.id, state: 'completed' }).first('sha256');
   const sha256 = (upload?.sha256 as string | undefined) ?? asset.enrichment?.checksum?.value;
   return sha256 ? `"${sha256}"` : `W/"${asset.updated_at.getTime().toString(36)}"`;
@@ -58,7 +58,7 @@ function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' |
  * Streams an asset's stored file: Range (206, one range), ETag and If-None-Match (304), If-Range;
  * always `nosniff` and a sandboxing CSP, and a download unless the type is safe inline.
  */
-export async function sendAssetFile(deps: Deps, asset: AssetRow, ctx: Context, asked: Disposition = 'inline'): Promise<void> {
+export async function sendAssetFile(deps: Pick<Deps, 'db' | 'providers'>, asset: AssetRow, ctx: Context, asked: Disposition = 'inline'): Promise<void> {
   if (asset.upload_file_state !== 'success') throw notFound('asset file');
   const key = assetFileKey(asset.organization_id, asset.id);
   const etag = await etagOf(deps, asset);

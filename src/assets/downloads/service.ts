@@ -17,7 +17,13 @@ export const signedFilePath = (assetId: string) => `/asset-files/${assetId}`;
  * object storage is configured, else signed by this API (HMAC). Reading the asset is enough; a
  * deleted asset (409) or one without a stored file (404) gets none.
  */
-export async function createDownloadUrl(deps: Deps, actor: Actor, id: string, input: z.output<typeof downloadUrlBody>, ctx: Context) {
+export async function createDownloadUrl(
+  deps: Pick<Deps, 'config' | 'db' | 'providers'>,
+  actor: Actor,
+  id: string,
+  input: z.output<typeof downloadUrlBody>,
+  ctx: Context,
+) {
   const { row } = await actor.resource<AssetRow>(deps.db, 'asset', id, 'read');
   if (row.deleted_at) throw conflict('asset_id: the asset is deleted; restore it first', ['asset_id']);
   if (row.upload_file_state !== 'success' || !row.mime_type) throw notFound('asset file');
@@ -46,7 +52,12 @@ export async function createDownloadUrl(deps: Deps, actor: Actor, id: string, in
  * made for must still read the asset, and the asset be live — so a revoked grant or a deleted asset
  * makes it fail at once, not only at its expiry. Every refusal is the same 404 (nothing to probe).
  */
-export async function serveSignedFile(deps: Deps, id: string, query: z.output<typeof signedFileQuery>, ctx: Context): Promise<void> {
+export async function serveSignedFile(
+  deps: Pick<Deps, 'config' | 'db' | 'providers'>,
+  id: string,
+  query: z.output<typeof signedFileQuery>,
+  ctx: Context,
+): Promise<void> {
   const grant = { assetId: id, userId: query.user, expires: query.expires, disposition: query.disposition as Disposition };
   const gone = notFound('download (the URL is invalid, expired or revoked)');
   if (!(await verify(deps.config, grant, query.signature)) || query.expires * 1000 < Date.now()) throw gone;

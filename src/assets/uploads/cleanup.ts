@@ -12,7 +12,7 @@ export async function cleanUpUploads(_payload: unknown, { deps, log }: JobContex
 }
 
 /** One sweep, in batches (exported for the tests and the benchmark, which run it on demand). */
-export async function sweepUploads(deps: Deps): Promise<{ expired: number; canceled: number; removed: number }> {
+export async function sweepUploads(deps: Pick<Deps, 'config' | 'db' | 'providers'>): Promise<{ expired: number; canceled: number; removed: number }> {
   const result = { expired: 0, canceled: 0, removed: 0 };
   const open = (await deps
     .db('asset_uploads as u')

@@ -33,7 +33,7 @@ export const presentCreated =
  * what `answer` makes of them, inside the transaction (so an idempotent `transact` records it).
  */
 export async function createUpload<A>(
-  deps: Deps,
+  deps: Pick<Deps, 'config' | 'db' | 'providers'>,
   actor: Actor,
   input: NewUpload,
   answer: (created: CreatedUpload) => A,

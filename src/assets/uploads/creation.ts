@@ -116,7 +116,7 @@ export async function createByTus(deps: Deps, actor: Actor, ctx: Context, idempo
 }
 
 /** OPTIONS (tus discovery): what this server speaks, for any caller (no token: browsers send none with OPTIONS). */
-export function discovery(deps: Deps, ctx: Context): void {
+export function discovery(deps: Pick<Deps, 'config'>, ctx: Context): void {
   ctx.set({
     ...TUS,
     'Tus-Version': '1.0.0',

@@ -91,7 +91,12 @@ export async function endUpload(trx: Tx, upload: UploadRow, state: 'failed' | 'e
 }
 
 /** Ends an open upload (expired, canceled…) and removes its bytes; what already ended is left as it is. */
-export async function abandonUpload(deps: Deps, uploadId: string, state: 'expired' | 'canceled', error: JobFailure): Promise<FinishOutcome> {
+export async function abandonUpload(
+  deps: Pick<Deps, 'config' | 'db' | 'providers'>,
+  uploadId: string,
+  state: 'expired' | 'canceled',
+  error: JobFailure,
+): Promise<FinishOutcome> {
   const outcome = await inTransaction(deps.db, async (trx) => {
     const upload = (await findUpload(trx, uploadId, { forUpdate: true }))!;
     return outcomeOf(upload) ?? endUpload(trx, upload, state, error);
@@ -101,7 +106,7 @@ export async function abandonUpload(deps: Deps, uploadId: string, state: 'expire
 }
 
 /** Removes the tus store's copy of an ended upload (a kept file lives on as the asset's) and records it. */
-export async function removeStaging(deps: Deps, uploadId: string): Promise<void> {
+export async function removeStaging(deps: Pick<Deps, 'config' | 'db' | 'providers'>, uploadId: string): Promise<void> {
   const upload = await findUpload(deps.db, uploadId);
   if (!upload || upload.state === 'in_progress' || upload.staging_removed_at) return;
   await uploadStore(deps).remove(uploadId);

@@ -32,7 +32,7 @@ const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
 type OpenedUpload = UploadRow & { asset_deleted_at: Date | null };
 
 /** The caller's own upload; anyone else's is as unknown to them as a missing one (404). */
-async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<OpenedUpload> {
+async function ownUpload(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<OpenedUpload> {
   const upload = (await deps
     .db('asset_uploads as u')
     .join('assets as a', 'a.id', 'u.asset_id')
@@ -46,7 +46,7 @@ async function ownUpload(deps: Deps, actor: Actor, id: string): Promise<OpenedUp
  * Ends an open upload that may take no more bytes: past its expiry, or its asset deleted. Null
  * while it is open; the ended outcome otherwise (also for one that had ended before).
  */
-async function closedOutcome(deps: Deps, upload: OpenedUpload): Promise<FinishOutcome | null> {
+async function closedOutcome(deps: Pick<Deps, 'config' | 'db' | 'providers'>, upload: OpenedUpload): Promise<FinishOutcome | null> {
   if (upload.state === 'completed') return { state: 'completed', sha256: upload.sha256! };
   if (upload.state !== 'in_progress') return { state: upload.state, error: upload.error! };
   if (upload.expires_at.getTime() <= Date.now())
@@ -86,7 +86,7 @@ export async function uploadStatus(deps: Deps, actor: Actor, id: string, ctx: Co
   return presentUpload(upload, originOf(deps, ctx), offset);
 }
 
-export const originOf = (deps: Deps, ctx: Context) => deps.config.PUBLIC_URL || `${ctx.protocol}://${ctx.host}`;
+export const originOf = (deps: Pick<Deps, 'config'>, ctx: Context) => deps.config.PUBLIC_URL || `${ctx.protocol}://${ctx.host}`;
 
 /** PATCH: bytes at Upload-Offset, through the tus server; the last ones finish the upload. */
 export async function receiveBytes(deps: Deps, actor: Actor, id: string, ctx: Context): Promise<void> {
@@ -176,7 +176,7 @@ function fromTus(status: number, text: string): AppError {
 }
 
 /** DELETE (tus termination): the upload ends `canceled`, its asset `error`, its bytes removed. */
-export async function terminateUpload(deps: Deps, actor: Actor, id: string, ctx: Context): Promise<void> {
+export async function terminateUpload(deps: Pick<Deps, 'config' | 'db' | 'providers'>, actor: Actor, id: string, ctx: Context): Promise<void> {
   const upload = await ownUpload(deps, actor, id);
   if (upload.state === 'completed') throw conflict('the upload is completed: its bytes are the asset’s file now (delete the asset instead)');
   await abandonUpload(deps, id, 'canceled', { code: 'upload_canceled', message: 'the uploader terminated the upload' });

@@ -39,7 +39,7 @@ export async function conversationProjects(db: Knex, conversationId: string): Pr
 }
 
 /** The knowledge skill of each project holding the conversation, each skill once, as the run's user may read them. */
-export async function turnKnowledge(deps: Deps, run: { conversation_id: string; user_id: string }): Promise<TurnKnowledge> {
+export async function turnKnowledge(deps: Pick<Deps, 'db'>, run: { conversation_id: string; user_id: string }): Promise<TurnKnowledge> {
   const projects = (await conversationProjects(deps.db, run.conversation_id)).filter(
     (p): p is { id: string; title: string; knowledge_skill_id: string } => p.knowledge_skill_id !== null,
   );

@@ -25,7 +25,7 @@ export interface TurnPrompt {
  * window. A window too small for the answered message fails the run for good (no retry helps).
  */
 export async function turnContext(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   run: { conversation_id: string; user_id: string },
   pricing: { prompt: ChatMessage[]; parameters: ChatParameters; window: number },
   /** The tools the turn offers: their definitions take room in the window too. */

@@ -20,7 +20,12 @@ import { loadToolCalls, type ToolCallRow } from './store.ts';
 
 export const REJECTED = 'rejected by the user';
 
-export function answerApprovals(deps: Deps, actor: Actor, conversationId: string, input: z.output<typeof approvalsBody>): Promise<RunWithCalls> {
+export function answerApprovals(
+  deps: Pick<Deps, 'db' | 'jobs'>,
+  actor: Actor,
+  conversationId: string,
+  input: z.output<typeof approvalsBody>,
+): Promise<RunWithCalls> {
   return changeLive<ConversationRow, RunWithCalls>(deps, actor, 'chat_conversation', conversationId, async (trx, conversation) => {
     const run =
       conversation.active_run_id === null

@@ -26,7 +26,7 @@ export interface AssetHit {
  * whole organization, each asset once.
  */
 export async function searchReadableAssets(
-  deps: Deps,
+  deps: Pick<Deps, 'db'>,
   actor: Actor,
   run: { organization_id: string; conversation_id: string },
   query: string,

@@ -18,7 +18,12 @@ import { ToolError, type TurnTool } from './types.ts';
  * again when it is missing or older than CHAT_CONNECTOR_TOOLS_TTL_SECONDS. A connector that cannot
  * list its tools now offers none in this turn. `wanted` limits which namespaces are listed.
  */
-export async function connectorTools(deps: Deps, organizationId: string, userId: string, wanted: ((namespace: string) => boolean) | null): Promise<TurnTool[]> {
+export async function connectorTools(
+  deps: Pick<Deps, 'config' | 'db' | 'log'>,
+  organizationId: string,
+  userId: string,
+  wanted: ((namespace: string) => boolean) | null,
+): Promise<TurnTool[]> {
   const connectors = await usableMcpConnectors(deps, organizationId, userId);
   const namespaces = connectorNamespaces(connectors);
   const lists = await Promise.all(

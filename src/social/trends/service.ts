@@ -57,7 +57,7 @@ const refreshFailed = (operation: TrendOperation, region: string, { failure, ret
   });
 
 /** Enqueues a refresh unless one is already on its way (./store.ts claimRefresh), in one transaction with the claim. */
-async function requestRefresh(deps: Deps, operation: TrendOperation, region: string): Promise<void> {
+async function requestRefresh(deps: Pick<Deps, 'config' | 'db' | 'jobs'>, operation: TrendOperation, region: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     if (await claimRefresh(trx, operation, region, deps.config.SOCIAL_TRENDS_TTL_SECONDS, deps.config.SOCIAL_TRENDS_FAILURE_TTL_SECONDS))
       await deps.jobs.enqueue(trx, refreshTrendsJob, { operation, region }, { organizationId: null });
