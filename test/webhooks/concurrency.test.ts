@@ -93,13 +93,25 @@ describe('webhooks: the per-endpoint concurrency limit under racing workers', fu
     expect(deliveries.filter((row) => row.status !== 'succeeded' || row.attempts !== 1)).to.deep.equal([]);
     expect(receiver.at(path)).to.have.length(EVENTS);
     expect(new Set(receiver.at(path).map((r) => r.headers['webhook-id'])).size).to.equal(EVENTS);
-    const jobs = await db('pgboss.job')
-      .where({ name: webhookDeliveryJob.name })
-      .whereRaw(`data->>'delivery_id' = ANY(?::text[])`, [deliveries.map((row) => row.id)])
-      .select('state', 'retry_count', 'retry_limit');
-    expect(jobs).to.have.length(EVENTS);
-    // A snooze counts an attempt number and raises the limit with it: every retry is still left.
-    expect(jobs.filter((job) => job.state !== 'completed' || job.retry_limit - job.retry_count !== webhookDeliveryJob.policy.retryLimit)).to.deep.equal([]);
+    // Every job completes (pg-boss's completion lands just after the delivery row is written), and
+    // waiting for a slot used no retry: a job's limit rose by exactly its snoozes, as its history records them.
+    const jobs = await eventually('every delivery job completed, its attempts recorded', async () => {
+      const rows = (await db('pgboss.job as j')
+        .where({ 'j.name': webhookDeliveryJob.name })
+        .whereRaw(`j.data->>'delivery_id' = ANY(?::text[])`, [deliveries.map((row) => row.id)])
+        .select(
+          'j.state',
+          'j.retry_limit',
+          db.raw(`(SELECT count(*)::int FROM job_attempts a WHERE a.job_id = j.id AND a.error->>'code' = 'snoozed') AS snoozes`),
+          db.raw('(SELECT count(*)::int FROM job_attempts a WHERE a.job_id = j.id AND a.ended_at IS NULL) AS open'),
+        )) as { state: string; retry_limit: number; snoozes: number; open: number }[];
+      return rows.length === EVENTS && rows.every((job) => job.state === 'completed' && job.open === 0) && rows;
+    });
+    expect(jobs.filter((job) => job.retry_limit - webhookDeliveryJob.policy.retryLimit !== job.snoozes)).to.deep.equal([]);
+    expect(
+      jobs.some((job) => job.snoozes > 0),
+      'some delivery waited for a slot',
+    ).to.equal(true);
     // Every slot is free again.
     expect(await db('webhook_endpoint_slots').where({ endpoint_id: endpointId }).whereNotNull('holder')).to.deep.equal([]);
   }
