@@ -4,10 +4,10 @@ import { ORGANIZATION_KEY } from '../origin.ts';
 
 // Claims that write their attempt: a worker's fetch and the start of each attempt it fetched in one
 // statement. The attempt history must hold every attempt a SIGKILL interrupts, credited to the worker
-// that ran it, so the start has to be written before the handler runs; as its own statement that was
-// one more round trip per job than raw pg-boss (bench:job-throughput: 0.52× raw with it, 0.88×
-// without). Written by the claim itself, the start also closes the window in which a worker killed
-// between its fetch and its first write left an attempt nobody recorded.
+// that ran it, so the start has to be written before the handler runs; as its own statement it was
+// one more round trip per job than raw pg-boss (bench:job-throughput on a quiet machine: 0.54× raw
+// then, 0.77× with the start in the claim). Written by the claim itself, the start also closes the
+// window in which a worker killed between its fetch and its first write left an attempt unrecorded.
 
 /** pg-boss's fetch (plans.fetchNextJob): one UPDATE that marks the jobs it picked active and returns them. */
 const FETCH = new RegExp(
@@ -28,8 +28,9 @@ export const CLAIM_RECORDED = 'attemptRecorded';
 
 /**
  * pg-boss's fetch of one of `queues`, extended to write each claimed attempt's start (`job_attempts`,
- * no end yet) for `workerId` in the same statement (so no attempt of such a claim goes unrecorded); pg-boss's restore of fetched jobs, extended to take back the starts their
- * claim wrote; null for any other statement. The original is kept whole as the first CTE, so its
+ * no end yet) for `workerId` in the same statement, so no attempt of such a claim goes unrecorded;
+ * pg-boss's restore of fetched jobs, extended to take back the starts their claim wrote; null for
+ * any other statement. The original is kept whole as the first CTE, so its
  * locking, ordering and group limits are pg-boss's own.
  */
 export function claimRecordingAttempts(
