@@ -57,10 +57,18 @@ describe('event stream (SSE): resumption, ordering, limits', function () {
     expect(first.res.headers.get('content-type')).to.match(/^text\/event-stream/);
     const recorded: string[] = [];
     for (let i = 0; i < 10; i++) recorded.push(await record(i));
-    await eventually('the first events arrived', async () => first.events.length >= 4);
+    // A stream opened without Last-Event-ID starts at its snapshot's xmin: while an older transaction
+    // anywhere on the server is open (another suite's frozen worker), events committed just before it
+    // opened (the organization's own) come too — at least once, never skipped. Those are not this test's.
+    const ours = () => first.events.filter((e) => recorded.includes(e.id!));
+    await eventually('the first events arrived', async () => ours().length >= 4);
     first.hangUp();
-    const lastSeen = first.events[3]!;
-    expect(first.events.slice(0, 4).map((e) => e.id)).to.deep.equal(recorded.slice(0, 4));
+    const lastSeen = ours()[3]!;
+    expect(
+      ours()
+        .slice(0, 4)
+        .map((e) => e.id),
+    ).to.deep.equal(recorded.slice(0, 4));
     expect(lastSeen).to.deep.include({ event: 'credits.low_balance' });
     expect(lastSeen.data).to.deep.include({ id: lastSeen.id, type: 'credits.low_balance', organization_id: org, data: { object: { n: 3 } } });
 
