@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { UPLOAD_LOCKED, PostgresLocker } from '../../src/assets/uploads/locker.ts';
 import { createDb } from '../../src/db/knex.ts';
 import { png } from '../assets/helpers.ts';
@@ -17,25 +16,13 @@ import {
   storedFile,
   tusRequest,
   type UploadStack,
+  tusPatchRequest,
   uploadUrlOn,
 } from './support.ts';
 
 /** A PATCH whose body is sent in two steps: `first` now, the rest when `finish()` is called; resolves with its status. */
 function patchInTwoSteps(uploadUrl: string, token: string, offset: number, bytes: Buffer, first: number) {
-  const url = new URL(uploadUrl);
-  const req = httpRequest({
-    host: url.hostname,
-    port: url.port,
-    path: url.pathname,
-    method: 'PATCH',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'tus-resumable': '1.0.0',
-      'upload-offset': String(offset),
-      'content-type': 'application/offset+octet-stream',
-      'content-length': String(bytes.length),
-    },
-  });
+  const req = tusPatchRequest(uploadUrl, token, offset, bytes.length);
   const status = new Promise<number>((resolve, reject) => {
     req.on('response', (res) => {
       res.resume();

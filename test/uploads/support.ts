@@ -99,20 +99,7 @@ export function failedStatus(error: unknown): { status: number; body: any } {
  */
 export function patchAndKill(uploadUrl: string, token: string, offset: number, bytes: Buffer, sent: number): Promise<void> {
   return new Promise((resolve) => {
-    const url = new URL(uploadUrl);
-    const req = httpRequest({
-      host: url.hostname,
-      port: url.port,
-      path: url.pathname,
-      method: 'PATCH',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'tus-resumable': '1.0.0',
-        'upload-offset': String(offset),
-        'content-type': 'application/offset+octet-stream',
-        'content-length': String(bytes.length),
-      },
-    });
+    const req = tusPatchRequest(uploadUrl, token, offset, bytes.length);
     req.on('error', () => resolve());
     req.on('close', () => resolve());
     req.write(bytes.subarray(0, sent), () => {
@@ -154,4 +141,22 @@ export const storedFile = (config: Config, organizationId: string, assetId: stri
 
 export function expectNoStagedBytes(config: Config, uploadId: string): void {
   for (const file of stagedFiles(config, uploadId)) expect(existsSync(file), `${file} is left behind`).to.equal(false);
+}
+
+/** A raw tus PATCH of `length` bytes at `offset`, its body still to be written (the caller sends it in parts). */
+export function tusPatchRequest(uploadUrl: string, token: string, offset: number, length: number) {
+  const url = new URL(uploadUrl);
+  return httpRequest({
+    host: url.hostname,
+    port: url.port,
+    path: url.pathname,
+    method: 'PATCH',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'tus-resumable': '1.0.0',
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      'content-length': String(length),
+    },
+  });
 }
