@@ -50,7 +50,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const id = randomUUID();
   const workerLog = log.child({ worker_id: id });
   const budget = connectionBudget(config, 'worker', jobs.length);
-  const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-worker' });
+  const db = createDb(databaseUrl, {
+    max: budget.knex,
+    applicationName: 'workspace-worker',
+    // A worker frozen inside a transaction is declared lost after this long and its jobs retried
+    // elsewhere; its sessions end then too, so the retries do not wait on its row locks.
+    idleInTransactionTimeoutMs: config.WORKER_LOST_AFTER_SECONDS * 1000,
+  });
   const boss = createBoss(databaseUrl, 'worker', {
     ...(budget.boss ? { max: budget.boss } : { db: knexBossDb(db) }),
     superviseIntervalSeconds: config.WORKER_SUPERVISE_INTERVAL_SECONDS,

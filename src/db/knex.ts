@@ -7,10 +7,25 @@ export type Tx = Knex.Transaction;
 // bigint (count(*), sums) → number: every quantity we store stays far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 
-export function createDb(connectionString: string, options: { max?: number; applicationName?: string } = {}): Db {
+export type DbOptions = {
+  max?: number;
+  applicationName?: string;
+  /**
+   * Ends a session that stays idle inside a transaction this long (PostgreSQL rolls it back and
+   * closes it). A process frozen mid-transaction (SIGSTOP, a paused VM) would otherwise keep its
+   * row locks for as long as it stays frozen, and every retry of its work would wait on them.
+   */
+  idleInTransactionTimeoutMs?: number;
+};
+
+export function createDb(connectionString: string, options: DbOptions = {}): Db {
   return knex({
     client: 'pg',
-    connection: { connectionString, application_name: options.applicationName ?? 'workspace' },
+    connection: {
+      connectionString,
+      application_name: options.applicationName ?? 'workspace',
+      ...(options.idleInTransactionTimeoutMs !== undefined && { idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs }),
+    },
     pool: {
       min: 0,
       max: options.max ?? 10,
