@@ -1,4 +1,5 @@
-import { fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
+import { randomUUID } from 'node:crypto';
+import { type Db as IDatabase, fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
 import type { Tx } from '../db/knex.ts';
 import type { z } from 'zod';
 import type { JobDefinition, JobEnds, PayloadOf, RunnableJob } from './define.ts';
@@ -69,6 +70,32 @@ export class JobQueue {
     const id = await this.boss.send(job.name, data, { ...options, ...(groupId && { group: { id: groupId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
     return id;
+  }
+
+  /**
+   * The statement that sends this job, as pg-boss writes it (its SQL and its one parameter), not run:
+   * for a caller that runs it inside a statement of its own (EXECUTE in a function), so that the job
+   * commits with that statement's other writes in one round trip (a metered read's accept:
+   * src/metering/accept.ts). The job's id is chosen here and returned.
+   */
+  async sendStatement<J extends JobDefinition>(
+    job: J,
+    payload: PayloadOf<J>,
+    { organizationId }: Pick<EnqueueOptions, 'organizationId'>,
+  ): Promise<{ id: string; sql: string; value: string }> {
+    const id = randomUUID();
+    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId() });
+    let statement: { sql: string; value: string } | undefined;
+    const capture: IDatabase = {
+      executeSql: async (sql, values) => {
+        statement = { sql, value: String(values?.[0]) };
+        return { rows: [{ id }] };
+      },
+    };
+    await this.boss.send(job.name, data, { id, ...(organizationId && { group: { id: organizationId } }), db: capture });
+    if (!statement || !/\$1\b/.test(statement.sql) || /\$2\b/.test(statement.sql))
+      throw new Error(`pg-boss wrote no one-parameter statement to send a ${job.name} job`);
+    return { id, ...statement };
   }
 
   /** Many jobs of one kind in one statement (pg-boss `insert`), on the caller's transaction: for batches (the dispatcher's runs, their chat turns). */
