@@ -249,6 +249,15 @@ try {
         `\n${s.label}: ${result.ops} operations; per operation ${per(rows[0].top)} round trips (top-level statements), ${per(rows[0].calls)} statements in all`,
       );
       for (const line of await topStatements(db, result.ops, 14)) console.log(`  ${line}`);
+      // Every round trip, by statement (top-level only; a statement's own sub-statements are not round trips).
+      const { rows: trips } = await db.raw(
+        `SELECT sum(calls) AS calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel
+          GROUP BY 2 HAVING sum(calls) >= ? ORDER BY 1 DESC`,
+        [result.ops / 20],
+      );
+      console.log('  round trips by statement:');
+      for (const r of trips as { calls: string; query: string }[]) console.log(`  ${per(r.calls).padStart(7)}  ${r.query.slice(0, 130)}`);
     }
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));

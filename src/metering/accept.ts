@@ -51,7 +51,7 @@ export async function acceptCall(
   spec: CallSpec,
   terms: CallTerms,
   call: { id: string; requestId?: string | undefined },
-  /** What the call's transaction adds: the job that performs it, a domain row (may refuse). */
+  /** What the call's transaction adds (the job that performs it, a domain row; may refuse), or the one job to send with the call in its statement. */
   schedule: ((trx: Knex.Transaction) => Promise<void>) | { job: JobDefinition<typeof meteredCallJob.payload> },
 ): Promise<void> {
   if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
@@ -92,7 +92,7 @@ export async function acceptCall(
     (
       await db.raw('SELECT * FROM metered_call_accept(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)', [
         ...args,
-        JSON.stringify({ ...row, input: row.input }),
+        JSON.stringify(row),
         job.sql,
         job.value,
       ])
