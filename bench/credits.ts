@@ -263,16 +263,18 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 1000));
   // Where a read's time goes between the web's accept and its settle (the rest is HTTP, the web's wait and the post).
   const { rows: phases } = await db.raw(
-    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM started_at - created_at)) AS pickup50,
+    `SELECT CASE WHEN organization_id LIKE 'hot-%' THEN '1 organization' ELSE '${SPREAD} organizations' END AS scope,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM started_at - created_at)) AS pickup50,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM started_at - created_at)) AS pickup95,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM finished_at - started_at)) AS run50,
             percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM finished_at - started_at)) AS run95
-       FROM metered_calls WHERE status = 'succeeded'`,
+       FROM metered_calls WHERE status = 'succeeded' GROUP BY 1 ORDER BY 1`,
   );
   const ms = (value: unknown) => `${Number(value).toFixed(1)} ms`;
-  console.log(
-    `metered calls: accepted → started on a worker p50 ${ms(phases[0].pickup50)}, p95 ${ms(phases[0].pickup95)}; started → settled p50 ${ms(phases[0].run50)}, p95 ${ms(phases[0].run95)}`,
-  );
+  for (const phase of phases)
+    console.log(
+      `metered calls, ${phase.scope}: accepted → started on a worker p50 ${ms(phase.pickup50)}, p95 ${ms(phase.pickup95)}; started → settled p50 ${ms(phase.run50)}, p95 ${ms(phase.run95)}`,
+    );
   const open = await db('metered_calls').whereIn('status', ['queued', 'running']).count('* as n').first();
   const discrepancies = await reconcileCredits(db);
   console.log(
