@@ -38,6 +38,9 @@ export interface EndContext {
   jobId: string | null;
 }
 
+/** A job end's step after its commit (see `JobEnds.succeeded`). */
+export type AfterCommit = () => Promise<unknown>;
+
 /**
  * What a job kind's resource becomes on each end of its job, applied by the runtime in the very
  * transaction that changes the job's state — so a record is never left `running` or credits held
@@ -48,9 +51,6 @@ export interface EndContext {
  *   expired, or its worker was lost on the last try (`reason.code` says which: `expired`, `lost`, …);
  * - `canceled`: the API or an operator canceled the job, queued or running.
  */
-/** A job end's step after its commit (see `JobEnds.succeeded`). */
-export type AfterCommit = () => Promise<unknown>;
-
 export interface JobEnds<Payload, Result> {
   // Method syntax: a kind's ends stay assignable to the erased RunnableJob of the job list (parameter bivariance).
   /**
