@@ -7,9 +7,12 @@
  *                 transaction); a hold writes the balance, the hold and one ledger row, a capture the
  *                 hold, a capture row, the balance, the grants it spends and its ledger rows;
  *   metered read  POST /social/net2_profile end to end through the sandbox provider: HTTP, the
- *                 accept transaction (call, job, hold), a worker process, the settle transaction
- *                 (capture), the NOTIFY back to the waiting request. The web server runs in this
- *                 process (with the load), the worker in its own, as deployed.
+ *                 accept statement (hold, call, job), a worker process, the job's ending transaction
+ *                 (the call settled, its capture pending on the hold), the capture posted by its
+ *                 own statement with the NOTIFY that carries the answer back to the waiting
+ *                 request. The web server runs in this process (with the load), the worker in its
+ *                 own, as deployed. Printed after the run: each read's wait for a worker
+ *                 (accepted → started) and its run (started → settled).
  *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (membership, the hold and
  *                 the alert policy; the capture, which finds the run's hold itself), BENCH_CHAT_CONCURRENCY
  *                 (16) in flight, against the floor at the same concurrency.
