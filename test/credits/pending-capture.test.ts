@@ -47,7 +47,10 @@ describe('credit holds: a capture pending on its hold', () => {
     expect(await balanceOf(ctx.db, org)).to.deep.equal({ granted: 100, captured: 0, held: 30, expired: 0 });
 
     // The worker died; the hold ran out of time meanwhile.
-    await ctx.db('credit_holds').where({ id: hold.id }).update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
+    await ctx
+      .db('credit_holds')
+      .where({ id: hold.id })
+      .update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
     expect(await expireDueHolds(ctx.db)).to.equal(0);
 
     const after = await getHold(ctx.db, hold.id);
@@ -82,9 +85,18 @@ describe('credit holds: a capture pending on its hold', () => {
     expect(await ctx.db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).count('* as n').first()).to.deep.equal({ n: 1 });
 
     const owner = await ctx.db('credit_holds').where({ id: hold.id }).first('user_id');
-    const late = await placeHold(ctx.db, creditPeriods, { organizationId: org, userId: owner.user_id, amount: 10, reason: 'net2_profile', runId: 'metered-call:b' });
+    const late = await placeHold(ctx.db, creditPeriods, {
+      organizationId: org,
+      userId: owner.user_id,
+      amount: 10,
+      reason: 'net2_profile',
+      runId: 'metered-call:b',
+    });
     expect(await pend(ctx.db, org, 'metered-call:b', 11)).to.equal(null);
-    await ctx.db('credit_holds').where({ id: late.id }).update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
+    await ctx
+      .db('credit_holds')
+      .where({ id: late.id })
+      .update({ expires_at: ctx.db.raw(`now() - interval '1 second'`) });
     expect(await pend(ctx.db, org, 'metered-call:b', 5)).to.equal(null);
     // Not pending, so the expiry pass releases it as any abandoned hold.
     expect(await expireDueHolds(ctx.db)).to.equal(1);
