@@ -84,17 +84,19 @@ export async function acceptCall(
     return;
   }
   // One statement, one round trip (metered_call_accept, migrations/20261127202000_metered_read_statements.ts):
-  // the hold first — refused (402), nothing at all is written — then the call and its job, pg-boss's
-  // own insert statement run inside it. The organization's balance row is locked from the hold to
-  // that statement's commit, never across a round trip; the job exists exactly when the call does.
+  // the call and its job (pg-boss's own insert statement, run inside it), then the hold last, so the
+  // organization's balance row is locked from the hold to that statement's commit only. Refused
+  // (402), the call and the job are deleted in that statement: nothing is left, nothing runs.
   const job = await deps.jobs.sendStatement(schedule.job, { call_id: call.id }, { organizationId: terms.organization_id });
   const acceptStatement: ReserveStatement = async (db, args) =>
     (
-      await db.raw('SELECT * FROM metered_call_accept(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?)', [
+      await db.raw('SELECT * FROM metered_call_accept(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)', [
         ...args,
         JSON.stringify(row),
         job.sql,
         job.value,
+        job.unsendSql,
+        schedule.job.name,
       ])
     ).rows[0] as ReserveAnswer;
   await placeHoldOnce(deps.db, deps.creditPeriods, callHoldInput(row, hold), acceptStatement);
