@@ -7,9 +7,12 @@
  *                 transaction); a hold writes the balance, the hold and one ledger row, a capture the
  *                 hold, a capture row, the balance, the grants it spends and its ledger rows;
  *   metered read  POST /social/net2_profile end to end through the sandbox provider: HTTP, the
- *                 accept transaction (call, job, hold), a worker process, the settle transaction
- *                 (capture), the NOTIFY back to the waiting request. The web server runs in this
- *                 process (with the load), the worker in its own, as deployed.
+ *                 accept statement (hold, call, job), a worker process, the job's ending transaction
+ *                 (the call settled, its capture pending on the hold), the capture posted by its
+ *                 own statement with the NOTIFY that carries the answer back to the waiting
+ *                 request. The web server runs in this process (with the load), the worker in its
+ *                 own, as deployed. Printed after the run: each read's wait for a worker
+ *                 (accepted → started) and its run (started → settled).
  *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (membership, the hold and
  *                 the alert policy; the capture, which finds the run's hold itself), BENCH_CHAT_CONCURRENCY
  *                 (16) in flight, against the floor at the same concurrency.
@@ -249,9 +252,32 @@ try {
         `\n${s.label}: ${result.ops} operations; per operation ${per(rows[0].top)} round trips (top-level statements), ${per(rows[0].calls)} statements in all`,
       );
       for (const line of await topStatements(db, result.ops, 14)) console.log(`  ${line}`);
+      // Every round trip, by statement (top-level only; a statement's own sub-statements are not round trips).
+      const { rows: trips } = await db.raw(
+        `SELECT sum(calls) AS calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) AND toplevel
+          GROUP BY 2 HAVING sum(calls) >= ? ORDER BY 1 DESC`,
+        [result.ops / 20],
+      );
+      console.log('  round trips by statement:');
+      for (const r of trips as { calls: string; query: string }[]) console.log(`  ${per(r.calls).padStart(7)}  ${r.query.slice(0, 130)}`);
     }
   }
   await new Promise((resolve) => setTimeout(resolve, 1000));
+  // Where a read's time goes between the web's accept and its settle (the rest is HTTP, the web's wait and the post).
+  const { rows: phases } = await db.raw(
+    `SELECT CASE WHEN organization_id LIKE 'hot-%' THEN '1 organization' ELSE '${SPREAD} organizations' END AS scope,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM started_at - created_at)) AS pickup50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM started_at - created_at)) AS pickup95,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM finished_at - started_at)) AS run50,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY 1000 * extract(epoch FROM finished_at - started_at)) AS run95
+       FROM metered_calls WHERE status = 'succeeded' GROUP BY 1 ORDER BY 1`,
+  );
+  const ms = (value: unknown) => `${Number(value).toFixed(1)} ms`;
+  for (const phase of phases)
+    console.log(
+      `metered calls, ${phase.scope}: accepted → started on a worker p50 ${ms(phase.pickup50)}, p95 ${ms(phase.pickup95)}; started → settled p50 ${ms(phase.run50)}, p95 ${ms(phase.run95)}`,
+    );
   const open = await db('metered_calls').whereIn('status', ['queued', 'running']).count('* as n').first();
   const discrepancies = await reconcileCredits(db);
   console.log(

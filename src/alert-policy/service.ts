@@ -36,6 +36,27 @@ export async function alertPolicyOf(db: Knex, organizationId: string): Promise<A
   return row ? fromRow(row) : defaultAlertPolicy;
 }
 
+/** What a balance movement checks: whether alerts are on and their thresholds. */
+export type AlertThresholds = Pick<AlertPolicy, 'enabled' | 'lowBalanceThresholds'>;
+
+/**
+ * The organization's thresholds as a column (`alert_thresholds`) of a statement of the caller's —
+ * e.g. the hold that may cross one, so the policy costs no round trip of its own; read it with
+ * `alertThresholdsOf`.
+ */
+export const alertThresholdsColumn = (db: Knex, organizationId: string) =>
+  db.raw(
+    `(SELECT jsonb_build_object('enabled', p.enabled, 'low_balance_thresholds', p.low_balance_thresholds)
+        FROM organization_alert_policies p WHERE p.organization_id = ?) AS alert_thresholds`,
+    [organizationId],
+  );
+
+/** That column's value: the organization's thresholds, or the default policy's when it never set any. */
+export function alertThresholdsOf(column: { enabled: boolean; low_balance_thresholds: number[] } | null | undefined): AlertThresholds {
+  if (!column) return { enabled: defaultAlertPolicy.enabled, lowBalanceThresholds: defaultAlertPolicy.lowBalanceThresholds };
+  return { enabled: column.enabled, lowBalanceThresholds: column.low_balance_thresholds.map(Number) };
+}
+
 export async function getAlertPolicy(deps: Pick<Deps, 'db'>, organizationId: string): Promise<AlertPolicy> {
   return alertPolicyOf(deps.db, organizationId);
 }

@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
 import { recordActivity } from '../core/activity.ts';
 import { recordEvent } from '../core/events.ts';
 import { memberEmails } from '../members/index.ts';
-import { alertPolicyOf } from '../alert-policy/index.ts';
+import { type AlertThresholds, alertPolicyOf } from '../alert-policy/index.ts';
 import type { Tx } from '../db/knex.ts';
 import type { Deps } from '../platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from './jobs.ts';
@@ -28,9 +28,16 @@ export async function enqueueBalanceAlertCheck(deps: Pick<Deps, 'jobs'>, trx: Tx
  * check at once if that crossed one of the policy's thresholds or ran out; otherwise the minute's
  * sweep is soon enough and nothing is queued (a read of the policy instead of a job).
  */
-export async function checkBalanceAlertsOnFall(deps: Pick<Deps, 'jobs' | 'db'>, organizationId: string, before: number, after: number): Promise<void> {
+export async function checkBalanceAlertsOnFall(
+  deps: Pick<Deps, 'jobs' | 'db'>,
+  organizationId: string,
+  before: number,
+  after: number,
+  /** The policy's thresholds, when the statement that moved the credits read them too (else read here). */
+  thresholds?: AlertThresholds,
+): Promise<void> {
   if (!(before > 0 && after <= 0)) {
-    const policy = await alertPolicyOf(deps.db, organizationId);
+    const policy = thresholds ?? (await alertPolicyOf(deps.db, organizationId));
     if (!policy.enabled || !policy.lowBalanceThresholds.some((threshold) => before > threshold && after <= threshold)) return;
   }
   await inTransaction(deps.db, (trx) => enqueueBalanceAlertCheck(deps, trx, organizationId));

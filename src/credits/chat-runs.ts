@@ -10,7 +10,8 @@ import type { Actor } from '../access/index.ts';
 import type { Membership } from '../members/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { checkBalanceAlertsOnFall } from './balance-alerts.ts';
-import { captureFromHold, type HoldRef, placeHoldOnce, settleHold } from './holds.ts';
+import { captureFromHold, type HoldRef, placeHoldOnce, type ReserveAnswer, type ReserveStatement, settleHold } from './holds.ts';
+import { type AlertThresholds, alertThresholdsColumn, alertThresholdsOf } from '../alert-policy/index.ts';
 import { presentCapture, presentHold } from './presenter.ts';
 import type { beginRunBody, captureEnvelope, captureRunBody, holdEnvelope, settleRunBody } from './schema.ts';
 
@@ -25,18 +26,33 @@ export async function beginChatRun(
 ): Promise<z.input<typeof holdEnvelope>> {
   await requireAttribution(deps, actor, organizationId, body);
   let available: number | undefined;
+  let thresholds: AlertThresholds | undefined;
+  // The hold and the organization's alert thresholds (what the fall is checked against) in one statement.
+  const reserveReadingThresholds: ReserveStatement = async (db, args) => {
+    const { rows } = await db.raw('SELECT r.*, ? FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) r', [
+      alertThresholdsColumn(db, organizationId),
+      ...args,
+    ]);
+    thresholds = alertThresholdsOf(rows[0].alert_thresholds);
+    return rows[0] as ReserveAnswer;
+  };
   const begin = async (db: Knex) => {
-    const placed = await placeHoldOnce(db, deps.creditPeriods, {
-      organizationId,
-      userId: actor.userId,
-      amount: body.amount,
-      reason: CHAT_RUN,
-      runId: body.run_id,
-      conversationId: body.conversation_id,
-      messageId: body.message_id,
-      expiresInSeconds: body.expires_in_seconds,
-      description: 'Reserved for a chat run',
-    });
+    const placed = await placeHoldOnce(
+      db,
+      deps.creditPeriods,
+      {
+        organizationId,
+        userId: actor.userId,
+        amount: body.amount,
+        reason: CHAT_RUN,
+        runId: body.run_id,
+        conversationId: body.conversation_id,
+        messageId: body.message_id,
+        expiresInSeconds: body.expires_in_seconds,
+        description: 'Reserved for a chat run',
+      },
+      reserveReadingThresholds,
+    );
     available = placed.available;
     return { hold: presentHold(placed.hold) };
   };
@@ -45,7 +61,7 @@ export async function beginChatRun(
   const answer = idempotency === undefined ? await begin(deps.db) : await withIdempotency(deps.db, idempotency, begin, 201);
   // The hold is where available credits fall (a capture only moves them from held to spent). After
   // the commit; a crash in between leaves the check to the minute's sweep.
-  if (available !== undefined) await checkBalanceAlertsOnFall(deps, organizationId, available + body.amount, available);
+  if (available !== undefined) await checkBalanceAlertsOnFall(deps, organizationId, available + body.amount, available, thresholds);
   return answer;
 }
 

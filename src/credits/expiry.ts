@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { expireHold } from './holds.ts';
+import { expireHold, postPendingCapture } from './holds.ts';
 import { expireGrant } from './ledger.ts';
 import { inTransaction } from '../db/transaction.ts';
 
@@ -7,9 +7,16 @@ const BATCH = 200;
 
 /**
  * Expires every overdue open hold, one transaction each. Safe to run on several workers at once:
- * each hold is re-checked under its row lock, so it is expired exactly once.
+ * each hold is re-checked under its row lock, so it is expired exactly once. First, open holds with
+ * a final capture pending (decided by a commit whose worker died before posting it, or about to be
+ * posted right now) have it posted, overdue or not: such a hold is never released unused.
  */
 export async function expireDueHolds(db: Knex): Promise<number> {
+  for (;;) {
+    const pending = await db('credit_holds').where({ status: 'held' }).whereNotNull('pending_capture').orderBy('expires_at').limit(BATCH).pluck('id');
+    for (const id of pending) await postPendingCapture(db, id as string);
+    if (pending.length < BATCH) break;
+  }
   let expired = 0;
   for (;;) {
     const due = await db('credit_holds').where({ status: 'held' }).where('expires_at', '<=', db.fn.now()).orderBy('expires_at').limit(BATCH).pluck('id');

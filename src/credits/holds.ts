@@ -72,15 +72,32 @@ export async function placeHold(db: Knex, periods: CreditPeriods, input: HoldInp
   return (await placeHoldOnce(db, periods, input)).hold;
 }
 
+/** What `credit_reserve` answers (one row). */
+export interface ReserveAnswer {
+  outcome: string;
+  hold: HoldJson | null;
+  detail: Record<string, number> | null;
+}
+
+/**
+ * The statement that reserves, given `credit_reserve`'s thirteen arguments in order: by default that
+ * function alone; a caller may run it inside a statement of its own that writes its work only when
+ * the hold is reserved (a metered read's call and job: src/metering/accept.ts).
+ */
+export type ReserveStatement = (db: Knex, args: readonly Knex.Value[]) => Promise<ReserveAnswer>;
+
+const reserveAlone: ReserveStatement = async (db, args) =>
+  (await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [...args])).rows[0] as ReserveAnswer;
+
 /** `db` may be a transaction (the hold commits with the caller's work) or not (the hold is one autocommitted statement). */
-export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput): Promise<Placement> {
+export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput, statement: ReserveStatement = reserveAlone): Promise<Placement> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
     throw badRequest(`expires_in_seconds: must be an integer from 1 to ${MAX_HOLD_SECONDS}`, ['expires_in_seconds']);
   let period: CreditPeriod | null = null;
   for (;;) {
-    const { rows } = await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+    const { outcome, hold, detail } = await statement(db, [
       input.organizationId,
       input.userId,
       input.runId ?? null,
@@ -95,7 +112,6 @@ export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: Hol
       period?.start ?? null,
       period?.end ?? null,
     ]);
-    const { outcome, hold, detail } = rows[0] as { outcome: string; hold: HoldJson | null; detail: Record<string, number> | null };
     switch (outcome) {
       case 'reserved':
         return { hold: holdFromJson(hold!), replayed: false, available: Number(detail!.available) };
@@ -265,12 +281,14 @@ async function resolveStep(trx: Knex.Transaction, row: HoldRow, step: ResolveSte
   return rows[0] as HoldRow;
 }
 
-async function lockHold(trx: Knex.Transaction, ref: HoldRef): Promise<HoldRow & { overdue: boolean }> {
+async function lockHold(trx: Knex.Transaction, ref: HoldRef): Promise<HoldRow & { overdue: boolean; pending: boolean }> {
   const [id, bindings] = holdIdOf(ref);
   const row = (await trx('credit_holds')
     .whereRaw(`id = ${id}`, bindings)
     .forUpdate()
-    .first([...holdColumns, trx.raw('expires_at <= now() AS overdue')])) as (HoldRow & { overdue: boolean }) | undefined;
+    .first([...holdColumns, trx.raw('expires_at <= now() AS overdue'), trx.raw('pending_capture IS NOT NULL AS pending')])) as
+    | (HoldRow & { overdue: boolean; pending: boolean })
+    | undefined;
   if (!row) throw holdNotFound(ref);
   return row;
 }
@@ -304,10 +322,58 @@ export async function releaseHold(trx: Knex.Transaction, hold: HoldRef, options:
 /** The expiry job's step: an overdue open hold releases what it did not capture. False if nothing to do. */
 export async function expireHold(trx: Knex.Transaction, holdId: string): Promise<boolean> {
   const row = await lockHold(trx, holdId).catch(() => null);
-  if (row?.status !== 'held' || !row.overdue) return false;
+  // A capture pending on it (its work succeeded) is posted, never released: `postPendingCapture`.
+  if (row?.status !== 'held' || !row.overdue || row.pending) return false;
   const final = { status: 'expired', resolution: 'expiry', description: 'Released: hold expired unused', metadata: { reason: 'hold_expired' } } as const;
   await resolveStep(trx, row, { capture: 0, final });
   return true;
+}
+
+/**
+ * SQL expressions over the row of the statement that settles the work a hold paid for (e.g. a
+ * metered call's `UPDATE … RETURNING`): which hold (its organization, run id and reason), the final
+ * capture's credits and tool call, its ledger description and metadata.
+ */
+export interface PendingCaptureSql {
+  organizationId: string;
+  runId: string;
+  reason: string;
+  amount: string;
+  toolCallId: string;
+  description: string;
+  metadata: string;
+}
+
+/**
+ * A column of that statement recording the hold's final capture as decided but not yet posted
+ * (`credit_holds.pending_capture`, migrations/20261127202000_metered_read_statements.ts): it locks
+ * the hold's row only, never the organization's balance. Named `pending_hold_id`: the hold's id, or
+ * null when the hold is not open, ran out of time, already has one pending or has too little left
+ * (nothing written; capture the usual way to get the precise refusal). Post it after the commit
+ * with `postPendingCapture`; a crash before that loses nothing (see there).
+ */
+export const pendingCaptureColumn = (db: Knex, sql: PendingCaptureSql) =>
+  db.raw(
+    `credit_pend_capture(${sql.organizationId}, ${sql.runId}, ${sql.reason}, ${sql.amount}, ${sql.toolCallId}, ${sql.description}, ${sql.metadata}) AS pending_hold_id`,
+  );
+
+/**
+ * Posts the hold's pending final capture, if it still has one: one autocommitted statement, so the
+ * organization's balance row is locked for that statement only. Idempotent — whoever comes first
+ * posts it (the worker right after its commit; the waiting request when it gives up; the hold
+ * expiry job, which never releases a hold with a capture pending) and the rest find it resolved.
+ * `alongside`: a column sent with it, e.g. the NOTIFY that tells a waiting request the answer and
+ * its charge are both committed. Returns whether this call posted it.
+ */
+export async function postPendingCapture(db: Knex, holdId: string, alongside?: Knex.Raw): Promise<boolean> {
+  const { rows } = await db.raw(`SELECT p.outcome${alongside ? ', ?' : ''} FROM credit_post_capture(?) p`, alongside ? [alongside, holdId] : [holdId]);
+  return (rows[0] as { outcome: string }).outcome === 'captured';
+}
+
+/** Posts the pending capture of the hold of `runId` in the organization, if any (see `postPendingCapture`). */
+export async function postPendingCaptureOfRun(db: Knex, organizationId: string, runId: string): Promise<boolean> {
+  const id = await db('credit_holds').where({ organization_id: organizationId, run_id: runId, status: 'held' }).whereNotNull('pending_capture').first('id');
+  return id ? postPendingCapture(db, id.id as string) : false;
 }
 
 export async function getHold(db: Knex, holdId: string): Promise<CreditHold | null> {

@@ -6,13 +6,32 @@
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
  *   placeHold(Once) / captureHold / releaseHold / getHold   a credit hold for work (reserve → capture, rest released); a HoldRef
  *                                        names a hold by id or by its run (found by the statement that resolves it)
+ *   pendingCaptureColumn / postPendingCapture(OfRun)   a final capture decided in the settling transaction (locking the hold
+ *                                        only), posted by its own statement after the commit; crash-safe (the hold is its journal)
+ *   ReserveStatement                     placeHoldOnce's reserve run inside a caller's statement (a metered read's accept)
  *   requireHoldable                      402 unless such a hold would be placed now (a precheck, tried and rolled back)
  *   enqueueBalanceAlertCheck             after moving credits: check the low-balance alerts now, not at the next sweep
  */
 export { availableOf, type BalanceRow, readBalance, readBalances } from './entries.ts';
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
-export { captureHold, getHold, type HoldRef, MAX_HOLD_SECONDS, placeHold, placeHoldOnce, releaseHold, requireHoldable } from './holds.ts';
+export {
+  captureHold,
+  getHold,
+  type HoldInput,
+  type HoldRef,
+  MAX_HOLD_SECONDS,
+  type PendingCaptureSql,
+  pendingCaptureColumn,
+  placeHold,
+  placeHoldOnce,
+  postPendingCapture,
+  postPendingCaptureOfRun,
+  type ReserveAnswer,
+  type ReserveStatement,
+  releaseHold,
+  requireHoldable,
+} from './holds.ts';
 export type { CreditHold } from './hold-model.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';
 export { creditsSchema } from './schema.ts';

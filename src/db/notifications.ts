@@ -17,8 +17,8 @@ import type { Db } from './knex.ts';
 const RECONNECT_MS = 1_000;
 
 export interface Subscriber {
-  /** A notification for the key (or, after a reconnect, a nudge to re-read). */
-  changed(): void;
+  /** A notification for the key, with its payload's other fields (or, after a reconnect, a nudge to re-read: no data). */
+  changed(data?: Record<string, unknown>): void;
   /** The process stops: give up waiting. */
   close(): void;
 }
@@ -149,14 +149,15 @@ export class NotificationHub {
 
   private dispatch(channel: string, payload: string | undefined) {
     let key: unknown;
+    let data: Record<string, unknown> | undefined;
     try {
-      key = (JSON.parse(payload ?? '') as { key?: unknown }).key;
+      ({ key, ...data } = JSON.parse(payload ?? '') as { key?: unknown });
     } catch {
       // Not JSON: the payload is the key itself (pg-boss's new-job notifications carry the queue name).
       key = payload;
     }
     if (typeof key !== 'string') return;
-    for (const s of [...(this.channels.get(channel)?.get(key) ?? [])]) s.changed();
+    for (const s of [...(this.channels.get(channel)?.get(key) ?? [])]) s.changed(data);
   }
 
   async close(): Promise<void> {

@@ -38,6 +38,9 @@ export interface EndContext {
   jobId: string | null;
 }
 
+/** A job end's step after its commit (see `JobEnds.succeeded`). */
+export type AfterCommit = () => Promise<unknown>;
+
 /**
  * What a job kind's resource becomes on each end of its job, applied by the runtime in the very
  * transaction that changes the job's state — so a record is never left `running` or credits held
@@ -50,7 +53,14 @@ export interface EndContext {
  */
 export interface JobEnds<Payload, Result> {
   // Method syntax: a kind's ends stay assignable to the erased RunnableJob of the job list (parameter bivariance).
-  succeeded?(trx: Knex.Transaction, payload: Payload, result: Result, context: EndContext): Promise<void>;
+  /**
+   * May return a step to run right after the ending transaction commits, outside any transaction:
+   * work the end decided and journaled in that transaction, e.g. a credit capture posted by its own
+   * one-statement transaction so the organization's balance is not locked until this COMMIT. A crash
+   * (or an error) before it runs must lose nothing: whoever comes next completes it from the journal.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: most ends return nothing (async functions typed Promise<void>)
+  succeeded?(trx: Knex.Transaction, payload: Payload, result: Result, context: EndContext): Promise<void | AfterCommit>;
   failed(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
   canceled(trx: Knex.Transaction, payload: Payload, reason: EndReason, context: EndContext): Promise<void>;
   /**

@@ -43,15 +43,17 @@ const payloadOf = (definition: RunnableJob, data: unknown) => definition.payload
 /** The attempt's result: the kind's `succeeded` end and pg-boss's fenced completion, committed together or not at all. */
 export async function succeed(deps: Deps, lease: Lease, definition: RunnableJob, payload: unknown, result: unknown): Promise<void> {
   const ends = await definition.ends?.();
-  await deps.db.transaction(async (trx) => {
+  const after = await deps.db.transaction(async (trx) => {
     const job = await lease.hold(trx);
     const { queue, id, attempt } = lease.token;
     if (!(await deps.jobs.completeAttempt(trx, queue, { id, retryCount: attempt }))) throw new LeaseLost(lease.token, null);
     await continueAfter(trx, deps, job);
     // The resource's end last: it may capture or release credits, which locks the organization's
     // balance row until the commit, so nothing else of this transaction may run while it is held.
-    await ends?.succeeded?.(trx, payload, result, { deps, jobId: lease.token.id });
+    return ends?.succeeded?.(trx, payload, result, { deps, jobId: lease.token.id });
   });
+  // What the end left for after its commit (journaled in it, so a failure here loses nothing; the job is done).
+  if (after) await after().catch((error: unknown) => deps.log.warn({ err: error, job_id: lease.token.id }, 'job end: the step after its commit failed'));
 }
 
 /**

@@ -1,4 +1,5 @@
-import { fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
+import { randomUUID } from 'node:crypto';
+import { type Db as IDatabase, fromKnex, type PgBoss, type SendOptions } from 'pg-boss';
 import type { Tx } from '../db/knex.ts';
 import type { z } from 'zod';
 import type { JobDefinition, JobEnds, PayloadOf, RunnableJob } from './define.ts';
@@ -69,6 +70,36 @@ export class JobQueue {
     const id = await this.boss.send(job.name, data, { ...options, ...(groupId && { group: { id: groupId } }), db: fromKnex(trx) });
     if (!id) throw new Error(`pg-boss refused a ${job.name} job`);
     return id;
+  }
+
+  /**
+   * The statement that sends this job, as pg-boss writes it (its SQL and its one parameter), not run,
+   * and the one that deletes it again (its parameters: the queue's name and an array of the id): for
+   * a caller that runs them inside a statement of its own (EXECUTE in a function), so that the job
+   * commits with that statement's other writes in one round trip, or not at all (a metered read's
+   * accept: src/metering/accept.ts). The job's id is chosen here and returned.
+   */
+  async sendStatement<J extends JobDefinition>(
+    job: J,
+    payload: PayloadOf<J>,
+    { organizationId }: Pick<EnqueueOptions, 'organizationId'>,
+  ): Promise<{ id: string; sql: string; value: string; unsendSql: string }> {
+    const id = randomUUID();
+    const data = stamp(job.payload.parse(payload) as object, { requestId: currentRequestId() });
+    const written: { sql: string; values: unknown[] }[] = [];
+    const capture: IDatabase = {
+      executeSql: async (sql, values) => {
+        written.push({ sql, values: values ?? [] });
+        return { rows: [{ id, count: '1', ids: [id] }] };
+      },
+    };
+    await this.boss.send(job.name, data, { id, ...(organizationId && { group: { id: organizationId } }), db: capture });
+    await this.boss.deleteJob(job.name, id, { db: capture });
+    const [send, unsend] = written;
+    const takes = (sql: string, n: number) => new RegExp(`\\$${n}\\b`).test(sql) && !new RegExp(`\\$${n + 1}\\b`).test(sql);
+    if (written.length !== 2 || !takes(send!.sql, 1) || !takes(unsend!.sql, 2) || unsend!.values[0] !== job.name)
+      throw new Error(`pg-boss wrote no statements of the expected shape to send and delete a ${job.name} job`);
+    return { id, sql: send!.sql, value: String(send!.values[0]), unsendSql: unsend!.sql };
   }
 
   /** Many jobs of one kind in one statement (pg-boss `insert`), on the caller's transaction: for batches (the dispatcher's runs, their chat turns). */

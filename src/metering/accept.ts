@@ -1,8 +1,8 @@
 /**
  * Accepting a metered call (web side): quote, check the caller's attribution and run lock, then the
- * call, its job and its credit hold. A metered read places the hold first, alone (one autocommitted
- * statement), then writes the call and its job in one transaction; a call whose `schedule` may refuse
- * (a generation checks its project there) writes all three in ONE transaction, the hold last, so the
+ * call, its job and its credit hold. A metered read writes all three in ONE statement (the hold
+ * first, then the call and its job: one round trip); a call whose `schedule` may refuse (a
+ * generation checks its project there) writes them in one transaction, the hold last, so the
  * organization's balance row is locked only from the reserve to the commit. A refused hold (402)
  * leaves neither call nor job: nothing is billed, nothing runs.
  */
@@ -10,7 +10,8 @@ import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isMessageOf, runHoldingLock } from '../conversations/index.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
-import { type CreditHold, placeHold, releaseHold } from '../credits/index.ts';
+import { type CreditHold, type HoldInput, placeHold, placeHoldOnce, type ReserveAnswer, type ReserveStatement } from '../credits/index.ts';
+import type { JobDefinition } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import { holdRunIdOfCall, insertCall, type NewCall } from './calls.ts';
 import { meteredCallJob } from './jobs.ts';
@@ -41,18 +42,17 @@ export interface CallSpec {
 
 /**
  * Writes the call (id chosen by the caller, who may already listen for its answer), then what
- * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold;
- * with `holdFirst`, the hold alone before that transaction.
+ * `schedule` adds in the same transaction (the job that performs it, a domain row), then the hold
+ * last; with `job` instead, the hold, the call and its job in one statement.
  */
 export async function acceptCall(
-  deps: Pick<Deps, 'config' | 'creditPeriods' | 'db'>,
+  deps: Pick<Deps, 'config' | 'creditPeriods' | 'db' | 'jobs'>,
   actor: Actor,
   spec: CallSpec,
   terms: CallTerms,
   call: { id: string; requestId?: string | undefined },
-  schedule: (trx: Knex.Transaction) => Promise<void>,
-  /** Place the hold on its own before the call's transaction: only for `schedule`s that cannot refuse (a job to enqueue). */
-  options: { holdFirst?: boolean } = {},
+  /** What the call's transaction adds (the job that performs it, a domain row; may refuse), or the one job to send with the call in its statement. */
+  schedule: ((trx: Knex.Transaction) => Promise<void>) | { job: JobDefinition<typeof meteredCallJob.payload> },
 ): Promise<void> {
   if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
     throw badRequest(`max_credits: the quoted ceiling is ${spec.quote.credits} credits, more than max_credits (${terms.max_credits}); nothing was charged`, [
@@ -79,26 +79,27 @@ export async function acceptCall(
     chat_run_id: chatRunId,
     request_id: call.requestId ?? null,
   };
-  if (!options.holdFirst) {
+  if (typeof schedule === 'function') {
     await inTransaction(deps.db, (trx) => reserveCall(trx, deps, row, hold, schedule));
     return;
   }
-  // The hold alone, autocommitted: the organization's balance row is locked for that one statement,
-  // never across a round trip (inside the accept transaction it stayed locked until the COMMIT came
-  // back from a busy event loop, and every other hold of the organization waited behind it). A 402
-  // writes nothing at all. The call and its job then commit together; should that fail, the hold is
-  // given back at once, and should the process die in between, the hold (whose call never existed)
-  // expires unused after the call's timeout — the ledger stays exact either way.
-  const placed = await placeCallHold(deps.db, deps, row, hold);
-  try {
-    await inTransaction(deps.db, async (trx) => {
-      await insertCall(trx, row);
-      await schedule(trx);
-    });
-  } catch (error) {
-    await inTransaction(deps.db, (trx) => releaseHold(trx, placed.id, { description: `Released: ${spec.operation} was not accepted` }));
-    throw error;
-  }
+  // One statement, one round trip (metered_call_accept, migrations/20261127202000_metered_read_statements.ts):
+  // the call and its job (pg-boss's own insert statement, run inside it), then the hold last, so the
+  // organization's balance row is locked from the hold to that statement's commit only. Refused
+  // (402), the call and the job are deleted in that statement: nothing is left, nothing runs.
+  const job = await deps.jobs.sendStatement(schedule.job, { call_id: call.id }, { organizationId: terms.organization_id });
+  const acceptStatement: ReserveStatement = async (db, args) =>
+    (
+      await db.raw('SELECT * FROM metered_call_accept(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?)', [
+        ...args,
+        JSON.stringify(row),
+        job.sql,
+        job.value,
+        job.unsendSql,
+        schedule.job.name,
+      ])
+    ).rows[0] as ReserveAnswer;
+  await placeHoldOnce(deps.db, deps.creditPeriods, callHoldInput(row, hold), acceptStatement);
 }
 
 /**
@@ -125,20 +126,22 @@ function placeCallHold(
   call: NewCall,
   hold: { expiresInSeconds?: number; description: string },
 ): Promise<CreditHold> {
-  return placeHold(db, deps.creditPeriods, {
-    organizationId: call.organization_id,
-    userId: call.user_id,
-    amount: call.quoted_credits,
-    reason: call.operation,
-    runId: holdRunIdOfCall({ id: call.id, hold_run_id: call.hold_run_id ?? null }),
-    runIsNew: true,
-    conversationId: call.conversation_id,
-    messageId: call.message_id,
-    toolCallId: call.tool_call_id,
-    ...(hold.expiresInSeconds !== undefined && { expiresInSeconds: hold.expiresInSeconds }),
-    description: hold.description,
-  });
+  return placeHold(db, deps.creditPeriods, callHoldInput(call, hold));
 }
+
+const callHoldInput = (call: NewCall, hold: { expiresInSeconds?: number; description: string }): HoldInput => ({
+  organizationId: call.organization_id,
+  userId: call.user_id,
+  amount: call.quoted_credits,
+  reason: call.operation,
+  runId: holdRunIdOfCall({ id: call.id, hold_run_id: call.hold_run_id ?? null }),
+  runIsNew: true,
+  conversationId: call.conversation_id,
+  messageId: call.message_id,
+  toolCallId: call.tool_call_id,
+  ...(hold.expiresInSeconds !== undefined && { expiresInSeconds: hold.expiresInSeconds }),
+  description: hold.description,
+});
 
 /** A metered read: its quote from the operation, performed by the metered-call job. */
 export async function acceptRead(
@@ -150,15 +153,7 @@ export async function acceptRead(
   call: { id: string; requestId?: string | undefined },
 ): Promise<void> {
   const spec = { operation: operation.name, quote: quoteOf(operation, input), input };
-  await acceptCall(
-    deps,
-    actor,
-    spec,
-    terms,
-    call,
-    (trx) => deps.jobs.enqueue(trx, meteredCallJob, { call_id: call.id }, { organizationId: terms.organization_id }).then(() => undefined),
-    { holdFirst: true },
-  );
+  await acceptCall(deps, actor, spec, terms, call, { job: meteredCallJob });
 }
 
 /**

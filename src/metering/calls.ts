@@ -68,11 +68,17 @@ export async function insertCall(trx: Knex.Transaction, call: NewCall): Promise<
 
 export const loadCall = async (db: Knex, id: string) => (await db('metered_calls').where({ id }).first()) as CallRow | undefined;
 
-/** Marks an open call running (again, on a retried attempt); undefined when it is already settled. */
-export async function startCall(db: Knex | Knex.Transaction, id: string): Promise<CallRow | undefined> {
+/**
+ * Marks an open call running (again, on a retried attempt); undefined when it is already settled.
+ * `fence`: only while this condition holds (the job attempt still owns its job), in the same statement.
+ */
+export async function startCall(db: Knex | Knex.Transaction, id: string, fence?: [string, readonly Knex.Value[]]): Promise<CallRow | undefined> {
   const [row] = (await db('metered_calls')
     .where({ id })
     .whereIn('status', OPEN_STATUSES)
+    .modify((query) => {
+      if (fence) query.whereRaw(...fence);
+    })
     .update({ status: 'running', started_at: db.raw('coalesce(started_at, now())') })
     .returning('*')) as CallRow[];
   return row;

@@ -3,6 +3,7 @@
 import { isReadFailure } from '../core/read-failure.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { startCall } from './calls.ts';
+import { attemptOwnsJob } from '../jobs/boss-sql/index.ts';
 import type { MeteredCallPayload } from './jobs.ts';
 import { chargeOf } from './operation.ts';
 
@@ -13,8 +14,10 @@ export interface PerformedCall {
   credits: number;
 }
 
-export async function performCall({ call_id }: MeteredCallPayload, { deps, log, signal, step }: JobContext): Promise<PerformedCall | NothingToDo> {
-  const call = await step((trx) => startCall(trx, call_id));
+export async function performCall({ call_id }: MeteredCallPayload, { deps, job, log, signal }: JobContext): Promise<PerformedCall | NothingToDo> {
+  // One statement fenced to this attempt (not a step's four round trips): marking the call running is
+  // harmless should the lease be lost right after, and the result is written under the lease anyway.
+  const call = await startCall(deps.db, call_id, attemptOwnsJob({ queue: job.name, id: job.id, attempt: job.retryCount }));
   if (!call) return nothingToDo('the call was settled already (a hang-up, a timeout, or an earlier attempt)');
   const operation = deps.reads.get(call.operation);
   if (!operation) throw failForGood('failed', `no operation named ${call.operation}`);

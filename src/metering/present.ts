@@ -1,8 +1,8 @@
 import { AppError, conflict } from '../core/errors.ts';
-import type { CallRow } from './calls.ts';
+import type { CallAnswer } from './notify.ts';
 
 /** A settled call as the answer of its route (spec §4.5), or the Error it ended with; nothing was charged for an error. */
-export function presentCall(call: CallRow): { operation: string; result: unknown; requests: number; credits_charged: number } {
+export function presentCall(call: CallAnswer): { operation: string; result: unknown; requests: number; credits_charged: number } {
   if (call.status === 'succeeded')
     return { operation: call.operation, result: call.result, requests: call.pages ?? 1, credits_charged: call.credits_charged ?? 0 };
   const error = call.error ?? { code: 'failed', message: 'the read did not complete' };

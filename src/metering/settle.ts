@@ -8,11 +8,11 @@
  */
 import type { Knex } from 'knex';
 import { runHoldingLock } from '../conversations/index.ts';
-import { captureHold, type HoldRef, releaseHold } from '../credits/index.ts';
+import { captureHold, type HoldRef, pendingCaptureColumn, postPendingCapture, releaseHold } from '../credits/index.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
-import { type CallErrorCode, type CallRow, holdRunIdOfCall, isOpen, lockCall, OPEN_STATUSES } from './calls.ts';
-import { callSettledNotice } from './notify.ts';
+import { type CallErrorCode, type CallRow, holdRunIdOf, holdRunIdOfCall, isOpen, lockCall, OPEN_STATUSES } from './calls.ts';
+import { callAnswerNotice, callSettledNotice } from './notify.ts';
 
 export type CallOutcome =
   | { status: 'succeeded'; result: unknown; pages: number; credits: number }
@@ -59,6 +59,51 @@ export function settleCall(db: Knex | Knex.Transaction, callId: string, outcome:
 }
 
 type Succeeded = Extract<CallOutcome, { status: 'succeeded' }>;
+
+/**
+ * A metered read's result, in its job's ending transaction: the usual case — an open call under no
+ * run lock — settles in ONE statement that also records the read's final capture on its hold as
+ * pending (locking the hold's row, not the organization's balance). It returns the step to run
+ * right after the commit: the capture posted by its own autocommitted statement, which sends the
+ * waiting request its answer (NOTIFY at that commit: the request answers only once the charge is in
+ * the ledger). A crash between the two loses nothing: the pending capture is posted by the waiting
+ * request when it gives up or by the hold expiry job (src/credits/expiry.ts), never released. Any
+ * other call settles as `settleCall` does, all in this transaction (undefined: nothing after).
+ */
+export async function settleReadResult(trx: Knex.Transaction, db: Knex, callId: string, outcome: Succeeded): Promise<(() => Promise<unknown>) | undefined> {
+  // The hold as `holdOf` names it, its capture as `capture` writes it, over the settled row.
+  const pending = pendingCaptureColumn(trx, {
+    organizationId: 's.organization_id',
+    runId: `coalesce(s.hold_run_id, '${holdRunIdOf('')}' || s.id::text)`,
+    reason: 's.operation',
+    amount: 's.credits_charged',
+    toolCallId: 's.tool_call_id',
+    description: `'Used by ' || s.operation`,
+    metadata: `jsonb_build_object('operation', s.operation, 'requests', s.pages)`,
+  });
+  const { rows } = await trx.raw(
+    `WITH s AS (
+       UPDATE metered_calls SET status = 'succeeded', result = ?::jsonb, pages = ?, credits_charged = least(?::integer, quoted_credits), finished_at = now()
+        WHERE id = ? AND run_lock = false AND status IN ('queued', 'running')
+       RETURNING *
+     )
+     SELECT s.*, ? FROM s`,
+    [JSON.stringify(outcome.result), outcome.pages, outcome.credits, callId, pending],
+  );
+  const row = rows[0] as (CallRow & { pending_hold_id: string | null }) | undefined;
+  if (!row) {
+    await settleCall(trx, callId, outcome);
+    return undefined;
+  }
+  const { pending_hold_id: holdId, ...settled } = row;
+  if (holdId === null) {
+    // Not pending: the hold is not open, ran out of time or has too little left. The usual capture says which (and throws).
+    await capture(trx, settled, outcome, {});
+    await trx.raw('SELECT ?', [callAnswerNotice(trx, settled)]);
+    return undefined;
+  }
+  return () => postPendingCapture(db, holdId, callAnswerNotice(db, settled));
+}
 
 const succeeded = (outcome: Succeeded) => ({ status: 'succeeded', result: JSON.stringify(outcome.result), pages: outcome.pages });
 

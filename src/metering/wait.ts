@@ -12,8 +12,8 @@ import { AppError } from '../core/errors.ts';
 import { notificationHub } from '../db/notifications.ts';
 import type { Deps } from '../platform/deps.ts';
 import { acceptRead, type CallTerms } from './accept.ts';
-import { type CallRow, isOpen, loadCall } from './calls.ts';
-import { METERED_CALLS_CHANNEL } from './notify.ts';
+import { isOpen, loadCall } from './calls.ts';
+import { type CallAnswer, METERED_CALLS_CHANNEL } from './notify.ts';
 import type { ReadOperation } from './operation.ts';
 import { cancelCall } from './cancel.ts';
 
@@ -22,10 +22,12 @@ const GRACE_MS = 2_000;
 
 type Wake = 'changed' | 'timeout' | 'hangup' | 'stopping';
 
-export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOperation, terms: CallTerms, input: unknown, ctx: Context): Promise<CallRow> {
+export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOperation, terms: CallTerms, input: unknown, ctx: Context): Promise<CallAnswer> {
   const id = randomUUID();
   // What woke the request, in order: notifications, the timer, a hang-up, the process stopping.
   const woken: Wake[] = [];
+  // The answer, when the settle notification carried it (else the row is read).
+  let answer: CallAnswer | undefined;
   let signal: (() => void) | null = null;
   const wake = (why: Wake) => {
     woken.push(why);
@@ -38,7 +40,10 @@ export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOpera
   };
   // Listen before the call exists, so its settle cannot be missed however fast the worker is.
   const unsubscribe = await notificationHub(deps.db, deps.log).subscribe(METERED_CALLS_CHANNEL, id, {
-    changed: () => wake('changed'),
+    changed: (data) => {
+      if (data?.call) answer = data.call as CallAnswer;
+      wake('changed');
+    },
     close: () => wake('stopping'),
   });
   const onClose = () => {
@@ -53,6 +58,7 @@ export async function callAndWait(deps: Deps, actor: Actor, operation: ReadOpera
     for (;;) {
       const why = await next();
       if (why === 'changed') {
+        if (answer && !isOpen(answer)) return answer;
         const row = await loadCall(deps.db, id);
         if (row && !isOpen(row)) return row;
         continue;

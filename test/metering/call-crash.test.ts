@@ -4,6 +4,7 @@ import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { meteredCallJob } from '../../src/metering/index.ts';
+import { settleReadResult } from '../../src/metering/settle.ts';
 import { eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly } from '../jobs/support.ts';
 import { createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
@@ -127,6 +128,37 @@ describe('metered calls: worker killed between accept and settle', function () {
       expect(await t.jobOf(call.id)).to.deep.equal({ state: 'cancelled', retry_count: 0 });
       expect(t.hits.grace).to.equal(1); // nothing called the provider again
       expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1', 'release:1']);
+      expect(await reconcileCredits(t.stack.db, t.stack.org)).to.deep.equal([]);
+    });
+
+    it('killed after its end committed the result, before posting the capture: the request posts it when it gives up and answers 200, charged once', async () => {
+      const { pending, call } = await t.killMidCall('hopper');
+      // What the dead worker's ending transaction committed: its job completed, the call settled with
+      // its result and the read's capture pending on the hold; the post after that commit never ran.
+      await t.stack.db.transaction(async (trx) => {
+        await trx('pgboss.job')
+          .where({ name: meteredCallJob.name })
+          .whereRaw(`data->>'call_id' = ?`, [call.id])
+          .update({ state: 'completed', completed_on: trx.fn.now() });
+        const post = await settleReadResult(trx, t.stack.db, call.id, {
+          status: 'succeeded',
+          result: { username: 'hopper', summary: '@hopper' },
+          pages: 1,
+          credits: 1,
+        });
+        expect(post).to.be.a('function');
+      });
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1']);
+      const res = await pending;
+      expect(res.status).to.equal(200);
+      expect(res.body).to.deep.equal({ operation: 'net2_profile', result: { username: 'hopper', summary: '@hopper' }, requests: 1, credits_charged: 1 });
+      expect(await t.ledgerOf(call.id)).to.deep.equal(['hold:1', 'capture:1']);
+      expect(
+        await t.stack
+          .db('credit_holds')
+          .where({ run_id: `metered-call:${call.id}` })
+          .first('status', 'captured'),
+      ).to.deep.equal({ status: 'captured', captured: 1 });
       expect(await reconcileCredits(t.stack.db, t.stack.org)).to.deep.equal([]);
     });
   });

@@ -31,6 +31,17 @@ export async function lockJobRow(trx: Knex.Transaction, queue: string, id: strin
   return rows[0] as LeasedJob | undefined;
 }
 
+/**
+ * A condition (SQL and its bindings) that holds while the attempt still owns its job — the row
+ * `active` at its retry count — for a write fenced to the attempt in one statement of its own: no
+ * transaction and no row lock, so only for a write that stays harmless should the lease be lost
+ * right after it (marking the attempt's resource as started).
+ */
+export const attemptOwnsJob = (attempt: { queue: string; id: string; attempt: number }): [string, [string, string, number]] => [
+  `EXISTS (SELECT 1 FROM ${JOB} WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?)`,
+  [attempt.queue, attempt.id, attempt.attempt],
+];
+
 /** No retry follows this attempt: pg-boss's next `fail` of it ends the job `failed` and copies it to its dead letters. */
 export async function spendRetries(trx: Knex.Transaction, queue: string, id: string, retryCount: number): Promise<void> {
   await trx.raw(`UPDATE ${JOB} SET retry_limit = retry_count WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`, [queue, id, retryCount]);

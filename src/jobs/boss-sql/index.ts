@@ -47,7 +47,17 @@ export const BOSS_COLUMNS = {
   queue: ['name', 'dead_letter', 'ready_count', 'queued_count', 'deferred_count', 'active_count', 'failed_count', 'total_count', 'monitor_on'],
 } as const;
 
-export { type DeadLetter, type LeasedJob, lockJobRow, openJobsNaming, putBackAttempt, snoozeAttempt, spendRetries, unsettledDeadLetters } from './attempts.ts';
+export {
+  attemptOwnsJob,
+  type DeadLetter,
+  type LeasedJob,
+  lockJobRow,
+  openJobsNaming,
+  putBackAttempt,
+  snoozeAttempt,
+  spendRetries,
+  unsettledDeadLetters,
+} from './attempts.ts';
 export { type DeferUntil, deferFetchedJob, deferQueuedJobs, restoreDeferredJobs, startNow } from './deferrals.ts';
 export {
   countJobRows,
