@@ -14,7 +14,7 @@
  * Run: npm run bench:uploads [-- --mb=200 --runs=3]   (embedded PostgreSQL, throw-away database and DATA_DIR)
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -60,8 +60,18 @@ async function writeSample(file: string, size: number): Promise<void> {
   await once(out, 'finish');
 }
 
-/** A process's RSS from now until stop(), sampled every 20 ms. */
+/** CPU seconds (user + system) a process has used so far (Linux /proc; clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * A process's RSS from now until stop(), sampled every 20 ms, and the CPU seconds it used meanwhile
+ * (per run: a measure of the work that a shared machine's load does not stretch as it does the wall time).
+ */
 function rssProbe(pid: number) {
+  const cpu = cpuSeconds(pid);
   const before = rssMiB(pid);
   let peak = before;
   const sampler = setInterval(() => {
@@ -70,7 +80,7 @@ function rssProbe(pid: number) {
   return {
     stop() {
       clearInterval(sampler);
-      return { before, peak, growth: peak - before };
+      return { before, peak, growth: peak - before, cpuPerRun: (cpuSeconds(pid) - cpu) / RUNS };
     },
   };
 }
@@ -123,7 +133,9 @@ try {
     // Its files go before the next side runs, and their dirty pages with them: no side pays for another's writeback.
     for (let i = 0; i < RUNS; i++) await rm(path.join(dir, `bare.${i}`), { force: true });
     execFileSync('sync');
-    console.log(`${label} ${(MB / bareSeconds).toFixed(0)} MiB/s (${bareSeconds.toFixed(2)} s); its RSS grew ${bareGrowth.growth.toFixed(1)} MiB`);
+    console.log(
+      `${label} ${(MB / bareSeconds).toFixed(0)} MiB/s (${bareSeconds.toFixed(2)} s); its RSS grew ${bareGrowth.growth.toFixed(1)} MiB; CPU ${bareGrowth.cpuPerRun.toFixed(2)} s a run`,
+    );
     return { rate: MB / bareSeconds, growth: bareGrowth.growth };
   };
   // (a) the bare stream, the baseline of the goals.
@@ -160,9 +172,9 @@ try {
   const webRss = rssProbe(web.process.child.pid!);
   // As many runs as (a) had, the fastest counting; RSS peaks over all of them.
   const oursSeconds = await fastest(() => upload(sample, size));
-  const { before, peak, growth } = webRss.stop();
+  const { before, peak, growth, cpuPerRun } = webRss.stop();
   const oursRate = MB / oursSeconds;
-  console.log(`(b) tus PATCH, verified + kept: ${oursRate.toFixed(0)} MiB/s (${oursSeconds.toFixed(2)} s)`);
+  console.log(`(b) tus PATCH, verified + kept: ${oursRate.toFixed(0)} MiB/s (${oursSeconds.toFixed(2)} s); web CPU ${cpuPerRun.toFixed(2)} s a run`);
   console.log(
     `ratio (b)/(a): ${(oursRate / bareRate).toFixed(2)}   (target ≥ 0.5); (a')/(a): ${(heldRate / bareRate).toFixed(2)}, (b)/(a'): ${(oursRate / heldRate).toFixed(2)}`,
   );
