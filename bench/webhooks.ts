@@ -23,7 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '../src/db/knex.ts';
 import { createBoss, ensureQueues } from '../src/jobs/boss.ts';
-import { defineJob } from '../src/jobs/define.ts';
+import { defineJob, localConcurrencyOf } from '../src/jobs/define.ts';
 import { JobQueue } from '../src/jobs/enqueue.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { fanOutEvent, type WebhookEvent } from '../src/webhooks/index.ts';
@@ -155,7 +155,7 @@ const marked: typeof bound = {
 };
 const worker = await startWorker(config, url, log, { jobs: [marked] });
 console.log(
-  `bench:webhooks — load ${load()}, one worker (delivery queue: ${webhookDeliveryJob.work.localConcurrency} slots, ${ENDPOINT_CONCURRENCY} per endpoint)`,
+  `bench:webhooks — load ${load()}, one worker (delivery queue: ${localConcurrencyOf(webhookDeliveryJob, config)} slots, ${ENDPOINT_CONCURRENCY} per endpoint)`,
 );
 
 const paths = (prefix: string) => Array.from({ length: FAN_OUT }, (_, i) => `/${prefix}${i}`);
@@ -169,7 +169,7 @@ async function rawWorker(body: string) {
     rawJob.name,
     {
       batchSize: 1,
-      localConcurrency: webhookDeliveryJob.work.localConcurrency ?? 4,
+      localConcurrency: localConcurrencyOf(webhookDeliveryJob, config),
       groupConcurrency: ENDPOINT_CONCURRENCY,
       // As bench/support/raw-worker.ts: pg-boss's own pacing plus the wake-up after each job our slot waker does.
       pollingIntervalSeconds: 0.5,
