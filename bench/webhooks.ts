@@ -22,6 +22,7 @@
  *      published by up to 8 transactions at once, the latencies are those of the deliveries that
  *      arrived within BENCH_GRACE seconds of the window's end, and the backlog left is reported (then purged).
  * Flags: --idle=100 --drain=1000 --rounds=2 --rate=<events/s> --seconds=60 --probe=15 --slow-ms=5000 --grace=15 --phases=acb
+ *        --slots=<WEBHOOK_DELIVERY_CONCURRENCY> --pool=<the worker's DB_POOL_MAX>
  * Run: npm run bench:webhooks            (finds the sustainable rate)
  *      npm run bench:webhooks -- --rate=1000 --phases=cb
  */
@@ -42,7 +43,7 @@ import { keyringFor, newSigningSecret, sealSigningSecret } from '../src/webhooks
 import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
-import { ascending, fmt, int, load, median, percentile, readFlags, slope, text, waitFor } from './support/bench.ts';
+import { ascending, fmt, int, load, median, percentile, postgresCpu, readFlags, slope, text, waitFor } from './support/bench.ts';
 
 readFlags();
 const IDLE = int('IDLE', 100);
@@ -60,18 +61,33 @@ const PHASES = text('PHASES', 'acb');
 const PUBLISHERS = 8;
 
 // ——— statements sent by this process (the worker runs in it), counted while `counting` ———
+// (--statements: which ones, per delivery, after (c).)
 let counting = false;
 let statements = 0;
+const STATEMENTS = int('STATEMENTS', 0) > 0;
+const byText = new Map<string, number>();
 const query = pg.Client.prototype.query;
 pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-  if (counting) statements++;
+  if (counting) {
+    statements++;
+    if (STATEMENTS) {
+      const q = args[0] as string | { text?: string };
+      const key = (typeof q === 'string' ? q : (q?.text ?? '?')).replace(/\s+/g, ' ').trim().slice(0, 100);
+      byText.set(key, (byText.get(key) ?? 0) + 1);
+    }
+  }
   return (query as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof query;
-async function countStatements<T>(work: () => Promise<T>): Promise<{ value: T; statements: number }> {
+/** `work`, with the statements this process sent meanwhile and the CPU seconds it and the database server used. */
+async function countStatements<T>(work: () => Promise<T>): Promise<{ value: T; statements: number; nodeCpu: number; postgresCpu: number }> {
   statements = 0;
   counting = true;
+  const cpu = process.cpuUsage();
+  const pgCpu = databaseCpu();
   try {
-    return { value: await work(), statements };
+    const value = await work();
+    const used = process.cpuUsage(cpu);
+    return { value, statements, nodeCpu: (used.user + used.system) / 1e6, postgresCpu: databaseCpu() - pgCpu };
   } finally {
     counting = false;
   }
@@ -104,10 +120,16 @@ const receiverUrl = `http://127.0.0.1:${port}`;
 // ——— database, worker, sender ———
 const database = await createTestDatabase();
 const url = database.url;
-const config = testConfig({ OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, LOG_LEVEL: 'silent', WORKER_POLL_INTERVAL_SECONDS: '1' });
+// --slots / --pool: the worker's WEBHOOK_DELIVERY_CONCURRENCY and DB_POOL_MAX (default: the config's).
+const tuning = {
+  ...(process.env.BENCH_SLOTS && { WEBHOOK_DELIVERY_CONCURRENCY: process.env.BENCH_SLOTS }),
+  ...(process.env.BENCH_POOL && { DB_POOL_MAX: process.env.BENCH_POOL }),
+};
+const config = testConfig({ OUTBOUND_ALLOWLIST: `127.0.0.1:${port}`, LOG_LEVEL: 'silent', WORKER_POLL_INTERVAL_SECONDS: '1', ...tuning });
 const slots = localConcurrencyOf(webhookDeliveryJob, config);
 const log = createLogger(config, 'bench');
 const db = createDb(url, { max: PUBLISHERS + 2 });
+const databaseCpu = await postgresCpu(db);
 const sender = createBoss(url, 'web', { max: 4 });
 await sender.start();
 const rawJob = defineJob({
@@ -287,10 +309,11 @@ if (PHASES.includes('c')) {
   const drainPaths = paths('drain');
   await endpoints('asset.import.succeeded', drainPaths);
   const body = JSON.stringify(event('asset.import.succeeded'));
-  async function rawRound(): Promise<{ rate: number; statements: number }> {
+  type Round = { rate: number; statements: number; nodeCpu: number; postgresCpu: number };
+  async function rawRound(): Promise<Round> {
     const boss = await rawWorker(body);
     const ids = Array.from({ length: DRAIN }, () => randomUUID());
-    const { value: rate, statements } = await countStatements(async () => {
+    const { value: rate, ...counted } = await countStatements(async () => {
       const started = performance.now();
       for (let i = 0; i < DRAIN; i += 100)
         await sender.insert(
@@ -303,11 +326,12 @@ if (PHASES.includes('c')) {
       return DRAIN / ((performance.now() - started) / 1000);
     });
     await boss.stop({ graceful: false, close: true });
-    return { rate, statements };
+    return { rate, ...counted };
   }
-  async function oursRound(): Promise<{ rate: number; statements: number }> {
+  async function oursRound(): Promise<Round> {
     const events = Array.from({ length: DRAIN / FAN_OUT }, () => event('asset.import.succeeded'));
-    const { value: rate, statements } = await countStatements(async () => {
+    byText.clear();
+    const { value: rate, ...counted } = await countStatements(async () => {
       const started = performance.now();
       for (let i = 0; i < events.length; i += 10) await publish(events.slice(i, i + 10));
       await waitFor('ours drained', async () => (events.every((e) => drainPaths.every((p) => arrived(p, e.id))) ? true : undefined), 600_000, 50);
@@ -323,10 +347,12 @@ if (PHASES.includes('c')) {
       .pluck('id');
     const firstSteps = summary(ids.map((id: string) => prepared.get(id)! - handlerStarted.get(id)!));
     console.log(`    ours: first step (checks and slot claim) p50 ${fmt.ms(firstSteps.p50)}, p95 ${fmt.ms(firstSteps.p95)}`);
-    return { rate, statements };
+    if (STATEMENTS)
+      for (const [text, n] of [...byText].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`      ${(n / DRAIN).toFixed(2).padStart(5)} × ${text}`);
+    return { rate, ...counted };
   }
-  const raw: { rate: number; statements: number }[] = [];
-  const ours: { rate: number; statements: number }[] = [];
+  const raw: Round[] = [];
+  const ours: Round[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
     raw.push(await rawRound());
     ours.push(await oursRound());
@@ -336,9 +362,12 @@ if (PHASES.includes('c')) {
   }
   drainRate = median(ours.map((r) => r.rate));
   const rawRate = median(raw.map((r) => r.rate));
-  const per = (rounds: { statements: number }[]) => (median(rounds.map((r) => r.statements)) / DRAIN).toFixed(1);
+  const per = (rounds: Round[], of: (round: Round) => number, scale = 1) => ((median(rounds.map(of)) / DRAIN) * scale).toFixed(1);
   console.log(
-    `(c) throughput, ${DRAIN} deliveries over ${FAN_OUT} endpoints: ours / raw = ${fmt.x(drainRate / rawRate)} (medians ${fmt.rate(drainRate)} / ${fmt.rate(rawRate)}); statements sent per delivery (this process, publishing included): ours ${per(ours)}, raw ${per(raw)}`,
+    `(c) throughput, ${DRAIN} deliveries over ${FAN_OUT} endpoints: ours / raw = ${fmt.x(drainRate / rawRate)} (medians ${fmt.rate(drainRate)} / ${fmt.rate(rawRate)})`,
+  );
+  console.log(
+    `    per delivery, ours / raw: statements this process sent (publishing included) ${per(ours, (r) => r.statements)} / ${per(raw, (r) => r.statements)}; CPU ms of this process (worker, receiver, publisher) ${per(ours, (r) => r.nodeCpu, 1000)} / ${per(raw, (r) => r.nodeCpu, 1000)}, of the database server ${per(ours, (r) => r.postgresCpu, 1000)} / ${per(raw, (r) => r.postgresCpu, 1000)}`,
   );
 }
 
