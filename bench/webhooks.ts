@@ -219,7 +219,12 @@ const marked: typeof bound = {
     };
   },
 };
-const worker = await startWorker(config, url, log, { jobs: [marked] });
+/** Attempts that went back to wait (a slot wait: every slot of the endpoint held), counted by the runtime's observer. */
+let snoozes = 0;
+const worker = await startWorker(config, url, log, {
+  jobs: [marked],
+  observer: { attemptStarted: () => {}, attemptEnded: (_queue, outcome) => void (outcome === 'deferred' && snoozes++) },
+});
 console.log(`bench:webhooks — load ${load()}, one worker (delivery queue: ${slots} slots, ${ENDPOINT_CONCURRENCY} per endpoint)`);
 
 const paths = (prefix: string) => Array.from({ length: FAN_OUT }, (_, i) => `/${prefix}${i}`);
@@ -382,6 +387,8 @@ interface FanOut {
   backlogLeft: number;
   /** Least-squares slope of the healthy backlog over the window's second half (deliveries/s). */
   growth: number;
+  /** Attempts that found every slot of their endpoint held and waited 2–3 s (any endpoint). */
+  snoozes: number;
 }
 
 /**
@@ -394,6 +401,7 @@ async function fanOut(type: WebhookEvent['type'], all: string[], healthy: string
   const sent: { id: string; at: number }[] = [];
   const inFlight = new Set<Promise<void>>();
   const healthyBefore = arrivedAt(healthy);
+  const snoozesBefore = snoozes;
   const allBefore = arrivedAt(all);
   const backlog = () => sent.length * healthy.length - (arrivedAt(healthy) - healthyBefore);
   const started = performance.now();
@@ -429,7 +437,7 @@ async function fanOut(type: WebhookEvent['type'], all: string[], healthy: string
       const arrival = arrived(path, id);
       if (arrival !== undefined) latencies.push(arrival - at);
     }
-  return { latency: summary(latencies), published: sent.length, deliveredRate, backlogAtEnd, backlogLeft: backlog(), growth };
+  return { latency: summary(latencies), published: sent.length, deliveredRate, backlogAtEnd, backlogLeft: backlog(), growth, snoozes: snoozes - snoozesBefore };
 }
 
 /** Ends what is left of a run: the slow endpoint answers at once again, and a backlog beyond `graceSeconds`' worth is purged. */
@@ -444,17 +452,20 @@ if (PHASES.includes('b')) {
   // A rate given may be beyond the box: its runs wait at most GRACE s for the healthy deliveries, and purge the rest.
   const bounded = RATE > 0;
   if (rate === 0) {
-    // The highest rate the box sustains: from the drain rate down by a fifth until the healthy backlog stays flat.
+    // The highest rate the box sustains: from the drain rate ÷ 10, up by a quarter while the healthy
+    // backlog stays flat, down by a fifth while it grows; the last flat rate (at most 6 probes).
     const capacity = Number.isFinite(drainRate) ? drainRate : 100;
-    rate = Math.max(1, Math.floor(capacity / FAN_OUT));
-    for (let probe = 1; ; probe++) {
+    let next = Math.max(1, Math.floor(capacity / FAN_OUT));
+    let sustained = 0;
+    let lowestGrowing = Number.POSITIVE_INFINITY;
+    for (let probe = 1; probe <= 6 && next < lowestGrowing && next > sustained; probe++) {
       const probePaths = paths(`probe${probe}-`);
       await endpoints('invitation.accepted', probePaths);
-      const run = await fanOut('invitation.accepted', probePaths, probePaths, rate, PROBE, 5);
-      const offered = rate * FAN_OUT;
+      const run = await fanOut('invitation.accepted', probePaths, probePaths, next, PROBE, 5);
+      const offered = next * FAN_OUT;
       const flat = run.growth < 0.05 * offered;
       console.log(
-        `(b) probe ${probe}: ${rate} events/s × ${FAN_OUT} for ${PROBE} s: delivered ${fmt.rate(run.deliveredRate)} of ${offered}/s offered, healthy backlog at the end ${run.backlogAtEnd}, growing ${run.growth.toFixed(1)}/s over the second half: ${flat ? 'flat' : 'growing'}   [load ${load()}]`,
+        `(b) probe ${probe}: ${next} events/s × ${FAN_OUT} for ${PROBE} s: delivered ${fmt.rate(run.deliveredRate)} of ${offered}/s offered, healthy backlog at the end ${run.backlogAtEnd}, growing ${run.growth.toFixed(1)}/s over the second half: ${flat ? 'flat' : 'growing'}   [load ${load()}]`,
       );
       await settle(!flat);
       await db('webhook_endpoints')
@@ -463,14 +474,18 @@ if (PHASES.includes('b')) {
           probePaths.map((path) => `${receiverUrl}${path}`),
         )
         .update({ enabled: false });
-      if (flat || rate === 1) break;
-      rate = Math.max(1, Math.floor(rate * 0.8));
+      if (flat) sustained = Math.max(sustained, next);
+      else lowestGrowing = Math.min(lowestGrowing, next);
+      next = flat ? Math.max(next + 1, Math.floor(next * 1.25)) : Math.max(1, Math.floor(next * 0.8));
+      if (!flat && next === lowestGrowing) next--;
+      if (next < 1) break;
     }
+    rate = Math.max(1, sustained);
     console.log(`(b) the highest rate this box sustains here: ${rate} events/s × ${FAN_OUT} endpoints = ${rate * FAN_OUT} deliveries/s`);
   }
   const grace = bounded ? GRACE : undefined;
   const show2 = (run: FanOut) =>
-    `${show(run.latency)}; published ${fmt.rate(run.published / SECONDS)} events/s, delivered ${fmt.rate(run.deliveredRate)} deliveries/s; healthy backlog ${run.backlogAtEnd} at the window's end${bounded ? `, ${run.backlogLeft} ${GRACE} s later (purged)` : ''}`;
+    `${show(run.latency)}; published ${fmt.rate(run.published / SECONDS, ' events/s')}, delivered ${fmt.rate(run.deliveredRate, ' deliveries/s')}, ${run.snoozes} slot waits (any endpoint); healthy backlog ${run.backlogAtEnd} at the window's end${bounded ? `, ${run.backlogLeft} ${GRACE} s later (purged)` : ''}`;
   const baselinePaths = paths('base');
   await endpoints('member.added', baselinePaths);
   const baseline = await fanOut('member.added', baselinePaths, baselinePaths.slice(1), rate, SECONDS, grace);

@@ -168,6 +168,8 @@ async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, si
       keepBytes: RESPONSE_BODY_KEPT,
       signal,
       userAgent: 'WorkspacePlatform-Webhooks/1',
+      // An endpoint takes a stream of deliveries: its connections are kept (to the addresses vetted at this attempt).
+      keepAlive: true,
       headers: { 'content-type': 'application/json', ...signedHeaders(prepared.secrets, prepared.messageId, at, prepared.body) },
     });
     // Postgres text holds no NUL; the rest of the body is kept as the receiver wrote it.
