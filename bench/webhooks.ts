@@ -390,6 +390,9 @@ interface FanOut {
   growth: number;
   /** Attempts that found every slot of their endpoint held and waited 2–3 s (any endpoint). */
   snoozes: number;
+  /** CPU ms per delivery arrived within the window: this process's and the database server's. */
+  nodeCpuMs: number;
+  postgresCpuMs: number;
 }
 
 /**
@@ -403,6 +406,8 @@ async function fanOut(type: WebhookEvent['type'], all: string[], healthy: string
   const inFlight = new Set<Promise<void>>();
   const healthyBefore = arrivedAt(healthy);
   const snoozesBefore = snoozes;
+  const cpuBefore = process.cpuUsage();
+  const pgCpuBefore = databaseCpu();
   const allBefore = arrivedAt(all);
   const backlog = () => sent.length * healthy.length - (arrivedAt(healthy) - healthyBefore);
   const started = performance.now();
@@ -425,7 +430,11 @@ async function fanOut(type: WebhookEvent['type'], all: string[], healthy: string
   }
   await Promise.all(inFlight);
   const windowMs = performance.now() - started;
-  const deliveredRate = (arrivedAt(all) - allBefore) / (windowMs / 1000);
+  const deliveredInWindow = arrivedAt(all) - allBefore;
+  const deliveredRate = deliveredInWindow / (windowMs / 1000);
+  const cpu = process.cpuUsage(cpuBefore);
+  const nodeCpuMs = (cpu.user + cpu.system) / 1000 / deliveredInWindow;
+  const postgresCpuMs = ((databaseCpu() - pgCpuBefore) * 1000) / deliveredInWindow;
   const backlogAtEnd = backlog();
   clearInterval(sampler);
   const half = samples.filter((sample) => sample.x >= seconds / 2);
@@ -438,7 +447,17 @@ async function fanOut(type: WebhookEvent['type'], all: string[], healthy: string
       const arrival = arrived(path, id);
       if (arrival !== undefined) latencies.push(arrival - at);
     }
-  return { latency: summary(latencies), published: sent.length, deliveredRate, backlogAtEnd, backlogLeft: backlog(), growth, snoozes: snoozes - snoozesBefore };
+  return {
+    latency: summary(latencies),
+    published: sent.length,
+    deliveredRate,
+    backlogAtEnd,
+    backlogLeft: backlog(),
+    growth,
+    snoozes: snoozes - snoozesBefore,
+    nodeCpuMs,
+    postgresCpuMs,
+  };
 }
 
 /** Ends what is left of a run: the slow endpoint answers at once again, and a backlog beyond `graceSeconds`' worth is purged. */
@@ -486,7 +505,7 @@ if (PHASES.includes('b')) {
   }
   const grace = bounded ? GRACE : undefined;
   const show2 = (run: FanOut) =>
-    `${show(run.latency)}; published ${fmt.rate(run.published / SECONDS, ' events/s')}, delivered ${fmt.rate(run.deliveredRate, ' deliveries/s')}, ${run.snoozes} slot waits (any endpoint); healthy backlog ${run.backlogAtEnd} at the window's end${bounded ? `, ${run.backlogLeft} ${GRACE} s later (purged)` : ''}`;
+    `${show(run.latency)}; published ${fmt.rate(run.published / SECONDS, ' events/s')}, delivered ${fmt.rate(run.deliveredRate, ' deliveries/s')}, ${run.snoozes} slot waits (any endpoint), CPU per delivery ${fmt.ms(run.nodeCpuMs)} here + ${fmt.ms(run.postgresCpuMs)} database; healthy backlog ${run.backlogAtEnd} at the window's end${bounded ? `, ${run.backlogLeft} ${GRACE} s later (purged)` : ''}`;
   // The all-healthy baseline; a found rate whose backlog grew over the whole run (the shared box
   // slowed down meanwhile) is stepped down by a fifth and run again, twice at most.
   let baseline: FanOut;
