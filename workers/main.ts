@@ -14,7 +14,7 @@ import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { knexBossDb } from '../src/jobs/boss-db.ts';
 import { recordClaims } from '../src/jobs/boss-sql/index.ts';
-import type { RunnableJob } from '../src/jobs/define.ts';
+import { localConcurrencyOf, type RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
 import { SLOT_BACKSTOP_SECONDS, SlotWaker } from '../src/jobs/slots.ts';
@@ -170,7 +170,7 @@ async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime:
       job.name,
       {
         batchSize: 1,
-        localConcurrency: job.work.localConcurrency ?? config.WORKER_CONCURRENCY,
+        localConcurrency: localConcurrencyOf(job, config),
         // A queue grouped by its own key (a webhook endpoint) limits each group across the fleet; every
         // other queue is fair between organizations (src/jobs/fairness.ts): a share of each worker's
         // slots, so one tenant's burst cannot take the fleet.

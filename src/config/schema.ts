@@ -246,6 +246,13 @@ export const configSchema = z
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
+    /**
+     * Webhook deliveries each worker sends at once (its own slots, beside WORKER_CONCURRENCY's): an
+     * attempt mostly waits on its receiver (up to 10 s), holding no connection meanwhile, and each
+     * endpoint takes at most 4 of them (src/webhooks/jobs.ts), so the default leaves room for 16
+     * endpoints at their limit: slow ones cannot crowd out healthy ones.
+     */
+    WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
     /** Backstop poll while NOTIFY is live: retries and delayed jobs are not notified, only found by this poll. */
     WORKER_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
     /** A worker that lost the database probes it with exponential backoff up to this many seconds. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Job } from 'pg-boss';
 import type { z } from 'zod';
+import type { Config } from '../config/schema.ts';
 import { inTransaction } from '../db/transaction.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -135,10 +136,22 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   /**
    * The queue's own slots per worker and per concurrency group (default WORKER_CONCURRENCY and
    * JOB_ORGANIZATION_CONCURRENCY): e.g. webhook deliveries wait on the network, not the database,
-   * and are grouped by endpoint so one slow endpoint holds only its own few slots.
+   * and are grouped by endpoint so one slow endpoint holds only its own few slots. A function reads
+   * the queue's own setting from the config (localConcurrencyOf).
    */
-  work: { localConcurrency?: number; groupConcurrency?: number };
+  work: JobWork;
 }
+
+export interface JobWork {
+  localConcurrency?: number | ((config: Config) => number);
+  groupConcurrency?: number;
+}
+
+/** The slots one worker gives `job`'s queue. */
+export const localConcurrencyOf = (job: Pick<JobDefinition, 'work'>, config: Config): number => {
+  const own = job.work.localConcurrency;
+  return typeof own === 'function' ? own(config) : (own ?? config.WORKER_CONCURRENCY);
+};
 
 /**
  * A job type bound to its code: the handler and the ends of its resource. Both are loaders (dynamic
@@ -174,7 +187,7 @@ export function defineJob<Payload extends z.ZodType>(spec: {
   sensitive?: readonly (keyof z.input<Payload> & string)[];
   /** Default: a minute. */
   expectedSeconds?: number;
-  work?: { localConcurrency?: number; groupConcurrency?: number };
+  work?: JobWork;
 }): JobDefinition<Payload> {
   const queue = `${spec.name}.v${spec.version}`;
   return {

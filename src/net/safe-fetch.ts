@@ -95,6 +95,8 @@ export interface SafePostOptions {
   headers: Record<string, string>;
   signal?: AbortSignal;
   userAgent?: string;
+  /** Reuse keep-alive connections to the same receiver at the same vetted addresses (webhook deliveries). */
+  keepAlive?: boolean;
 }
 
 export interface SafePostResult {
@@ -115,7 +117,7 @@ export async function safePost(rawUrl: string, body: string, options: SafePostOp
   const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
   try {
-    const hop = await fetchHop(parseUrl(rawUrl), options, signal, { method: 'POST', headers: options.headers, body });
+    const hop = await fetchHop(parseUrl(rawUrl), options, signal, { method: 'POST', headers: options.headers, body, keepAlive: options.keepAlive === true });
     try {
       const kept = await readKept(hop.body, options.keepBytes);
       return { status: hop.status, ...kept };
@@ -169,6 +171,38 @@ interface HopRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** Reuse keep-alive connections (keptAgent) instead of one connection for this request. */
+  keepAlive?: boolean;
+}
+
+/** Pinned: the socket goes to the addresses we checked, whatever DNS says a moment later. */
+const pinnedTo = (addresses: { address: string; family: number }[]) => ({
+  lookup: (_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: any[]) => void) => {
+    if (lookupOptions?.all) callback(null, addresses);
+    else callback(null, addresses[0]!.address, addresses[0]!.family);
+  },
+});
+
+/**
+ * Keep-alive agents for repeated POSTs to one receiver (webhook deliveries): one per origin AND
+ * vetted address set, so a kept connection only ever serves a request whose addresses were vetted
+ * to exactly those it is connected to (a name that now resolves elsewhere gets a new agent). At
+ * most KEPT_AGENTS, the least recently used closed first; idle connections close after 4 s.
+ */
+const keptAgents = new Map<string, Agent>();
+const KEPT_AGENTS = 256;
+function keptAgent(url: URL, addresses: { address: string; family: number }[]): Agent {
+  const key = `${url.protocol}//${url.host} ${addresses.map((a) => a.address).join(',')}`;
+  let agent = keptAgents.get(key);
+  if (agent) keptAgents.delete(key);
+  else agent = new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000, connect: pinnedTo(addresses) });
+  keptAgents.set(key, agent);
+  if (keptAgents.size > KEPT_AGENTS) {
+    const [oldest, old] = keptAgents.entries().next().value!;
+    keptAgents.delete(oldest);
+    void old.close().catch(() => {});
+  }
+  return agent;
 }
 
 async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 'userAgent'>, signal: AbortSignal, hop?: HopRequest): Promise<Hop> {
@@ -176,16 +210,9 @@ async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   const allowlisted = isAllowlisted(options.allowlist, url.hostname, port);
   const addresses = await vettedAddresses(host, allowlisted, url.host);
-  const agent = new Agent({
-    connections: 1,
-    connect: {
-      // Pinned: the socket goes to the address we checked, whatever DNS says a moment later.
-      lookup: (_hostname: string, lookupOptions: { all?: boolean }, callback: (...args: any[]) => void) => {
-        if (lookupOptions?.all) callback(null, addresses);
-        else callback(null, addresses[0]!.address, addresses[0]!.family);
-      },
-    },
-  });
+  const kept = hop?.keepAlive === true;
+  const agent = kept ? keptAgent(url, addresses) : new Agent({ connections: 1, connect: pinnedTo(addresses) });
+  const close = () => (kept ? Promise.resolve() : agent.destroy());
   try {
     const response = await request(url, {
       method: hop?.method ?? 'GET',
@@ -196,9 +223,9 @@ async function fetchHop(url: URL, options: Pick<SafeFetchOptions, 'allowlist' | 
     });
     // We destroy bodies we stop reading; that surfaces as an 'error' nobody else listens for.
     response.body.on('error', () => {});
-    return { status: response.statusCode, headers: response.headers, body: response.body, close: () => agent.destroy() };
+    return { status: response.statusCode, headers: response.headers, body: response.body, close };
   } catch (error) {
-    await agent.destroy();
+    await close();
     throw error;
   }
 }

@@ -1,13 +1,12 @@
 import type { Knex } from 'knex';
 import { actorFor, readableReferenceSql } from '../access/index.ts';
-import { failForGood, type JobContext, nothingToDo, snooze } from '../jobs/define.ts';
-import { memberEmails } from '../members/index.ts';
+import { failForGood, type JobContext, type NothingToDo, nothingToDo, type Snoozed, snooze } from '../jobs/define.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
 import { safePost } from '../net/safe-fetch.ts';
-import { organizationName } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { type EndpointDisabledEmail, webhookEndpointDisabledEmailJob } from './jobs.ts';
+import { answeredOk, DISABLE_AFTER_HOURS, type Outcome, recordAttempt, type SentAttempt } from './attempts.ts';
+import type { EndpointDisabledEmail } from './jobs.ts';
 import { keyringFor, openSigningSecret, signedHeaders } from './signing.ts';
 import { claimSlot, type DeliveryToSend, lockDeliveryClaimingSlot, releaseSlot, SLOT_LEASE_SECONDS, SLOT_WAIT_SECONDS, slotHolder } from './slots.ts';
 
@@ -15,8 +14,6 @@ import { claimSlot, type DeliveryToSend, lockDeliveryClaimingSlot, releaseSlot, 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The part of an answer's body kept with the delivery. */
 export const RESPONSE_BODY_KEPT = 4096;
-/** An endpoint whose deliveries have failed, without a success in between, for this long is disabled. */
-export const DISABLE_AFTER_HOURS = 72;
 // A slot's lease must outlive every POST, or a live attempt could share its slot.
 if (SLOT_LEASE_SECONDS * 1000 < 2 * DELIVERY_TIMEOUT_MS) throw new Error('SLOT_LEASE_SECONDS must be at least twice DELIVERY_TIMEOUT_MS');
 
@@ -42,9 +39,14 @@ interface Prepared {
  * read the event's resource (the lists' access predicate) — else the delivery is `skipped` and
  * nothing is sent. Then, holding one of the endpoint's slots (none free: the job goes back to wait,
  * no attempt used), the signed POST through the SSRF guard (no redirects, 10 s), and the attempt
- * recorded whatever it answered; a failure is thrown for pg-boss to retry with backoff.
+ * recorded whatever it answered: a 2xx is returned for the job's `succeeded` end to record with the
+ * job's completion (./ends.ts); anything else is recorded here and thrown for pg-boss to retry with
+ * backoff.
  */
-export async function deliverWebhook({ delivery_id }: { delivery_id: string }, { deps, step, signal, job }: JobContext) {
+export async function deliverWebhook(
+  { delivery_id }: { delivery_id: string },
+  { deps, step, signal, job }: JobContext,
+): Promise<SentAttempt | NothingToDo | Snoozed> {
   const holder = slotHolder(job);
   const prepared = await step(async (trx) => {
     const delivery = await lockDeliveryClaimingSlot(trx, delivery_id, holder);
@@ -67,11 +69,34 @@ export async function deliverWebhook({ delivery_id }: { delivery_id: string }, {
   let outcome: Outcome;
   try {
     outcome = await post(deps, prepared, started, signal);
-  } finally {
+  } catch (error) {
+    // Interrupted (a cancel, a lost lease, a stopping worker): nothing to record, the slot is free at once.
     await releaseSlot(deps.db, prepared.endpointId, prepared.slot, holder);
+    throw error;
   }
-  const settled = await step((trx) => recordAttempt(trx, deps, prepared, { ...outcome, started, jobId: job.id }));
-  if (settled === 'succeeded' || settled === 'settled') return undefined;
+  const attempt: SentAttempt = {
+    ...outcome,
+    deliveryId: prepared.deliveryId,
+    endpointId: prepared.endpointId,
+    organizationId: prepared.organizationId,
+    url: prepared.url,
+    started,
+    jobId: job.id,
+    slot: prepared.slot,
+    holder,
+  };
+  // A 2xx is recorded, and the slot freed, by the job's `succeeded` end (./ends.ts), in the transaction
+  // that completes the job: one transaction fewer on the hot path. (Should that transaction find the
+  // job no longer this attempt's, the slot frees itself SLOT_LEASE_SECONDS after its claim.)
+  if (answeredOk(outcome)) return attempt;
+  let settled: Awaited<ReturnType<typeof recordAttempt>>;
+  try {
+    settled = await step((trx) => recordAttempt(trx, deps, attempt));
+  } catch (error) {
+    await releaseSlot(deps.db, prepared.endpointId, prepared.slot, holder);
+    throw error;
+  }
+  if (settled === 'settled') return nothingToDo('the delivery is gone (its endpoint was deleted)');
   const why = outcome.error ? `${outcome.error.code}: ${outcome.error.message}` : `the endpoint answered ${outcome.status}`;
   if (settled === 'disabled') throw failForGood('endpoint_disabled', `${why}; the endpoint failed for ${DISABLE_AFTER_HOURS} hours and was disabled`);
   // A ping answers the person testing the endpoint now: it is not retried for days.
@@ -133,13 +158,6 @@ async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config'>, delive
   };
 }
 
-interface Outcome {
-  status: number | null;
-  body: string | null;
-  latencyMs: number;
-  error: { code: string; message: string } | null;
-}
-
 async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, signal: AbortSignal): Promise<Outcome> {
   const started = performance.now();
   const latencyMs = () => Math.round(performance.now() - started);
@@ -150,6 +168,8 @@ async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, si
       keepBytes: RESPONSE_BODY_KEPT,
       signal,
       userAgent: 'WorkspacePlatform-Webhooks/1',
+      // An endpoint takes a stream of deliveries: its connections are kept (to the addresses vetted at this attempt).
+      keepAlive: true,
       headers: { 'content-type': 'application/json', ...signedHeaders(prepared.secrets, prepared.messageId, at, prepared.body) },
     });
     // Postgres text holds no NUL; the rest of the body is kept as the receiver wrote it.
@@ -158,83 +178,6 @@ async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, si
     // A cancel, a lost lease or a stopping worker: the runtime decides; nothing was judged.
     if (!(error instanceof OutboundFetchError)) throw error;
     return { status: null, body: null, latencyMs: latencyMs(), error: { code: error.code, message: error.message } };
-  }
-}
-
-/**
- * Records the attempt on the delivery and its endpoint: a 2xx settles the delivery and clears the
- * endpoint's failure record; anything else marks the endpoint failing since now (unless it already
- * was), and an endpoint failing for DISABLE_AFTER_HOURS is disabled, its owners and admins told.
- */
-async function recordAttempt(
-  trx: Knex.Transaction,
-  deps: Pick<Deps, 'jobs'>,
-  prepared: Prepared,
-  attempt: Outcome & { started: Date; jobId: string },
-): Promise<'succeeded' | 'failed' | 'disabled' | 'settled'> {
-  const delivery = await trx('webhook_deliveries').where({ id: prepared.deliveryId }).forUpdate().first('status', 'attempts');
-  if (!delivery) return 'settled';
-  const number = delivery.attempts + 1;
-  await trx('webhook_delivery_attempts').insert({
-    delivery_id: prepared.deliveryId,
-    attempt: number,
-    job_id: attempt.jobId,
-    started_at: attempt.started,
-    latency_ms: attempt.latencyMs,
-    response_status: attempt.status,
-    response_body: attempt.body,
-    error_code: attempt.error?.code ?? null,
-    error: attempt.error?.message ?? null,
-  });
-  const ok = attempt.status !== null && attempt.status >= 200 && attempt.status <= 299;
-  const common = {
-    attempts: number,
-    response_status: attempt.status,
-    response_body: attempt.body,
-    latency_ms: attempt.latencyMs,
-    last_attempt_at: attempt.started,
-  };
-  if (ok) {
-    await trx('webhook_deliveries')
-      .where({ id: prepared.deliveryId })
-      .update({ ...common, status: 'succeeded', status_reason: null, delivered_at: trx.fn.now() });
-    await trx('webhook_endpoints').where({ id: prepared.endpointId }).whereNotNull('failing_since').update({ failing_since: null });
-    return 'succeeded';
-  }
-  const reason = attempt.error ? `${attempt.error.code}: ${attempt.error.message}` : `the endpoint answered ${attempt.status}`;
-  await trx('webhook_deliveries')
-    .where({ id: prepared.deliveryId })
-    .update({ ...common, status_reason: reason.slice(0, 500) });
-  const [endpoint] = await trx('webhook_endpoints')
-    .where({ id: prepared.endpointId })
-    .update({ failing_since: trx.raw('COALESCE(failing_since, now())') })
-    .returning(['enabled', trx.raw(`failing_since <= now() - make_interval(hours => ?) AS failed_long`, [DISABLE_AFTER_HOURS])]);
-  if (!endpoint?.enabled || !endpoint.failed_long) return 'failed';
-  await disableFailingEndpoint(trx, deps, prepared);
-  return 'disabled';
-}
-
-async function disableFailingEndpoint(trx: Knex.Transaction, deps: Pick<Deps, 'jobs'>, prepared: Prepared): Promise<void> {
-  const reason = `every delivery failed for ${DISABLE_AFTER_HOURS} hours`;
-  await trx('webhook_endpoints').where({ id: prepared.endpointId }).update({ enabled: false, disabled_reason: reason, updated_at: trx.fn.now() });
-  await trx('webhook_deliveries').where({ id: prepared.deliveryId }).update({ status: 'failed', status_reason: 'the endpoint was disabled' });
-  const organization = (await organizationName(trx, prepared.organizationId)) ?? 'Your organization';
-  const recipients = [...new Set((await memberEmails(trx, prepared.organizationId, ['owner', 'admin'])).map((email) => email.toLowerCase()))].sort();
-  const host = new URL(prepared.url).host;
-  for (const to of recipients) {
-    await deps.jobs.enqueue(
-      trx,
-      webhookEndpointDisabledEmailJob,
-      {
-        organization_id: prepared.organizationId,
-        endpoint_id: prepared.endpointId,
-        to,
-        subject: `${organization}: webhook endpoint ${host} disabled`,
-        text: `The webhook endpoint ${prepared.url} of ${organization} was disabled: ${reason}.\n\nFix the receiver, then enable the endpoint again (PATCH /organizations/${prepared.organizationId}/webhook-endpoints/${prepared.endpointId} with {"enabled": true}) and redeliver what it missed.`,
-        idempotency_key: `webhook-endpoint-disabled:${prepared.endpointId}:${prepared.deliveryId}:${to}`,
-      },
-      { organizationId: prepared.organizationId },
-    );
   }
 }
 

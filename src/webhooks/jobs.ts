@@ -21,8 +21,8 @@ export const webhookDeliveryJob = defineJob({
   payload: z.object({ delivery_id: z.string().uuid() }),
   searchable: ['delivery_id'],
   policy: { retryLimit: 15, retryDelaySeconds: 30, retryBackoff: true, retryDelayMaxSeconds: 12 * 3600, expireInSeconds: 60 },
-  // An attempt waits on the receiver (≤ 10 s), not on the database: more slots than the default, few per endpoint.
-  work: { localConcurrency: 16, groupConcurrency: ENDPOINT_CONCURRENCY },
+  // An attempt waits on the receiver (≤ 10 s), not on the database: slots of its own (WEBHOOK_DELIVERY_CONCURRENCY), few per endpoint.
+  work: { localConcurrency: (config) => config.WEBHOOK_DELIVERY_CONCURRENCY, groupConcurrency: ENDPOINT_CONCURRENCY },
   expectedSeconds: 15,
 });
 
