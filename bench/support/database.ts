@@ -55,13 +55,13 @@ export async function topStatements(db: Knex, units: number, limit = 12): Promis
       )
     ).rows as { calls: string; ms: number; query: string }[];
   const { rows: total } = await db.raw(
-    `SELECT sum(calls) AS calls, sum(total_exec_time) AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    `SELECT sum(calls) AS calls, sum(calls) FILTER (WHERE toplevel) AS top, sum(total_exec_time) AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
   );
   const per = (n: number) => (n / units).toFixed(2);
   const line = (r: { calls: string; ms: number; query: string }) =>
     `${per(Number(r.calls)).padStart(7)} calls ${per(r.ms).padStart(7)} ms  ${r.query.slice(0, 150)}`;
   return [
-    `all statements: ${per(Number(total[0].calls))} calls, ${per(Number(total[0].ms))} ms of execution per unit; by time:`,
+    `all statements: ${per(Number(total[0].calls))} calls (${per(Number(total[0].top))} sent by clients, the rest run inside functions and triggers), ${per(Number(total[0].ms))} ms of execution per unit; by time:`,
     ...(await top('total_exec_time')).map(line),
     'by calls:',
     ...(await top('calls')).map(line),

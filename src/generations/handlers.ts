@@ -32,17 +32,22 @@ const assetIdOf = (generationId: string, index: number) => {
 export async function runGeneration({ generation_id }: GenerationPayload, job: JobContext): Promise<GeneratedOutput | NothingToDo> {
   const { deps, signal } = job;
   const started = await job.step(async (trx) => {
-    const generation = (await trx('generations').where({ id: generation_id }).first()) as GenerationRow | undefined;
-    const call = generation && (await startCall(trx, generation.call_id));
-    if (!generation || !call) return null;
+    // The generation with its model's catalog row, in one read (the model decides the provider and the price).
+    const found = (await trx('generations as g')
+      .join('generation_models as m', 'm.id', 'g.model')
+      .where('g.id', generation_id)
+      .first('g.*', trx.raw('to_jsonb(m) AS model_row'))) as (GenerationRow & { model_row: GenerationModelRow }) | undefined;
+    if (!found) return null;
+    const { model_row: model, ...generation } = found;
+    const call = await startCall(trx, generation.call_id);
+    if (!call) return null;
     await trx('generations')
       .where({ id: generation.id, status: 'queued' })
       .update({ status: 'running', started_at: trx.fn.now(), progress: 0, updated_at: trx.fn.now() });
-    return { generation, call };
+    return { generation, model, call };
   });
   if (!started) return nothingToDo('the generation was settled already (canceled, or an earlier attempt)');
-  const { generation, call } = started;
-  const model = (await deps.db('generation_models').where({ id: generation.model }).first()) as GenerationModelRow;
+  const { generation, model, call } = started;
   const provider = deps.providers.generation.for(model.provider);
   if (!provider) throw failForGood('refused', `the ${model.provider} generation service is not configured`);
 
@@ -63,6 +68,9 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
       onProgress: (p) => progress.publish(Math.max(0, Math.min(1, p))),
       idempotencyKey: generation.id,
     });
+    // No more progress: the `succeeded` end writes the last (1) with the result. Stopped before the
+    // files are stored, so a value published during the call is not written in a transaction of its own.
+    progress.stop();
     // Files first (the same keys on every attempt); the `succeeded` end makes them assets.
     const assets = await Promise.all(result.files.map((file, index) => store(generation, file, index, result.sandbox)));
     return { assets, usage: result.usage, sandbox: result.sandbox, credits: chargedCredits({ model, units: call.quoted_pages }, result.usage) };

@@ -34,6 +34,7 @@ export async function createGeneration(
   const id = randomUUID();
   const callId = options.callId ?? randomUUID();
   const input = { kind: body.kind, model: quote.model.id, prompt: body.prompt, parameters: body.parameters ?? {} };
+  let created: GenerationRow | undefined;
   await acceptCall(
     deps,
     actor,
@@ -42,24 +43,27 @@ export async function createGeneration(
     { id: callId, requestId },
     async (trx) => {
       if (body.project_id) await requireProjectToFileInto(trx, actor, body.organization_id, body.project_id);
-      await trx('generations').insert({
-        id,
-        organization_id: body.organization_id,
-        created_by_id: actor.userId,
-        ...input,
-        parameters: JSON.stringify(input.parameters),
-        title: body.title ?? null,
-        conversation_id: body.conversation_id ?? null,
-        canvas_id: body.canvas_id ?? null,
-        project_id: body.project_id ?? null,
-        call_id: callId,
-        quoted_credits: quote.credits,
-        max_credits: body.max_credits ?? null,
-      });
+      // As inserted (queued): the answer needs no read of its own after the commit.
+      [created] = (await trx('generations')
+        .insert({
+          id,
+          organization_id: body.organization_id,
+          created_by_id: actor.userId,
+          ...input,
+          parameters: JSON.stringify(input.parameters),
+          title: body.title ?? null,
+          conversation_id: body.conversation_id ?? null,
+          canvas_id: body.canvas_id ?? null,
+          project_id: body.project_id ?? null,
+          call_id: callId,
+          quoted_credits: quote.credits,
+          max_credits: body.max_credits ?? null,
+        })
+        .returning('*')) as GenerationRow[];
       await deps.jobs.enqueue(trx, generationJob, { generation_id: id }, { organizationId: body.organization_id, continueWith: options.continueWith });
     },
   );
-  return (await deps.db('generations').where({ id }).first()) as GenerationRow;
+  return created!;
 }
 
 async function requireReadable(actor: Actor, deps: Deps, type: 'canvas', id: string, organizationId: string, field: string): Promise<void> {
