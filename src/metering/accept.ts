@@ -51,7 +51,11 @@ export async function acceptCall(
   terms: CallTerms,
   call: { id: string; requestId?: string | undefined },
   schedule: (trx: Knex.Transaction) => Promise<void>,
-  /** Place the hold on its own before the call's transaction: only for `schedule`s that cannot refuse (a job to enqueue). */
+  /**
+   * Place the hold on its own before the call's transaction: for `schedule`s that cannot refuse (a job
+   * to enqueue) or only rarely do (a generation re-checks the project it checked before the hold: a
+   * refusal then gives the hold back, a reserve and a release in the ledger).
+   */
   options: { holdFirst?: boolean } = {},
 ): Promise<void> {
   if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
