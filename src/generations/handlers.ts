@@ -55,9 +55,11 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
   if (budget <= 0) throw failForGood('timeout', 'the generation ran out of time before it started');
   const timeout = AbortSignal.timeout(budget);
 
-  // `running` is written with the first progress, once the work has lasted PROGRESS_MS (or on a
-  // failure): a generation done sooner goes from `queued` to its end in the one transaction of its
-  // end, which records when this attempt began. Each write is a step under the attempt's lease.
+  // `running` (and the call's start) is written by the first progress write, which goes out on the
+  // next turn of the event loop: a provider that answers at once (no I/O, no timer — the sandbox
+  // without a delay) has stopped the publisher by then, and the generation goes from `queued` to its
+  // end in the end's one transaction, which records when this attempt began. Anything that waits
+  // shows `running` at once, as before. Each write is a step under the attempt's lease.
   let callStarted = false;
   const start = async (trx: Knex.Transaction, value: number) => {
     if (!callStarted) await startCall(trx, generation.call_id);
@@ -71,9 +73,9 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
   let reported = 0;
   const report = (value: number) => {
     reported = Math.max(0, Math.min(1, value));
-    if (Date.now() - began.getTime() >= PROGRESS_MS) progress.publish(reported);
+    progress.publish(reported);
   };
-  const running = setTimeout(() => progress.publish(reported), PROGRESS_MS);
+  report(0);
   try {
     const result = await provider.generate({
       kind: generation.kind,
@@ -85,7 +87,6 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
       idempotencyKey: generation.id,
     });
     // No more progress: the `succeeded` end writes the last (1) with the result.
-    clearTimeout(running);
     progress.stop();
     // Files first (the same keys on every attempt); the `succeeded` end makes them assets.
     const assets = await Promise.all(result.files.map((file, index) => store(generation, file, index, result.sandbox)));
@@ -99,7 +100,6 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
   } catch (error) {
     // A cancel or a lost lease: the runtime knows which, and writes nothing of this attempt.
     if (signal.aborted) throw error;
-    clearTimeout(running);
     // The attempt ran and failed: the generation shows it started (unless its lease is gone meanwhile).
     await progress.flush();
     if (!callStarted) await job.step((trx) => start(trx, reported)).catch(() => undefined);
@@ -107,7 +107,6 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
     if (isReadFailure(error)) throw failForGood(error.kind, error.message, error);
     throw error;
   } finally {
-    clearTimeout(running);
     progress.stop();
   }
 
