@@ -22,9 +22,15 @@
  * --organizations (1; the items spread over that many organizations, raw's over as many group ids),
  * --poll-seconds (WORKER_POLL_INTERVAL_SECONDS of both sides' workers, 2),
  * --concurrency (4), --db-profile (1; 0 skips the 21 s database count), --pg-statements (0; 1: an embedded
- * server with pg_stat_statements, and the SQL that took the time per item in the last round), --log-level (warn).
+ * server with pg_stat_statements, and the SQL that took the time per item in the last round; N > 12: N lines
+ * per list), --log-level (warn),
+ * --cpu-prof (a directory: the web and worker processes run under `node --cpu-prof` and write their
+ * profiles there when they stop (1: a temporary directory, printed); read them with
+ * `npx tsx bench/support/cpu-profile-top.ts <dir>`).
  * Run: npm run bench:generations      (~2 min)
  */
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createDb } from '../src/db/knex.ts';
 import { createBoss } from '../src/jobs/boss.ts';
@@ -42,6 +48,8 @@ const WORKERS = Math.max(1, int('WORKERS', 4));
 const CONCURRENCY = Math.max(1, int('CONCURRENCY', 4));
 const DB_PROFILE = int('DB_PROFILE', 1) > 0;
 const STATEMENTS = int('PG_STATEMENTS', 0) > 0;
+/** --pg-statements=N above 1: that many statements in each list (12 otherwise). */
+const STATEMENT_LINES = Math.max(12, int('PG_STATEMENTS', 0));
 const WARM_UP = 10;
 const POLL_MS = 20;
 const ORGANIZATIONS = Math.max(1, int('ORGANIZATIONS', 1));
@@ -54,11 +62,16 @@ const RAW_QUEUE = 'bench-raw-noop';
 const database = await benchDatabase(STATEMENTS);
 const db = createDb(database.url, { max: 8 });
 const POLL_SECONDS = text('POLL_SECONDS', '2');
-const stack = await benchStack(database.url, {
-  WORKER_CONCURRENCY: String(CONCURRENCY),
-  WORKER_POLL_INTERVAL_SECONDS: POLL_SECONDS,
-  LOG_LEVEL: text('LOG_LEVEL', 'warn'),
-});
+const CPU_PROFILES = ((dir) => (dir === '1' ? path.join(tmpdir(), `bench-generations-cpu-${process.pid}`) : dir))(text('CPU_PROF', ''));
+const stack = await benchStack(
+  database.url,
+  {
+    WORKER_CONCURRENCY: String(CONCURRENCY),
+    WORKER_POLL_INTERVAL_SECONDS: POLL_SECONDS,
+    LOG_LEVEL: text('LOG_LEVEL', 'warn'),
+  },
+  CPU_PROFILES ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${CPU_PROFILES}`] } : {},
+);
 const sender = createBoss(database.url, 'web', { max: CLIENTS });
 sender.on('error', (error) => console.error('sender pg-boss error', error));
 const pgCpu = await postgresCpu(db);
@@ -146,7 +159,7 @@ async function measured(
     cpu.PostgreSQL = ((pgCpu() - pg) * 1000) / count;
     const used = process.cpuUsage(self);
     cpu['bench (clients)'] = (used.user + used.system) / 1000 / count;
-    const statements = profile && database.statements ? await topStatements(db, count) : undefined;
+    const statements = profile && database.statements ? await topStatements(db, count, STATEMENT_LINES) : undefined;
     await stop();
     return { ...result, cpu, ...(statements && { statements }) };
   };
@@ -293,6 +306,7 @@ try {
   await sender.createQueue(RAW_QUEUE, { policy: 'standard', notify: true, retryLimit: 2, retryDelay: 2, expireInSeconds: 1800, heartbeatSeconds: 20 });
   const token = await seedOrganizations(db, orgs);
   const web = await stack.web();
+  if (CPU_PROFILES) console.log(`CPU profiles of the web and worker processes: ${CPU_PROFILES}`);
   console.log(
     `generations: ${PER_ROUND} per round × ${ROUNDS} rounds, ${CLIENTS} clients, ${ORGANIZATIONS} organization(s), ${WORKERS} worker processes × ${CONCURRENCY} (poll ${POLL_SECONDS} s), sandbox image, web process; load ${loads()} (1/5/15 min)`,
   );

@@ -108,9 +108,12 @@ export async function recordEvent(trx: Knex.Transaction, input: EventInput): Pro
       subject_id: input.subject?.id ?? null,
       data: JSON.stringify(data),
     })
-    .returning(['id', 'created_at'])) as { id: string; created_at: Date }[];
-  // The same statement as src/db/notifications.ts `notify` (core imports nothing else): delivered at commit, ids only.
-  await trx.raw('SELECT pg_notify(?, ?)', [EVENTS_CHANNEL, JSON.stringify({ key: input.organizationId })]);
+    // Streams are woken by the insert itself (a column of its RETURNING: no round trip of its own), with
+    // src/db/notifications.ts `notify`'s payload (core imports nothing else): delivered at commit, ids only.
+    .returning(['id', 'created_at', trx.raw('pg_notify(?, ?) AS notified', [EVENTS_CHANNEL, JSON.stringify({ key: input.organizationId })])])) as {
+    id: string;
+    created_at: Date;
+  }[];
   const event: RecordedEvent = {
     id: row!.id,
     type: input.type,

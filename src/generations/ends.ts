@@ -38,6 +38,7 @@ async function settle(trx: Knex.Transaction, context: EndContext, generation: Ge
         assetIds: output.assets.map((a) => a.id),
         creditsCharged: settled.credits_charged ?? 0,
         sandbox: output.sandbox,
+        startedAt: output.startedAt,
       });
       if (generation.project_id && output.assets.length) await fileIntoProject(trx, context, generation, output.assets);
     },

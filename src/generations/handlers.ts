@@ -5,7 +5,8 @@ import { type GeneratedAsset, generatedAssetKey } from '../assets/index.ts';
 import { isReadFailure } from '../core/read-failure.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { progressPublisher } from '../jobs/progress.ts';
-import { startCall } from '../metering/index.ts';
+import type { Knex } from 'knex';
+import { type CallRow, isOpen, startCall } from '../metering/index.ts';
 import type { GeneratedFile } from '../providers/generation/index.ts';
 import type { GenerationPayload } from './jobs.ts';
 import type { GenerationModelRow } from './models.ts';
@@ -21,6 +22,8 @@ export interface GeneratedOutput {
   usage: unknown;
   sandbox: boolean;
   credits: number;
+  /** When the attempt that made it began (ISO): the generation's `started_at` if nothing wrote it before. */
+  startedAt: string;
 }
 
 /** A generated file's asset id, the same on every attempt: a retried settle inserts nothing twice. */
@@ -31,28 +34,48 @@ const assetIdOf = (generationId: string, index: number) => {
 
 export async function runGeneration({ generation_id }: GenerationPayload, job: JobContext): Promise<GeneratedOutput | NothingToDo> {
   const { deps, signal } = job;
-  const started = await job.step(async (trx) => {
-    const generation = (await trx('generations').where({ id: generation_id }).first()) as GenerationRow | undefined;
-    const call = generation && (await startCall(trx, generation.call_id));
-    if (!generation || !call) return null;
-    await trx('generations')
-      .where({ id: generation.id, status: 'queued' })
-      .update({ status: 'running', started_at: trx.fn.now(), progress: 0, updated_at: trx.fn.now() });
-    return { generation, call };
-  });
-  if (!started) return nothingToDo('the generation was settled already (canceled, or an earlier attempt)');
-  const { generation, call } = started;
-  const model = (await deps.db('generation_models').where({ id: generation.model }).first()) as GenerationModelRow;
+  const began = new Date();
+  // The generation with its model's catalog row and its call, in one read: nothing is written yet.
+  const found = (await deps
+    .db('generations as g')
+    .join('generation_models as m', 'm.id', 'g.model')
+    .join('metered_calls as c', 'c.id', 'g.call_id')
+    .where('g.id', generation_id)
+    .first('g.*', deps.db.raw('to_jsonb(m) AS model_row'), 'c.status AS call_status', 'c.quoted_pages AS call_pages', 'c.created_at AS call_created_at')) as
+    | (GenerationRow & { model_row: GenerationModelRow; call_status: string; call_pages: number; call_created_at: Date })
+    | undefined;
+  if (!found || !isOpen({ status: found.call_status as CallRow['status'] }))
+    return nothingToDo('the generation was settled already (canceled, or an earlier attempt)');
+  const { model_row: model, call_status: _status, call_pages: quotedPages, call_created_at: accepted, ...generation } = found;
   const provider = deps.providers.generation.for(model.provider);
   if (!provider) throw failForGood('refused', `the ${model.provider} generation service is not configured`);
 
   // The whole budget counts from acceptance, so a retried attempt does not restart it.
-  const budget = deps.config.GENERATION_TIMEOUT_MS - (Date.now() - call.created_at.getTime());
+  const budget = deps.config.GENERATION_TIMEOUT_MS - (Date.now() - accepted.getTime());
   if (budget <= 0) throw failForGood('timeout', 'the generation ran out of time before it started');
   const timeout = AbortSignal.timeout(budget);
-  const progress = progressPublisher<number>(job, PROGRESS_MS, (trx, value) =>
-    trx('generations').where({ id: generation.id, status: 'running' }).update({ progress: value, updated_at: trx.fn.now() }),
-  );
+
+  // `running` (and the call's start) is written by the first progress write, which goes out on the
+  // next turn of the event loop: a provider that answers at once (no I/O, no timer — the sandbox
+  // without a delay) has stopped the publisher by then, and the generation goes from `queued` to its
+  // end in the end's one transaction, which records when this attempt began. Anything that waits
+  // shows `running` at once, as before. Each write is a step under the attempt's lease.
+  let callStarted = false;
+  const start = async (trx: Knex.Transaction, value: number) => {
+    if (!callStarted) await startCall(trx, generation.call_id);
+    callStarted = true;
+    await trx('generations')
+      .where({ id: generation.id })
+      .whereIn('status', ['queued', 'running'])
+      .update({ status: 'running', started_at: trx.raw('coalesce(started_at, ?)', [began]), progress: value, updated_at: trx.fn.now() });
+  };
+  const progress = progressPublisher<number>(job, PROGRESS_MS, start);
+  let reported = 0;
+  const report = (value: number) => {
+    reported = Math.max(0, Math.min(1, value));
+    progress.publish(reported);
+  };
+  report(0);
   try {
     const result = await provider.generate({
       kind: generation.kind,
@@ -60,15 +83,26 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
       prompt: generation.prompt,
       parameters: generation.parameters,
       signal: AbortSignal.any([signal, timeout]),
-      onProgress: (p) => progress.publish(Math.max(0, Math.min(1, p))),
+      onProgress: report,
       idempotencyKey: generation.id,
     });
+    // No more progress: the `succeeded` end writes the last (1) with the result.
+    progress.stop();
     // Files first (the same keys on every attempt); the `succeeded` end makes them assets.
     const assets = await Promise.all(result.files.map((file, index) => store(generation, file, index, result.sandbox)));
-    return { assets, usage: result.usage, sandbox: result.sandbox, credits: chargedCredits({ model, units: call.quoted_pages }, result.usage) };
+    return {
+      assets,
+      usage: result.usage,
+      sandbox: result.sandbox,
+      credits: chargedCredits({ model, units: quotedPages }, result.usage),
+      startedAt: began.toISOString(),
+    };
   } catch (error) {
     // A cancel or a lost lease: the runtime knows which, and writes nothing of this attempt.
     if (signal.aborted) throw error;
+    // The attempt ran and failed: the generation shows it started (unless its lease is gone meanwhile).
+    await progress.flush();
+    if (!callStarted) await job.step((trx) => start(trx, reported)).catch(() => undefined);
     if (timeout.aborted) throw failForGood('timeout', `the generation did not finish within ${deps.config.GENERATION_TIMEOUT_MS} ms`, error);
     if (isReadFailure(error)) throw failForGood(error.kind, error.message, error);
     throw error;

@@ -18,8 +18,12 @@ import type { createGenerationBody, listGenerationsQuery, updateGenerationBody }
 import { generationEnds } from './ends.ts';
 
 /**
- * Accepts a generation: quote, then in one transaction its metered call, its row, its job and
- * the credit hold (402 rolls all back). The worker runs it (./handlers.ts).
+ * Accepts a generation: quote, check the project it files into, then its credit hold alone (one
+ * autocommitted statement: the organization's balance row is locked for that statement only, never
+ * across a round trip — every hold and capture of the organization queues on that row), then in one
+ * transaction its metered call, its row and its job (acceptCall `holdFirst`). A 402 writes nothing;
+ * a refusal after the hold (the project changed meanwhile) gives the hold back at once. The worker
+ * runs it (./handlers.ts).
  */
 export async function createGeneration(
   deps: Deps,
@@ -33,7 +37,10 @@ export async function createGeneration(
   if (body.canvas_id) await requireReadable(actor, deps, 'canvas', body.canvas_id, body.organization_id, 'canvas_id');
   const id = randomUUID();
   const callId = options.callId ?? randomUUID();
+  // Before anything is held, so a refusal writes nothing; again where the generation is filed (it may change meanwhile).
+  if (body.project_id) await inTransaction(deps.db, (trx) => requireProjectToFileInto(trx, actor, body.organization_id, body.project_id!));
   const input = { kind: body.kind, model: quote.model.id, prompt: body.prompt, parameters: body.parameters ?? {} };
+  let created: GenerationRow | undefined;
   await acceptCall(
     deps,
     actor,
@@ -42,24 +49,28 @@ export async function createGeneration(
     { id: callId, requestId },
     async (trx) => {
       if (body.project_id) await requireProjectToFileInto(trx, actor, body.organization_id, body.project_id);
-      await trx('generations').insert({
-        id,
-        organization_id: body.organization_id,
-        created_by_id: actor.userId,
-        ...input,
-        parameters: JSON.stringify(input.parameters),
-        title: body.title ?? null,
-        conversation_id: body.conversation_id ?? null,
-        canvas_id: body.canvas_id ?? null,
-        project_id: body.project_id ?? null,
-        call_id: callId,
-        quoted_credits: quote.credits,
-        max_credits: body.max_credits ?? null,
-      });
+      // As inserted (queued): the answer needs no read of its own after the commit.
+      [created] = (await trx('generations')
+        .insert({
+          id,
+          organization_id: body.organization_id,
+          created_by_id: actor.userId,
+          ...input,
+          parameters: JSON.stringify(input.parameters),
+          title: body.title ?? null,
+          conversation_id: body.conversation_id ?? null,
+          canvas_id: body.canvas_id ?? null,
+          project_id: body.project_id ?? null,
+          call_id: callId,
+          quoted_credits: quote.credits,
+          max_credits: body.max_credits ?? null,
+        })
+        .returning('*')) as GenerationRow[];
       await deps.jobs.enqueue(trx, generationJob, { generation_id: id }, { organizationId: body.organization_id, continueWith: options.continueWith });
     },
+    { holdFirst: true },
   );
-  return (await deps.db('generations').where({ id }).first()) as GenerationRow;
+  return created!;
 }
 
 async function requireReadable(actor: Actor, deps: Deps, type: 'canvas', id: string, organizationId: string, field: string): Promise<void> {

@@ -7,7 +7,7 @@ export async function endGeneration(
   trx: Knex.Transaction,
   id: string,
   end:
-    | { status: 'succeeded'; assetIds: string[]; creditsCharged: number; sandbox: boolean }
+    | { status: 'succeeded'; assetIds: string[]; creditsCharged: number; sandbox: boolean; startedAt: string }
     | { status: 'failed' | 'canceled'; error: { code: string; message: string } },
 ): Promise<void> {
   const [ended] = (await trx('generations')
@@ -16,7 +16,15 @@ export async function endGeneration(
     .update({
       status: end.status,
       ...(end.status === 'succeeded'
-        ? { asset_ids: end.assetIds, credits_charged: end.creditsCharged, sandbox: end.sandbox, progress: 1, error: null }
+        ? {
+            asset_ids: end.assetIds,
+            credits_charged: end.creditsCharged,
+            sandbox: end.sandbox,
+            progress: 1,
+            error: null,
+            // Work done within its first progress interval never wrote `running`: it started when its attempt began.
+            started_at: trx.raw('coalesce(started_at, ?::timestamptz)', [end.startedAt]),
+          }
         : { credits_charged: 0, error: JSON.stringify(end.error) }),
       finished_at: trx.fn.now(),
       updated_at: trx.fn.now(),

@@ -40,11 +40,22 @@ async function continueAfter(trx: Knex.Transaction, deps: Deps, job: { data: unk
 
 const payloadOf = (definition: RunnableJob, data: unknown) => definition.payload.parse(unstamp(data).payload) as z.output<RunnableJob['payload']>;
 
-/** The attempt's result: the kind's `succeeded` end and pg-boss's fenced completion, committed together or not at all. */
-export async function succeed(deps: Deps, lease: Lease, definition: RunnableJob, payload: unknown, result: unknown): Promise<void> {
+/**
+ * The attempt's result: the kind's `succeeded` end and pg-boss's fenced completion, committed together
+ * or not at all. The completion comes first and is the lease check: it locks the job row (as
+ * Lease.hold would) and changes it only while it is still this attempt's. `job` is the attempt as
+ * fetched (its data and group never change).
+ */
+export async function succeed(
+  deps: Deps,
+  lease: Lease,
+  definition: RunnableJob,
+  payload: unknown,
+  result: unknown,
+  job: { data: unknown; group_id: string | null },
+): Promise<void> {
   const ends = await definition.ends?.();
   const after = await deps.db.transaction(async (trx) => {
-    const job = await lease.hold(trx);
     const { queue, id, attempt } = lease.token;
     if (!(await deps.jobs.completeAttempt(trx, queue, { id, retryCount: attempt }))) throw new LeaseLost(lease.token, null);
     await continueAfter(trx, deps, job);

@@ -181,7 +181,9 @@ export class JobRuntime {
       if (isSnoozed(result)) return await this.snoozed(attempt, result, { record, log: jobLog });
       if (isNothingToDo(result)) jobLog.info({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
       else if (definition.ends || continuationOf(attempt.data))
-        await runInWorkContext(context, () => succeed(deps, lease, definition, definition.payload.parse(data), result));
+        await runInWorkContext(context, () =>
+          succeed(deps, lease, definition, definition.payload.parse(data), result, { data: attempt.data, group_id: attempt.groupId ?? null }),
+        );
       record('completed');
       observer?.attemptEnded(attempt.name, 'completed', seconds(started));
       jobLog.info({ ms: ms() }, 'job done');

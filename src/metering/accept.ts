@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { isMessageOf, runHoldingLock } from '../conversations/index.ts';
 import { badRequest, conflict, isAppError } from '../core/errors.ts';
-import { type CreditHold, type HoldInput, placeHold, placeHoldOnce, type ReserveAnswer, type ReserveStatement } from '../credits/index.ts';
+import { type CreditHold, type HoldInput, placeHold, placeHoldOnce, releaseHold, type ReserveAnswer, type ReserveStatement } from '../credits/index.ts';
 import type { JobDefinition } from '../jobs/define.ts';
 import type { Deps } from '../platform/deps.ts';
 import { holdRunIdOfCall, insertCall, type NewCall } from './calls.ts';
@@ -53,6 +53,12 @@ export async function acceptCall(
   call: { id: string; requestId?: string | undefined },
   /** What the call's transaction adds (the job that performs it, a domain row; may refuse), or the one job to send with the call in its statement. */
   schedule: ((trx: Knex.Transaction) => Promise<void>) | { job: JobDefinition<typeof meteredCallJob.payload> },
+  /**
+   * With a transaction's `schedule`, place the hold on its own before that transaction: for
+   * `schedule`s that only rarely refuse (a generation re-checks the project it checked before the
+   * hold: a refusal then gives the hold back, a reserve and a release in the ledger).
+   */
+  options: { holdFirst?: boolean } = {},
 ): Promise<void> {
   if (terms.max_credits !== undefined && spec.quote.credits > terms.max_credits)
     throw badRequest(`max_credits: the quoted ceiling is ${spec.quote.credits} credits, more than max_credits (${terms.max_credits}); nothing was charged`, [
@@ -80,7 +86,8 @@ export async function acceptCall(
     request_id: call.requestId ?? null,
   };
   if (typeof schedule === 'function') {
-    await inTransaction(deps.db, (trx) => reserveCall(trx, deps, row, hold, schedule));
+    if (options.holdFirst) await holdThenAccept(deps, row, hold, schedule);
+    else await inTransaction(deps.db, (trx) => reserveCall(trx, deps, row, hold, schedule));
     return;
   }
   // One statement, one round trip (metered_call_accept, migrations/20261127202000_metered_read_statements.ts):
@@ -100,6 +107,32 @@ export async function acceptCall(
       ])
     ).rows[0] as ReserveAnswer;
   await placeHoldOnce(deps.db, deps.creditPeriods, callHoldInput(row, hold), acceptStatement);
+}
+
+/**
+ * The hold alone, autocommitted: the organization's balance row is locked for that one statement,
+ * never across a round trip (inside the accept transaction it stayed locked until the COMMIT came
+ * back from a busy event loop, and every other hold of the organization waited behind it). A 402
+ * writes nothing at all. The call and what `schedule` adds then commit together; should that fail,
+ * the hold is given back at once, and should the process die in between, the hold (whose call never
+ * existed) expires unused after the call's timeout — the ledger stays exact either way.
+ */
+async function holdThenAccept(
+  deps: Pick<Deps, 'creditPeriods' | 'db'>,
+  row: NewCall,
+  hold: { expiresInSeconds?: number; description: string },
+  schedule: (trx: Knex.Transaction) => Promise<void>,
+): Promise<void> {
+  const placed = await placeCallHold(deps.db, deps, row, hold);
+  try {
+    await inTransaction(deps.db, async (trx) => {
+      await insertCall(trx, row);
+      await schedule(trx);
+    });
+  } catch (error) {
+    await inTransaction(deps.db, (trx) => releaseHold(trx, placed.id, { description: `Released: ${row.operation} was not accepted` }));
+    throw error;
+  }
 }
 
 /**

@@ -121,7 +121,13 @@ async function finishOpen(trx: Knex.Transaction, callId: string, outcome: Succee
   const [row] = (await trx('metered_calls')
     .where({ id: callId, run_lock: false })
     .whereIn('status', OPEN_STATUSES)
-    .update({ ...succeeded(outcome), credits_charged: trx.raw('least(?::integer, quoted_credits)', [outcome.credits]), finished_at: trx.fn.now() })
+    .update({
+      ...succeeded(outcome),
+      credits_charged: trx.raw('least(?::integer, quoted_credits)', [outcome.credits]),
+      // A call whose work ended before it wrote its start (a generation done within its first progress interval).
+      started_at: trx.raw('coalesce(started_at, now())'),
+      finished_at: trx.fn.now(),
+    })
     .returning(['*', callSettledNotice(trx, callId)])) as (CallRow & { notified?: unknown })[];
   if (!row) return undefined;
   const { notified: _, ...settled } = row;

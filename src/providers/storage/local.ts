@@ -11,13 +11,26 @@ const missing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'E
  * power loss as the database row does.
  */
 async function makeDurable(file: string): Promise<void> {
-  for (const target of [file, `${file}.type`, path.dirname(file)]) {
-    const handle = await open(target, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+  for (const target of [file, `${file}.type`, path.dirname(file)]) await syncPath(target);
+}
+
+async function syncPath(target: string): Promise<void> {
+  const handle = await open(target, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Writes (replacing) and flushes a file through one handle. */
+async function writeDurably(file: string, data: Buffer | string): Promise<void> {
+  const handle = await open(file, 'w');
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 
@@ -36,9 +49,11 @@ export class LocalDiskStorage implements ObjectStorage {
   async put(key: string, body: Buffer, contentType: string): Promise<StoredObject> {
     const file = this.file(key);
     await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, body);
-    await writeFile(`${file}.type`, contentType);
-    await makeDurable(file);
+    // The object and its sidecar side by side, each written and flushed through the handle that wrote
+    // it (no second open to sync), then their directory entries: as durable as makeDurable, with 4
+    // fewer file operations and the two flushes overlapping.
+    await Promise.all([writeDurably(file, body), writeDurably(`${file}.type`, contentType)]);
+    await syncPath(path.dirname(file));
     return { key, size: body.length, contentType };
   }
 
