@@ -26,7 +26,7 @@ const RECORDSET = `jsonb_to_recordset(?::jsonb) AS x(job_id uuid, queue text, or
 /**
  * Writes attempt records (started or finished) found by a sweep, many rows in one statement. An
  * attempt already recorded (its worker's own record, or another sweep's) keeps that record; one
- * recorded open (written for it when its job was claimed again) is closed by a finished record.
+ * recorded open (written when pg-boss failed its job under it) is closed by a finished record.
  */
 export async function insertAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -44,8 +44,9 @@ export async function insertAttempts(db: Knex | Knex.Transaction, records: reado
  * A worker's own records, many rows in one statement: each attempt's whole row when it ends (its
  * start was the claim's mark on the job, ./boss-sql/claims.ts), or its start when no claim marked
  * it. A record completes the open row of the same attempt by the same worker — its own start, or
- * the row the job's next claim wrote for it — and a deferral (which uses no attempt) takes that row's
- * place; a record a sweep closed (the worker was declared lost) stays as the sweep wrote it.
+ * the row written when its job was failed or snoozed under it (./boss-sql/claims.ts, attempts.ts) —
+ * and a snooze's `deferred` record takes the place of the row its snooze wrote; a record a sweep
+ * closed (the worker was declared lost) stays as the sweep wrote it.
  */
 async function writeOwnAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -67,8 +68,8 @@ async function writeOwnAttempts(db: Knex | Knex.Transaction, records: readonly A
 /**
  * Attempts pg-boss counted that no worker recorded — fetched by a worker killed before it could
  * write the start (milliseconds), so no handler ran — are recorded `lost`, with no worker, when a
- * later attempt of the same job begins. Rows of attempts that began are never touched. (Claims
- * that mark their jobs write the previous attempt themselves: this is for fetches of another shape.)
+ * later attempt of the same job begins. Rows of attempts that began are never touched. (An attempt
+ * a claim marked is in the history from the mark on: this is for fetches of another shape.)
  */
 async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonly AttemptRecord[]): Promise<void> {
   const retried = starts.filter((record) => record.attempt > 0 && record.outcome === null);

@@ -41,7 +41,7 @@ export interface WorkerIdentity {
  * listed the job: its job is retried within max(2 × WORKER_HEARTBEAT_SECONDS, the queue's
  * heartbeatSeconds) after its last sign of life, plus one heartbeat of another worker (10 + 5 s by
  * default). Two checks on every beat give it: the lost-worker sweeps fail what a worker listed *and*
- * the attempts it wrote to the history (within 100 ms of each fetch), and `failSilentAttempts` fails
+ * the attempts its claims marked (by the fetch itself), and `failSilentAttempts` fails
  * attempts whose pg-boss heartbeat went stale (set at the fetch itself).
  */
 export class WorkerRegistry {
@@ -250,7 +250,7 @@ async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error
   const ids = workers.map((worker) => worker.id);
   const heartbeats = new Map(workers.map((worker) => [worker.id, new Date(worker.last_heartbeat_at)] as const));
   const endOf = (worker: string, started: Date) => new Date(Math.max(heartbeats.get(worker)!.getTime(), new Date(started).getTime()));
-  // Running by their claim's mark, read before their jobs are failed below.
+  // Running by their claim's mark: read before the caller fails their jobs (the mark then no longer shows them running).
   const running = await runningClaims(db, ids);
   const { rows } = await db.raw(
     `UPDATE job_attempt_records a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
