@@ -234,7 +234,7 @@ async function startVariant(url: string, variant: Variant): Promise<Running> {
   const workerLog: Logger = workerLogger(variant.logLevel).child({ worker_id: id });
   const db = createDb(url, { max: config.WORKER_CONCURRENCY + 4, applicationName: 'workspace-worker' });
   const boss = workerBoss(url);
-  // As startWorker: each claim writes its attempts' starts in the fetch (no history: plain fetches).
+  // As startWorker: each claim marks its jobs as this worker's in the fetch (no history: plain fetches).
   if (variant.attempts !== false) recordClaims(boss, id, [job.name]);
   const deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);

@@ -65,7 +65,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // pg-boss would wake every slot of a queue per new job: the slot waker LISTENs instead, waking one.
     useListenNotify: false,
   });
-  // Each claim writes its attempts' starts in the fetch itself: the history misses no attempt, at no extra round trip.
+  // Each claim marks its jobs as this worker's in the fetch itself: the history misses no attempt, at no extra write on the fetch.
   recordClaims(
     boss,
     id,

@@ -1,6 +1,6 @@
 import { allJobs } from './jobs.ts';
 import { createBoss, ensureQueues } from '../jobs/boss.ts';
-import { indexJobTable, tuneJobTables } from '../jobs/job-table.ts';
+import { indexJobTable, installClaimMarks, tuneJobTables } from '../jobs/job-table.ts';
 import { createDb } from '../db/knex.ts';
 import { migrateLatest } from '../db/migrate.ts';
 import type { Logger } from '../platform/logger.ts';
@@ -21,6 +21,13 @@ export async function release(databaseUrl: string, log: Logger): Promise<void> {
     await ensureQueues(boss, allJobs);
   } finally {
     await boss.stop({ graceful: false, close: true });
+  }
+  // After pg-boss's migrations (which may rebuild its tables): the claim's mark the history reads, and its index below.
+  const marks = createDb(databaseUrl, { max: 1, applicationName: 'workspace-release' });
+  try {
+    await installClaimMarks(marks);
+  } finally {
+    await marks.destroy();
   }
   await tuneAndIndexJobTable(databaseUrl, log, 'workspace-release');
 }

@@ -24,16 +24,43 @@ const RECORDSET = `jsonb_to_recordset(?::jsonb) AS x(job_id uuid, queue text, or
                                                     started_at timestamptz, ended_at timestamptz, outcome text, error jsonb)`;
 
 /**
- * Writes attempt records (started or finished), many rows in one statement. An attempt already
- * recorded (a sweep recorded it `lost` while its worker was frozen, before its start was written)
- * keeps that record.
+ * Writes attempt records (started or finished) found by a sweep, many rows in one statement. An
+ * attempt already recorded (its worker's own record, or another sweep's) keeps that record; one
+ * recorded open (written when pg-boss failed its job under it) is closed by a finished record.
  */
 export async function insertAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
   await db.raw(
-    `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
+    `INSERT INTO job_attempt_records AS a (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
      SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error FROM ${RECORDSET}
-     ON CONFLICT DO NOTHING`,
+     ON CONFLICT (job_id, attempt) WHERE outcome IS DISTINCT FROM 'deferred'
+     DO UPDATE SET ended_at = EXCLUDED.ended_at, outcome = EXCLUDED.outcome, error = EXCLUDED.error
+      WHERE a.ended_at IS NULL AND EXCLUDED.ended_at IS NOT NULL`,
+    [JSON.stringify(records)],
+  );
+}
+
+/**
+ * A worker's own records, many rows in one statement: each attempt's whole row when it ends (its
+ * start was the claim's mark on the job, ./boss-sql/claims.ts), or its start when no claim marked
+ * it. A record completes the open row of the same attempt by the same worker — its own start, or
+ * the row written when its job was failed or snoozed under it (./boss-sql/claims.ts, attempts.ts) —
+ * and a snooze's `deferred` record takes the place of the row its snooze wrote; a record a sweep
+ * closed (the worker was declared lost) stays as the sweep wrote it.
+ */
+async function writeOwnAttempts(db: Knex | Knex.Transaction, records: readonly AttemptRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await db.raw(
+    `WITH x AS MATERIALIZED (SELECT * FROM ${RECORDSET}),
+     deferred AS (
+       DELETE FROM job_attempt_records a USING x
+        WHERE x.outcome = 'deferred' AND a.job_id = x.job_id AND a.attempt = x.attempt AND a.worker_id = x.worker_id AND a.ended_at IS NULL
+     )
+     INSERT INTO job_attempt_records AS a (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
+     SELECT x.job_id, x.queue, x.organization_id, x.attempt, x.worker_id, x.started_at, x.ended_at, x.outcome, x.error FROM x
+     ON CONFLICT (job_id, attempt) WHERE outcome IS DISTINCT FROM 'deferred'
+     DO UPDATE SET ended_at = EXCLUDED.ended_at, outcome = EXCLUDED.outcome, error = EXCLUDED.error
+      WHERE a.ended_at IS NULL AND a.worker_id IS NOT DISTINCT FROM EXCLUDED.worker_id`,
     [JSON.stringify(records)],
   );
 }
@@ -41,13 +68,14 @@ export async function insertAttempts(db: Knex | Knex.Transaction, records: reado
 /**
  * Attempts pg-boss counted that no worker recorded — fetched by a worker killed before it could
  * write the start (milliseconds), so no handler ran — are recorded `lost`, with no worker, when a
- * later attempt of the same job begins. Rows of attempts that began are never touched.
+ * later attempt of the same job begins. Rows of attempts that began are never touched. (An attempt
+ * a claim marked is in the history from the mark on: this is for fetches of another shape.)
  */
 async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonly AttemptRecord[]): Promise<void> {
-  const retried = starts.filter((record) => record.attempt > 0);
+  const retried = starts.filter((record) => record.attempt > 0 && record.outcome === null);
   if (retried.length === 0) return;
   await db.raw(
-    `INSERT INTO job_attempts (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
+    `INSERT INTO job_attempt_records (job_id, queue, organization_id, attempt, worker_id, started_at, ended_at, outcome, error)
      SELECT x.job_id, x.queue, x.organization_id, k, NULL, x.started_at, x.started_at, 'lost', ?::jsonb
        FROM ${RECORDSET}, generate_series(0, x.attempt - 1) AS k
       WHERE NOT EXISTS (SELECT 1 FROM job_attempts a WHERE a.job_id = x.job_id AND a.attempt = k)
@@ -59,33 +87,21 @@ async function recordUnseenAttempts(db: Knex | Knex.Transaction, starts: readonl
 /** The error of an attempt pg-boss counted that no worker recorded. */
 export const UNSEEN_ATTEMPT = jobError('lost', 'no worker recorded this attempt: the worker that fetched it stopped before it began');
 
-/** Fills in the end of attempts whose start was written, in one statement. */
-async function endAttempts(db: Knex | Knex.Transaction, records: readonly FinishedAttempt[]): Promise<void> {
-  if (records.length === 0) return;
-  await db.raw(
-    `UPDATE job_attempts a SET ended_at = x.ended_at, outcome = x.outcome, error = x.error
-       FROM ${RECORDSET}
-      WHERE a.job_id = x.job_id AND a.attempt = x.attempt AND a.worker_id = x.worker_id AND a.ended_at IS NULL`,
-    [JSON.stringify(records)],
-  );
-}
-
 const keyOf = (record: Pick<AttemptRecord, 'job_id' | 'attempt'>) => `${record.job_id}:${record.attempt}`;
 
 /**
- * pg-boss keeps only a job's last output; the attempt history is ours. A worker writes each
- * attempt before its handler runs — so a worker killed mid-attempt leaves it in the history,
- * credited to itself, for the sweep to mark `lost` — and fills in its end when it ends. Starts go
- * out on the next turn of the event loop (together, one statement); ends are buffered and sent
- * every `flushMs` (or at `maxBuffered`), many rows a statement. While the database cannot be
- * written, records are kept for the next flush and the jobs run on (history is not worth a stall).
+ * pg-boss keeps only a job's last output; the attempt history is ours. While an attempt runs the
+ * history shows it from the claim's mark on its job (./boss-sql/claims.ts) — so a worker killed
+ * mid-attempt leaves it in the history, credited to itself, for the sweep to record `lost` — and
+ * its worker writes its row when it ends: buffered and sent every `flushMs` (or at `maxBuffered`),
+ * many rows a statement, off the slot's path from one job to the next. An attempt of a fetch no
+ * claim marked has its start written before its handler runs (`started`). While the database
+ * cannot be written, records are kept for the next flush and the jobs run on (history is not
+ * worth a stall).
  */
 export class AttemptLog {
-  /** Attempts to insert (begun, or ended without a written start), by job and attempt. */
-  private starts = new Map<string, AttemptRecord>();
-  /** Attempts whose start is written (or being written) and whose end is not yet known. */
-  private readonly open = new Set<string>();
-  private ends: FinishedAttempt[] = [];
+  /** Records to write, by job and attempt (an end replaces its attempt's start). */
+  private pending = new Map<string, AttemptRecord>();
   private timer: NodeJS.Timeout | null = null;
   /** The flush on the next turn of the event loop that the starts waiting now go out with. */
   private soon: Promise<void> | null = null;
@@ -100,12 +116,12 @@ export class AttemptLog {
   ) {}
 
   /**
-   * The attempt begins (after the pause gate). Resolves once its start is written — the runtime
-   * waits for it before the handler runs, so no attempt a SIGKILL interrupts is missing from the
-   * history. Starts arriving together (every slot of a busy worker) share one statement.
+   * An attempt no claim marked begins (after the pause gate). Resolves once its start is written —
+   * the runtime waits for it before the handler runs, so no attempt a SIGKILL interrupts is missing
+   * from the history. Starts arriving together share one statement.
    */
   started(record: Omit<AttemptRecord, 'ended_at' | 'outcome' | 'error'>): Promise<void> {
-    this.starts.set(keyOf(record), { ...record, ended_at: null, outcome: null, error: null });
+    this.pending.set(keyOf(record), { ...record, ended_at: null, outcome: null, error: null });
     this.soon ??= new Promise((resolve) =>
       setImmediate(() => {
         this.soon = null;
@@ -115,75 +131,46 @@ export class AttemptLog {
     return this.soon;
   }
 
-  /**
-   * The attempt's start was written by the claim that fetched it (./boss-sql/claims.ts): nothing to
-   * write now; its end completes that row.
-   */
-  claimed(record: Pick<AttemptRecord, 'job_id' | 'attempt'>): void {
-    this.open.add(keyOf(record));
-  }
-
-  /** The attempt ended (or, deferred by a pause, never began): its start is completed, or the whole attempt written. */
+  /** The attempt ended (or, deferred by a pause, never began): its row is written with the next flush. */
   record(record: FinishedAttempt): void {
-    const key = keyOf(record);
-    if (this.open.delete(key)) this.ends.push(record);
-    else this.starts.set(key, record);
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.starts.size + this.ends.length >= this.maxBuffered) void this.flush();
+    this.pending.set(keyOf(record), record);
+    if (this.pending.size >= this.maxBuffered) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), this.flushMs);
   }
 
-  /** A batch that was not written goes back in front of what arrived since (an end that arrived since completes its start). */
-  private putBack(inserts: readonly AttemptRecord[], ends: readonly FinishedAttempt[]): void {
-    for (const record of inserts) this.open.delete(keyOf(record));
-    const starts = new Map(inserts.map((record) => [keyOf(record), record] as const));
-    for (const [key, record] of this.starts) starts.set(key, record);
-    const leftover: FinishedAttempt[] = [];
-    for (const record of [...ends, ...this.ends]) {
-      if (starts.has(keyOf(record))) starts.set(keyOf(record), record);
-      else leftover.push(record);
-    }
-    this.starts = starts;
-    this.ends = leftover.slice(-this.maxBuffered * 10);
+  /** A batch that was not written goes back, behind what arrived since for the same attempts. */
+  private putBack(batch: readonly AttemptRecord[]): void {
+    const pending = new Map(batch.map((record) => [keyOf(record), record] as const));
+    for (const [key, record] of this.pending) pending.set(key, record);
+    this.pending = new Map([...pending].slice(-this.maxBuffered * 10));
   }
 
-  /** Writes what is buffered: starts (and whole attempts) first, then the ends of attempts written before. */
+  /** Writes what is buffered. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    const inserts = [...this.starts.values()];
-    const ends = this.ends;
-    this.starts = new Map();
-    this.ends = [];
-    // Their ends, from now on, are updates of the rows this flush writes.
-    for (const record of inserts) if (record.outcome === null) this.open.add(keyOf(record));
+    const batch = [...this.pending.values()];
+    this.pending = new Map();
     this.flushing = this.flushing.then(async () => {
-      if (inserts.length === 0 && ends.length === 0) return;
+      if (batch.length === 0) return;
       try {
-        // One statement (the usual flush: the starts of one turn of the event loop, or a batch of ends) needs no transaction.
-        const retried = inserts.some((record) => record.attempt > 0);
-        if (Number(inserts.length > 0) + Number(retried) + Number(ends.length > 0) === 1) {
-          await insertAttempts(this.db, inserts);
-          await endAttempts(this.db, ends);
-        } else
+        // One statement (the usual flush) needs no transaction.
+        if (batch.some((record) => record.attempt > 0 && record.outcome === null))
           await this.db.transaction(async (trx) => {
-            await insertAttempts(trx, inserts);
-            await recordUnseenAttempts(trx, inserts);
-            await endAttempts(trx, ends);
+            await writeOwnAttempts(trx, batch);
+            await recordUnseenAttempts(trx, batch);
           });
+        else await writeOwnAttempts(this.db, batch);
         this.failing = false;
       } catch (error) {
         // One warning per outage (the worker's database watch reports the outage itself), then quiet retries.
         (this.failing ? this.log.debug : this.log.warn).call(
           this.log,
-          { err: error, records: inserts.length + ends.length },
+          { err: error, records: batch.length },
           'attempt history: write failed; keeping the records for the next flush',
         );
         this.failing = true;
-        this.putBack(inserts, ends);
+        this.putBack(batch);
         this.timer ??= setTimeout(() => void this.flush(), this.flushMs * 10);
       }
     });

@@ -6,6 +6,7 @@ import type { JobDefinition, JobEnds, PayloadOf, RunnableJob } from './define.ts
 import { currentRequestId, stamp } from './origin.ts';
 import { affected } from './boss.ts';
 import { JobCommands } from './commands.ts';
+import { keepingClaims } from './boss-sql/index.ts';
 
 /** Whom a job works for: every call site says so (`null` for the platform's own jobs). */
 export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priority' | 'id'> {
@@ -133,7 +134,7 @@ export class JobQueue {
 
   /** Fails the attempt on the caller's transaction: retried if retries remain, else `failed` with a dead-letter copy. */
   async failAttempt(trx: Tx, queue: string, attempt: { id: string; retryCount: number }, error: object): Promise<boolean> {
-    return affected(await this.boss.fail(queue, attempt, error, { db: fromKnex(trx) })) === 1;
+    return affected(await this.boss.fail(queue, attempt, error, { db: keepingClaims(fromKnex(trx)) })) === 1;
   }
 
   // Operator commands (the job console), each on the caller's transaction so the audit record commits with it: ./commands.ts.

@@ -22,7 +22,7 @@ import { failForGood, JOB_CONTROL_CHANNEL, settleAbandonedJobs, succeed } from '
 import { jobError, jobErrorRecord, snakeCode, StoredJobError } from './error-record.ts';
 import { Lease } from './lease.ts';
 import { continuationOf, stampedOrganization, unstamp } from './origin.ts';
-import { CLAIM_RECORDED, snoozeAttempt } from './boss-sql/index.ts';
+import { CLAIM_RECORDED, CLAIM_STARTED, snoozeAttempt } from './boss-sql/index.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
 import type { HeldJob } from './worker-registry.ts';
 
@@ -100,7 +100,13 @@ export class JobRuntime {
 
   async run(definition: RunnableJob, attempt: Job<unknown>): Promise<unknown> {
     const { deps, db, log, workerId, attempts, pauses, observer } = this.parts;
-    const started = new Date();
+    // A worker's claims mark their jobs as its own (./boss-sql/claims.ts): the history shows the
+    // attempt from that mark, started when pg-boss says, and its row is written when it ends. A
+    // fetch of another shape has its start written below, before the handler runs.
+    const claim = attempt as Job<unknown> & { [CLAIM_RECORDED]?: boolean; [CLAIM_STARTED]?: Date };
+    const claimRecorded = claim[CLAIM_RECORDED] === true;
+    const began = new Date();
+    const started = claimRecorded && claim[CLAIM_STARTED] ? new Date(claim[CLAIM_STARTED]) : began;
     // A job grouped by something else (a webhook endpoint) carries its organization in the payload.
     const organizationId = stampedOrganization(attempt.data) ?? attempt.groupId ?? null;
     const { payload: data, requestId, triggeredBy } = unstamp(attempt.data);
@@ -120,11 +126,6 @@ export class JobRuntime {
         outcome,
         error,
       });
-
-    // A worker's claims write their attempts' starts (./boss-sql/claims.ts); a claim that did not
-    // (a fetch of another shape) has its start written below, before the handler runs.
-    const claimRecorded = (attempt as Job<unknown> & { [CLAIM_RECORDED]?: boolean })[CLAIM_RECORDED] === true;
-    if (claimRecorded) attempts.claimed(which);
 
     const pause = pauses.covering(attempt.name, organizationId);
     if (pause) {
@@ -167,7 +168,7 @@ export class JobRuntime {
     observer?.attemptStarted(attempt.name);
     const lastAttempt = isLastAttempt(attempt, definition);
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
-    const ms = () => Date.now() - started.getTime();
+    const ms = () => Date.now() - began.getTime();
     try {
       const result = await runInWorkContext(context, () =>
         runJob(definition, data, {
@@ -185,12 +186,12 @@ export class JobRuntime {
           succeed(deps, lease, definition, definition.payload.parse(data), result, { data: attempt.data, group_id: attempt.groupId ?? null }),
         );
       record('completed');
-      observer?.attemptEnded(attempt.name, 'completed', seconds(started));
+      observer?.attemptEnded(attempt.name, 'completed', seconds(began));
       jobLog.info({ ms: ms() }, 'job done');
       // pg-boss completes the job now unless the end above did (then its fenced completion changes nothing).
       return undefined;
     } catch (error) {
-      return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started });
+      return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started: began });
     } finally {
       this.holding.delete(attempt.id);
       unsubscribe?.();

@@ -5,7 +5,7 @@ import type { Logger } from '../platform/logger.ts';
 import { insertAttempts, type AttemptRecord } from './attempts.ts';
 import { jobError, type JobErrorRecord } from './error-record.ts';
 import { affected } from './boss.ts';
-import { type SilentAttempt, silentAttempts } from './boss-sql/index.ts';
+import { runningClaims, type SilentAttempt, silentAttempts, unrecordedAttempts } from './boss-sql/index.ts';
 
 /** A job a worker holds right now, as its heartbeat reports it. */
 export interface HeldJob {
@@ -41,7 +41,7 @@ export interface WorkerIdentity {
  * listed the job: its job is retried within max(2 × WORKER_HEARTBEAT_SECONDS, the queue's
  * heartbeatSeconds) after its last sign of life, plus one heartbeat of another worker (10 + 5 s by
  * default). Two checks on every beat give it: the lost-worker sweeps fail what a worker listed *and*
- * the attempts it wrote to the history (within 100 ms of each fetch), and `failSilentAttempts` fails
+ * the attempts its claims marked (by the fetch itself), and `failSilentAttempts` fails
  * attempts whose pg-boss heartbeat went stale (set at the fetch itself).
  */
 export class WorkerRegistry {
@@ -197,17 +197,19 @@ interface LostWorker {
 type BegunAttempt = Pick<HeldJob, 'job_id' | 'queue' | 'attempt'>;
 
 /**
- * Per lost worker, the attempts it began and never ended: those its last heartbeat listed, and those
- * it wrote to the history since (an attempt is written within 100 ms of its fetch, a heartbeat only
- * every WORKER_HEARTBEAT_SECONDS) — so a worker killed right after a fetch has that job retried too.
+ * Per lost worker, the attempts it began and never ended: those its last heartbeat listed, those its
+ * claims marked and still running (the mark is set by the fetch itself, a heartbeat comes only every
+ * WORKER_HEARTBEAT_SECONDS), and those written for it and still open — so a worker killed right after
+ * a fetch has that job retried too.
  */
 async function begunAttempts(db: Knex, workers: readonly LostWorker[]): Promise<Map<string, BegunAttempt[]>> {
   const begun = new Map(workers.map((worker) => [worker.id, [...worker.in_flight] as BegunAttempt[]] as const));
   if (workers.length === 0) return begun;
-  const { rows } = await db.raw(`SELECT worker_id, job_id, queue, attempt FROM job_attempts WHERE worker_id = ANY(?::uuid[]) AND ended_at IS NULL`, [
-    workers.map((worker) => worker.id),
+  const ids = workers.map((worker) => worker.id);
+  const { rows } = await db.raw(`SELECT worker_id, job_id, queue, attempt FROM job_attempt_records WHERE worker_id = ANY(?::uuid[]) AND ended_at IS NULL`, [
+    ids,
   ]);
-  for (const row of rows as (BegunAttempt & { worker_id: string })[]) {
+  for (const row of [...(rows as (BegunAttempt & { worker_id: string })[]), ...(await runningClaims(db, ids))]) {
     const list = begun.get(row.worker_id)!;
     if (!list.some((held) => held.job_id === row.job_id && held.attempt === row.attempt))
       list.push({ job_id: row.job_id, queue: row.queue, attempt: row.attempt });
@@ -233,20 +235,35 @@ async function failHeldAttempts(boss: PgBoss, worker: LostWorker, attempts: read
   return failed;
 }
 
+/** How far before a lost worker's last heartbeat its ended attempts are looked at for rows it never wrote (it writes them every 100 ms). */
+const UNWRITTEN_ENDS_WINDOW_MS = 5 * 60_000;
+
 /**
- * The history of lost workers: every attempt they began and never ended is `lost` — the ones
- * they wrote when they began, and the ones only their last heartbeat reported (begun within a
- * flush of their death) — whether pg-boss or this sweep failed the job.
+ * The history of lost workers: every attempt they began and never ended is `lost` — the ones the
+ * history shows running from their claim's mark (or from a row written for them), and the ones only
+ * their last heartbeat reported — whether pg-boss or this sweep failed the job. Attempts they ended
+ * but died before writing (their job completed, failed or cancelled since their last heartbeat)
+ * are written from the job: completed or cancelled as pg-boss ended it, else `lost`.
  */
 async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error: JobErrorRecord): Promise<void> {
   if (workers.length === 0) return;
+  const ids = workers.map((worker) => worker.id);
+  const heartbeats = new Map(workers.map((worker) => [worker.id, new Date(worker.last_heartbeat_at)] as const));
+  const endOf = (worker: string, started: Date) => new Date(Math.max(heartbeats.get(worker)!.getTime(), new Date(started).getTime()));
+  // Running by their claim's mark: read before the caller fails their jobs (the mark then no longer shows them running).
+  const running = await runningClaims(db, ids);
   const { rows } = await db.raw(
-    `UPDATE job_attempts a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
+    `UPDATE job_attempt_records a SET ended_at = GREATEST(w.last_heartbeat_at, a.started_at), outcome = 'lost', error = ?::jsonb
        FROM job_workers w
       WHERE w.id = a.worker_id AND a.worker_id = ANY(?::uuid[]) AND a.ended_at IS NULL
       RETURNING a.job_id, a.attempt`,
-    [JSON.stringify(error), workers.map((worker) => worker.id)],
+    [JSON.stringify(error), ids],
   );
+  await insertAttempts(
+    db,
+    running.map((attempt) => ({ ...attempt, ended_at: endOf(attempt.worker_id, attempt.started_at), outcome: 'lost' as const, error })),
+  );
+  for (const attempt of running) rows.push({ job_id: attempt.job_id, attempt: attempt.attempt });
   const closed = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
   const unwritten: AttemptRecord[] = workers.flatMap((worker) =>
     worker.in_flight
@@ -264,6 +281,26 @@ async function closeLostAttempts(db: Knex, workers: readonly LostWorker[], error
       })),
   );
   await insertAttempts(db, unwritten);
+  const since = new Date(Math.min(...[...heartbeats.values()].map((at) => at.getTime())) - UNWRITTEN_ENDS_WINDOW_MS);
+  const ended = await unrecordedAttempts(db, ids, since);
+  await insertAttempts(
+    db,
+    ended.map((attempt) => {
+      // What pg-boss recorded of the job says how the attempt ended, when it says: completed, or cancelled meanwhile.
+      const ended = attempt.state === 'completed' || attempt.state === 'cancelled';
+      return {
+        job_id: attempt.job_id,
+        queue: attempt.queue,
+        organization_id: attempt.organization_id,
+        attempt: attempt.attempt,
+        worker_id: attempt.worker_id,
+        started_at: new Date(attempt.started_at),
+        ended_at: attempt.completed_on ? new Date(attempt.completed_on) : endOf(attempt.worker_id, attempt.started_at),
+        outcome: ended ? (attempt.state as 'completed' | 'cancelled') : ('lost' as const),
+        error: ended ? null : error,
+      };
+    }),
+  );
 }
 
 /**
@@ -292,15 +329,17 @@ export async function failSilentAttempts(db: Knex, boss: PgBoss, log: Logger): P
 }
 
 /**
- * Their history, for the attempts killed before their worker wrote them (within 100 ms of the fetch):
- * recorded `lost`, with no worker (none reported holding them). An attempt its worker wrote is left
- * open: the worker ends it if it comes back (frozen, partitioned: `superseded`), or the sweep that
- * declares it lost closes it `lost`.
+ * Their history. An attempt a claim marked is written as it stood, running and credited to its
+ * worker (the mark alone no longer shows it once its job left `active`): the worker ends it if it
+ * comes back (frozen, partitioned: `superseded`), or the sweep that declares it lost closes it
+ * `lost`. An attempt fetched with no mark and killed before its worker wrote it (within 100 ms of
+ * the fetch) is recorded `lost`, with no worker (none reported holding it).
  */
 async function recordUnwrittenAttempts(db: Knex, attempts: readonly SilentAttempt[]): Promise<void> {
-  const { rows } = await db.raw(`SELECT DISTINCT job_id, attempt FROM job_attempts WHERE job_id = ANY(?::uuid[]) AND outcome IS DISTINCT FROM 'deferred'`, [
-    attempts.map((attempt) => attempt.id),
-  ]);
+  const { rows } = await db.raw(
+    `SELECT DISTINCT job_id, attempt FROM job_attempt_records WHERE job_id = ANY(?::uuid[]) AND outcome IS DISTINCT FROM 'deferred'`,
+    [attempts.map((attempt) => attempt.id)],
+  );
   const written = new Set((rows as { job_id: string; attempt: number }[]).map((row) => `${row.job_id}:${row.attempt}`));
   await insertAttempts(
     db,
@@ -311,11 +350,15 @@ async function recordUnwrittenAttempts(db: Knex, attempts: readonly SilentAttemp
         queue: attempt.name,
         organization_id: attempt.group_id,
         attempt: attempt.retry_count,
-        worker_id: null,
+        worker_id: attempt.claimed_by,
         started_at: new Date(attempt.started_on),
-        ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
-        outcome: 'lost' as const,
-        error: jobError('lost', 'no heartbeat: the worker running it was gone or frozen'),
+        ...(attempt.claimed_by
+          ? { ended_at: null, outcome: null, error: null }
+          : {
+              ended_at: new Date(Math.max(new Date(attempt.heartbeat_on).getTime(), new Date(attempt.started_on).getTime())),
+              outcome: 'lost' as const,
+              error: jobError('lost', 'no heartbeat: the worker running it was gone or frozen'),
+            }),
       })),
   );
 }

@@ -11,10 +11,11 @@ type Attempt = z.input<typeof attemptSchema>;
 type TimelineEvent = z.input<typeof timelineEventSchema>;
 
 /**
- * A job's attempt history, oldest first: every attempt a worker began (written when it began, so a
- * killed one is there too, credited to the worker that ran it), `running` until its end is written.
- * The attempt running now whose start its worker has not written yet (a fraction of a second) is
- * added from the job row and the worker whose heartbeat reports holding that very attempt.
+ * A job's attempt history, oldest first: every attempt a worker began (shown from its claim's mark
+ * on the job from the fetch on, so a killed one is there too, credited to the worker that ran it),
+ * `running` until it ends. An attempt running now that no claim marked (a fetch of another shape,
+ * whose start its worker writes a fraction of a second later) is added from the job row and the
+ * worker whose heartbeat reports holding that very attempt.
  */
 export async function attemptHistory(db: Knex | Knex.Transaction, job: JobRow): Promise<Attempt[]> {
   const rows = (await db('job_attempts')

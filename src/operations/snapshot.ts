@@ -19,7 +19,8 @@ export async function takeSnapshot(_payload: Record<string, never>, { deps, log 
   const closed = await closeExpiredPauses(db);
   if (closed > 0) log.info({ closed }, 'expired pauses closed');
   await db.raw(`DELETE FROM queue_throughput WHERE minute < now() - make_interval(days => ?)`, [THROUGHPUT_DAYS]);
-  await db.raw(`DELETE FROM job_attempts WHERE id IN (SELECT id FROM job_attempts WHERE ended_at < now() - make_interval(days => ?) LIMIT 10000)`, [
-    ATTEMPT_DAYS,
-  ]);
+  await db.raw(
+    `DELETE FROM job_attempt_records WHERE id IN (SELECT id FROM job_attempt_records WHERE ended_at < now() - make_interval(days => ?) LIMIT 10000)`,
+    [ATTEMPT_DAYS],
+  );
 }

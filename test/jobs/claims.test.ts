@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import * as plans from 'pg-boss/dist/plans.js';
 import { z } from 'zod';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { CLAIM_RECORDED, claimRecordingAttempts, recordClaims } from '../../src/jobs/boss-sql/index.ts';
+import { CLAIM_RECORDED, claimRecordingAttempts, failKeepingClaims, recordClaims } from '../../src/jobs/boss-sql/index.ts';
+import { sweepLostWorkers } from '../../src/jobs/worker-registry.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -14,10 +15,12 @@ import { snooze } from '../../src/jobs/define.ts';
 import { isolatedDatabase } from './support.ts';
 
 /**
- * A worker's claim writes each attempt's start in the fetch statement itself (src/jobs/boss-sql/claims.ts),
- * so the history holds every attempt — even one whose worker dies before its handler starts — at no
- * extra round trip. The rewrite depends on the shape of pg-boss's fetch: the first test fails, naming
- * the shape, when a pg-boss upgrade changes it (the runtime then writes starts itself, one statement more).
+ * A worker's claim marks each job it claims with the worker in pg-boss's own fetch UPDATE
+ * (src/jobs/boss-sql/claims.ts), and the history shows the attempt from that mark — even one whose
+ * worker dies before its handler starts — with no write of its own on the fetch; pg-boss's fail keeps
+ * the mark and writes the failed attempt's row. The rewrites depend on the shape of pg-boss's
+ * statements: the first tests fail, naming the shape, when a pg-boss upgrade changes them (the
+ * runtime then writes starts itself, one statement more).
  */
 describe('jobs: claims that write their attempts', function () {
   this.timeout(60_000);
@@ -42,25 +45,43 @@ describe('jobs: claims that write their attempts', function () {
       // The job row's retry limit comes back exactly once (a snooze raises it).
       expect(claim!.text.match(/"retryLimit"/g)).to.have.length(1);
       expect(claim!.text).to.include(`true AS "${CLAIM_RECORDED}"`);
+      // One UPDATE, pg-boss's own, with the mark among its columns: nothing more on every slot's path.
+      expect(claim!.text).to.match(/\bclaimed_by = \$\d+::uuid, state = 'active',/);
+      expect(claim!.text).to.not.match(/\bINSERT\b/);
     });
   }
 
-  it("recognises pg-boss's restore of jobs fetched beyond a local group limit, and takes back their starts", () => {
-    const claim = claimRecordingAttempts(
-      plans.restoreJobs('pgboss', 'job'),
-      ['q', ['00000000-0000-4000-8000-000000000002']],
-      '00000000-0000-4000-8000-000000000001',
-    );
-    expect(claim, "pg-boss's restore is no longer recognised: re-check src/jobs/boss-sql/claims.ts").to.not.equal(null);
-    expect(claim!.text).to.match(/DELETE FROM job_attempts/);
-  });
+  const fails = {
+    'by id, fenced (a worker ends its attempt, the sweeps fail a lost one)': plans.failJobsById('pgboss', 'job', true),
+    'by id': plans.failJobsById('pgboss', 'job', false),
+    'by id with outputs': plans.failJobsByIdWithOutputs('pgboss', 'job'),
+    'expired (the monitor)': plans.failJobsByTimeout('pgboss', 'job', ['q'], false),
+    'heartbeat timeout (the monitor)': plans.failJobsByHeartbeat('pgboss', 'job', ['q'], false),
+  };
+  for (const [shape, text] of Object.entries(fails)) {
+    it(`recognises pg-boss's fail: ${shape}; it keeps the claim's mark and writes the failed attempt`, () => {
+      const kept = failKeepingClaims(text);
+      expect(kept, `pg-boss's fail (${shape}) is no longer recognised: re-check src/jobs/boss-sql/claims.ts`).to.not.equal(null);
+      // Both re-inserts of the deleted job (retried, failed) name the mark in their columns and their select.
+      expect(kept!.match(/\bsource_root_id, claimed_by\b/g)).to.have.length(4);
+      expect(kept).to.match(/failed_attempts AS \(\s*INSERT INTO job_attempt_records/);
+      expect(claimRecordingAttempts(text, [], '00000000-0000-4000-8000-000000000001')?.text).to.equal(kept);
+    });
+  }
 
   it('leaves every other statement alone, and fetches of queues the worker does not run', () => {
     const fetch = plans.fetchNextJob({ schema: 'pgboss', table: 'job', name: '__pgboss__send-it', policy: 'standard', limit: 1 } as Parameters<
       typeof plans.fetchNextJob
     >[0]);
     expect(claimRecordingAttempts(fetch.text, fetch.values, '00000000-0000-4000-8000-000000000001', new Set(['q']))).to.equal(null);
-    const others = [plans.completeJobs('pgboss', 'job', false, true), plans.failJobsById('pgboss', 'job', true), plans.resumeJobs('pgboss', 'job'), 'SELECT 1'];
+    // The restore of jobs fetched beyond a local group limit clears their start: the mark alone shows no attempt (tested below).
+    const others = [
+      plans.completeJobs('pgboss', 'job', false, true),
+      plans.restoreJobs('pgboss', 'job'),
+      plans.cancelJobs('pgboss', 'job', true),
+      plans.resumeJobs('pgboss', 'job'),
+      'SELECT 1',
+    ];
     for (const text of others) expect(claimRecordingAttempts(text, [], '00000000-0000-4000-8000-000000000001')).to.equal(null);
   });
 
@@ -219,5 +240,139 @@ describe('jobs: claims that write their attempts', function () {
       await doomed.stop({ graceful: false, close: true });
       await db.destroy();
     }
+  });
+  describe('the history from the claim’s mark, on a real database', () => {
+    const W = '00000000-0000-4000-8000-0000000000a1';
+    const B = '00000000-0000-4000-8000-0000000000b2';
+    const job = testJob({
+      name: 'test.claims.mark',
+      version: 1,
+      payload: z.object({ n: z.number() }).strict(),
+      policy: { retryLimit: 2, retryDelaySeconds: 0, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
+      handler: () => Promise.resolve(async () => undefined),
+    });
+    let url: string;
+    let db: Db;
+    const bosses: ReturnType<typeof createBoss>[] = [];
+    const log = createLogger(testConfig(), 'test-claims');
+
+    /** A worker's pg-boss with no runtime: its claims are marked as `id`'s, and nothing else writes (a process about to die). */
+    const claimer = async (id: string, queues: string[] = [job.name]) => {
+      const boss = createBoss(url, 'worker', { supervise: false, schedule: false });
+      recordClaims(boss, id, queues);
+      await boss.start();
+      bosses.push(boss);
+      return boss;
+    };
+    const history = (id: string) =>
+      db('job_attempts')
+        .where({ job_id: id })
+        .orderBy('attempt')
+        .select('attempt', 'worker_id', 'outcome', db.raw(`error->>'code' AS code`), db.raw('ended_at IS NOT NULL AS ended'));
+    /** `id` registered as a worker last heard of a minute ago (killed then). */
+    const registerSilent = (id: string) =>
+      db('job_workers').insert({
+        id,
+        host: 'elsewhere',
+        pid: 1,
+        version: 'test',
+        queues: [job.name],
+        concurrency: 1,
+        started_at: db.raw(`now() - interval '2 minutes'`),
+        last_heartbeat_at: db.raw(`now() - interval '1 minute'`),
+      });
+
+    before(async () => {
+      url = await isolatedDatabase();
+      const setup = createBoss(url, 'release');
+      await setup.start();
+      await ensureQueues(setup, [job]);
+      await setup.stop({ graceful: false, close: true });
+      db = createDb(url, { max: 4 });
+    });
+    after(async () => {
+      for (const boss of bosses) await boss.stop({ graceful: false, close: true });
+      await db?.destroy();
+    });
+
+    it('a queue created after the release has the mark on its partition, and its claims show in the history', async () => {
+      const setup = createBoss(url, 'release');
+      await setup.start();
+      try {
+        // A queue of its own partition (pg-boss's `partition: true`), created LIKE the job table.
+        await setup.createQueue('test.claims.later', { partition: true });
+      } finally {
+        await setup.stop({ graceful: false, close: true });
+      }
+      const { rows } = await db.raw(
+        `SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) AS bound, EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'claimed_by' AND NOT a.attisdropped) AS marked
+           FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'pgboss.job'::regclass`,
+      );
+      expect(rows.filter((row: { bound: string }) => row.bound.includes("'test.claims.later'"))).to.have.length(1);
+      expect(rows.filter((row: { marked: boolean }) => !row.marked)).to.deep.equal([]);
+
+      const boss = await claimer(W, ['test.claims.later']);
+      const id = await boss.send('test.claims.later', {});
+      const [fetched] = await boss.fetch('test.claims.later');
+      expect(fetched?.id).to.equal(id);
+      expect(await db('pgboss.job').where({ id }).first('claimed_by')).to.deep.equal({ claimed_by: W });
+      expect(await history(id!)).to.deep.equal([{ attempt: 0, worker_id: W, outcome: null, code: null, ended: false }]);
+    });
+
+    it('an attempt its worker ended but died before writing stays in the history, and the lost-worker sweep writes it', async () => {
+      const dying = '00000000-0000-4000-8000-0000000000c3';
+      const boss = await claimer(dying);
+      const id = await boss.send(job.name, { n: 1 });
+      const [fetched] = await boss.fetch(job.name);
+      expect(fetched?.id).to.equal(id);
+      await boss.complete(job.name, id!);
+      // No row yet: the history reads the end from the job.
+      expect(await db('job_attempt_records').where({ job_id: id })).to.deep.equal([]);
+      expect(await history(id!)).to.deep.equal([{ attempt: 0, worker_id: dying, outcome: 'completed', code: null, ended: true }]);
+
+      await registerSilent(dying);
+      const sweeper = await claimer(B);
+      await sweepLostWorkers(db, sweeper, log, 30);
+      expect(await db('job_attempt_records').where({ job_id: id }).select('attempt', 'worker_id', 'outcome')).to.deep.equal([
+        { attempt: 0, worker_id: dying, outcome: 'completed' },
+      ]);
+    });
+
+    it('an attempt failed under its worker (lost, expired) keeps its worker when the retry is claimed elsewhere; the sweep closes it lost', async () => {
+      const killed = '00000000-0000-4000-8000-0000000000d4';
+      const doomed = await claimer(killed);
+      const id = await doomed.send(job.name, { n: 2 });
+      const [fetched] = await doomed.fetch(job.name);
+      expect(fetched?.id).to.equal(id);
+      // Another worker fails it, as the sweeps and pg-boss's monitor do, and claims the retry at once.
+      const other = await claimer(B);
+      await other.fail(job.name, { id: id!, retryCount: 0 }, { message: 'its worker is gone' });
+      expect(await db('pgboss.job').where({ id }).first('state', 'claimed_by')).to.deep.equal({ state: 'retry', claimed_by: killed });
+      await other.update(job.name, undefined, { id: id!, startAfter: 0 });
+      const [retry] = await other.fetch(job.name);
+      expect(retry?.id).to.equal(id);
+      expect(await history(id!)).to.deep.equal([
+        { attempt: 0, worker_id: killed, outcome: null, code: null, ended: false },
+        { attempt: 1, worker_id: B, outcome: null, code: null, ended: false },
+      ]);
+
+      await registerSilent(killed);
+      await sweepLostWorkers(db, other, log, 30);
+      expect(await history(id!)).to.deep.equal([
+        { attempt: 0, worker_id: killed, outcome: 'lost', code: 'lost', ended: true },
+        { attempt: 1, worker_id: B, outcome: null, code: null, ended: false },
+      ]);
+    });
+
+    it("pg-boss's restore of a fetched job leaves no attempt: it goes back unstarted", async () => {
+      const boss = await claimer(W);
+      const id = await boss.send(job.name, { n: 3 });
+      const [fetched] = await boss.fetch(job.name);
+      expect(fetched?.id).to.equal(id);
+      const restore = plans.restoreJobs('pgboss', 'job');
+      await db.raw(restore.replace('$1', '?').replace('$2', '?'), [job.name, [id!]]);
+      expect(await db('pgboss.job').where({ id }).first('state', 'started_on')).to.deep.equal({ state: 'created', started_on: null });
+      expect(await history(id!)).to.deep.equal([]);
+    });
   });
 });

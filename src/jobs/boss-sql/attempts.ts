@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { ORGANIZATION_KEY } from '../origin.ts';
 
 // Attempt fencing and job ends: what the runtime reads and locks on pg-boss's job table to fence a
 // worker's attempt (the row locked FOR NO KEY UPDATE, state 'active' and the attempt's retry_count)
@@ -110,10 +111,23 @@ export async function putBackAttempt(db: Knex, attempt: { queue: string; id: str
  * comes. `retry_limit` moves up with it, so the snooze costs nothing of the retry budget.
  */
 export async function snoozeAttempt(db: Knex | Knex.Transaction, attempt: { queue: string; id: string; attempt: number }, seconds: number): Promise<boolean> {
-  const { rowCount } = await db.raw(
-    `UPDATE ${JOB} SET state = 'retry', retry_limit = retry_limit + 1, heartbeat_on = NULL, start_after = now() + make_interval(secs => ?)
-      WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`,
+  // The next claim overwrites the claim's mark (./claims.ts): the attempt's row is written now, open,
+  // for its worker's `deferred` record to replace (or, should the worker die first, the lost-worker sweep to close).
+  const { rows } = await db.raw(
+    `WITH snoozed AS (
+       UPDATE ${JOB} SET state = 'retry', retry_limit = retry_limit + 1, heartbeat_on = NULL, start_after = now() + make_interval(secs => ?)
+        WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?
+        RETURNING id, name, data, group_id, retry_count, claimed_by, started_on
+     ),
+     opened AS (
+       INSERT INTO job_attempt_records (job_id, queue, organization_id, attempt, worker_id, started_at)
+       SELECT s.id, s.name, coalesce(s.data ->> '${ORGANIZATION_KEY}', s.group_id), s.retry_count, s.claimed_by, s.started_on FROM snoozed s
+        WHERE s.claimed_by IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM job_attempt_records a WHERE a.job_id = s.id AND a.attempt = s.retry_count AND a.outcome IS DISTINCT FROM 'deferred')
+       ON CONFLICT DO NOTHING
+     )
+     SELECT count(*)::int AS snoozed FROM snoozed`,
     [seconds, attempt.queue, attempt.id, attempt.attempt],
   );
-  return rowCount === 1;
+  return rows[0].snoozed === 1;
 }

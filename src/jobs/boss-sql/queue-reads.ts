@@ -122,7 +122,8 @@ export async function organizationLoad(trx: Knex.Transaction, organizationId: st
 
 /**
  * Recomputes the last few minutes of `queue_throughput` per queue and organization: jobs created
- * (the job table's created_on index) and attempts completed and failed (our attempt history).
+ * (the job table's created_on index) and attempts completed and failed (the rows of our attempt
+ * history: an end its worker has yet to write — within 100 ms — is counted by the next recompute).
  */
 export async function recordThroughput(db: Knex | Knex.Transaction): Promise<void> {
   await db.raw(
@@ -136,7 +137,7 @@ export async function recordThroughput(db: Knex | Knex.Transaction): Promise<voi
          UNION ALL
          SELECT date_trunc('minute', ended_at), queue, coalesce(organization_id, ''),
                 0, count(*) FILTER (WHERE outcome = 'completed'), count(*) FILTER (WHERE outcome IN ('failed', 'lost'))
-           FROM job_attempts WHERE ended_at >= date_trunc('minute', now()) - interval '3 minutes' AND outcome <> 'deferred'
+           FROM job_attempt_records WHERE ended_at >= date_trunc('minute', now()) - interval '3 minutes' AND outcome <> 'deferred'
           GROUP BY 1, 2, 3
        ) counted
       GROUP BY 1, 2, 3

@@ -97,6 +97,8 @@ export interface SilentAttempt {
   started_on: Date;
   heartbeat_on: Date;
   heartbeat_seconds: number;
+  /** The worker whose claim marked it (./claims.ts), if one did. */
+  claimed_by: string | null;
 }
 
 /**
@@ -106,7 +108,7 @@ export interface SilentAttempt {
  */
 export async function silentAttempts(db: Knex | Knex.Transaction): Promise<SilentAttempt[]> {
   const { rows } = await db.raw(
-    `SELECT id, name, group_id, retry_count, started_on, heartbeat_on, heartbeat_seconds
+    `SELECT id, name, group_id, retry_count, started_on, heartbeat_on, heartbeat_seconds, claimed_by
        FROM ${JOB}
       WHERE state = 'active' AND heartbeat_seconds IS NOT NULL
         AND (heartbeat_on + heartbeat_seconds * interval '1s') < ${BOSS_SCHEMA}.job_now()

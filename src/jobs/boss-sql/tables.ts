@@ -61,6 +61,10 @@ function consoleIndexes(searchableFields: readonly string[]): [string, string][]
     ['job_ops_waiting_i', `(name, state, start_after, created_on) WHERE state < 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
     ['job_ops_request_i', `((data->>'$request_id')) WHERE data ? '$request_id'`],
+    // A lost worker's attempts by the claim's mark (./claims.ts unrecordedAttempts): the ones it ended
+    // but died before writing. Every claimed job is in it: one more entry per fetch, which already
+    // writes a new version of the row into every index (its state is indexed).
+    ['job_ops_claimed_i', `(claimed_by, completed_on) WHERE claimed_by IS NOT NULL`],
     ...searchableFields.map((field): [string, string] => {
       if (!/^[a-z][a-z0-9_]{0,40}$/.test(field)) throw new Error(`searchable payload field "${field}" must be a snake_case name`);
       return [searchableIndexName(field), `((data->>'${field}')) WHERE data ? '${field}'`];
