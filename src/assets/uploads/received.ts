@@ -1,11 +1,17 @@
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { DataStore } from '@tus/server';
+import { YoungCollections } from '../../platform/young-collections.ts';
 import { Measurement } from './verify.ts';
 
 /** Uploads whose running measurement a process keeps; past it the oldest is dropped (it costs a re-read, not a wrong answer). */
 const KEPT = 1000;
 /** Bytes held between the socket and the disk: the socket keeps reading while a write is under way. */
 const BUFFERED = 1024 * 1024;
+/**
+ * The request's chunks, once written, are garbage outside V8's heap: a young collection every 8 MiB
+ * frees them before V8's external-memory limit makes it mark the whole heap (../../platform/young-collections.ts).
+ */
+const young = new YoungCollections(8 * 1024 * 1024);
 
 /**
  * The running measurement (size, SHA-256, text check) of each upload this process writes, fed by
@@ -36,6 +42,7 @@ export class ReceivedBytes {
         highWaterMark: BUFFERED,
         transform(chunk: Buffer, _encoding, done) {
           measurement.update(chunk);
+          young.streamedBytes(chunk.length);
           done(null, chunk);
         },
       });
