@@ -58,7 +58,7 @@ import { z } from 'zod';
 import { createDb } from '../src/db/knex.ts';
 import { closeNotifications, notificationHub } from '../src/db/notifications.ts';
 import { createDeps } from '../src/app/deps.ts';
-import { recordClaims } from '../src/jobs/boss-sql/index.ts';
+import { prepareHotStatements, recordClaims } from '../src/jobs/boss-sql/index.ts';
 import { AttemptLog } from '../src/jobs/attempts.ts';
 import { createBoss, ensureQueues } from '../src/jobs/boss.ts';
 import { bindJob, defineJob, type RunnableJob, runJob } from '../src/jobs/define.ts';
@@ -198,6 +198,8 @@ interface Variant {
   label: string;
   pauses?: false;
   attempts?: false;
+  /** false: pg-boss's fetches and settles sent unnamed (planned each time), as raw pg-boss sends them. */
+  prepared?: false;
   registry?: false;
   groupConcurrency?: false;
   /** false: pg-boss calls runJob directly (payload validation + handler): no gate, history, work context, cancel subscription, log line. */
@@ -234,7 +236,8 @@ async function startVariant(url: string, variant: Variant): Promise<Running> {
   const workerLog: Logger = workerLogger(variant.logLevel).child({ worker_id: id });
   const db = createDb(url, { max: config.WORKER_CONCURRENCY + 4, applicationName: 'workspace-worker' });
   const boss = workerBoss(url);
-  // As startWorker: each claim marks its jobs as this worker's in the fetch (no history: plain fetches).
+  // As startWorker: fetches and settles prepared; each claim marks its jobs as this worker's in the fetch (no history: plain fetches).
+  if (variant.prepared !== false) prepareHotStatements(boss);
   if (variant.attempts !== false) recordClaims(boss, id, [job.name]);
   const deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
@@ -278,6 +281,7 @@ const VARIANT_LIST: Variant[] = [
   { label: 'ours, local copy of startWorker (all on)' },
   { label: '− pause gate', pauses: false },
   { label: '− attempt history', attempts: false },
+  { label: '− prepared fetches and settles', prepared: false },
   { label: '− worker registry', registry: false },
   { label: '− groupConcurrency', groupConcurrency: false },
   { label: '− info logging (level warn)', logLevel: 'warn' },

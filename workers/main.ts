@@ -13,7 +13,7 @@ import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { knexBossDb } from '../src/jobs/boss-db.ts';
-import { recordClaims } from '../src/jobs/boss-sql/index.ts';
+import { prepareHotStatements, recordClaims } from '../src/jobs/boss-sql/index.ts';
 import { localConcurrencyOf, type RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
@@ -65,6 +65,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     // pg-boss would wake every slot of a queue per new job: the slot waker LISTENs instead, waking one.
     useListenNotify: false,
   });
+  // Its fetches and settles are planned once per connection (first, so the statement prepared is the one recordClaims sends).
+  prepareHotStatements(boss);
   // Each claim marks its jobs as this worker's in the fetch itself: the history misses no attempt, at no extra write on the fetch.
   recordClaims(
     boss,
