@@ -244,7 +244,10 @@ describe('jobs: the database restarted under load', function () {
     // No error storm: a handful of error lines for the whole outage from the worker, and from the web
     // process too (its refusals are 503s, logged as warnings).
     const errors = logLines(worker!.stdout().slice(workerLogFrom)).filter((line) => line.level >= 50);
-    expect(errors.length, `worker error lines: ${JSON.stringify(errors.map((e) => e.msg))}`).to.be.at.most(5);
+    expect(
+      errors.length,
+      `worker error lines: ${JSON.stringify(errors.map((e) => [e.msg, (e as { err?: { message?: string } }).err?.message]))}`,
+    ).to.be.at.most(5);
     const webErrors = logLines(web!.run.stdout()).filter((line) => line.level >= 50);
     expect(webErrors.length, `web error lines: ${JSON.stringify(webErrors.map((e) => e.msg))}`).to.be.at.most(10);
     console.log(

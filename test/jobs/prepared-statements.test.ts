@@ -1,7 +1,8 @@
 import { expect } from 'chai';
+import * as plans from 'pg-boss/dist/plans.js';
 import { z } from 'zod';
 import { createBoss, ensureQueues } from '../../src/jobs/boss.ts';
-import { prepareHotStatements, recordClaims } from '../../src/jobs/boss-sql/index.ts';
+import { prepareHotStatements, preparedName, recordClaims } from '../../src/jobs/boss-sql/index.ts';
 import { testJob } from '../support/jobs.ts';
 import { isolatedDatabase } from './support.ts';
 
@@ -28,6 +29,17 @@ describe('jobs: pg-boss fetches and settles as prepared statements', function ()
     await setup.start();
     await ensureQueues(setup, [job]);
     await setup.stop({ graceful: false, close: true });
+  });
+
+  it("names pg-boss's single-statement fetches and settles, and leaves its multi-command texts (the monitor's locked fails) unnamed", () => {
+    const fetch = plans.fetchNextJob({ schema: 'pgboss', table: 'job', name: 'q', policy: 'standard', limit: 1 } as Parameters<typeof plans.fetchNextJob>[0]);
+    expect(preparedName(fetch.text)).to.match(/^pgboss_[0-9a-f]{24}$/);
+    expect(preparedName(plans.completeJobs('pgboss', 'job', false, true))).to.match(/^pgboss_/);
+    expect(preparedName(plans.failJobsById('pgboss', 'job', true))).to.match(/^pgboss_/);
+    // Several commands (BEGIN; advisory lock; the fail; COMMIT): PostgreSQL refuses them as one prepared statement.
+    expect(preparedName(plans.failJobsByTimeout('pgboss', 'job', ['q'], false))).to.equal(null);
+    expect(preparedName(plans.failJobsByHeartbeat('pgboss', 'job', ['q'], false))).to.equal(null);
+    expect(preparedName('SELECT 1')).to.equal(null);
   });
 
   it('prepares the marked fetch, the completion and the fail once each on the connection, and nothing else', async () => {

@@ -69,7 +69,7 @@ describe('webhooks: the per-endpoint concurrency limit under racing workers', fu
     return res.body.webhook_endpoint.id as string;
   }
 
-  async function race(path: string, delivery: RunnableJob) {
+  async function race(path: string, delivery: RunnableJob, expectWaits: boolean) {
     counted.open = 0;
     counted.most = 0;
     // An organization of its own: its events reach this endpoint only.
@@ -108,20 +108,23 @@ describe('webhooks: the per-endpoint concurrency limit under racing workers', fu
       return rows.length === EVENTS && rows.every((job) => job.state === 'completed' && job.open === 0) && rows;
     });
     expect(jobs.filter((job) => job.retry_limit - webhookDeliveryJob.policy.retryLimit !== job.snoozes)).to.deep.equal([]);
-    expect(
-      jobs.some((job) => job.snoozes > 0),
-      'some delivery waited for a slot',
-    ).to.equal(true);
+    // Without pg-boss's group limit every worker fetches the backlog at once, so some delivery must
+    // wait for a slot; with it, whether racing fetches pass the limit depends on timing.
+    if (expectWaits)
+      expect(
+        jobs.some((job) => job.snoozes > 0),
+        'some delivery waited for a slot',
+      ).to.equal(true);
     // Every slot is free again.
     expect(await db('webhook_endpoint_slots').where({ endpoint_id: endpointId }).whereNotNull('holder')).to.deep.equal([]);
   }
 
   it('with pg-boss’s group limit: never more than the limit in flight', async () => {
-    await race('/with-group-limit', runnableJob(webhookDeliveryJob));
+    await race('/with-group-limit', runnableJob(webhookDeliveryJob), false);
   });
 
   it('without pg-boss’s group limit (every worker fetches the backlog at once): the slots alone hold it', async () => {
     const unlimited = { ...runnableJob(webhookDeliveryJob), work: { localConcurrency: 16, groupConcurrency: 1000 } };
-    await race('/slots-only', unlimited);
+    await race('/slots-only', unlimited, true);
   });
 });

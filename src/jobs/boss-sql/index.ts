@@ -106,5 +106,5 @@ export {
   unrecordedAttempts,
 } from './claims.ts';
 export { queueNotifyChannel } from './notify.ts';
-export { prepareHotStatements } from './prepared.ts';
+export { prepareHotStatements, preparedName } from './prepared.ts';
 export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';

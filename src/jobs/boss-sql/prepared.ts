@@ -19,14 +19,20 @@ const HOT = new RegExp(
   ].join('|'),
 );
 /**
+ * A text of several commands (pg-boss's monitor wraps some fails in `BEGIN; …; COMMIT`) cannot be
+ * a prepared statement: PostgreSQL refuses it, so it stays unnamed.
+ */
+const SEVERAL = /;\s*\S/;
+/**
  * At most this many distinct statements are remembered per process (pg keeps each connection's
  * prepared statements for its lifetime): the fetch of each queue, the settles' few shapes and the
  * rest of pg-boss's statements fit many times over; anything beyond goes unnamed.
  */
 const MOST = 512;
 
-/** The name of a prepared statement for `text`: one name per text, as pg requires. */
-const nameOf = (text: string) => `pgboss_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+/** The name `text` is prepared under (one name per text, as pg requires), or null when it is sent unnamed. */
+export const preparedName = (text: string): string | null =>
+  HOT.test(text) && !SEVERAL.test(text) ? `pgboss_${createHash('sha1').update(text).digest('hex').slice(0, 24)}` : null;
 
 /**
  * Sends this pg-boss instance's hot statements (its fetches and settles) as named prepared
@@ -45,7 +51,7 @@ export function prepareHotStatements(boss: PgBoss): void {
     if (!pool || typeof pool.query !== 'function') return execute(text, values);
     let name = names.get(text);
     if (name === undefined && names.size < MOST) {
-      name = HOT.test(text) ? nameOf(text) : null;
+      name = preparedName(text);
       names.set(text, name);
     }
     return name ? pool.query({ name, text, values: values ?? [] }) : execute(text, values);
