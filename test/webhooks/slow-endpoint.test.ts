@@ -167,6 +167,9 @@ describe('webhooks: a hanging endpoint and the delivery queue’s own slots', fu
 
   it('with no slot beyond the hanging endpoint’s, nothing else is delivered until its requests are cut off (the test can tell)', async () => {
     await hangThenDeliver(ENDPOINT_CONCURRENCY, 2);
-    expect(healthySaw).to.deep.equal([0, 0]);
+    // Each healthy request came only after a hung one was cut off, freeing its slot: none while all
+    // four were held (how many were still held then depends on how far apart the four started).
+    expect(healthySaw).to.have.length(2);
+    expect(healthySaw.filter((held) => held >= ENDPOINT_CONCURRENCY)).to.deep.equal([]);
   });
 });
