@@ -139,7 +139,7 @@ const holdCapture = (organizations: string[]) => async (client: number, n: numbe
   const userId = `${organizations === hot.organizations ? 'hot' : 'spread'}-user-${client}`;
   // Each one statement, autocommitted (a caller with work of its own runs them in its transaction).
   const hold = await placeHold(db, periods, { organizationId, userId, amount: 10, reason: 'bench' });
-  await captureHold(db, hold.id, 7);
+  await captureHold(db, hold, 7);
 };
 const meteredRead = (seeded: typeof hot) => async (client: number, n: number) => {
   const res = await fetch(`${base}/social/net2_profile`, {

@@ -107,6 +107,20 @@ export const toCapture = (row: CaptureRow): CreditCapture => ({
 /** A hold as `to_jsonb(credit_holds)` gives it (the credit functions answer so): timestamps as strings. */
 export type HoldJson = Omit<HoldRow, 'expires_at' | 'resolved_at' | 'created_at'> & { expires_at: string; resolved_at: string | null; created_at: string };
 
+/** What `credit_reserve` answers (one row). */
+export interface ReserveAnswer {
+  outcome: string;
+  hold: HoldJson | null;
+  detail: Record<string, number> | null;
+}
+
+/** What `credit_capture` answers (one row). */
+export interface CaptureAnswer {
+  outcome: string;
+  hold: HoldJson | null;
+  capture: (CaptureRow & { created_at: string }) | null;
+}
+
 export const holdFromJson = (json: HoldJson): CreditHold =>
   toHold({
     ...json,

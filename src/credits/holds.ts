@@ -7,7 +7,9 @@
  * A hold and a capture are one statement each, `credit_reserve` and `credit_capture`
  * (migrations/20261127185000_credit_attribution_at_capture.ts): the organization's balance row, its
  * lock, is held from inside that one call to the commit, never across round trips. Either runs
- * inside the caller's transaction (the hold commits with the caller's work) or alone (autocommitted).
+ * inside the caller's transaction (the hold commits with the caller's work) or alone (autocommitted):
+ * then it goes with the same organization's holds (or captures) that this process's other callers
+ * asked for while one was in flight, one statement and one commit per batch (./batches.ts).
  * A hold moves `held` and writes the hold and one ledger row; grants are attributed when a capture
  * spends from them.
  */
@@ -17,20 +19,21 @@ import type { CreditPeriod, CreditPeriods } from './cycle.ts';
 import { expireDueGrantsOf } from './ledger.ts';
 import { balanceExhausted, spendingLimitExhausted } from './limits.ts';
 import {
-  type CaptureRow,
+  type CaptureAnswer,
+  type ReserveAnswer,
   type CreditCapture,
   type CreditHold,
   captureFromJson,
-  type HoldJson,
   type HoldRow,
   holdColumns,
   holdFromJson,
   toCapture,
   toHold,
 } from './hold-model.ts';
-import { inTransaction } from '../db/transaction.ts';
+import { inTransaction, isTransaction } from '../db/transaction.ts';
+import { type CaptureItem, captureBatched, reserveBatched } from './batches.ts';
 
-export type { CreditHold, CreditCapture } from './hold-model.ts';
+export type { CreditHold, CreditCapture, ReserveAnswer } from './hold-model.ts';
 
 /** Abandoned holds expire after this long unless the caller asks otherwise. */
 export const DEFAULT_HOLD_SECONDS = 15 * 60;
@@ -72,13 +75,6 @@ export async function placeHold(db: Knex, periods: CreditPeriods, input: HoldInp
   return (await placeHoldOnce(db, periods, input)).hold;
 }
 
-/** What `credit_reserve` answers (one row). */
-export interface ReserveAnswer {
-  outcome: string;
-  hold: HoldJson | null;
-  detail: Record<string, number> | null;
-}
-
 /**
  * The statement that reserves, given `credit_reserve`'s thirteen arguments in order: by default that
  * function alone; a caller may run it inside a statement of its own that writes its work only when
@@ -86,8 +82,11 @@ export interface ReserveAnswer {
  */
 export type ReserveStatement = (db: Knex, args: readonly Knex.Value[]) => Promise<ReserveAnswer>;
 
+/** `credit_reserve` alone: in the caller's transaction, or batched with this process's other autocommitted holds. */
 const reserveAlone: ReserveStatement = async (db, args) =>
-  (await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [...args])).rows[0] as ReserveAnswer;
+  isTransaction(db)
+    ? ((await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [...args])).rows[0] as ReserveAnswer)
+    : reserveBatched(db, args);
 
 /** `db` may be a transaction (the hold commits with the caller's work) or not (the hold is one autocommitted statement). */
 export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput, statement: ReserveStatement = reserveAlone): Promise<Placement> {
@@ -128,9 +127,7 @@ export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: Hol
         period = await periods.current(db, input.organizationId);
         continue;
       case 'needs_expiry':
-        await (db.isTransaction
-          ? expireDueGrantsOf(db as Knex.Transaction, input.organizationId)
-          : inTransaction(db, (trx) => expireDueGrantsOf(trx, input.organizationId)));
+        await inTransaction(db, (trx) => expireDueGrantsOf(trx, input.organizationId));
         continue;
       default:
         throw new Error(`credit_reserve answered ${outcome}`);
@@ -161,16 +158,21 @@ export async function requireHoldable(
 }
 
 /**
- * Which hold: its id, or a run's hold found in the same statement that captures, settles or
- * releases it (no round trip to look it up first): the hold of `runId` in the organization, with
- * `reason` (null: any), placed by `userId` (null: by anyone, e.g. for a caller who manages
- * credits). Not found, it is a 404 for `what`.
+ * Which hold: its id (with its organization when the caller has it, e.g. the hold `placeHold`
+ * returned: an autocommitted capture then batches with its organization's), or a run's hold found
+ * in the same statement that captures, settles or releases it (no round trip to look it up first):
+ * the hold of `runId` in the organization, with `reason` (null: any), placed by `userId` (null: by
+ * anyone, e.g. for a caller who manages credits). Not found, it is a 404 for `what`.
  */
-export type HoldRef = string | { organizationId: string; runId: string; reason: string | null; userId: string | null; what: string };
+export type HoldRef =
+  | string
+  | Pick<CreditHold, 'id' | 'organizationId'>
+  | { organizationId: string; runId: string; reason: string | null; userId: string | null; what: string };
 
 /** SQL for the id of the hold `ref` names (a subquery for a run's), and its bindings. */
 function holdIdOf(ref: HoldRef): [string, (string | null)[]] {
   if (typeof ref === 'string') return ['?::uuid', [ref]];
+  if ('id' in ref) return ['?::uuid', [ref.id]];
   return [
     `(SELECT r.id FROM credit_holds r WHERE r.organization_id = ? AND r.run_id = ?
         AND (?::text IS NULL OR r.reason = ?::text) AND (?::text IS NULL OR r.user_id = ?::text))`,
@@ -178,7 +180,7 @@ function holdIdOf(ref: HoldRef): [string, (string | null)[]] {
   ];
 }
 
-const holdNotFound = (ref: HoldRef) => notFound(typeof ref === 'string' ? 'credit hold' : ref.what);
+const holdNotFound = (ref: HoldRef) => notFound(typeof ref === 'string' || 'id' in ref ? 'credit hold' : ref.what);
 
 export interface CaptureOptions {
   /** Replay key: a capture repeated with the same key returns the first result. */
@@ -214,17 +216,9 @@ async function capture(
   final: boolean,
 ): Promise<Resolution & { capture: CreditCapture }> {
   if (!Number.isSafeInteger(amount) || amount < 0) throw badRequest('amount: must be a non-negative integer number of credits', ['amount']);
-  const [target, targetBindings] = holdIdOf(ref);
-  const { rows } = await db.raw(`SELECT * FROM credit_capture(${target}, ?, ?, ?, ?, ?::jsonb, ?)`, [
-    ...targetBindings,
-    amount,
-    key,
-    options.toolCallId ?? null,
-    options.description ?? null,
-    JSON.stringify(options.metadata ?? {}),
-    final,
-  ]);
-  const row = rows[0] as { outcome: string; hold: HoldJson | null; capture: (CaptureRow & { created_at: string }) | null };
+  const row = isTransaction(db)
+    ? await captureAlone(db, ref, amount, key, options, final)
+    : await captureBatched(db, captureItem(ref, amount, key, options, final));
   const hold = row.hold && holdFromJson(row.hold);
   switch (row.outcome) {
     case 'captured':
@@ -249,6 +243,42 @@ async function capture(
       throw new Error(`credit_capture answered ${row.outcome}`);
   }
 }
+
+async function captureAlone(
+  trx: Knex.Transaction,
+  ref: HoldRef,
+  amount: number,
+  key: string | null,
+  options: CaptureOptions,
+  final: boolean,
+): Promise<CaptureAnswer> {
+  const [target, targetBindings] = holdIdOf(ref);
+  const { rows } = await trx.raw(`SELECT * FROM credit_capture(${target}, ?, ?, ?, ?, ?::jsonb, ?)`, [
+    ...targetBindings,
+    amount,
+    key,
+    options.toolCallId ?? null,
+    options.description ?? null,
+    JSON.stringify(options.metadata ?? {}),
+    final,
+  ]);
+  return rows[0] as CaptureAnswer;
+}
+
+/** The same capture as an item of `credit_capture_batch`. */
+const captureItem = (ref: HoldRef, amount: number, key: string | null, options: CaptureOptions, final: boolean): CaptureItem => [
+  ...(typeof ref === 'string'
+    ? ([ref, null, null, null, null] as const)
+    : 'id' in ref
+      ? ([ref.id, ref.organizationId, null, null, null] as const)
+      : ([null, ref.organizationId, ref.runId, ref.reason, ref.userId] as const)),
+  amount,
+  key,
+  options.toolCallId ?? null,
+  options.description ?? null,
+  options.metadata ?? {},
+  final,
+];
 
 const alreadyResolved = (hold: Pick<CreditHold, 'status'>) => conflict(`hold: the hold is already ${hold.status}; it resolves only once`, ['hold']);
 

@@ -5,7 +5,8 @@
  *   readBalance / availableOf            the organization's balance row and what of it is available
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
  *   placeHold(Once) / captureHold / releaseHold / getHold   a credit hold for work (reserve → capture, rest released); a HoldRef
- *                                        names a hold by id or by its run (found by the statement that resolves it)
+ *                                        names a hold by id or by its run (found by the statement that resolves it);
+ *                                        autocommitted, they go in batches per organization (batches.ts)
  *   pendingCaptureColumn / postPendingCapture(OfRun)   a final capture decided in the settling transaction (locking the hold
  *                                        only), posted by its own statement after the commit; crash-safe (the hold is its journal)
  *   ReserveStatement                     placeHoldOnce's reserve run inside a caller's statement (a metered read's accept)
