@@ -16,8 +16,15 @@
  *   chat run      POST …/credits/chat-runs/begin then …/capture over HTTP (membership, the hold and
  *                 the alert policy; the capture, which finds the run's hold itself), BENCH_CHAT_CONCURRENCY
  *                 (16) in flight, against the floor at the same concurrency.
+ *   bounds        what the HTTP paths cannot beat whatever the ledger does, in the same run: a bare Koa app
+ *                 answering `SELECT 1` (bench/support/bare-koa.ts) at the chat run's concurrency — a chat
+ *                 run is two requests; and a raw pg-boss round trip at 50 clients — send a job, a raw worker
+ *                 process (bench/support/raw-worker.ts, no per-group limit, a no-op handler that ends with
+ *                 a NOTIFY, as a read's settle does) completes it, the sender hears the NOTIFY — a metered
+ *                 read is one such round trip plus its HTTP request and its credits.
  * Each on one hot organization (one row) and spread over 100, at BENCH_CONCURRENCY clients (50).
- * Every rate is also printed as a ratio to the floor of its own rows and concurrency (issue 21's table).
+ * Every rate is also printed as a ratio to the floor of its own rows and concurrency (issue 21's table),
+ * and the HTTP paths' also to their bound.
  * --pg-statements=1: an embedded server with pg_stat_statements (track=all); after the timed rounds
  * each scenario runs once more alone and prints its round trips (top-level statements), every
  * statement including those inside the credit functions, and the SQL the time went to, per operation.
@@ -25,16 +32,19 @@
  * short runs (BENCH_SECONDS each) and every ratio is the median of per-round ratios.
  * Run: npm run bench:credits   (embedded PostgreSQL, throw-away database; ~2 min)
  */
+import pg from 'pg';
 import { signToken } from '../src/auth/sign.ts';
 import { createCreditPeriods } from '../src/app/credit-periods.ts';
 import { captureHold, placeHold } from '../src/credits/holds.ts';
 import { grantCredits } from '../src/credits/ledger.ts';
 import { reconcileCredits } from '../src/credits/reconcile.ts';
 import { createDb } from '../src/db/knex.ts';
+import { createBoss } from '../src/jobs/boss.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
 import { nodeWithTsx, run } from '../test/support/processes.ts';
+import { startBareKoa } from './support/bare-koa.ts';
 import { int, readFlags } from './support/bench.ts';
 import { benchDatabase, resetStatements, topStatements } from './support/database.ts';
 
@@ -78,6 +88,34 @@ for (let tries = 0; ; tries++) {
     );
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
+// The bounds: a bare Koa app, and raw pg-boss round trips through a raw worker process of the same size as ours.
+const bare = await startBareKoa(database.url);
+const RAW_QUEUE = 'bench-raw-round-trip';
+const RAW_DONE = 'bench_raw_done';
+const sender = createBoss(database.url, 'web');
+sender.on('error', (error) => console.error('raw pg-boss sender', error));
+await sender.start();
+await sender.createQueue(RAW_QUEUE, { policy: 'standard', notify: true, retryLimit: 2, retryDelay: 2, expireInSeconds: 1800, heartbeatSeconds: 20 });
+const rawWorker = run(...nodeWithTsx('bench/support/raw-worker.ts'), {
+  DATABASE_URL: database.url,
+  RAW_QUEUE,
+  RAW_NOTIFY: RAW_DONE,
+  WORKER_CONCURRENCY: '32',
+  JOB_ORGANIZATION_CONCURRENCY: '0',
+  WORKER_POLL_INTERVAL_SECONDS: '2',
+});
+await rawWorker.waitForOutput(/ready/);
+const rawDone = new Map<string, () => void>();
+const rawEarly = new Set<string>();
+const listener = new pg.Client({ connectionString: database.url });
+await listener.connect();
+listener.on('notification', ({ payload }) => {
+  const done = rawDone.get(payload!);
+  if (!done) return void rawEarly.add(payload!);
+  rawDone.delete(payload!);
+  done();
+});
+await listener.query(`LISTEN ${RAW_DONE}`);
 const address = web.server.address();
 const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
@@ -167,29 +205,53 @@ const chatRun = (seeded: typeof hot) => async (client: number, n: number) => {
   await post('capture', { run_id: runId, amount: 7, capture_id: 'step-1' }, 200);
 };
 
+const bareRequest = async () => {
+  const res = await fetch(bare.url);
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`bare Koa answered ${res.status}`);
+};
+/** Send a job (grouped by organization as ours are) and wait for the raw worker's NOTIFY that it is done. */
+const rawRoundTrip = (groups: number) => async (_: number, n: number) => {
+  const id = (await sender.send(RAW_QUEUE, {}, { group: { id: `group-${n % groups}` } }))!;
+  if (rawEarly.delete(id)) return;
+  await new Promise<void>((resolve) => rawDone.set(id, resolve));
+};
+
 interface Scenario {
   key: string;
   label: string;
   op: (client: number, n: number) => Promise<void>;
   /** The floor its rate is compared with (same rows, same concurrency). */
   floor?: string;
+  /** What bounds it whatever the ledger does: that scenario's rate divided by `per` (operations of it per operation of this). */
+  bound?: { key: string; per: number };
   clients?: number;
 }
 const scenarios: Scenario[] = [
   { key: 'floor-1', label: 'floor: bare single-row UPDATE, 1 row', op: floor(1) },
   { key: 'hc-1', label: 'hold+capture, 1 organization', op: holdCapture(hot.organizations), floor: 'floor-1' },
-  { key: 'read-1', label: 'metered read (HTTP → worker), 1 organization', op: meteredRead(hot), floor: 'floor-1' },
+  { key: 'raw-1', label: 'bound: raw pg-boss round trip + NOTIFY, 1 group', op: rawRoundTrip(1), floor: 'floor-1' },
+  { key: 'read-1', label: 'metered read (HTTP → worker), 1 organization', op: meteredRead(hot), floor: 'floor-1', bound: { key: 'raw-1', per: 1 } },
   { key: 'floor-1-c', label: `floor: bare single-row UPDATE, 1 row, ${CHAT_CONCURRENCY} clients`, op: floor(1), clients: CHAT_CONCURRENCY },
+  { key: 'bare-c', label: `bound: bare Koa + SELECT 1, ${CHAT_CONCURRENCY} clients`, op: bareRequest, floor: 'floor-1-c', clients: CHAT_CONCURRENCY },
   {
     key: 'chat-1',
     label: `chat run begin+capture (HTTP), 1 org, ${CHAT_CONCURRENCY} clients`,
     op: chatRun(hot),
     floor: 'floor-1-c',
+    bound: { key: 'bare-c', per: 2 },
     clients: CHAT_CONCURRENCY,
   },
   { key: 'floor-100', label: `floor: bare single-row UPDATE, ${SPREAD} rows`, op: floor(SPREAD) },
   { key: 'hc-100', label: `hold+capture, ${SPREAD} organizations`, op: holdCapture(spread.organizations), floor: 'floor-100' },
-  { key: 'read-100', label: `metered read (HTTP → worker), ${SPREAD} organizations`, op: meteredRead(spread), floor: 'floor-100' },
+  { key: 'raw-100', label: `bound: raw pg-boss round trip + NOTIFY, ${SPREAD} groups`, op: rawRoundTrip(SPREAD), floor: 'floor-100' },
+  {
+    key: 'read-100',
+    label: `metered read (HTTP → worker), ${SPREAD} organizations`,
+    op: meteredRead(spread),
+    floor: 'floor-100',
+    bound: { key: 'raw-100', per: 1 },
+  },
 ];
 const only = process.env.BENCH_ONLY?.split(',');
 const chosen = only ? scenarios.filter((s) => only.includes(s.key)) : scenarios;
@@ -220,15 +282,23 @@ try {
         map.set(s.key, [...(map.get(s.key) ?? []), value]);
     }
   }
-  const ratio = (a: string, b: string) => {
+  /** a's rate over b's (b's divided by `per`), median of the rounds' ratios. */
+  const ratio = (a: string, b: string, per = 1) => {
     const ra = rates.get(a);
     const rb = rates.get(b);
     if (!ra || !rb) return '';
-    const per = ra.map((value, i) => value / rb[i]!);
-    return `${median(per).toPrecision(2)}× ${b} (rounds ${Math.min(...per).toPrecision(2)}–${Math.max(...per).toPrecision(2)})`;
+    const each = ra.map((value, i) => (value * per) / rb[i]!);
+    const name = per === 1 ? b : `${b}/${per}`;
+    return `${median(each).toPrecision(2)}× ${name} (rounds ${Math.min(...each).toPrecision(2)}–${Math.max(...each).toPrecision(2)})`;
   };
   for (const s of chosen) {
-    const vs = [s.floor && ratio(s.key, s.floor), s.key.startsWith('read') && ratio(s.key, s.key.replace('read', 'hc'))].filter(Boolean).join('; ');
+    const vs = [
+      s.floor && ratio(s.key, s.floor),
+      s.bound && ratio(s.key, s.bound.key, s.bound.per),
+      s.key.startsWith('read') && ratio(s.key, s.key.replace('read', 'hc')),
+    ]
+      .filter(Boolean)
+      .join('; ');
     const ms = (map: Map<string, number[]>) => median(map.get(s.key)!).toFixed(1).padStart(6);
     console.log(
       `${s.label.padEnd(58)} ${median(rates.get(s.key)!).toFixed(0).padStart(6)} ops/s   p50 ${ms(p50s)} ms   p95 ${ms(p95s)} ms   p97.5 ${ms(p975s)} ms   ${vs}`,
@@ -236,7 +306,7 @@ try {
   }
   console.log(`errors: ${errors}`);
   console.log(
-    'goals (issue 21): hold+capture ≥ 0.25× floor (1 org), ≥ 0.5× (100 orgs); chat run ≥ 0.1× floor; metered read ≥ 0.2× floor, p97.5 ≤ 100 ms, p95 ≤ 50 ms',
+    'goals (issue 21): hold+capture ≥ 0.25× floor (1 org), ≥ 0.5× (100 orgs); chat run ≥ 0.1× floor; metered read ≥ 0.2× floor, p97.5 ≤ 100 ms, p95 ≤ 50 ms (bounds: a goal above its bound’s own ratio to the floor cannot be met by the ledger)',
   );
   if (database.statements) {
     // Each scenario alone, at its concurrency: what one operation costs the database, statement by statement.
@@ -285,7 +355,11 @@ try {
   );
 } finally {
   worker.child.kill('SIGTERM');
-  await worker.exited;
+  rawWorker.child.kill('SIGTERM');
+  await Promise.all([worker.exited, rawWorker.exited]);
+  await listener.end();
+  await sender.stop({ graceful: false, close: true });
+  await bare.stop();
   await web.stop();
   await db.destroy();
   await database.dispose();

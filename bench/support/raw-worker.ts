@@ -7,7 +7,9 @@
  * RAW_WAKE=0: pg-boss's own pacing, which bursts only once its cached queue stats show a backlog).
  * Prints `ready` once it works the queue; SIGTERM stops it.
  * Env: DATABASE_URL, RAW_QUEUE, WORKER_CONCURRENCY (4), JOB_ORGANIZATION_CONCURRENCY (8; 0: none),
- * WORKER_POLL_INTERVAL_SECONDS (2), WORKER_SUPERVISE_INTERVAL_SECONDS (30), RAW_HANDLER_MS (0), RAW_WAKE (1).
+ * WORKER_POLL_INTERVAL_SECONDS (2), WORKER_SUPERVISE_INTERVAL_SECONDS (30), RAW_HANDLER_MS (0), RAW_WAKE (1),
+ * RAW_NOTIFY (unset; a channel: each job's handler ends with NOTIFY <channel>, <job id>, as a metered
+ * read's settle tells the waiting request).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createBoss } from '../../src/jobs/boss.ts';
@@ -25,6 +27,7 @@ const boss = createBoss(process.env.DATABASE_URL, 'worker', { superviseIntervalS
 boss.on('error', (error) => console.error('raw pg-boss error', error));
 await boss.start();
 const wake = process.env.RAW_WAKE !== '0';
+const notify = process.env.RAW_NOTIFY;
 let workId = '';
 workId = await boss.work(
   queue,
@@ -36,8 +39,9 @@ workId = await boss.work(
     notifyPollingIntervalSeconds: poll,
     burstWhenReadyExceeds: 1,
   },
-  async () => {
+  async ([job]) => {
     if (handlerMs > 0) await sleep(handlerMs);
+    if (notify) await boss.getDb().executeSql('SELECT pg_notify($1, $2)', [notify, job!.id]);
     // As src/jobs/slots.ts `finished`: the slots holding a job (this one among them) fetch again at once.
     if (wake) for (const slot of boss.getWipData()) if (slot.workId === workId && slot.count > 0) boss.notifyWorker(slot.id);
   },
