@@ -16,6 +16,15 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
+    -- The hold of a run: in the organization, with that run id, of that reason (null: any), placed by
+    -- that member (null: by anyone). How a capture, settle or release names a hold it has no id of.
+    CREATE FUNCTION credit_hold_of_run(p_organization_id text, p_run_id text, p_reason text, p_user_id text) RETURNS uuid
+    LANGUAGE sql STABLE AS $$
+      SELECT r.id FROM credit_holds r
+       WHERE r.organization_id = p_organization_id AND r.run_id = p_run_id
+         AND (p_reason IS NULL OR r.reason = p_reason) AND (p_user_id IS NULL OR r.user_id = p_user_id)
+    $$;
+
     -- p_items: a JSON array of credit_reserve's thirteen arguments, in order, per hold. One row per
     -- item: its position in p_items (1-based) and credit_reserve's answer.
     CREATE FUNCTION credit_reserve_batch(p_items jsonb) RETURNS TABLE (idx integer, outcome text, hold jsonb, detail jsonb) LANGUAGE plpgsql AS $$
@@ -104,11 +113,7 @@ export async function up(knex: Knex): Promise<void> {
       o record;
       drawn bigint;
     BEGIN
-      SELECT array_agg(coalesce((e.item->>0)::uuid,
-               (SELECT r.id FROM credit_holds r
-                 WHERE r.organization_id = e.item->>1 AND r.run_id = e.item->>2
-                   AND (e.item->>3 IS NULL OR r.reason = e.item->>3) AND (e.item->>4 IS NULL OR r.user_id = e.item->>4)))
-               ORDER BY e.n)
+      SELECT array_agg(coalesce((e.item->>0)::uuid, credit_hold_of_run(e.item->>1, e.item->>2, e.item->>3, e.item->>4)) ORDER BY e.n)
         INTO ids FROM jsonb_array_elements(p_items) WITH ORDINALITY e(item, n);
       -- Before any balance row: every hold of the batch, in id order.
       PERFORM 1 FROM credit_holds h WHERE h.id = ANY (ids) ORDER BY h.id FOR UPDATE;
@@ -222,5 +227,6 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP FUNCTION credit_capture_batch(jsonb);
     DROP FUNCTION credit_reserve_batch(jsonb);
+    DROP FUNCTION credit_hold_of_run(text, text, text, text);
   `);
 }

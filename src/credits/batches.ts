@@ -31,13 +31,18 @@ interface Batches {
   capture: StatementBatches<CaptureItem, CaptureAnswer>;
 }
 
-const RESERVE = 'SELECT * FROM credit_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
-const CAPTURE_BY_ID = 'SELECT * FROM credit_capture($1::uuid, $2, $3, $4, $5, $6::jsonb, $7)';
-const CAPTURE_BY_RUN = `SELECT * FROM credit_capture((SELECT r.id FROM credit_holds r WHERE r.organization_id = $1 AND r.run_id = $2
-    AND ($3::text IS NULL OR r.reason = $3::text) AND ($4::text IS NULL OR r.user_id = $4::text)), $5, $6, $7, $8, $9::jsonb, $10)`;
+/** A hold alone: `credit_reserve` itself (its one row), prepared. */
+async function reserveOne(db: Knex, args: readonly Knex.Value[]): Promise<ReserveAnswer> {
+  const text = 'SELECT * FROM credit_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+  return (await queryPrepared<ReserveAnswer>(db, 'credit_reserve', text, [...args]))[0]!;
+}
 
-async function one<Row>(db: Knex, name: string, text: string, values: readonly unknown[]): Promise<Row> {
-  return (await queryPrepared<Row>(db, name, text, [...values]))[0]!;
+/** A capture alone: `credit_capture` itself (its one row), prepared; the hold by id, else by its run. */
+async function captureOne(db: Knex, [id, organizationId, runId, reason, userId, ...capture]: CaptureItem): Promise<CaptureAnswer> {
+  const [amount, key, toolCallId, description, metadata, final] = capture;
+  const text = 'SELECT * FROM credit_capture(coalesce($1::uuid, credit_hold_of_run($2, $3, $4, $5)), $6, $7, $8, $9, $10::jsonb, $11)';
+  const values = [id, organizationId, runId, reason, userId, amount, key, toolCallId, description, JSON.stringify(metadata), final];
+  return (await queryPrepared<CaptureAnswer>(db, 'credit_capture', text, values))[0]!;
 }
 
 /** Rows of a batch function (`idx`: the item's 1-based position), back in item order. */
@@ -55,17 +60,11 @@ function batchesFor(db: Knex): Batches {
   if (known) return known;
   const batches: Batches = {
     reserve: new StatementBatches({
-      one: (args) => one<ReserveAnswer>(db, 'credit_reserve', RESERVE, args),
+      one: (args) => reserveOne(db, args),
       many: (items) => many<ReserveAnswer>(db, 'credit_reserve_batch', items),
     }),
     capture: new StatementBatches({
-      one: ([id, organizationId, runId, reason, userId, ...capture]) => {
-        const [amount, key, toolCallId, description, metadata, final] = capture;
-        const rest = [amount, key, toolCallId, description, JSON.stringify(metadata), final];
-        return id === null
-          ? one<CaptureAnswer>(db, 'credit_capture_by_run', CAPTURE_BY_RUN, [organizationId, runId, reason, userId, ...rest])
-          : one<CaptureAnswer>(db, 'credit_capture_by_id', CAPTURE_BY_ID, [id, ...rest]);
-      },
+      one: (item) => captureOne(db, item),
       many: (items) => many<CaptureAnswer>(db, 'credit_capture_batch', items),
     }),
   };

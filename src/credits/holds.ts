@@ -82,14 +82,14 @@ export async function placeHold(db: Knex, periods: CreditPeriods, input: HoldInp
  */
 export type ReserveStatement = (db: Knex, args: readonly Knex.Value[]) => Promise<ReserveAnswer>;
 
-/** `credit_reserve` alone: in the caller's transaction, or batched with this process's other autocommitted holds. */
-const reserveAlone: ReserveStatement = async (db, args) =>
+/** `credit_reserve` and nothing else: in the caller's transaction, or batched with this process's other autocommitted holds. */
+const reserveOnly: ReserveStatement = async (db, args) =>
   isTransaction(db)
     ? ((await db.raw('SELECT * FROM credit_reserve(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [...args])).rows[0] as ReserveAnswer)
     : reserveBatched(db, args);
 
 /** `db` may be a transaction (the hold commits with the caller's work) or not (the hold is one autocommitted statement). */
-export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput, statement: ReserveStatement = reserveAlone): Promise<Placement> {
+export async function placeHoldOnce(db: Knex, periods: CreditPeriods, input: HoldInput, statement: ReserveStatement = reserveOnly): Promise<Placement> {
   if (!Number.isSafeInteger(input.amount) || input.amount <= 0) throw badRequest('amount: must be a positive integer number of credits', ['amount']);
   const seconds = input.expiresInSeconds ?? DEFAULT_HOLD_SECONDS;
   if (!Number.isInteger(seconds) || seconds < 1 || seconds > MAX_HOLD_SECONDS)
@@ -169,15 +169,11 @@ export type HoldRef =
   | Pick<CreditHold, 'id' | 'organizationId'>
   | { organizationId: string; runId: string; reason: string | null; userId: string | null; what: string };
 
-/** SQL for the id of the hold `ref` names (a subquery for a run's), and its bindings. */
+/** SQL for the id of the hold `ref` names (`credit_hold_of_run` for a run's), and its bindings. */
 function holdIdOf(ref: HoldRef): [string, (string | null)[]] {
   if (typeof ref === 'string') return ['?::uuid', [ref]];
   if ('id' in ref) return ['?::uuid', [ref.id]];
-  return [
-    `(SELECT r.id FROM credit_holds r WHERE r.organization_id = ? AND r.run_id = ?
-        AND (?::text IS NULL OR r.reason = ?::text) AND (?::text IS NULL OR r.user_id = ?::text))`,
-    [ref.organizationId, ref.runId, ref.reason, ref.reason, ref.userId, ref.userId],
-  ];
+  return ['credit_hold_of_run(?, ?, ?, ?)', [ref.organizationId, ref.runId, ref.reason, ref.userId]];
 }
 
 const holdNotFound = (ref: HoldRef) => notFound(typeof ref === 'string' || 'id' in ref ? 'credit hold' : ref.what);
