@@ -68,10 +68,13 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   // Its fetches and settles are planned once per connection (first, so the statement prepared is the one recordClaims sends).
   prepareHotStatements(boss);
   // Each claim marks its jobs as this worker's in the fetch itself: the history misses no attempt, at no extra write on the fetch.
+  // What each fetch found tells the slot waker whether work may be left (created below; no fetch runs before then).
+  let slots: SlotWaker | undefined;
   recordClaims(
     boss,
     id,
     jobs.map((job) => job.name),
+    (fetch) => slots?.fetchSeen(fetch),
   );
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
@@ -106,14 +109,15 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     { heartbeatMs: config.WORKER_HEARTBEAT_SECONDS * 1000, lostAfterSeconds: config.WORKER_LOST_AFTER_SECONDS },
   );
 
-  const slots = new SlotWaker(
+  slots = new SlotWaker(
     boss,
     db,
     workerLog,
     jobs.map((job) => job.name),
     config.WORKER_POLL_INTERVAL_SECONDS * 1000,
   );
-  const subscribe = () => subscribeAll(boss, jobs, runtime, slots, config);
+  const waker = slots;
+  const subscribe = () => subscribeAll(boss, jobs, runtime, waker, config);
   const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
   const watch = new DatabaseWatch({
     log: workerLog,
@@ -129,7 +133,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   await pauses.start(hub);
   await registry.start();
   await subscribe();
-  await slots.start(hub);
+  await waker.start(hub);
   runtime.startSweep();
   // Upserts: every worker registers the same schedules; pg-boss sends each run once. A job that lost its cron loses its schedule.
   await Promise.all(jobs.map((job) => (job.cron ? boss.schedule(job.name, job.cron, {}, { tz: 'UTC' }) : boss.unschedule(job.name))));
@@ -140,7 +144,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     async stop() {
       watch.stop();
       pauses.stop();
-      slots.stop();
+      waker.stop();
       // Interrupted attempts from here on are handed back or retried, never ended for good.
       await runtime.stop();
       // Resolves once every running attempt has settled; no new job is fetched from here on.
@@ -177,15 +181,14 @@ async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime:
         // other queue is fair between organizations (src/jobs/fairness.ts): a share of each worker's
         // slots, so one tenant's burst cannot take the fleet.
         ...(job.work.groupConcurrency !== undefined ? { groupConcurrency: job.work.groupConcurrency } : organizationWorkOptions(organizationLimit(config))),
-        // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished, its poll
-        // finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS); pg-boss's own poll is a
-        // backstop, and a known backlog is fetched without pause.
+        // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished while jobs
+        // are owed, its poll finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS);
+        // pg-boss's own poll is a backstop, and a known backlog is fetched without pause.
         pollingIntervalSeconds: Math.max(SLOT_BACKSTOP_SECONDS, config.WORKER_POLL_INTERVAL_SECONDS),
         burstWhenReadyExceeds: 1,
       },
       async ([attempt]) => {
         if (!attempt) return undefined;
-        slots.fetched(job.name);
         try {
           return await runtime.run(job, attempt);
         } finally {

@@ -6,7 +6,7 @@ import type { JobDefinition, JobEnds, PayloadOf, RunnableJob } from './define.ts
 import { currentRequestId, stamp } from './origin.ts';
 import { affected } from './boss.ts';
 import { JobCommands } from './commands.ts';
-import { keepingClaims } from './boss-sql/index.ts';
+import { keepingClaims, notifyBatch } from './boss-sql/index.ts';
 
 /** Whom a job works for: every call site says so (`null` for the platform's own jobs). */
 export interface EnqueueOptions extends Pick<SendOptions, 'startAfter' | 'priority' | 'id'> {
@@ -123,6 +123,8 @@ export class JobQueue {
       })),
       { db: fromKnex(trx) },
     );
+    // pg-boss NOTIFYs once per insert (one slot per worker wakes): the workers' slot waker learns of the rest.
+    if (jobs.length > 1) await notifyBatch(trx, job.name, jobs.length - 1);
   }
 
   // An attempt's own end, fenced to it (id and retry count): a lost lease changes nothing (returns false).

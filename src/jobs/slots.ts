@@ -2,27 +2,54 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import type { NotificationHub } from '../db/notifications.ts';
 import type { Logger } from '../platform/logger.ts';
-import { queueNotifyChannel, readyQueues } from './boss-sql/index.ts';
+import { type FetchSeen, queueNotifyChannel, readyQueues } from './boss-sql/index.ts';
+
+/** How many jobs a new-job notification announces: pg-boss's own (the bare queue name) one, a batch's (src/jobs/enqueue.ts) its `jobs`. */
+const jobsOf = (data?: Record<string, unknown>) => (typeof data?.jobs === 'number' && data.jobs > 1 ? Math.floor(data.jobs) : 1);
 
 /** pg-boss's own poll of every slot: only a backstop here (a slot sleeps until woken). */
 export const SLOT_BACKSTOP_SECONDS = 30;
+
+/** What a worker knows of one queue's waiting work (see SlotWaker). */
+interface QueueState {
+  /** Jobs announced to this worker (NOTIFY) that none of its fetches has taken yet. */
+  announced: number;
+  /** Of those, jobs that found no idle slot to wake here. */
+  owed: number;
+  /** Work of unknown extent: a fetch took a job nobody announced (a backlog from before the worker started, retries the poll found). */
+  backlog: boolean;
+  /** The last empty fetch left a group out: that group's jobs may be waiting for one of our slots to end. */
+  limited: boolean;
+  /** When the last job was announced (Date.now()): a fetch sent before it may not have seen it. */
+  at: number;
+}
 
 /**
  * Wakes a worker's job slots one at a time. pg-boss wakes every slot of a queue on each NOTIFY and
  * has every idle slot poll its queue; with ~25 queues × WORKER_CONCURRENCY slots per worker, about
  * half of the database's work per generation was fetches that found nothing (bench:generations).
  * Here a slot sleeps (pg-boss's poll only every SLOT_BACKSTOP_SECONDS) until it is woken:
- * - a new job (pg-boss's NOTIFY, which the worker LISTENs on itself) wakes one idle slot of its queue;
- * - a slot that fetched a job wakes one more idle slot (a batch insert NOTIFYs once; the backlog
- *   ramps up to every slot), and a slot that finished a job fetches again at once — so a backlog
- *   drains without pause, and a slot's first empty fetch puts it back to sleep;
+ * - a new job (pg-boss's NOTIFY, which the worker LISTENs on itself; a batch says how many) wakes one
+ *   idle slot of its queue; a job that finds none here is *owed*;
+ * - a fetch that takes a job while jobs are owed, or more jobs than were announced (a backlog this
+ *   worker was not told of: queued before it started, retries found by its poll), wakes one more idle
+ *   slot, and the slots that finish a job then fetch again at once — so a backlog drains without
+ *   pause, until a fetch finds nothing;
+ * - a fetch that finds nothing, sent after the last job was announced, means nothing is left for this
+ *   worker: what was announced or owed is forgotten. One that found nothing while pg-boss left a
+ *   group out (at this worker's share, or at the fleet's group limit) keeps finishing slots fetching
+ *   again, since that group's jobs may be waiting for one of ours to end;
  * - every `pollMs` one statement asks which queues have jobs ready (retries and delayed jobs are not
- *   notified; a notification may be lost) and one idle slot of each is woken.
- * A slot already woken is not woken again before it has fetched.
+ *   notified; a notification may be lost) and wakes one idle slot of each, as a backlog.
+ * A slot already woken is not woken again before it has fetched. So a job announced to every worker
+ * costs one fetch per worker (one takes it) and no more: a slot that fetched used to wake one more,
+ * and one that finished to fetch again, whatever was waiting — in bench:generations those found
+ * nothing nearly always.
  */
 export class SlotWaker {
   /** Slot id → when it was last woken. */
   private readonly wokenAt = new Map<string, number>();
+  private readonly states = new Map<string, QueueState>();
   private readonly unsubscribes: (() => void)[] = [];
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
@@ -41,8 +68,9 @@ export class SlotWaker {
     this.timer.unref();
     try {
       const channel = await queueNotifyChannel(this.db);
-      // After a reconnect the hub calls `changed` for every queue: notifications may have been missed.
-      for (const queue of this.queues) this.unsubscribes.push(await hub.subscribe(channel, queue, { changed: () => this.wake(queue), close: () => undefined }));
+      // After a reconnect the hub calls `changed` for every queue: notifications may have been missed (the poll finds what they announced).
+      for (const queue of this.queues)
+        this.unsubscribes.push(await hub.subscribe(channel, queue, { changed: (data) => this.arrived(queue, jobsOf(data)), close: () => undefined }));
     } catch (error) {
       this.log.warn({ err: error }, 'job slots: no NOTIFY of new jobs; polling every %d ms', this.pollMs);
     }
@@ -54,14 +82,55 @@ export class SlotWaker {
     for (const unsubscribe of this.unsubscribes.splice(0)) unsubscribe();
   }
 
-  /** A slot of `queue` fetched a job: there may be more, so one more idle slot fetches. */
-  fetched(queue: string): void {
-    this.wake(queue);
+  /** `jobs` new jobs of `queue` were announced: one idle slot each, the rest owed. */
+  arrived(queue: string, jobs = 1): void {
+    const state = this.state(queue);
+    state.announced += jobs;
+    state.at = Date.now();
+    for (let woken = 0; woken < jobs; woken++) {
+      if (this.wake(queue)) continue;
+      state.owed += jobs - woken;
+      return;
+    }
   }
 
-  /** A slot of `queue` finished a job: the slots holding a job (this one among them) fetch again at once, not after a poll. */
+  /** What a fetch of this worker found (./boss-sql/claims.ts `recordClaims` reports each). */
+  fetchSeen({ queue, startedAt, limited, found, restored }: FetchSeen): void {
+    const state = this.state(queue);
+    if (restored) {
+      state.limited = true;
+      return;
+    }
+    if (found > 0) {
+      if (found > state.announced) state.backlog = true;
+      state.announced = Math.max(0, state.announced - found);
+      // There may be more: one more idle slot fetches.
+      if ((state.owed > 0 || state.backlog) && this.wake(queue)) state.owed = Math.max(0, state.owed - 1);
+      return;
+    }
+    if (state.at < startedAt) {
+      state.announced = 0;
+      state.owed = 0;
+      state.backlog = false;
+    }
+    state.limited = limited;
+  }
+
+  /** A slot of `queue` finished a job: when work may be waiting, the slots holding a job (this one among them) fetch again at once, not after a poll. */
   finished(queue: string): void {
+    const state = this.state(queue);
+    if (state.owed > 0) state.owed -= 1;
+    else if (!state.backlog && !state.limited) return;
     for (const slot of this.boss.getWipData()) if (slot.name === queue && slot.count > 0) this.boss.notifyWorker(slot.id);
+  }
+
+  private state(queue: string): QueueState {
+    let state = this.states.get(queue);
+    if (!state) {
+      state = { announced: 0, owed: 0, backlog: false, limited: false, at: 0 };
+      this.states.set(queue, state);
+    }
+    return state;
   }
 
   /** Wakes one idle slot of `queue` that is not already on its way to fetch; false when there is none. */
@@ -83,7 +152,11 @@ export class SlotWaker {
     try {
       const live = new Set(this.boss.getWipData().map((slot) => slot.id));
       for (const id of this.wokenAt.keys()) if (!live.has(id)) this.wokenAt.delete(id);
-      for (const queue of await readyQueues(this.db, this.queues)) this.wake(queue);
+      for (const queue of await readyQueues(this.db, this.queues)) {
+        // Ready jobs of unknown number (retries, delayed jobs, missed notifications): drained as a backlog.
+        this.state(queue).backlog = true;
+        this.wake(queue);
+      }
     } catch (error) {
       // The database is away: the worker's database watch reports it.
       this.log.debug({ err: error }, 'job slots: poll failed');

@@ -76,7 +76,7 @@ export function claimRecordingAttempts(
   values: unknown[] | undefined,
   workerId: string,
   queues?: ReadonlySet<string>,
-): { text: string; values: unknown[] } | null {
+): { text: string; values: unknown[]; queue?: string } | null {
   const params = values ?? [];
   const fail = failKeepingClaims(text);
   if (fail) return { text: fail, values: params };
@@ -91,7 +91,7 @@ export function claimRecordingAttempts(
     `j.started_on as "${CLAIM_STARTED}"`,
     `true AS "${CLAIM_RECORDED}"`,
   ];
-  return { text: marked.replace(/\bRETURNING j\.id, /, `RETURNING ${returning.join(', ')}, j.id, `), values: [...params, workerId] };
+  return { text: marked.replace(/\bRETURNING j\.id, /, `RETURNING ${returning.join(', ')}, j.id, `), values: [...params, workerId], ...(queue && { queue }) };
 }
 
 /**
@@ -99,15 +99,45 @@ export function claimRecordingAttempts(
  * as `workerId`'s, and every fail keep the mark; pg-boss's own internal queues, which no runtime
  * runs, are left as they are.
  */
-export function recordClaims(boss: PgBoss, workerId: string, queues: readonly string[]): void {
+export function recordClaims(boss: PgBoss, workerId: string, queues: readonly string[], seen?: (fetch: FetchSeen) => void): void {
   const db = boss.getDb();
   const execute = db.executeSql.bind(db);
   const runs = new Set(queues);
-  db.executeSql = (text: string, values?: unknown[]) => {
+  db.executeSql = async (text: string, values?: unknown[]) => {
     const claim = claimRecordingAttempts(text, values, workerId, runs);
-    return claim ? execute(claim.text, claim.values) : execute(text, values);
+    if (!claim) {
+      // pg-boss puts back what a fetch took beyond a group's share of this worker: that group's jobs wait for one of its slots to end.
+      if (seen && RESTORE.test(text) && typeof values?.[0] === 'string' && runs.has(values[0]))
+        seen({ queue: values[0], startedAt: Date.now(), limited: true, found: 0, restored: true });
+      return execute(text, values);
+    }
+    const { queue } = claim;
+    if (!seen || !queue) return execute(claim.text, claim.values);
+    const startedAt = Date.now();
+    const result = await execute(claim.text, claim.values);
+    seen({ queue, startedAt, limited: GROUP_LIMITED.test(text), found: result?.rows?.length ?? 0 });
+    return result;
   };
 }
+
+/** One fetch of a worker's queue, as the slot waker (../slots.ts) learns from it whether work may be left. */
+export interface FetchSeen {
+  queue: string;
+  /** When it was sent (Date.now()): it sees every job committed before. */
+  startedAt: number;
+  /** pg-boss left some groups' jobs out (a group at its limit: this worker's share, or the fleet's group concurrency), so finding nothing does not mean nothing is waiting. */
+  limited: boolean;
+  /** How many jobs it claimed. */
+  found: number;
+  /** Not a fetch: pg-boss put jobs it had fetched back (beyond a group's share of this worker). */
+  restored?: true;
+}
+
+/** pg-boss's restore (plans.restoreJobs), by which a worker puts back jobs it fetched beyond a group's local limit. */
+const RESTORE = new RegExp(`^\\s*UPDATE ${BOSS_SCHEMA}\\.\\w+\\s+SET state = 'created',\\s+started_on = NULL,`);
+
+/** A fetch that leaves groups out (plans.fetchNextJob: `ignoreGroups`, or a `groupConcurrency` count). */
+const GROUP_LIMITED = /\bj\.group_id <> ALL\(|\bactive_group_/;
 
 /** A pg-boss database (e.g. `fromKnex(trx)`) whose fails keep the claim's mark (`failKeepingClaims`). */
 export function keepingClaims<D extends { executeSql(text: string, values?: unknown[]): Promise<unknown> }>(db: D): D {

@@ -100,11 +100,12 @@ export {
   failKeepingClaims,
   installClaimMarks,
   keepingClaims,
+  type FetchSeen,
   recordClaims,
   runningClaims,
   type UnrecordedAttempt,
   unrecordedAttempts,
 } from './claims.ts';
-export { queueNotifyChannel } from './notify.ts';
+export { notifyBatch, queueNotifyChannel } from './notify.ts';
 export { prepareHotStatements, preparedName } from './prepared.ts';
 export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';
