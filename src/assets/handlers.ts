@@ -86,6 +86,39 @@ export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, step, s
   }
 }
 
+/** What enrichment measures of a file, measured by the worker that made it (./generated.ts records it with the asset). */
+export interface MeasuredFile {
+  enrichment: Enrichment;
+  /** The text the file reads as (text files): the asset's extracted text. */
+  text?: string;
+}
+
+/**
+ * Enrichment of bytes a worker already holds and has stored under the asset's key (a generated
+ * file): the same stages `enrichAsset` runs for a stored file of that media type, their effects
+ * (thumbnails) stored under the same keys, in one go — nothing is recorded per stage, because the
+ * caller records the result with the asset itself, and a retried caller measures again. Throws what
+ * a stage throws (the caller then leaves the asset to the enrichment job, which records the error).
+ */
+export async function measureStoredFile(
+  deps: Pick<Deps, 'config' | 'providers'>,
+  asset: Pick<EnrichmentSubject, 'id' | 'organization_id' | 'type'>,
+  bytes: Buffer,
+  mediaType: string,
+  signal: AbortSignal,
+): Promise<MeasuredFile> {
+  const source: Source = { bytes, mediaType, fromFile: true };
+  const enrichment = basics(bytes, mediaType);
+  let text: string | undefined;
+  for (const stage of stagesFor(asset.type, mediaType)) {
+    signal.throwIfAborted();
+    const result = await runStage(deps, asset, stage, source);
+    Object.assign(enrichment, result.facts);
+    if (result.text !== undefined) text = result.text;
+  }
+  return { enrichment, ...(text !== undefined && { text }) };
+}
+
 interface Source {
   bytes: Buffer;
   mediaType: string;
@@ -105,7 +138,7 @@ async function bytesOf(deps: Pick<Deps, 'providers'>, asset: EnrichmentSubject):
 
 async function runStage(
   deps: Pick<Deps, 'config' | 'providers'>,
-  asset: EnrichmentSubject,
+  asset: Pick<EnrichmentSubject, 'id' | 'organization_id'>,
   stage: StageName,
   { bytes, mediaType }: Source,
 ): Promise<StageResult> {

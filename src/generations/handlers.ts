@@ -1,7 +1,7 @@
 // Worker side of a generation (loaded by the `handler` of generationJob in ./jobs.ts): run the
 // model's provider and store its files; the runtime then settles the generation through ./ends.ts.
 import { createHash } from 'node:crypto';
-import { type GeneratedAsset, generatedAssetKey } from '../assets/index.ts';
+import { type GeneratedAsset, generatedAssetKey, measureGeneratedFile } from '../assets/index.ts';
 import { isReadFailure } from '../core/read-failure.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { progressPublisher } from '../jobs/progress.ts';
@@ -114,9 +114,19 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
     const id = assetIdOf(row.id, index);
     await deps.providers.storage.put(generatedAssetKey(row.organization_id, id), file.bytes, file.contentType);
     const isText = file.contentType.startsWith('text/');
+    const type = isText ? 'text' : row.kind === 'video' ? 'video' : row.kind;
+    // Enrichment of the bytes in hand, here rather than in a job of its own (src/assets/generated.ts);
+    // a file it cannot measure is left to that job, which records why.
+    const measured = await measureGeneratedFile(deps, { id, organization_id: row.organization_id, type }, file.bytes, file.contentType, signal).catch(
+      (error: unknown) => {
+        if (signal.aborted) throw error;
+        job.log.warn({ err: error, asset_id: id }, 'generated file not measured here: its enrichment job will');
+        return undefined;
+      },
+    );
     return {
       id,
-      type: isText ? 'text' : row.kind === 'video' ? 'video' : row.kind,
+      type,
       mimeType: file.contentType,
       title: row.title ?? row.prompt.slice(0, 120),
       content: isText ? file.bytes.toString('utf8') : undefined,
@@ -125,6 +135,7 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
         ...(file.width !== undefined && { width: file.width, height: file.height }),
         ...(file.durationMs !== undefined && { duration_ms: file.durationMs }),
       },
+      measured,
     };
   }
 }

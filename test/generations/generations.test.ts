@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
+import { assetEnrichmentJob } from '../../src/assets/jobs.ts';
 import type { Db } from '../../src/db/knex.ts';
 import { eventually } from '../jobs/support.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
@@ -106,6 +107,59 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
     expect(failedJob.state).to.equal('failed');
     expect(await db('pgboss.job').where({ name: 'generation.run.v1.dead', source_id: failedJob.id }).count('* as n').first()).to.deep.equal({ n: 1 });
     expect(await db('assets').where({ generation_id: failed.id })).to.have.length(0);
+  });
+
+  it('a generated asset is created enriched: its facts, thumbnails, extracted text and enrichment records, with no enrichment job', async () => {
+    const image = await finished((await create({ kind: 'image', prompt: 'A yellow balloon' })).body.generation.id);
+    const text = await finished((await create({ kind: 'text', prompt: 'Three words please' })).body.generation.id);
+    expect(image.status).to.equal('succeeded');
+    expect(text.status).to.equal('succeeded');
+    const [imageId, textId] = [image.asset_ids[0] as string, text.asset_ids[0] as string];
+
+    const asset = (await server.request('get', `/assets/${imageId}`, { token: alice.token })).body;
+    const file = Buffer.from(
+      await (await fetch(`${server.url}/assets/${imageId}/file`, { headers: { authorization: `Bearer ${alice.token}` } })).arrayBuffer(),
+    );
+    expect(asset).to.include({ enrichment_state: 'success', enrichment_error: null });
+    // What the enrichment job measures of a stored PNG: size and checksum of the file, its dimensions, its thumbnails (not enlarged past its 64 px).
+    expect(asset.enrichment).to.deep.equal({
+      size: file.length,
+      checksum: { algorithm: 'sha256', value: createHash('sha256').update(file).digest('hex') },
+      media_type: 'image/png',
+      width: 64,
+      height: 64,
+      image_format: 'png',
+      orientation: 1,
+      thumbnails: asset.enrichment.thumbnails,
+    });
+    expect(
+      asset.enrichment.thumbnails.map((t: { size: number; width: number; height: number; path: string }) => [t.size, t.width, t.height, t.path]),
+    ).to.deep.equal([
+      [256, 64, 64, `/assets/${imageId}/thumbnails/256`],
+      [1024, 64, 64, `/assets/${imageId}/thumbnails/1024`],
+    ]);
+    const thumbnail = await fetch(`${server.url}/assets/${imageId}/thumbnails/256`, { headers: { authorization: `Bearer ${alice.token}` } });
+    expect(thumbnail.status).to.equal(200);
+    expect(Buffer.from(await thumbnail.arrayBuffer()).length).to.equal(asset.enrichment.thumbnails[0].bytes);
+
+    // A text generation's text is its asset's extracted text, as enrichment of a stored text file writes it.
+    const textRow = await db('assets').where({ id: textId }).first('content', 'extracted_text', 'enrichment_state', 'enrichment');
+    expect(textRow.enrichment_state).to.equal('success');
+    expect(textRow.extracted_text).to.equal(textRow.content).and.to.be.a('string').that.is.not.empty;
+    expect(textRow.enrichment).to.include({ media_type: 'text/plain; charset=utf-8', text_length: [...textRow.content].length });
+
+    // Enrichment's records, once each: the activity and the event (with the asset as the API shows it); no job, no stage rows.
+    for (const id of [imageId, textId]) {
+      const activity = await db('activity_events').where({ subject_id: id }).orderBy('created_at').pluck('action');
+      expect(activity).to.deep.equal(['asset.created', 'asset.enriched']);
+      const events = await db('events').where({ subject_id: id }).select('type', 'data');
+      expect(events.map((e) => e.type)).to.deep.equal(['asset.enriched']);
+      expect(events[0].data.object).to.include({ id, enrichment_state: 'success' });
+      expect(await db('pgboss.job').where({ name: assetEnrichmentJob.name }).whereRaw(`data->>'asset_id' = ?`, [id]).count('* as n').first()).to.deep.equal({
+        n: 0,
+      });
+      expect(await db('asset_enrichment_stages').where({ asset_id: id })).to.have.length(0);
+    }
   });
 
   it('cancel mid-run: 200 canceled, the hold released at once, the worker stops, no asset; a second cancel is 409', async () => {
