@@ -8,8 +8,9 @@
  *   BENCH_ORGANIZATIONS organizations, and run by `startWorker` (workers/main.ts): pause gate,
  *   attempt history (batched), worker registry, per-organization group concurrency, work context,
  *   a `job done` log line per job at the production level `info` (written to /dev/null), and its
- *   slot waker (src/jobs/slots.ts: one idle slot woken per new job, one more per job fetched, a slot
- *   that finished a job fetching again at once, one poll statement for the queues with ready jobs).
+ *   slot waker (src/jobs/slots.ts: one idle slot woken per new job announced, a batch's count included;
+ *   while jobs are owed or a backlog is found, one more per job fetched and a slot that finished a job
+ *   fetching again at once; one poll statement for the queues with ready jobs).
  * - raw: a second queue with the identical policy (`ensureQueues` of a twin definition), jobs sent
  *   with plain `boss.insert` / `boss.send` carrying the same group ids, worked by a plain PgBoss
  *   (createBoss 'worker' with the worker's intervals) with `boss.work` and the work options of
