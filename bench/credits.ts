@@ -35,7 +35,8 @@
 import pg from 'pg';
 import { signToken } from '../src/auth/sign.ts';
 import { createCreditPeriods } from '../src/app/credit-periods.ts';
-import { captureHold, placeHold } from '../src/credits/holds.ts';
+import { placeHold } from '../src/credits/holds.ts';
+import { captureHold } from '../src/credits/hold-resolutions.ts';
 import { grantCredits } from '../src/credits/ledger.ts';
 import { reconcileCredits } from '../src/credits/reconcile.ts';
 import { createDb } from '../src/db/knex.ts';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { expireHold, postPendingCapture } from './holds.ts';
+import { expireHold, postPendingCapture } from './hold-resolutions.ts';
 import { expireGrant } from './ledger.ts';
 import { inTransaction } from '../db/transaction.ts';
 

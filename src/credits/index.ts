@@ -4,7 +4,8 @@
  *   grantCredits / grantStarterCredits   add credits to an organization's ledger, inside the caller's transaction
  *   readBalance / availableOf            the organization's balance row and what of it is available
  *   CreditPeriods / calendarMonth        how credit periods are cut (billing provides the billing-cycle one)
- *   placeHold(Once) / captureHold / releaseHold / getHold   a credit hold for work (reserve → capture, rest released); a HoldRef
+ *   placeHold(Once) / captureHold / releaseHold / getHold   a credit hold for work (reserve → capture, rest released: holds.ts places,
+ *                                        hold-resolutions.ts resolves); a HoldRef
  *                                        names a hold by id or by its run (found by the statement that resolves it);
  *                                        autocommitted, they go in batches per organization (batches.ts)
  *   pendingCaptureColumn / postPendingCapture(OfRun)   a final capture decided in the settling transaction (locking the hold
@@ -17,22 +18,24 @@ export { availableOf, type BalanceRow, readBalance, readBalances } from './entri
 export { enqueueBalanceAlertCheck } from './balance-alerts.ts';
 export { calendarMonth, type CreditPeriod, type CreditPeriods } from './cycle.ts';
 export {
-  captureHold,
   getHold,
   type HoldInput,
-  type HoldRef,
   MAX_HOLD_SECONDS,
-  type PendingCaptureSql,
-  pendingCaptureColumn,
   placeHold,
   placeHoldOnce,
-  postPendingCapture,
-  postPendingCaptureOfRun,
   type ReserveAnswer,
   type ReserveStatement,
-  releaseHold,
   requireHoldable,
 } from './holds.ts';
+export {
+  captureHold,
+  type HoldRef,
+  type PendingCaptureSql,
+  pendingCaptureColumn,
+  postPendingCapture,
+  postPendingCaptureOfRun,
+  releaseHold,
+} from './hold-resolutions.ts';
 export type { CreditHold } from './hold-model.ts';
 export { type CreditGrant, type GrantInput, type GrantSource, grantCredits, grantStarterCredits } from './ledger.ts';
 export { creditsSchema } from './schema.ts';

@@ -1,7 +1,7 @@
 /**
  * The internal credits API other domains call inside their own transactions (billing grants
  * purchases and plan refills; social reads, generations and chat runs hold and capture).
- * Holds live in holds.ts; this file issues and expires grants.
+ * Holds live in holds.ts (placed) and hold-resolutions.ts (resolved); this file issues and expires grants.
  */
 import type { Knex } from 'knex';
 import { badRequest } from '../core/errors.ts';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
-import { captureHold, placeHold } from '../../src/credits/holds.ts';
+import { placeHold } from '../../src/credits/holds.ts';
+import { captureHold } from '../../src/credits/hold-resolutions.ts';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import type { Deps } from '../../src/platform/deps.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob } from '../../src/credits/jobs.ts';

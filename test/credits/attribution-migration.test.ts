@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
 import type { Knex } from 'knex';
-import { captureHold, releaseHold } from '../../src/credits/holds.ts';
+import { captureHold, releaseHold } from '../../src/credits/hold-resolutions.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { migrationsDir } from '../../src/db/migrate.ts';

@@ -4,7 +4,8 @@
  * mid-batch. Prints `pairs <n>` as it goes. Env: DATABASE_URL, ORGANIZATION_ID, USER_ID.
  */
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
-import { captureHold, placeHold } from '../../src/credits/holds.ts';
+import { placeHold } from '../../src/credits/holds.ts';
+import { captureHold } from '../../src/credits/hold-resolutions.ts';
 import { createDb } from '../../src/db/knex.ts';
 
 const db = createDb(process.env.DATABASE_URL!, { max: 4 });

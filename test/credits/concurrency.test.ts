@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createDb, type Db } from '../../src/db/knex.ts';
-import { placeHold, captureHold } from '../../src/credits/holds.ts';
+import { placeHold } from '../../src/credits/holds.ts';
+import { captureHold } from '../../src/credits/hold-resolutions.ts';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
-import { captureHold, type CreditHold, placeHold } from '../../src/credits/holds.ts';
+import { type CreditHold, placeHold } from '../../src/credits/holds.ts';
+import { captureHold } from '../../src/credits/hold-resolutions.ts';
 import { grantCredits, listLiveGrants } from '../../src/credits/ledger.ts';
 import { setSpendingLimit } from '../../src/credits/limits.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { expireGrant, grantCredits, listLiveGrants } from '../../src/credits/ledger.ts';
-import { captureFromHold, captureHold, placeHold, releaseHold, settleHold, expireHold } from '../../src/credits/holds.ts';
+import { placeHold } from '../../src/credits/holds.ts';
+import { captureFromHold, captureHold, releaseHold, settleHold, expireHold } from '../../src/credits/hold-resolutions.ts';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { adjustCredits } from '../../src/credits/adjustments.ts';

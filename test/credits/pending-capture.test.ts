@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { expireDueHolds } from '../../src/credits/expiry.ts';
-import { getHold, placeHold, postPendingCapture } from '../../src/credits/holds.ts';
+import { getHold, placeHold } from '../../src/credits/holds.ts';
+import { postPendingCapture } from '../../src/credits/hold-resolutions.ts';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import type { Db } from '../../src/db/knex.ts';

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { captureHold, placeHold } from '../../src/credits/holds.ts';
+import { placeHold } from '../../src/credits/holds.ts';
+import { captureHold } from '../../src/credits/hold-resolutions.ts';
 import { createCreditPeriods } from '../../src/app/credit-periods.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type ApiResponse, type TestUser } from '../support/server.ts';
