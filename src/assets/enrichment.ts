@@ -10,6 +10,16 @@ export interface Thumbnail {
   bytes: number;
 }
 
+/**
+ * The size whose file holds the rendition of `size`: the smallest recorded thumbnail of the same
+ * dimensions (an image that fits in 256 px is stored once and served for 1024 too).
+ */
+export function thumbnailFileSize(thumbnails: readonly Thumbnail[], size: number): number | undefined {
+  const wanted = thumbnails.find((thumbnail) => thumbnail.size === size);
+  if (!wanted) return undefined;
+  return Math.min(...thumbnails.filter((t) => t.width === wanted.width && t.height === wanted.height).map((t) => t.size));
+}
+
 /** What enrichment learns about an asset's bytes (kept in the column `enrichment`). */
 export interface Enrichment {
   size: number;

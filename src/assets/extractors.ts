@@ -49,15 +49,25 @@ export async function renderThumbnails(bytes: Buffer, maxPixels: number): Promis
       .raw()
       .toBuffer({ resolveWithObject: true });
     const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
-    return await Promise.all(
-      THUMBNAIL_SIZES.map(async (size) => {
-        const { data: body, info: out } = await sharp(data, raw)
-          .resize({ width: size, height: size, fit: 'inside', withoutEnlargement: true })
-          .webp({ quality: 80 })
-          .toBuffer({ resolveWithObject: true });
-        return { thumbnail: { size, width: out.width, height: out.height, media_type: 'image/webp' as const, bytes: body.length }, body };
-      }),
+    const sizes = [...THUMBNAIL_SIZES].sort((a, b) => a - b);
+    // A size the image already fits in at the next smaller size is that rendition again: encoded
+    // once, and its file serves both (thumbnailFileSize).
+    const longer = Math.max(info.width, info.height);
+    const encoded = await Promise.all(
+      sizes
+        .filter((_, i) => i === 0 || sizes[i - 1]! < longer)
+        .map(async (size) => {
+          const { data: body, info: out } = await sharp(data, raw)
+            .resize({ width: size, height: size, fit: 'inside', withoutEnlargement: true })
+            .webp({ quality: 80 })
+            .toBuffer({ resolveWithObject: true });
+          return { thumbnail: { size, width: out.width, height: out.height, media_type: 'image/webp' as const, bytes: body.length }, body };
+        }),
     );
+    return sizes.map((size) => {
+      const rendition = encoded.findLast((candidate) => candidate.thumbnail.size <= size)!;
+      return { thumbnail: { ...rendition.thumbnail, size }, body: rendition.body };
+    });
   } catch (error) {
     throw new UnreadableAssetError(`the image could not be decoded: ${reason(error)}`);
   }

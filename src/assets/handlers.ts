@@ -148,9 +148,13 @@ async function runStage(
       return probeImage(bytes, maxPixels);
     case 'thumbnails': {
       const rendered = await renderThumbnails(bytes, maxPixels);
-      for (const { thumbnail, body } of rendered) {
-        await deps.providers.storage.put(assetThumbnailKey(asset.organization_id, asset.id, thumbnail.size), body, thumbnail.media_type);
-      }
+      // One file per distinct rendition, under the smallest size it serves (thumbnailFileSize).
+      const files = new Map(rendered.toReversed().map(({ thumbnail, body }) => [body, thumbnail]));
+      await Promise.all(
+        [...files].map(([body, thumbnail]) =>
+          deps.providers.storage.put(assetThumbnailKey(asset.organization_id, asset.id, thumbnail.size), body, thumbnail.media_type),
+        ),
+      );
       return { facts: { thumbnails: rendered.map(({ thumbnail }) => thumbnail) } };
     }
     case 'pdf':

@@ -3,10 +3,13 @@ import { expect } from 'chai';
 import { grantCredits } from '../../src/credits/ledger.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { assetEnrichmentJob } from '../../src/assets/jobs.ts';
+import { assetThumbnailKey } from '../../src/assets/presenter.ts';
+import { createStorage } from '../../src/providers/storage/index.ts';
 import type { Db } from '../../src/db/knex.ts';
 import { eventually } from '../jobs/support.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import type { TestServer } from '../support/server.ts';
+import { testConfig } from '../support/config.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
 /**
@@ -138,9 +141,18 @@ describe('generations (quote, hold, worker, assets, cancel)', function () {
       [256, 64, 64, `/assets/${imageId}/thumbnails/256`],
       [1024, 64, 64, `/assets/${imageId}/thumbnails/1024`],
     ]);
-    const thumbnail = await fetch(`${server.url}/assets/${imageId}/thumbnails/256`, { headers: { authorization: `Bearer ${alice.token}` } });
-    expect(thumbnail.status).to.equal(200);
-    expect(Buffer.from(await thumbnail.arrayBuffer()).length).to.equal(asset.enrichment.thumbnails[0].bytes);
+    // A 64 px image is the same rendition at 256 and 1024 px: encoded and stored once, served for both.
+    const served = [];
+    for (const size of [256, 1024]) {
+      const thumbnail = await fetch(`${server.url}/assets/${imageId}/thumbnails/${size}`, { headers: { authorization: `Bearer ${alice.token}` } });
+      expect(thumbnail.status).to.equal(200);
+      served.push(Buffer.from(await thumbnail.arrayBuffer()));
+    }
+    expect(served[0]!.length).to.equal(asset.enrichment.thumbnails[0].bytes);
+    expect(served[1]!.equals(served[0]!)).to.equal(true);
+    const storage = createStorage(testConfig());
+    expect((await storage.get(assetThumbnailKey(asset.organization_id, imageId, 256)))?.body.equals(served[0]!)).to.equal(true);
+    expect(await storage.get(assetThumbnailKey(asset.organization_id, imageId, 1024))).to.equal(null);
 
     // A text generation's text is its asset's extracted text, as enrichment of a stored text file writes it.
     const textRow = await db('assets').where({ id: textId }).first('content', 'extracted_text', 'enrichment_state', 'enrichment');
