@@ -15,6 +15,8 @@ export interface ConversationRow extends ResourceColumns {
   active_run_at: Date | null;
   active_workflow_run_id: string | null;
   mod_conversation_id: string | null;
+  skill_id: string | null;
+  tools: string[] | null;
 }
 
 /** Columns of a conversation row. */
@@ -31,6 +33,8 @@ export const conversationColumnNames = [
   'active_run_at',
   'active_workflow_run_id',
   'mod_conversation_id',
+  'skill_id',
+  'tools',
 ] as const;
 
 /** Columns of a conversation row, qualified for joins. */
@@ -50,6 +54,8 @@ export function presentConversation(row: ConversationRow): z.input<typeof conver
     active_run_at: iso(row.active_run_at),
     active_workflow_run_id: row.active_workflow_run_id,
     mod_conversation_id: row.mod_conversation_id,
+    skill_id: row.skill_id,
+    tools: row.tools,
     ...presentLifecycle(row),
   };
 }

@@ -161,7 +161,16 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const searchTool = first.tools.find((t: any) => t.function.name === 'search');
     expect(searchTool.type).to.equal('function');
     expect(searchTool.function.parameters.properties.query).to.be.an('object');
-    expect(first.tools.map((t: any) => t.function.name)).to.include.members(['search', 'read_url', 'search_assets']);
+    expect(first.tools.map((t: any) => t.function.name)).to.include.members(['search', 'read_url', 'search_assets', 'generate_image']);
+    // Every social operation of the one catalog is offered, its input schema the catalog's.
+    const catalog = await server.request('get', `/social/operations?organization_id=${org}`, { token: alice.token });
+    expect(catalog.status).to.equal(200);
+    expect(catalog.body.operations.length).to.be.greaterThan(0);
+    for (const operation of catalog.body.operations) {
+      const offered = first.tools.find((t: any) => t.function.name === operation.name);
+      expect(offered, operation.name).to.not.equal(undefined);
+      expect(offered.function.parameters).to.deep.equal(operation.input_schema);
+    }
     // The second request carries the round: the assistant's call, then the tool's result.
     expect(second.messages.slice(-2)).to.deep.equal([
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"query":"one"}' } }] },

@@ -46,7 +46,7 @@ export const canvasFields = [
   'workspace_role',
 ];
 
-/** Spec 2.3 (without the list extras). */
+/** Spec 2.3 (without the list extras), and the conversation's chat settings (`skill_id`, `tools`). */
 export const conversationFields = [
   'active_leaf_id',
   'active_run_at',
@@ -64,7 +64,9 @@ export const conversationFields = [
   'organization_id',
   'project_id',
   'schedule_id',
+  'skill_id',
   'title',
+  'tools',
   'updated_at',
   'visibility',
   'workspace_role',
