@@ -76,9 +76,9 @@ export const conversationRoutes: AnyRoute[] = [
   conversation.update({
     path: '/conversations/{conversation_id}',
     operationId: 'updateConversation',
-    summary: 'Rename a conversation or switch its active branch',
+    summary: 'Rename a conversation, set its chat settings or switch its active branch',
     description:
-      'Needs the editor role. `active_leaf_id` (a message of this conversation, else 400) selects the branch GET /conversations/{conversation_id}/messages reads by default, kept on the server across reloads. A deleted conversation answers 409 until restored.',
+      'Needs the editor role. `active_leaf_id` (a message of this conversation, else 400) selects the branch GET /conversations/{conversation_id}/messages reads by default, kept on the server across reloads. Chat settings: `skill_id` (a live skill of the organization you can read, else 400) is the system context of its chat turns, before its projects’ knowledge; `tools` narrows the tools its turns may offer (each name a built-in tool or `<namespace>__<tool>` of an MCP connector you can use, else 400 naming the entry; null lifts it). A fork keeps both. A deleted conversation answers 409 until restored.',
     body: updateConversationBody,
     run: updateConversation,
   }),
