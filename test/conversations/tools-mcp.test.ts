@@ -212,8 +212,11 @@ describe('chat turns: MCP connector tools', function () {
     expect(run.status).to.equal('succeeded');
     expect(items.map((m: any) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'assistant']);
     expect(items[2].content).to.equal(`Error: calc_server__slow: no answer within ${TOOL_TIMEOUT_MS} ms`);
-    // The other call of the round ran beside it.
+    // The other call of the round ran beside it, not after it: asked second, it finished first.
     expect(items[3].content).to.equal('sum=3');
+    const rows = await db('chat_tool_calls').where({ run_id: started.body.run.id }).orderBy('position');
+    expect(rows.map((r) => r.name)).to.deep.equal(['calc_server__slow', 'calc_server__add']);
+    expect(rows[1].finished_at.getTime()).to.be.lessThan(rows[0].finished_at.getTime());
     const calls = (await server.request('get', `/conversations/${conversationId}/run`, { token: alice.token })).body.run.tool_calls;
     expect(calls.map((c: any) => [c.name, c.status, c.credits])).to.deep.equal([
       ['calc_server__slow', 'failed', 0],
