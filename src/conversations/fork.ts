@@ -56,6 +56,7 @@ export async function forkConversation(deps: Pick<Deps, 'db'>, actor: Actor, sou
         // The chat settings go with the messages (a turn checks the skill's access again).
         skill_id: source.skill_id,
         tools: source.tools === null ? null : JSON.stringify(source.tools),
+        approval_tools: JSON.stringify(source.approval_tools),
       })
       .returning('*')) as ConversationRow[];
     // One statement: the parent foreign keys are checked at its end, whatever the row order.

@@ -17,6 +17,7 @@ export interface ConversationRow extends ResourceColumns {
   mod_conversation_id: string | null;
   skill_id: string | null;
   tools: string[] | null;
+  approval_tools: string[];
 }
 
 /** Columns of a conversation row. */
@@ -35,6 +36,7 @@ export const conversationColumnNames = [
   'mod_conversation_id',
   'skill_id',
   'tools',
+  'approval_tools',
 ] as const;
 
 /** Columns of a conversation row, qualified for joins. */
@@ -56,6 +58,7 @@ export function presentConversation(row: ConversationRow): z.input<typeof conver
     mod_conversation_id: row.mod_conversation_id,
     skill_id: row.skill_id,
     tools: row.tools,
+    approval_tools: row.approval_tools,
     ...presentLifecycle(row),
   };
 }

@@ -30,6 +30,10 @@ export const conversationSchema = z
       description:
         'The tools the conversation’s chat turns may offer (a run’s `tools` and its projects’ `chat_tools` narrow further: a turn offers what all of them allow); null: no narrowing.',
     }),
+    approval_tools: z.array(z.string()).openapi({
+      description:
+        'Tools whose calls wait for the caller’s approval in this conversation’s chat turns (besides the tools of connectors marked `needs_approval` or listing them in `approval_tools`); `[]`: none.',
+    }),
     ...lifecycleFields,
   })
   .strict()
@@ -66,9 +70,13 @@ export const updateConversationBody = z
       description:
         'Narrow the tools the conversation’s chat turns may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry), as a run’s `tools`. null: no narrowing.',
     }),
+    approval_tools: chatToolNames.optional().openapi({
+      description:
+        'Tools (named as in `tools`; else 400 naming the entry) whose calls in this conversation’s chat turns stop the turn in `awaiting_approval` until the caller approves or rejects them (POST /conversations/{conversation_id}/run/approvals). `[]`: none (the default).',
+    }),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id, skill_id, tools')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id, skill_id, tools, approval_tools')
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
 
 const uuidList = z

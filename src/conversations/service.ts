@@ -59,17 +59,21 @@ export function updateConversation(
   changes: z.output<typeof updateConversationBody>,
 ): Promise<ConversationRow> {
   return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
-    const { active_leaf_id, tools, ...settings } = changes;
+    const { active_leaf_id, tools, approval_tools, ...settings } = changes;
     if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
       throw badRequest('active_leaf_id: is not a message of this conversation', ['active_leaf_id']);
     if (settings.skill_id) await requireReadableSkill(deps, actor, before.organization_id, settings.skill_id);
     if (tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, tools);
-    const renamed = Object.keys(settings).length > 0 || tools !== undefined;
+    if (approval_tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, approval_tools, 'approval_tools');
+    // Every setting changed is an activity entry (the tool lists stored as jsonb text).
+    const changed = { ...settings, ...(tools !== undefined && { tools }), ...(approval_tools !== undefined && { approval_tools }) };
+    const renamed = Object.keys(changed).length > 0;
     const [row] = (await trx('conversations')
       .where({ id })
       .update({
         ...settings,
         ...(tools !== undefined && { tools: tools === null ? null : JSON.stringify(tools) }),
+        ...(approval_tools !== undefined && { approval_tools: JSON.stringify(approval_tools) }),
         ...(active_leaf_id !== undefined && { active_leaf_id }),
         ...(renamed && { updated_at: trx.fn.now() }),
       })
@@ -81,10 +85,7 @@ export function updateConversation(
         action: 'conversation.updated',
         subjectType: type,
         subjectId: id,
-        data: {
-          before: Object.fromEntries(Object.keys({ ...settings, ...(tools !== undefined && { tools }) }).map((k) => [k, before[k as keyof ConversationRow]])),
-          after: { ...settings, ...(tools !== undefined && { tools }) },
-        },
+        data: { before: Object.fromEntries(Object.keys(changed).map((k) => [k, before[k as keyof ConversationRow]])), after: changed },
       });
     }
     return row!;

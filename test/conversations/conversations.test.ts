@@ -46,6 +46,7 @@ describe('conversations', () => {
         mod_conversation_id: null,
         skill_id: null,
         tools: null,
+        approval_tools: [],
         deleted_at: null,
         deleted_by_id: null,
       });

@@ -249,6 +249,50 @@ describe('chat turns: tool calls (sandbox model)', function () {
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
+  it('a conversation’s `approval_tools` make a built-in tool wait for approval: the turn stops, the call runs once approved, billed once', async () => {
+    const conversation = await createConversation(server, alice, org, { title: 'Approve search' });
+    const refused = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { approval_tools: ['search', 'nope'] } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.data.issues[0].path).to.deep.equal(['approval_tools', 1]);
+    const set = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { approval_tools: ['search'] } });
+    expect(set.status, JSON.stringify(set.body)).to.equal(200);
+    expect(set.body.approval_tools).to.deep.equal(['search']);
+
+    await server.request('post', `/conversations/${conversation.id}/messages`, {
+      token: alice.token,
+      body: { content: '/tool search {"query":"approved harbours"}\n/tool search_assets {"query":"harbour"}' },
+    });
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: 60 },
+    });
+    expect(started.status).to.equal(201);
+    const waiting = await eventually('the turn waits for approval', async () => {
+      const got = await runOf(conversation.id);
+      return got.status === 'awaiting_approval' ? got : null;
+    });
+    // Only search waits; the free asset search ran; nothing was billed yet.
+    expect(waiting.tool_calls.map((c: any) => [c.name, c.status])).to.deep.equal([
+      ['search', 'awaiting_approval'],
+      ['search_assets', 'succeeded'],
+    ]);
+    expect(await db('metered_calls').where({ conversation_id: conversation.id, operation: 'search' })).to.have.length(0);
+    const approved = await server.request('post', `/conversations/${conversation.id}/run/approvals`, {
+      token: alice.token,
+      body: { decisions: [{ tool_call_id: waiting.tool_calls[0].tool_call_id, approve: true }] },
+    });
+    expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    const done = await finished(started.body.run.id);
+    expect(done.status).to.equal('succeeded');
+    const reads = await db('metered_calls').where({ conversation_id: conversation.id, operation: 'search' });
+    expect(reads.map((r) => [r.status, r.credits_charged, r.tool_call_id])).to.deep.equal([['succeeded', 2, waiting.tool_calls[0].tool_call_id]]);
+    expect((await runOf(conversation.id)).tool_calls.map((c: any) => [c.name, c.status, c.credits])).to.deep.equal([
+      ['search', 'succeeded', 2],
+      ['search_assets', 'succeeded', 0],
+    ]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
   it('asset search returns only assets the caller can read: not another member’s private one, not after a revoked grant, not a deleted one', async () => {
     const create = async (user: TestUser, title: string, visibility: string) => {
       const res = await server.request('post', '/assets', {

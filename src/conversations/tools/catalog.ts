@@ -17,8 +17,8 @@ export async function turnTools(deps: Deps, run: RunRow): Promise<Map<string, Tu
   // The connectors are listed beside the settings' reads (only those the run's own `tools` names, if any); the settings narrow after.
   const namespaces = run.tools === null ? null : new Set(run.tools.map(namespaceOf).filter((namespace) => namespace !== null));
   const [conversation, projects, fromConnectors] = await Promise.all([
-    deps.db('conversations').where({ id: run.conversation_id }).first('schedule_id', 'tools') as Promise<
-      { schedule_id: string | null; tools: string[] | null } | undefined
+    deps.db('conversations').where({ id: run.conversation_id }).first('schedule_id', 'tools', 'approval_tools') as Promise<
+      { schedule_id: string | null; tools: string[] | null; approval_tools: string[] } | undefined
     >,
     conversationProjects(deps.db, run.conversation_id),
     namespaces !== null && namespaces.size === 0
@@ -29,8 +29,11 @@ export async function turnTools(deps: Deps, run: RunRow): Promise<Map<string, Tu
   // A scheduled task's turn has a job waiting on its end (the task's finish): it cannot end early to wait for a generation.
   const scheduled = Boolean(conversation?.schedule_id);
   const builtIn = [...[...deps.reads.values()].map(readTool), assetSearchTool, ...(scheduled ? [] : [imageTool])];
+  // Tools the conversation wants approved call by call (beside those their connector marks).
+  const approval = new Set(conversation?.approval_tools ?? []);
   const tools = new Map<string, TurnTool>();
-  for (const tool of [...builtIn, ...fromConnectors]) if (only === null || only.has(tool.name)) tools.set(tool.name, tool);
+  for (const tool of [...builtIn, ...fromConnectors])
+    if (only === null || only.has(tool.name)) tools.set(tool.name, approval.has(tool.name) ? { ...tool, needsApproval: true } : tool);
   return tools;
 }
 
