@@ -10,6 +10,8 @@ export interface ConnectorRow {
   url: string | null;
   auth_scheme: (typeof authSchemes)[number];
   needs_approval: boolean;
+  /** Tools of the connector (their names on its server) that need approval even when `needs_approval` is off. */
+  approval_tools: string[];
   created_by_id: string | null;
   deleted_at: Date | null;
   deleted_by_id: string | null;
@@ -34,6 +36,7 @@ export function presentConnector(row: ConnectorRow): z.input<typeof connectorSch
     url: row.url,
     auth_scheme: row.auth_scheme,
     needs_approval: row.needs_approval,
+    approval_tools: row.approval_tools,
     created_by_id: row.created_by_id,
     ...presentLifecycle(row),
   };

@@ -19,6 +19,11 @@ const url = z
   .max(2048)
   .openapi({ description: 'Base URL, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address.' });
 
+/** Names of a connector's tools as its server lists them (MCP tool names: 1–128 characters of letters, digits, `_`, `-`, `.`). */
+const approvalTools = z
+  .array(z.string().regex(/^[A-Za-z0-9_.-]{1,128}$/, 'must be a tool name of the connector (letters, digits, `_`, `-`, `.`; at most 128)'))
+  .max(200);
+
 export const connectorIdParams = z.object({ connector_id: uuid.openapi({ description: 'Connector id (UUID).' }) });
 
 export const connectorSchema = z
@@ -30,6 +35,10 @@ export const connectorSchema = z
     url: z.string().nullable(),
     auth_scheme: z.enum(authSchemes),
     needs_approval: z.boolean().openapi({ description: 'A chat turn that calls one of its tools waits for the caller to approve or reject the call.' }),
+    approval_tools: z.array(z.string()).openapi({
+      description:
+        'Tools of the connector (their names on its server, as POST /connectors/{connector_id}/refresh lists them) whose calls wait for approval even when `needs_approval` is false.',
+    }),
     created_by_id: z.string().nullable(),
     ...lifecycleFields,
   })
@@ -51,6 +60,10 @@ export const createConnectorBody = z
     needs_approval: z.boolean().optional().openapi({
       description: 'Default `false`. `true`: a chat turn calling one of its tools stops in `awaiting_approval` until the caller approves or rejects the call.',
     }),
+    approval_tools: approvalTools.optional().openapi({
+      description:
+        'Default `[]`. Tools of the connector (their names on its server) that need approval one by one: a chat turn calling one stops in `awaiting_approval`, other tools run at once.',
+    }),
   })
   .strict()
   .openapi('CreateConnector');
@@ -62,9 +75,10 @@ export const updateConnectorBody = z
     url: url.nullable().optional(),
     auth_scheme: z.enum(authSchemes).optional(),
     needs_approval: z.boolean().optional(),
+    approval_tools: approvalTools.optional(),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme, needs_approval')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme, needs_approval, approval_tools')
   .openapi('UpdateConnector', { description: 'Fields sent replace the current values; fields omitted keep them.' });
 
 export const listConnectorsQuery = z.object({ organization_id: organizationId, ...pageQuery });

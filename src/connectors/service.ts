@@ -23,6 +23,7 @@ export interface CreateConnectorInput {
   url?: string | null | undefined;
   auth_scheme?: AuthScheme | undefined;
   needs_approval?: boolean | undefined;
+  approval_tools?: string[] | undefined;
 }
 
 export interface ConnectorChanges {
@@ -31,6 +32,7 @@ export interface ConnectorChanges {
   url?: string | null | undefined;
   auth_scheme?: AuthScheme | undefined;
   needs_approval?: boolean | undefined;
+  approval_tools?: string[] | undefined;
 }
 
 const pageKeys = newestFirst('c');
@@ -48,6 +50,7 @@ export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
         url,
         auth_scheme: input.auth_scheme ?? 'none',
         needs_approval: input.needs_approval ?? false,
+        approval_tools: JSON.stringify(input.approval_tools ?? []),
         created_by_id: actor.userId,
       })
       .returning('*')) as ConnectorRow[];
@@ -85,6 +88,7 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
       ...(url !== undefined && { url }),
       ...(changes.auth_scheme !== undefined && { auth_scheme: changes.auth_scheme }),
       ...(changes.needs_approval !== undefined && { needs_approval: changes.needs_approval }),
+      ...(changes.approval_tools !== undefined && { approval_tools: JSON.stringify(changes.approval_tools) }),
     };
     const [row] = (await trx('connectors')
       .where({ id })

@@ -53,6 +53,10 @@ export async function forkConversation(deps: Pick<Deps, 'db'>, actor: Actor, sou
         title: forkTitle(source.title),
         visibility: 'private',
         forked_from_conversation_id: source.id,
+        // The chat settings go with the messages (a turn checks the skill's access again).
+        skill_id: source.skill_id,
+        tools: source.tools === null ? null : JSON.stringify(source.tools),
+        approval_tools: JSON.stringify(source.approval_tools),
       })
       .returning('*')) as ConversationRow[];
     // One statement: the parent foreign keys are checked at its end, whatever the row order.

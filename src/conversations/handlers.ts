@@ -20,7 +20,7 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   // (./context/, ./tools/catalog.ts); the run records what was sent.
   const asked = pricing.prompt.at(-1)?.content ?? '';
   const tools = affordableTools(await turnTools(deps, pending), pricing.window, typeof asked === 'string' ? asked : '');
-  const { prompt, parameters, context } = await turnContext(deps, pending, pricing, offeredTools(tools));
+  const { prompt, refit, parameters, context } = await turnContext(deps, pending, pricing, offeredTools(tools));
 
   // Running, with its call and hold: one step, so a retry finds the call it reserved (keyed by the run) or none.
   // The hold is placed when the run is started (./runs.ts); a run queued before that was so gets it here.
@@ -46,6 +46,6 @@ export async function runChat({ run_id }: ChatRunPayload, job: JobContext): Prom
   });
 
   // Model → tool calls → model until it answers (./tools/loop.ts): streamed, snapshots published, each round recorded.
-  // The fitted prompt; each round's calls and results follow it.
-  return answerWithTools(job, run, { ...pricing, prompt, parameters }, tools);
+  // The fitted prompt; each round's calls and results follow it, the whole fitted to the window again.
+  return answerWithTools(job, run, { ...pricing, prompt, refit, parameters }, tools);
 }

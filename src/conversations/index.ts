@@ -1,7 +1,8 @@
 // The conversations domain's public module: what other domains may import from it.
 export { selectListExtras, withListExtras } from './list.ts';
 export { conversationColumns, presentConversationListItem } from './presenter.ts';
-export { conversationIdParams, conversationListItemSchema } from './schema.ts';
+export { chatToolNames, conversationIdParams, conversationListItemSchema } from './schema.ts';
+export { checkToolNames } from './tools/names.ts';
 export { openRunEventStreams } from './run-events.ts';
 export { runHoldingLock } from './runs.ts';
 export { isMessageOf } from './messages.ts';

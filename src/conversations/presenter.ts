@@ -15,6 +15,9 @@ export interface ConversationRow extends ResourceColumns {
   active_run_at: Date | null;
   active_workflow_run_id: string | null;
   mod_conversation_id: string | null;
+  skill_id: string | null;
+  tools: string[] | null;
+  approval_tools: string[];
 }
 
 /** Columns of a conversation row. */
@@ -31,6 +34,9 @@ export const conversationColumnNames = [
   'active_run_at',
   'active_workflow_run_id',
   'mod_conversation_id',
+  'skill_id',
+  'tools',
+  'approval_tools',
 ] as const;
 
 /** Columns of a conversation row, qualified for joins. */
@@ -50,6 +56,9 @@ export function presentConversation(row: ConversationRow): z.input<typeof conver
     active_run_at: iso(row.active_run_at),
     active_workflow_run_id: row.active_workflow_run_id,
     mod_conversation_id: row.mod_conversation_id,
+    skill_id: row.skill_id,
+    tools: row.tools,
+    approval_tools: row.approval_tools,
     ...presentLifecycle(row),
   };
 }

@@ -2,6 +2,9 @@ import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, resourceFields, visibilitySchema, writableVisibilitySchema } from '../access/index.ts';
 
+/** A list of chat tool names that narrows what a conversation's turns may offer (see POST /conversations/{id}/run `tools`). */
+export const chatToolNames = z.array(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a tool name (letters, digits, `_`, `-`; at most 64)')).max(200);
+
 export const conversationIdParams = z.object({ conversation_id: uuid.openapi({ description: 'Conversation id (UUID).' }) });
 
 /** Spec 2.3, every field always present. */
@@ -19,6 +22,18 @@ export const conversationSchema = z
     active_run_at: timestamp.nullable(),
     active_workflow_run_id: z.string().nullable(),
     mod_conversation_id: z.string().nullable(),
+    skill_id: uuid.nullable().openapi({
+      description:
+        'The conversation’s own skill: its body is the system context of the conversation’s chat turns, before the knowledge of its projects (for each turn’s user who can read it).',
+    }),
+    tools: z.array(z.string()).nullable().openapi({
+      description:
+        'The tools the conversation’s chat turns may offer (a run’s `tools` and its projects’ `chat_tools` narrow further: a turn offers what all of them allow); null: no narrowing.',
+    }),
+    approval_tools: z.array(z.string()).openapi({
+      description:
+        'Tools whose calls wait for the caller’s approval in this conversation’s chat turns (besides the tools of connectors marked `needs_approval` or listing them in `approval_tools`); `[]`: none.',
+    }),
     ...lifecycleFields,
   })
   .strict()
@@ -48,9 +63,20 @@ export const updateConversationBody = z
   .object({
     title: singleLine(300).nullable().optional(),
     active_leaf_id: uuid.optional().openapi({ description: 'Switch the active branch: a message of this conversation (400 otherwise).' }),
+    skill_id: uuid.nullable().optional().openapi({
+      description: 'A live skill of the conversation’s organization that the caller can read (else 400): the system context of its chat turns. null clears it.',
+    }),
+    tools: chatToolNames.nullable().optional().openapi({
+      description:
+        'Narrow the tools the conversation’s chat turns may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry), as a run’s `tools`. null: no narrowing.',
+    }),
+    approval_tools: chatToolNames.optional().openapi({
+      description:
+        'Tools (named as in `tools`; else 400 naming the entry) whose calls in this conversation’s chat turns stop the turn in `awaiting_approval` until the caller approves or rejects them (POST /conversations/{conversation_id}/run/approvals). `[]`: none (the default).',
+    }),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id, skill_id, tools, approval_tools')
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
 
 const uuidList = z

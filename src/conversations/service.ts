@@ -1,6 +1,8 @@
 import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { badRequest } from '../core/errors.ts';
+import { badRequest, isAppError } from '../core/errors.ts';
+import { getSkill } from '../skills/index.ts';
+import { checkToolNames } from './tools/names.ts';
 import { isMessageOf } from './messages.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
@@ -49,21 +51,32 @@ export async function getConversation(deps: Pick<Deps, 'db'>, actor: Actor, id: 
   return (await actor.resource<ConversationRow>(deps.db, type, id, 'read')).row;
 }
 
-/** Renames and/or switches the active branch; only a rename is an activity entry (switching branches is reading, not a setting). */
+/** Renames, sets its chat settings (skill, tools) and/or switches the active branch; switching branches is reading, not a setting (no activity entry). */
 export function updateConversation(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'reads'>,
   actor: Actor,
   id: string,
   changes: z.output<typeof updateConversationBody>,
 ): Promise<ConversationRow> {
   return changeLive<ConversationRow>(deps, actor, type, id, async (trx, before) => {
-    const { active_leaf_id, ...settings } = changes;
+    const { active_leaf_id, tools, approval_tools, ...settings } = changes;
     if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
       throw badRequest('active_leaf_id: is not a message of this conversation', ['active_leaf_id']);
-    const renamed = Object.keys(settings).length > 0;
+    if (settings.skill_id) await requireReadableSkill(deps, actor, before.organization_id, settings.skill_id);
+    if (tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, tools);
+    if (approval_tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, approval_tools, 'approval_tools');
+    // Every setting changed is an activity entry (the tool lists stored as jsonb text).
+    const changed = { ...settings, ...(tools !== undefined && { tools }), ...(approval_tools !== undefined && { approval_tools }) };
+    const renamed = Object.keys(changed).length > 0;
     const [row] = (await trx('conversations')
       .where({ id })
-      .update({ ...settings, ...(active_leaf_id !== undefined && { active_leaf_id }), ...(renamed && { updated_at: trx.fn.now() }) })
+      .update({
+        ...settings,
+        ...(tools !== undefined && { tools: tools === null ? null : JSON.stringify(tools) }),
+        ...(approval_tools !== undefined && { approval_tools: JSON.stringify(approval_tools) }),
+        ...(active_leaf_id !== undefined && { active_leaf_id }),
+        ...(renamed && { updated_at: trx.fn.now() }),
+      })
       .returning('*')) as ConversationRow[];
     if (renamed) {
       await recordActivity(trx, {
@@ -72,11 +85,23 @@ export function updateConversation(
         action: 'conversation.updated',
         subjectType: type,
         subjectId: id,
-        data: { before: { title: before.title }, after: settings },
+        data: { before: Object.fromEntries(Object.keys(changed).map((k) => [k, before[k as keyof ConversationRow]])), after: changed },
       });
     }
     return row!;
   });
+}
+
+/**
+ * A conversation's skill is a live skill of its organization that the one setting it can read.
+ * Each turn checks again that its user can read it (../context/knowledge.ts).
+ */
+async function requireReadableSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string): Promise<void> {
+  const refused = badRequest('skill_id: is not a live skill of this organization that you can read', ['skill_id']);
+  const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (skill.deleted_at !== null || skill.organization_id !== organizationId) throw refused;
 }
 
 const titled = (row: ConversationRow) => ({ title: row.title });

@@ -8,6 +8,7 @@ export interface ProjectRow extends ResourceColumns {
   emoji: string | null;
   description: string | null;
   knowledge_skill_id: string | null;
+  chat_tools: string[] | null;
   mod_source_id: string | null;
   metadata: unknown;
   archived_at: Date | null;
@@ -21,13 +22,14 @@ export const projectColumns = [
   'emoji',
   'description',
   'knowledge_skill_id',
+  'chat_tools',
   'mod_source_id',
   'metadata',
   'archived_at',
   'archived_by_id',
 ] as const;
 
-/** Spec 2.4, field for field. */
+/** Spec 2.4, field for field, and the project's chat settings (`chat_tools`). */
 export function presentProject(row: ProjectRow) {
   return {
     ...presentResourceFields(row),
@@ -36,6 +38,7 @@ export function presentProject(row: ProjectRow) {
     emoji: row.emoji,
     description: row.description,
     knowledge_skill_id: row.knowledge_skill_id,
+    chat_tools: row.chat_tools,
     mod_source_id: row.mod_source_id,
     metadata: row.metadata ?? null,
     archived_at: iso(row.archived_at),

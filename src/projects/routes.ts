@@ -52,7 +52,7 @@ export const projectRoutes: AnyRoute[] = [
   project.update({
     path: '/projects/{project_id}',
     operationId: 'updateProject',
-    summary: 'Change a project’s title, slug, emoji, description or metadata (editors)',
+    summary: 'Change a project’s title, slug, emoji, description, metadata, knowledge skill or chat tools (editors)',
     body: updateProjectBody,
     run: updateProject,
   }),

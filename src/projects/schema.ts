@@ -1,6 +1,7 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
+import { chatToolNames } from '../conversations/index.ts';
 
 export const projectSlugSchema = z
   .string()
@@ -17,6 +18,10 @@ export const projectSchema = z
     emoji: z.string().nullable(),
     description: z.string().nullable(),
     knowledge_skill_id: uuid.nullable(),
+    chat_tools: z.array(z.string()).nullable().openapi({
+      description:
+        'The tools chat turns of the project’s conversations may offer (with the run’s and the conversation’s `tools`: a turn offers what all of them allow); null: no narrowing.',
+    }),
     mod_source_id: z.string().nullable(),
     metadata: jsonValue.nullable(),
     archived_at: timestamp.nullable(),
@@ -59,9 +64,13 @@ export const updateProjectBody = z
       description:
         'A live skill of the project’s organization that the caller can read (else 400): its body becomes the system context of every chat turn in the project’s conversations — for each turn’s user who can read it. null clears it.',
     }),
+    chat_tools: chatToolNames.nullable().optional().openapi({
+      description:
+        'Narrow the tools chat turns of the project’s conversations may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry). null: no narrowing.',
+    }),
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata, knowledge_skill_id')
+  .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata, knowledge_skill_id, chat_tools')
   .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });
 
 export const listProjectsQuery = z.object({

@@ -8,6 +8,7 @@ import type { Actor } from '../access/index.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import { getSkill } from '../skills/index.ts';
+import { checkToolNames } from '../conversations/index.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import type { createProjectBody, listProjectsQuery, updateProjectBody } from './schema.ts';
 import { inTransaction } from '../db/transaction.ts';
@@ -59,15 +60,26 @@ export function listProjects(deps: Pick<Deps, 'db'>, actor: Actor, query: z.outp
   });
 }
 
-export function updateProject(deps: Pick<Deps, 'db'>, actor: Actor, projectId: string, changes: z.output<typeof updateProjectBody>): Promise<ProjectRow> {
+export function updateProject(
+  deps: Pick<Deps, 'db' | 'reads'>,
+  actor: Actor,
+  projectId: string,
+  changes: z.output<typeof updateProjectBody>,
+): Promise<ProjectRow> {
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
     if (changes.knowledge_skill_id) await requireKnowledgeSkill(deps, actor, row.organization_id, changes.knowledge_skill_id);
-    const { metadata, ...rest } = changes;
+    if (changes.chat_tools) await checkToolNames(trx, deps.reads, row.organization_id, actor.userId, changes.chat_tools, 'chat_tools');
+    const { metadata, chat_tools, ...rest } = changes;
     const [project] = (await trx('projects')
       .where({ id: projectId })
-      .update({ ...rest, ...(metadata !== undefined && { metadata: jsonb(metadata) }), updated_at: trx.fn.now() })
+      .update({
+        ...rest,
+        ...(metadata !== undefined && { metadata: jsonb(metadata) }),
+        ...(chat_tools !== undefined && { chat_tools: jsonb(chat_tools) }),
+        updated_at: trx.fn.now(),
+      })
       .returning(returning)) as ProjectRow[];
     const before = Object.fromEntries(Object.keys(changes).map((k) => [k, row[k as keyof ProjectRow]]));
     await recordActivity(trx, {

@@ -22,6 +22,7 @@ const connectorKeys = [
   'url',
   'auth_scheme',
   'needs_approval',
+  'approval_tools',
   'created_by_id',
   'deleted_at',
   'deleted_by_id',
@@ -74,13 +75,14 @@ describe('connectors and connector credentials', () => {
       expect(res.status, show(res)).to.equal(201);
       expect(Object.keys(res.body)).to.deep.equal(['connector']);
       expect(Object.keys(res.body.connector).sort()).to.deep.equal([...connectorKeys].sort());
-      expect(res.body.connector).to.include({
+      expect(res.body.connector).to.deep.include({
         organization_id: org,
         type: 'mcp',
         name: 'Docs server',
         url: null,
         auth_scheme: 'none',
         needs_approval: false,
+        approval_tools: [],
         created_by_id: owner.id,
       });
       expect(res.body.connector.deleted_at).to.equal(null);

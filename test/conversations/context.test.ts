@@ -197,6 +197,47 @@ describe('chat turn context over the OpenAI-compatible adapter (knowledge, conte
     ]);
   });
 
+  it('a conversation’s own skill is system context before its projects’ knowledge; PATCH refuses a skill the caller cannot read (400 naming skill_id)', async () => {
+    const { project, skill: projectSkill } = await projectWithKnowledge(w, w.bob, 'Launch is in April.', 'Launch', 'Launch facts');
+    const own = await createSkill(w.server, w.bob, w.org, { name: 'Reply style', body: 'Answer in two sentences.' });
+    const secret = await createSkill(w.server, w.carol, w.org, { name: 'Carol only', body: 'SECRET instructions.' });
+    const conversation = await createConversation(w.server, w.bob, w.org, { project_id: project.id });
+    const refused = await w.server.request('patch', `/conversations/${conversation.id}`, { token: w.bob.token, body: { skill_id: secret.id } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.data.issues[0].path).to.deep.equal(['skill_id']);
+    const set = await w.server.request('patch', `/conversations/${conversation.id}`, { token: w.bob.token, body: { skill_id: own.id } });
+    expect(set.status, JSON.stringify(set.body)).to.equal(200);
+    expect(set.body.skill_id).to.equal(own.id);
+    expect((await w.server.request('post', `/conversations/${conversation.id}/messages`, { token: w.bob.token, body: { content: 'When?' } })).status).to.equal(
+      201,
+    );
+    const before = received.length;
+    const run = await runToEnd(w, w.bob, conversation.id, { model: 'gpt-4o-mini', max_credits: 50 });
+    expect(run.status).to.equal('succeeded');
+    expect(received[before].messages).to.deep.equal([
+      {
+        role: 'system',
+        content: `Instructions for this conversation (skill "Reply style"):\n\nAnswer in two sentences.\n\n${knowledgeOf('Launch', 'Launch facts', 'Launch is in April.')}`,
+      },
+      { role: 'user', content: 'When?' },
+    ]);
+    expect(run.context.knowledge).to.deep.equal([
+      { project_id: null, skill_id: own.id, status: 'injected' },
+      { project_id: project.id, skill_id: projectSkill.id, status: 'injected' },
+    ]);
+    // A conversation skill the turn's user cannot read (set while they could, say) is not sent, and the run says so.
+    await w.db('conversations').where({ id: conversation.id }).update({ skill_id: secret.id });
+    expect((await w.server.request('post', `/conversations/${conversation.id}/messages`, { token: w.bob.token, body: { content: 'And?' } })).status).to.equal(
+      201,
+    );
+    const next = await runToEnd(w, w.bob, conversation.id, { model: 'gpt-4o-mini', max_credits: 50 });
+    expect(JSON.stringify(received[before + 1])).not.to.include('SECRET');
+    expect(next.context.knowledge[0]).to.deep.equal({ project_id: null, skill_id: secret.id, status: 'unreadable' });
+    const cleared = await w.server.request('patch', `/conversations/${conversation.id}`, { token: w.bob.token, body: { skill_id: null } });
+    expect(cleared.status).to.equal(200);
+    expect(cleared.body.skill_id).to.equal(null);
+  });
+
   it('a knowledge skill the turn’s user cannot read is not sent, and the run says so; PATCH refuses it with 400 naming the field', async () => {
     const secret = await createSkill(w.server, w.carol, w.org, { name: 'Carol private notes', body: 'SECRET: the launch moves to May.' });
     const project = await createProject(w.server, w.bob, w.org, { title: 'Bob project' });

@@ -44,6 +44,9 @@ describe('conversations', () => {
         active_run_at: null,
         active_workflow_run_id: null,
         mod_conversation_id: null,
+        skill_id: null,
+        tools: null,
+        approval_tools: [],
         deleted_at: null,
         deleted_by_id: null,
       });

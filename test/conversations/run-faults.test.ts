@@ -2,12 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { chatRunJob } from '../../src/conversations/jobs.ts';
+import { meteredCallJob } from '../../src/metering/jobs.ts';
 import { createDb, eventually, isolatedDatabase, spawnWorker, retryDeadAttemptsQuickly, tuneQueue } from '../jobs/support.ts';
 import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { follow } from '../support/sse.ts';
-import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { json, readJson, startUpstream, type FakeUpstream } from '../support/upstream.ts';
 import type { Db } from '../../src/db/knex.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,9 +41,29 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
   let plans: ('slow' | 'quick')[] = [];
   const calls: { plan: string; closedEarly: boolean; closedAt?: number }[] = [];
   const open: ServerResponse[] = [];
-  const worker = useChildProcesses(() => spawnWorker(url, { CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-fault', WORKER_POLL_INTERVAL_SECONDS: '0.5' }));
+  const worker = useChildProcesses(() =>
+    spawnWorker(url, { CHAT_API_URL: upstream.url, CHAT_API_KEY: 'sk-test-fault', SEARCH_API_URL: upstream.url, WORKER_POLL_INTERVAL_SECONDS: '0.5' }),
+  );
+  /** Search requests for "held" not answered yet (the first is held; later ones are answered at once). */
+  const heldSearches: ServerResponse[] = [];
+  let searches = 0;
+  const answerSearch = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = await readJson(req);
+    searches += 1;
+    if (body.query === 'held' && searches === 1) return void heldSearches.push(res);
+    json(res, 200, { results: [{ title: `About ${body.query}`, url: 'https://example.com/harbour' }] });
+  };
 
-  const answer = async (_req: IncomingMessage, res: ServerResponse) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
+    // A turn that asks for a tool: its first request calls `search` (one 1-credit page + 1 a call = 2 credits).
+    const body = await readJson(req);
+    if (body.tools && body.messages.at(-1)?.role === 'user' && String(body.messages.at(-1).content).startsWith('Use the search tool')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const call = { index: 0, id: 'call_held', type: 'function', function: { name: 'search', arguments: '{"query":"held"}' } };
+      res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [call] } }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 2000, completion_tokens: 3000 } })}\n\n`);
+      return void res.end('data: [DONE]\n\n');
+    }
     const call: (typeof calls)[number] = { plan: plans.shift() ?? 'quick', closedEarly: false };
     calls.push(call);
     let finished = false;
@@ -68,17 +89,18 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
   };
 
   before(async () => {
-    upstream = await startUpstream({ '/v1/chat/completions': (req, res) => void answer(req, res) });
+    upstream = await startUpstream({ '/v1/chat/completions': (req, res) => void answer(req, res), '/v1/search': (req, res) => void answerSearch(req, res) });
     url = await isolatedDatabase();
     db = createDb(url, { max: 3 });
     await retryDeadAttemptsQuickly(url, chatRunJob.name, HEARTBEAT_SECONDS);
+    await retryDeadAttemptsQuickly(url, meteredCallJob.name, HEARTBEAT_SECONDS);
     // The web process has the chat service configured too: it accepts runs on its models only then.
-    server = await startTestServer({ CHAT_API_URL: upstream.url }, { databaseUrl: url });
+    server = await startTestServer({ CHAT_API_URL: upstream.url, SEARCH_API_URL: upstream.url }, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);
   });
   after(async () => {
-    for (const res of open) res.destroy();
+    for (const res of [...open, ...heldSearches]) res.destroy();
     await server?.stop();
     await db?.destroy();
     await upstream?.close();
@@ -216,5 +238,36 @@ describe('conversation runs under faults (worker processes, HTTP chat adapter)',
     } finally {
       await tuneQueue(url, chatRunJob.name, { retryLimit: chatRunJob.policy.retryLimit });
     }
+  });
+  it('a worker SIGKILLed while a paid tool call runs: the retried turn waits for the same metered call, billed once; one tool message, one capture each', async () => {
+    const { conversationId, runId } = await startRun('Use the search tool to find harbours.', 60);
+    const first = worker();
+    const read = await eventually('the paid read is at the search service', async () => {
+      const row = await db('metered_calls').where({ conversation_id: conversationId, operation: 'search' }).first();
+      return row && heldSearches.length === 1 ? row : null;
+    });
+    expect(read).to.include({ tool_call_id: 'call_held', run_lock: true, chat_run_id: runId });
+    process.kill(-first.child.pid!, 'SIGKILL');
+    expect((await first.exited).signal).to.equal('SIGKILL');
+
+    worker();
+    const done = await settled(runId);
+    expect(done.status).to.equal('succeeded');
+    expect(await jobOf(runId)).to.deep.equal({ state: 'completed', retry_count: 1 });
+    // The retried turn found the call its dead attempt had accepted and waited for it: one read, one capture.
+    const reads = await db('metered_calls').where({ conversation_id: conversationId }).whereNot({ operation: 'chat_run' });
+    expect(reads.map((r) => [r.id, r.status, r.credits_charged])).to.deep.equal([[read.id, 'succeeded', 2]]);
+    const readHold = await db('credit_holds')
+      .where({ run_id: `metered-call:${read.id}` })
+      .first();
+    expect(await ledgerKinds(readHold.id)).to.deep.equal(['hold:2', 'capture:2']);
+    const calls = await db('chat_tool_calls').where({ run_id: runId });
+    expect(calls.map((c) => [c.tool_call_id, c.status, c.credits, c.metered_call_id])).to.deep.equal([['call_held', 'succeeded', 2, read.id]]);
+    const messages = await db('conversation_messages').where({ conversation_id: conversationId }).orderBy('created_at').select('role', 'tool_call_id');
+    expect(messages.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant']);
+    expect(await holdOf(done.hold_id)).to.include({ status: 'captured', captured: done.credits_charged });
+    expect(await ledgerKinds(done.hold_id)).to.deep.equal(['hold:60', `capture:${done.credits_charged}`, `release:${60 - done.credits_charged}`]);
+    expect(await lockOf(conversationId)).to.equal(null);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 });

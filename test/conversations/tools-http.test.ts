@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { expect } from 'chai';
+import { countTokens } from 'gpt-tokenizer';
+import { toolsTokens } from '../../src/conversations/context/window.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { createLogger } from '../../src/platform/logger.ts';
@@ -33,7 +35,15 @@ const plans: Record<string, { id: string; name: string; args: string }[]> = {
   loop: [{ id: 'call_same', name: 'search', args: '{"query":"again"}' }],
   stop: [{ id: 'call_a', name: 'search', args: '{"query":"slow"}' }],
   budget: [{ id: 'call_a', name: 'search', args: '{"query":"wide","limit":50}' }],
+  grow: [{ id: 'call_big', name: 'search', args: '{"query":"big"}' }],
 };
+
+/** A request's size as the model counts it (OpenAI's framing: 3 tokens a message, 3 priming the reply), the tools it offers included. */
+const requestTokens = (body: any) =>
+  body.messages.reduce((sum: number, { role, content, ...rest }: any) => {
+    const extra = Object.keys(rest).length > 0 ? countTokens(JSON.stringify(rest)) : 0;
+    return sum + 3 + countTokens(role) + countTokens(content ?? '') + extra;
+  }, 3) + toolsTokens((body.tools ?? []).map(({ function: { name, description, parameters } }: any) => ({ name, description, parameters })));
 
 /**
  * Tool calls through the OpenAI-compatible HTTP adapter, against a fake chat service on loopback
@@ -59,7 +69,7 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const scenario = String(body.messages.find((m: any) => m.role === 'user')?.content ?? '').split(' ')[0]!;
     const last = body.messages.at(-1);
     res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const asks = body.tools && (last.role === 'user' || scenario === 'loop') ? plans[scenario] : undefined;
+    const asks = body.tools && (last.role === 'user' || scenario === 'loop' || scenario === 'grow') ? plans[scenario] : undefined;
     if (asks) {
       res.write(piece({ role: 'assistant', content: null }));
       // Each call in two fragments (id and name, then the arguments split), the calls interleaved.
@@ -81,6 +91,15 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const body = await readJson(req);
     if (body.query === 'refuse me') return json(res, 400, { error: 'query refused' });
     if (body.query === 'slow') return void held.push(res);
+    // Ten long snippets: one result is about as large as the small model's whole window.
+    if (body.query === 'big')
+      return json(res, 200, {
+        results: Array.from({ length: 10 }, (_, i) => ({
+          title: `Big ${i}`,
+          url: `https://example.com/big/${i}`,
+          snippet: Array.from({ length: 260 }, (_, w) => `w${i}x${w}`).join(' '),
+        })),
+      });
     json(res, 200, { results: [{ title: `About ${body.query}`, url: `https://example.com/${encodeURIComponent(body.query)}` }] });
   };
 
@@ -142,7 +161,16 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     const searchTool = first.tools.find((t: any) => t.function.name === 'search');
     expect(searchTool.type).to.equal('function');
     expect(searchTool.function.parameters.properties.query).to.be.an('object');
-    expect(first.tools.map((t: any) => t.function.name)).to.include.members(['search', 'read_url', 'search_assets']);
+    expect(first.tools.map((t: any) => t.function.name)).to.include.members(['search', 'read_url', 'search_assets', 'generate_image']);
+    // Every social operation of the one catalog is offered, its input schema the catalog's.
+    const catalog = await server.request('get', `/social/operations?organization_id=${org}`, { token: alice.token });
+    expect(catalog.status).to.equal(200);
+    expect(catalog.body.operations.length).to.be.greaterThan(0);
+    for (const operation of catalog.body.operations) {
+      const offered = first.tools.find((t: any) => t.function.name === operation.name);
+      expect(offered, operation.name).to.not.equal(undefined);
+      expect(offered.function.parameters).to.deep.equal(operation.input_schema);
+    }
     // The second request carries the round: the assistant's call, then the tool's result.
     expect(second.messages.slice(-2)).to.deep.equal([
       { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'search', arguments: '{"query":"one"}' } }] },
@@ -237,6 +265,43 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     expect(turnHold).to.include({ captured: run.credits_charged, released: 30 - run.credits_charged });
     const captures = await db('credit_ledger_entries').where({ organization_id: org, kind: 'capture' }).whereIn('hold_id', [turnHold.id, readHold.id]);
     expect(captures.map((c) => c.hold_id)).to.deep.equal(captures.length ? [turnHold.id] : []);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('tool results past a small model’s window: every request of the turn, rounds included, fits the window', async () => {
+    // A catalog model of the HTTP service with a 3000-token window and 200-token answers.
+    await db('chat_models').insert({
+      id: 'tiny-tools',
+      provider: 'openai-compatible',
+      name: 'Tiny with tools',
+      context_window: 3000,
+      input_credits_per_1k_tokens: 1,
+      output_credits_per_1k_tokens: 1,
+    });
+    const copy = await server.request('put', '/chat-models/tiny-tools/copy', {
+      token: alice.token,
+      body: { organization_id: org, enabled: true, default_parameters: { max_tokens: 200 } },
+    });
+    expect(copy.status, JSON.stringify(copy.body)).to.equal(200);
+    const { conversationId, question, runId } = await turn('grow', { model: 'tiny-tools', max_credits: 60 });
+    const done = await finished(runId);
+    expect(done.status).to.equal('succeeded');
+    const requests = requestsOf(question);
+    // Two tool rounds, then the answer without tools.
+    expect(requests.map((r) => Boolean(r.tools))).to.deep.equal([true, true, false]);
+    const items = await branch(conversationId);
+    expect(items.map((m) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    // Each stored result alone is larger than the window…
+    for (const result of [items[2], items[4]]) expect(countTokens(result.content)).to.be.greaterThan(3000);
+    // …yet every request, with its tools and the answer's room, fits: the results were cut to their budget.
+    for (const request of requests) {
+      expect(request.max_tokens).to.equal(200);
+      expect(requestTokens(request) + request.max_tokens).to.be.at.most(3000);
+    }
+    const lastResults = requests[2].messages.filter((m: any) => m.role === 'tool');
+    expect(lastResults).to.have.length(2);
+    for (const result of lastResults) expect(result.content).to.match(/\[… cut to fit the context window: \d+ of \d+ tokens kept …\]/);
+    expect(requests[2].messages.find((m: any) => m.role === 'user').content).to.equal(question);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 

@@ -10,20 +10,27 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
-import { createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { readJson } from '../support/upstream.ts';
 
 const TOKEN = 'mcp-good-token-1234';
 const APPROVAL_TTL_SECONDS = 8;
+const TOOL_TIMEOUT_MS = 3000;
 
-/** An MCP server (the SDK's, over Streamable HTTP, stateless) on loopback that wants `Authorization: Bearer TOKEN`. */
+/**
+ * An MCP server (the SDK's, over Streamable HTTP, stateless) on loopback that wants `Authorization:
+ * Bearer TOKEN` — but under `/open/` it wants nothing (a connector needing no credential).
+ */
 async function startMcpServer() {
-  const seen: { authorization: string | undefined; method: string | undefined }[] = [];
+  const seen: { authorization: string | undefined; method: string | undefined; tool: string | undefined; open: boolean }[] = [];
+  /** Calls of `slow` hang until the test ends (their turn gives up on them at its time limit). */
+  const hanging: (() => void)[] = [];
   const server = http.createServer(async (req, res) => {
     const body = req.method === 'POST' ? await readJson(req) : undefined;
-    seen.push({ authorization: req.headers.authorization, method: body?.method });
-    if (req.headers.authorization !== `Bearer ${TOKEN}`) {
+    const open = req.url?.startsWith('/open/') ?? false;
+    seen.push({ authorization: req.headers.authorization, method: body?.method, tool: body?.params?.name, open });
+    if (!open && req.headers.authorization !== `Bearer ${TOKEN}`) {
       res.writeHead(401, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ error: 'invalid token' }));
     }
@@ -31,6 +38,13 @@ async function startMcpServer() {
     mcp.registerTool('add', { description: 'Adds two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
       content: [{ type: 'text', text: `sum=${a + b}` }],
     }));
+    mcp.registerTool('mul', { description: 'Multiplies two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
+      content: [{ type: 'text', text: `product=${a * b}` }],
+    }));
+    mcp.registerTool('slow', { description: 'Never answers in time', inputSchema: {} }, async () => {
+      await new Promise<void>((resolve) => hanging.push(resolve));
+      return { content: [{ type: 'text', text: 'too late' }] };
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
@@ -41,7 +55,17 @@ async function startMcpServer() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
-  return { port, url: `http://127.0.0.1:${port}/mcp`, seen, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/mcp`,
+    openUrl: `http://127.0.0.1:${port}/open/mcp`,
+    seen,
+    close: () => {
+      for (const release of hanging) release();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /**
@@ -67,6 +91,7 @@ describe('chat turns: MCP connector tools', function () {
     const overrides = {
       OUTBOUND_ALLOWLIST: `127.0.0.1:${mcp.port}`,
       CHAT_APPROVAL_TTL_SECONDS: String(APPROVAL_TTL_SECONDS),
+      CHAT_TOOL_TIMEOUT_MS: String(TOOL_TIMEOUT_MS),
       WORKER_POLL_INTERVAL_SECONDS: '0.5',
     };
     const url = await isolatedDatabase();
@@ -133,11 +158,71 @@ describe('chat turns: MCP connector tools', function () {
   it('POST /connectors/{id}/refresh lists the tools with the caller’s credential', async () => {
     const res = await server.request('post', `/connectors/${connectorId}/refresh`, { token: alice.token });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body.tools).to.have.length(1);
+    expect(res.body.tools.map((tool: any) => tool.name)).to.deep.equal(['add', 'mul', 'slow']);
     expect(res.body.tools[0]).to.include({ name: 'add', description: 'Adds two numbers' });
     expect(res.body.tools[0].input_schema.properties).to.have.keys(['a', 'b']);
     // Outsiders cannot see the connector.
     expect((await server.request('post', `/connectors/${connectorId}/refresh`, { token: bob.token })).status).to.equal(404);
+  });
+
+  it('a turn uses the cached list while it is fresh and lists the tools again once it is older than CHAT_CONNECTOR_TOOLS_TTL_SECONDS', async () => {
+    const listings = () => mcp.seen.filter((r) => r.method === 'tools/list').length;
+    const before = listings();
+    const fresh = await turn(alice, org, '/tool calc_server__mul {"a":3,"b":4}');
+    expect((await finishedBranch(alice, fresh.conversationId, fresh.started.body.run.id)).items[2].content).to.equal('product=12');
+    expect(listings()).to.equal(before);
+    // Older than the TTL (600 s by default): the next turn lists again, and caches what it found.
+    await db('connector_tool_lists')
+      .where({ connector_id: connectorId, user_id: alice.id })
+      .update({ refreshed_at: db.raw(`now() - interval '1 hour'`) });
+    const stale = await turn(alice, org, '/tool calc_server__mul {"a":5,"b":4}');
+    expect((await finishedBranch(alice, stale.conversationId, stale.started.body.run.id)).items[2].content).to.equal('product=20');
+    expect(listings()).to.equal(before + 1);
+    const cached = await db('connector_tool_lists').where({ connector_id: connectorId, user_id: alice.id }).first();
+    expect(Date.now() - new Date(cached.refreshed_at).getTime()).to.be.lessThan(60_000);
+  });
+
+  it('by default a turn offers the connectors the caller holds a credential for, and those needing none', async () => {
+    const carol = newUser();
+    await addMember(db, org, carol);
+    const open = await server.request('post', '/connectors', {
+      token: alice.token,
+      body: { organization_id: org, type: 'mcp', name: 'Open Calc', url: mcp.openUrl, auth_scheme: 'none' },
+    });
+    expect(open.status, JSON.stringify(open.body)).to.equal(201);
+    try {
+      // Carol has no credential for "Calc Server": its tools are not offered to her; "Open Calc" needs none and is.
+      const { conversationId, started } = await turn(carol, org, '/tool calc_server__add {"a":1,"b":1}\n/tool open_calc__add {"a":6,"b":7}');
+      expect(started.status, JSON.stringify(started.body)).to.equal(201);
+      const { run, items } = await finishedBranch(carol, conversationId, started.body.run.id);
+      expect(run.status).to.equal('succeeded');
+      expect(items.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).to.deep.equal([
+        'Error: no tool named "calc_server__add" is offered in this turn',
+        'sum=13',
+      ]);
+      expect(mcp.seen.filter((r) => r.open).every((r) => r.authorization === undefined)).to.equal(true);
+    } finally {
+      expect((await server.request('delete', `/connectors/${open.body.connector.id}`, { token: alice.token })).status).to.equal(204);
+    }
+  });
+
+  it(`a tool that does not answer within CHAT_TOOL_TIMEOUT_MS (${TOOL_TIMEOUT_MS} ms): its timeout goes back to the model, and the turn ends`, async () => {
+    const { conversationId, started } = await turn(alice, org, '/tool calc_server__slow {}\n/tool calc_server__add {"a":1,"b":2}');
+    const { run, items } = await finishedBranch(alice, conversationId, started.body.run.id);
+    expect(run.status).to.equal('succeeded');
+    expect(items.map((m: any) => m.role)).to.deep.equal(['user', 'assistant', 'tool', 'tool', 'assistant']);
+    expect(items[2].content).to.equal(`Error: calc_server__slow: no answer within ${TOOL_TIMEOUT_MS} ms`);
+    // The other call of the round ran beside it, not after it: asked second, it finished first.
+    expect(items[3].content).to.equal('sum=3');
+    const rows = await db('chat_tool_calls').where({ run_id: started.body.run.id }).orderBy('position');
+    expect(rows.map((r) => r.name)).to.deep.equal(['calc_server__slow', 'calc_server__add']);
+    expect(rows[1].finished_at.getTime()).to.be.lessThan(rows[0].finished_at.getTime());
+    const calls = (await server.request('get', `/conversations/${conversationId}/run`, { token: alice.token })).body.run.tool_calls;
+    expect(calls.map((c: any) => [c.name, c.status, c.credits])).to.deep.equal([
+      ['calc_server__slow', 'failed', 0],
+      ['calc_server__add', 'succeeded', 0],
+    ]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
   it('a wrong credential: the 401, naming the connector, goes back to the model as the tool result and the turn ends', async () => {
@@ -274,6 +359,50 @@ describe('chat turns: MCP connector tools', function () {
         body: { decisions: [{ tool_call_id: run.tool_calls[0].tool_call_id, approve: true }] },
       });
       expect(late.status).to.equal(409);
+      expect(await reconcileCredits(db, org)).to.deep.equal([]);
+    });
+  });
+  describe('approval of one tool (approval_tools)', () => {
+    before(async () => setSecret(TOKEN));
+    after(async () => {
+      await server.request('patch', `/connectors/${connectorId}`, { token: alice.token, body: { approval_tools: [] } });
+    });
+
+    it('only the named tool waits; the round’s other call runs at once; approve continues the turn with the ledger exact', async () => {
+      const invalid = await server.request('patch', `/connectors/${connectorId}`, { token: alice.token, body: { approval_tools: ['has space'] } });
+      expect(invalid.status).to.equal(400);
+      expect(invalid.body.data.issues[0].path).to.deep.equal(['approval_tools', 0]);
+      const marked = await server.request('patch', `/connectors/${connectorId}`, { token: alice.token, body: { approval_tools: ['add'] } });
+      expect(marked.status, JSON.stringify(marked.body)).to.equal(200);
+      expect(marked.body.connector).to.include({ needs_approval: false });
+      expect(marked.body.connector.approval_tools).to.deep.equal(['add']);
+
+      const callsOf = (tool: string) => mcp.seen.filter((r) => r.method === 'tools/call' && r.tool === tool).length;
+      const [adds, muls] = [callsOf('add'), callsOf('mul')];
+      const { conversationId, started } = await turn(alice, org, '/tool calc_server__add {"a":1,"b":9}\n/tool calc_server__mul {"a":2,"b":9}');
+      expect(started.status).to.equal(201);
+      const runOf = async () => (await server.request('get', `/conversations/${conversationId}/run`, { token: alice.token })).body.run;
+      const waiting = await eventually('the turn waits for approval', async () => {
+        const got = await runOf();
+        return got.status === 'awaiting_approval' ? got : null;
+      });
+      expect(waiting.tool_calls.map((c: any) => [c.name, c.status])).to.deep.equal([
+        ['calc_server__add', 'awaiting_approval'],
+        ['calc_server__mul', 'succeeded'],
+      ]);
+      // Nothing reached the server for the waiting call.
+      expect([callsOf('add'), callsOf('mul')]).to.deep.equal([adds, muls + 1]);
+      const res = await server.request('post', `/conversations/${conversationId}/run/approvals`, {
+        token: alice.token,
+        body: { decisions: [{ tool_call_id: waiting.tool_calls[0].tool_call_id, approve: true }] },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const { run, items } = await finishedBranch(alice, conversationId, started.body.run.id);
+      expect(run.status).to.equal('succeeded');
+      expect(items.filter((m: any) => m.role === 'tool').map((m: any) => m.content)).to.deep.equal(['sum=10', 'product=18']);
+      // Each ran once: add after its approval, mul not again when the turn went on.
+      expect([callsOf('add'), callsOf('mul')]).to.deep.equal([adds + 1, muls + 1]);
+      expect((await runOf()).tool_calls.map((c: any) => c.status)).to.deep.equal(['succeeded', 'succeeded']);
       expect(await reconcileCredits(db, org)).to.deep.equal([]);
     });
   });

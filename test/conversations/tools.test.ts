@@ -5,7 +5,7 @@ import { createLogger } from '../../src/platform/logger.ts';
 import { startWorker, type WorkerProcess } from '../../workers/main.ts';
 import { eventually, isolatedDatabase } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
-import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
+import { addMember, createConversation, createOrganization, createProject, newUser, type TestUser } from '../support/factories.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { follow } from '../support/sse.ts';
 
@@ -195,6 +195,104 @@ describe('chat turns: tool calls (sandbox model)', function () {
     expect((await branch(none.conversationId)).map((m) => m.role)).to.deep.equal(['user', 'assistant']);
   });
 
+  it('a conversation’s `tools` and its projects’ `chat_tools` narrow the set too: a turn offers what all of them allow', async () => {
+    const project = await createProject(server, alice, org, { title: 'Narrow project' });
+    const badProject = await server.request('patch', `/projects/${project.id}`, { token: alice.token, body: { chat_tools: ['search', 'nope'] } });
+    expect(badProject.status).to.equal(400);
+    expect(badProject.body.data.issues[0].path).to.deep.equal(['chat_tools', 1]);
+    const narrowed = await server.request('patch', `/projects/${project.id}`, { token: alice.token, body: { chat_tools: ['search', 'search_assets'] } });
+    expect(narrowed.status, JSON.stringify(narrowed.body)).to.equal(200);
+    expect(narrowed.body.chat_tools).to.deep.equal(['search', 'search_assets']);
+
+    const conversation = await createConversation(server, alice, org, { title: 'Narrowed', project_id: project.id });
+    expect(conversation.tools).to.equal(null);
+    const badConversation = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { tools: ['nope'] } });
+    expect(badConversation.status).to.equal(400);
+    expect(badConversation.body.data.issues[0].path).to.deep.equal(['tools', 0]);
+    const set = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { tools: ['search_assets', 'read_url'] } });
+    expect(set.status, JSON.stringify(set.body)).to.equal(200);
+    expect(set.body.tools).to.deep.equal(['search_assets', 'read_url']);
+
+    // The project allows search and search_assets, the conversation search_assets and read_url: only search_assets is offered.
+    const content = ['/tool search {"query":"x"}', '/tool search_assets {"query":"x"}', '/tool read_url {"url":"https://example.com/"}'].join('\n');
+    await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content } });
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: 60 },
+    });
+    expect(started.status, JSON.stringify(started.body)).to.equal(201);
+    await finished(started.body.run.id);
+    const results = (await branch(conversation.id)).filter((m) => m.role === 'tool').map((m) => m.content);
+    expect(results).to.deep.equal([
+      'Error: no tool named "search" is offered in this turn',
+      JSON.stringify({ items: [] }),
+      'Error: no tool named "read_url" is offered in this turn',
+    ]);
+    expect(await db('metered_calls').where({ conversation_id: conversation.id }).whereNot({ operation: 'chat_run' })).to.have.length(0);
+
+    // A fork keeps the setting; null lifts it (the project's still narrows).
+    const leaf = (await branch(conversation.id)).at(-1).id;
+    const fork = await server.request('post', `/conversations/${conversation.id}/fork`, { token: alice.token, body: { message_id: leaf } });
+    expect(fork.status).to.equal(201);
+    expect(fork.body.tools).to.deep.equal(['search_assets', 'read_url']);
+    const cleared = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { tools: null } });
+    expect(cleared.body.tools).to.equal(null);
+    await server.request('post', `/conversations/${conversation.id}/messages`, { token: alice.token, body: { content } });
+    const again = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: 60 },
+    });
+    expect(again.status).to.equal(201);
+    await finished(again.body.run.id);
+    const later = (await branch(conversation.id)).filter((m) => m.role === 'tool').slice(3);
+    expect(later.map((m) => m.content.startsWith('Error: no tool named'))).to.deep.equal([false, false, true]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('a conversation’s `approval_tools` make a built-in tool wait for approval: the turn stops, the call runs once approved, billed once', async () => {
+    const conversation = await createConversation(server, alice, org, { title: 'Approve search' });
+    const refused = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { approval_tools: ['search', 'nope'] } });
+    expect(refused.status).to.equal(400);
+    expect(refused.body.data.issues[0].path).to.deep.equal(['approval_tools', 1]);
+    const set = await server.request('patch', `/conversations/${conversation.id}`, { token: alice.token, body: { approval_tools: ['search'] } });
+    expect(set.status, JSON.stringify(set.body)).to.equal(200);
+    expect(set.body.approval_tools).to.deep.equal(['search']);
+
+    await server.request('post', `/conversations/${conversation.id}/messages`, {
+      token: alice.token,
+      body: { content: '/tool search {"query":"approved harbours"}\n/tool search_assets {"query":"harbour"}' },
+    });
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: 60 },
+    });
+    expect(started.status).to.equal(201);
+    const waiting = await eventually('the turn waits for approval', async () => {
+      const got = await runOf(conversation.id);
+      return got.status === 'awaiting_approval' ? got : null;
+    });
+    // Only search waits; the free asset search ran; nothing was billed yet.
+    expect(waiting.tool_calls.map((c: any) => [c.name, c.status])).to.deep.equal([
+      ['search', 'awaiting_approval'],
+      ['search_assets', 'succeeded'],
+    ]);
+    expect(await db('metered_calls').where({ conversation_id: conversation.id, operation: 'search' })).to.have.length(0);
+    const approved = await server.request('post', `/conversations/${conversation.id}/run/approvals`, {
+      token: alice.token,
+      body: { decisions: [{ tool_call_id: waiting.tool_calls[0].tool_call_id, approve: true }] },
+    });
+    expect(approved.status, JSON.stringify(approved.body)).to.equal(200);
+    const done = await finished(started.body.run.id);
+    expect(done.status).to.equal('succeeded');
+    const reads = await db('metered_calls').where({ conversation_id: conversation.id, operation: 'search' });
+    expect(reads.map((r) => [r.status, r.credits_charged, r.tool_call_id])).to.deep.equal([['succeeded', 2, waiting.tool_calls[0].tool_call_id]]);
+    expect((await runOf(conversation.id)).tool_calls.map((c: any) => [c.name, c.status, c.credits])).to.deep.equal([
+      ['search', 'succeeded', 2],
+      ['search_assets', 'succeeded', 0],
+    ]);
+    expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
   it('asset search returns only assets the caller can read: not another member’s private one, not after a revoked grant, not a deleted one', async () => {
     const create = async (user: TestUser, title: string, visibility: string) => {
       const res = await server.request('post', '/assets', {
@@ -232,6 +330,38 @@ describe('chat turns: tool calls (sandbox model)', function () {
     await finished(bobs.run.id);
     const bobFound = JSON.parse((await branch(bobs.conversationId, bob))[2].content).items.map((a: any) => a.asset_id);
     expect(bobFound.sort()).to.deep.equal([shared, secret, revoked].sort());
+  });
+
+  it('asset search looks in the conversation’s projects first: a project’s asset comes before better matches elsewhere, marked with its project', async () => {
+    const project = await createProject(server, alice, org, { title: 'Wombat project' });
+    const create = async (title: string, content: string, projectId?: string) => {
+      const res = await server.request('post', '/assets', {
+        token: alice.token,
+        body: { organization_id: org, type: 'document', title, content, visibility: 'workspace', ...(projectId && { project_id: projectId }) },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(201);
+      return res.body.id as string;
+    };
+    // Outside the project, a far better match (the word in its title and all over its text).
+    const elsewhere = await create('Wombat wombat wombat', 'Wombat wombat wombat wombat wombat.');
+    const inProject = await create('Burrow notes', 'One wombat was seen.', project.id);
+    const conversation = await createConversation(server, alice, org, { title: 'Search', project_id: project.id });
+    await server.request('post', `/conversations/${conversation.id}/messages`, {
+      token: alice.token,
+      body: { content: '/tool search_assets {"query":"wombat","limit":1}\n/tool search_assets {"query":"wombat","limit":2}' },
+    });
+    const started = await server.request('post', `/conversations/${conversation.id}/run`, {
+      token: alice.token,
+      body: { model: 'sandbox-chat', max_credits: 60 },
+    });
+    expect(started.status).to.equal(201);
+    await finished(started.body.run.id);
+    const [one, two] = (await branch(conversation.id)).filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content).items);
+    expect(one.map((hit: any) => [hit.asset_id, hit.project_id])).to.deep.equal([[inProject, project.id]]);
+    expect(two.map((hit: any) => [hit.asset_id, hit.project_id])).to.deep.equal([
+      [inProject, project.id],
+      [elsewhere, null],
+    ]);
   });
 
   const chatJobsOf = (runId: string) =>

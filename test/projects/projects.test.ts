@@ -6,6 +6,7 @@ import { addMember, knownUser, createOrganization } from '../access/fixtures.ts'
 const projectKeys = [
   'archived_at',
   'archived_by_id',
+  'chat_tools',
   'created_at',
   'created_by_id',
   'deleted_at',
@@ -54,6 +55,7 @@ describe('projects', () => {
       visibility: 'private',
       workspace_role: 'viewer',
       knowledge_skill_id: null,
+      chat_tools: null,
       mod_source_id: null,
       metadata: [1, 'two'],
       deleted_at: null,

@@ -46,12 +46,13 @@ export const canvasFields = [
   'workspace_role',
 ];
 
-/** Spec 2.3 (without the list extras). */
+/** Spec 2.3 (without the list extras), and the conversation's chat settings (`skill_id`, `tools`, `approval_tools`). */
 export const conversationFields = [
   'active_leaf_id',
   'active_run_at',
   'active_run_id',
   'active_workflow_run_id',
+  'approval_tools',
   'created_at',
   'created_by_id',
   'deleted_at',
@@ -64,7 +65,9 @@ export const conversationFields = [
   'organization_id',
   'project_id',
   'schedule_id',
+  'skill_id',
   'title',
+  'tools',
   'updated_at',
   'visibility',
   'workspace_role',

@@ -26,7 +26,9 @@ export const runContextSchema = z
       .array(
         z
           .object({
-            project_id: uuid,
+            project_id: uuid
+              .nullable()
+              .openapi({ description: 'The project whose knowledge it is; null: the conversation’s own skill (`skill_id` of the conversation).' }),
             skill_id: uuid,
             status: z.enum(['injected', 'unreadable', 'deleted']).openapi({
               description:
@@ -35,7 +37,7 @@ export const runContextSchema = z
           })
           .strict(),
       )
-      .openapi({ description: 'The knowledge skill of each live project the conversation is filed in, and whether it was sent.' }),
+      .openapi({ description: 'The conversation’s own skill, then the knowledge skill of each live project it is filed in, and whether each was sent.' }),
   })
   .strict()
   .openapi('ChatRunContext', { description: 'What the turn sent its model, fitted to the model’s context window.' });

@@ -14,6 +14,11 @@ export interface RunContext extends ContextRecord {
 
 export interface TurnPrompt {
   prompt: ChatMessage[];
+  /**
+   * The prompt again with the turn's own rounds after the branch (assistant tool calls, tool
+   * results), fitted the same way: a round's results never push a request past the window.
+   */
+  refit: (rounds: readonly ChatMessage[]) => ChatMessage[];
   /** The model's parameters, `max_tokens` lowered when it left the prompt no room. */
   parameters: ChatParameters;
   context: RunContext;
@@ -32,16 +37,19 @@ export async function turnContext(
   tools: readonly unknown[] = [],
 ): Promise<TurnPrompt> {
   const knowledge = await turnKnowledge(deps, run);
-  try {
-    const fit = fitPrompt({
+  const fitWith = (rounds: readonly ChatMessage[]) =>
+    fitPrompt({
       system: knowledge.system,
-      history: pricing.prompt,
+      history: [...pricing.prompt, ...rounds],
       window: pricing.window,
       maxTokens: pricing.parameters.max_tokens,
       reservedTokens: toolsTokens(tools),
     });
+  try {
+    const fit = fitWith([]);
     return {
       prompt: fit.messages as ChatMessage[],
+      refit: (rounds) => (rounds.length === 0 ? (fit.messages as ChatMessage[]) : (fitWith(rounds).messages as ChatMessage[])),
       parameters: fit.cappedMaxTokens === undefined ? pricing.parameters : { ...pricing.parameters, max_tokens: fit.cappedMaxTokens },
       context: { ...fit.record, knowledge: knowledge.sources },
     };

@@ -47,6 +47,22 @@ export function messageTokens(message: PromptMessage): number {
   return MESSAGE_OVERHEAD_TOKENS + countTokens(role) + countTokens(content ?? '') + extra;
 }
 
+/**
+ * Counts of history messages already counted: a turn with tool rounds fits the same branch again
+ * every round (../context/turn.ts `refit`), and counting a long branch is the fit's main cost.
+ * Keyed by the message object, which no one changes once it is in a prompt.
+ */
+const counted = new WeakMap<PromptMessage, number>();
+
+function historyTokens(message: PromptMessage): number {
+  let tokens = counted.get(message);
+  if (tokens === undefined) {
+    tokens = messageTokens(message);
+    counted.set(message, tokens);
+  }
+  return tokens;
+}
+
 /** Tokens a whole prompt takes: its messages and the reply's priming. */
 export const promptTokens = (messages: readonly PromptMessage[]) => messages.reduce((sum, m) => sum + messageTokens(m), REPLY_PRIMING_TOKENS);
 
@@ -165,7 +181,7 @@ export function fitPrompt<M extends PromptMessage>(input: FitInput<M>): FitResul
     let prepared = entries[fromNewest];
     if (!prepared) {
       const message = history[history.length - 1 - fromNewest]!;
-      const tokens = messageTokens(message);
+      const tokens = historyTokens(message);
       if (message.role === 'tool' && tokens > toolBudget) {
         const cut = cutMessage(message, toolBudget, false);
         prepared = { message: cut, tokens: messageTokens(cut), cut: true };

@@ -1,30 +1,39 @@
-// The tools a turn offers: the built-in ones and the connectors', narrowed by the run's `tools`.
+// The tools a turn offers: the built-in ones and the connectors', narrowed by the run's `tools`, its
+// conversation's `tools` and the `chat_tools` of the projects holding it (a tool all of them allow).
 // (Image generation is not offered in a scheduled task's turn: see below.)
 import type { Deps } from '../../platform/deps.ts';
 import type { RunRow } from '../run-row.ts';
 import { assetSearchTool } from './asset-search.ts';
 import { connectorTools } from './connector-tools.ts';
 import { imageTool } from './image.ts';
-import { ASSET_SEARCH_TOOL, IMAGE_TOOL, namespaceOf } from './names.ts';
+import { conversationProjects } from '../context/knowledge.ts';
+import { allowedToolNames, ASSET_SEARCH_TOOL, IMAGE_TOOL, namespaceOf } from './names.ts';
 import { readTool } from './reads.ts';
 import type { TurnTool } from './types.ts';
 import { toolsTokens } from '../context/window.ts';
 import { offeredTools } from './loop.ts';
 
 export async function turnTools(deps: Deps, run: RunRow): Promise<Map<string, TurnTool>> {
-  const only = run.tools === null ? null : new Set(run.tools);
-  const namespaces = only === null ? null : new Set([...only].map(namespaceOf).filter((namespace) => namespace !== null));
-  const [conversation, fromConnectors] = await Promise.all([
-    deps.db('conversations').where({ id: run.conversation_id }).first('schedule_id') as Promise<{ schedule_id: string | null } | undefined>,
+  // The connectors are listed beside the settings' reads (only those the run's own `tools` names, if any); the settings narrow after.
+  const namespaces = run.tools === null ? null : new Set(run.tools.map(namespaceOf).filter((namespace) => namespace !== null));
+  const [conversation, projects, fromConnectors] = await Promise.all([
+    deps.db('conversations').where({ id: run.conversation_id }).first('schedule_id', 'tools', 'approval_tools') as Promise<
+      { schedule_id: string | null; tools: string[] | null; approval_tools: string[] } | undefined
+    >,
+    conversationProjects(deps.db, run.conversation_id),
     namespaces !== null && namespaces.size === 0
       ? []
       : connectorTools(deps, run.organization_id, run.user_id, namespaces === null ? null : (namespace) => namespaces.has(namespace)),
   ]);
+  const only = allowedToolNames([run.tools, conversation?.tools ?? null, ...projects.map((project) => project.chat_tools)]);
   // A scheduled task's turn has a job waiting on its end (the task's finish): it cannot end early to wait for a generation.
   const scheduled = Boolean(conversation?.schedule_id);
   const builtIn = [...[...deps.reads.values()].map(readTool), assetSearchTool, ...(scheduled ? [] : [imageTool])];
+  // Tools the conversation wants approved call by call (beside those their connector marks).
+  const approval = new Set(conversation?.approval_tools ?? []);
   const tools = new Map<string, TurnTool>();
-  for (const tool of [...builtIn, ...fromConnectors]) if (only === null || only.has(tool.name)) tools.set(tool.name, tool);
+  for (const tool of [...builtIn, ...fromConnectors])
+    if (only === null || only.has(tool.name)) tools.set(tool.name, approval.has(tool.name) ? { ...tool, needsApproval: true } : tool);
   return tools;
 }
 

@@ -49,7 +49,7 @@ function asTurnTool(connector: ConnectorRow, namespace: string, tool: ConnectorT
     name: connectorToolName(namespace, tool.name),
     description: `${tool.description} (Tool "${tool.name}" of the connector "${connector.name}".)`.trim(),
     parameters: tool.input_schema,
-    needsApproval: connector.needs_approval,
+    needsApproval: connector.needs_approval || connector.approval_tools.includes(tool.name),
     async run(args, { deps, run, signal, deadline }) {
       try {
         const content = await callConnectorTool(deps, connector, run.user_id, tool.name, args, AbortSignal.any([signal, deadline]));

@@ -15,6 +15,7 @@ import { type ChatMessage, type ChatTool, type ChatToolCall, type ChatUsage, isC
 import { notifyRunEvent } from '../run-notify.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, type turnPricing } from '../run-pricing.ts';
 import type { RunRow } from '../run-row.ts';
+import type { TurnPrompt } from '../context/turn.ts';
 import { TurnBudget } from './budget.ts';
 import { approvalExpiryJob } from '../jobs.ts';
 import { awaitApproval, finishToolCall, loadToolCalls, recordRound, recordToolResults, type ToolCallRow, turnMessages } from './store.ts';
@@ -26,7 +27,8 @@ const SNAPSHOT_MS = 250;
 /** A tool that ignores its deadline is given up on this long after it. */
 const DEADLINE_GRACE_MS = 2_000;
 
-type Pricing = Awaited<ReturnType<typeof turnPricing>>;
+/** The run's pricing with its prompt fitted to the window (../context/turn.ts): `refit` fits it again with the turn's rounds. */
+type Pricing = Awaited<ReturnType<typeof turnPricing>> & Pick<TurnPrompt, 'refit'>;
 
 const addUsage = (a: ChatUsage, b: ChatUsage): ChatUsage => ({
   input_tokens: a.input_tokens + b.input_tokens,
@@ -43,7 +45,10 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   // Independent reads, at once: they stand before the model's first token.
   const [mine, calls] = await Promise.all([turnMessages(deps.db, run), loadToolCalls(deps.db, run.id)]);
   const offered = offeredTools(tools);
-  const messages: ChatMessage[] = [...pricing.prompt, ...mine];
+  // The turn's own rounds so far; each request is the branch and these, fitted to the window again
+  // (results grow a round at a time: oldest dropped, results cut, never a provider error for length).
+  const rounds: ChatMessage[] = [...mine];
+  let messages = pricing.refit(rounds);
   let usage: ChatUsage = { input_tokens: run.rounds_usage?.input_tokens ?? 0, output_tokens: run.rounds_usage?.output_tokens ?? 0 };
   let tail = run.tail_message_id ?? run.message_id;
   let round = calls.reduce((most, call) => Math.max(most, call.round), 0);
@@ -81,7 +86,8 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
         if (waiting) return { answer: '', usage, suspended: true };
         const written = await job.step((trx) => recordToolResults(trx, run, tail!, round));
         tail = written.tail;
-        messages.push(...written.messages);
+        rounds.push(...written.messages);
+        messages = pricing.refit(rounds);
         pending = [];
       }
       const offer = offered.length > 0 && round < deps.config.CHAT_TOOL_MAX_ROUNDS && !budget.exhausted();
@@ -115,7 +121,7 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
       round += 1;
       const recorded = await job.step((trx) => recordRound(trx, run, tail, round, text, asked, usage));
       tail = recorded.messageId;
-      messages.push({ role: 'assistant', content: text, tool_calls: asked });
+      rounds.push({ role: 'assistant', content: text, tool_calls: asked });
       pending = recorded.rows;
     }
   } catch (error) {

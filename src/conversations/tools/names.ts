@@ -7,6 +7,16 @@ import type { ReadOperations } from '../../platform/deps.ts';
 /** What chat-completions APIs accept as a function name. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** Narrowings of a turn's tools (the run's `tools`, its conversation's, its projects'): the names all of them allow; null when none narrows. */
+export function allowedToolNames(narrowings: readonly (readonly string[] | null)[]): Set<string> | null {
+  let allowed: Set<string> | null = null;
+  for (const names of narrowings) {
+    if (names === null) continue;
+    allowed = allowed === null ? new Set(names) : new Set(names.filter((name) => allowed!.has(name)));
+  }
+  return allowed;
+}
+
 export const ASSET_SEARCH_TOOL = 'search_assets';
 export const IMAGE_TOOL = 'generate_image';
 
@@ -51,7 +61,14 @@ export const namespaceOf = (name: string): string | null => {
  * caller can use (by its namespace; the connector lists its tools when the turn runs); else 400
  * naming the entry.
  */
-export async function checkToolNames(db: Knex, reads: ReadOperations, organizationId: string, userId: string, names: readonly string[]): Promise<void> {
+export async function checkToolNames(
+  db: Knex,
+  reads: ReadOperations,
+  organizationId: string,
+  userId: string,
+  names: readonly string[],
+  field = 'tools',
+): Promise<void> {
   const builtIn = new Set(builtInToolNames(reads));
   const needsConnectors = names.some((name) => !builtIn.has(name));
   const namespaces = needsConnectors ? new Set(connectorNamespaces(await usableMcpConnectors({ db }, organizationId, userId)).values()) : new Set<string>();
@@ -59,9 +76,9 @@ export async function checkToolNames(db: Knex, reads: ReadOperations, organizati
     if (builtIn.has(name)) return;
     const namespace = namespaceOf(name);
     if (namespace === null || !namespaces.has(namespace))
-      throw badRequest(`tools[${i}]: "${name}" is neither a built-in tool nor <namespace>__<tool> of an MCP connector of this organization that you can use`, [
-        'tools',
-        i,
-      ]);
+      throw badRequest(
+        `${field}[${i}]: "${name}" is neither a built-in tool nor <namespace>__<tool> of an MCP connector of this organization that you can use`,
+        [field, i],
+      );
   });
 }
