@@ -52,7 +52,7 @@ export const EXACT_COUNT_CAP = 1_000;
  * is at least what was counted, else the density of the newest rows extrapolated over the window. A
  * planner estimate below rows already counted means stale statistics — the "≈ 1 jobs" of a million.
  */
-async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
+export async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
   if (exact) return { value: await countJobRows(trx, filter, window, searchable), exact: true, at_least: null, basis: 'counted' as const };
   const counted = await countJobRowsUpTo(trx, filter, window, searchable, EXACT_COUNT_CAP + 1);
   if (counted.n <= EXACT_COUNT_CAP) return { value: counted.n, exact: true, at_least: null, basis: 'counted' as const };
