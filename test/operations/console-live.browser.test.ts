@@ -20,6 +20,8 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
   let browser: Browser;
   let page: Page;
   let operator: TestUser;
+  let owner: TestUser;
+  let otherOwner: TestUser;
   let admin: TestUser;
   let org: string;
   let otherOrg: string;
@@ -30,8 +32,8 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
     requireChromium(this, 'job console');
     stack = await startOpsStack({ OPS_BULK_BATCH_SIZE: '2', OPS_BULK_PAUSE_MS: '300' });
     operator = newOperator();
-    const owner = newUser();
-    const otherOwner = newUser();
+    owner = newUser();
+    otherOwner = newUser();
     [org, otherOrg] = await Promise.all([createOrganization(stack.server, owner), createOrganization(stack.server, otherOwner)]);
     admin = await newMember(stack.db, org, 'admin');
 
@@ -61,6 +63,15 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
   it("an organization's admin lands on their organization's own jobs, never an error page nor another tenant's rows", async () => {
     const ours = await stack.send(idleJob, { asset_id: newAssetId() }, org);
     const theirs = await stack.send(idleJob, { asset_id: newAssetId() }, otherOrg);
+    const task = async (organization: string, by: TestUser) => {
+      const created = await stack.server.request('post', '/scheduled-tasks', {
+        token: by.token,
+        body: { organization_id: organization, title: 'Weekly brief', prompt: 'Summarise', schedule: { cron: '0 8 * * 1', timezone: 'UTC' } },
+      });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      return `task:${created.body.scheduled_task.id}`;
+    };
+    const [ourTask, theirTask] = [await task(org, owner), await task(otherOrg, otherOwner)];
     await signIn(admin.token);
     await rowOf(ours).waitFor();
     expect(await page.getByTestId('error').isHidden()).to.equal(true);
@@ -72,11 +83,16 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
       ['nav-queues', 'queues-table'],
       ['nav-pauses', 'pauses-table'],
       ['nav-organizations', 'organizations-table'],
+      ['nav-bulk', 'bulk-table'],
+      ['nav-schedules', 'schedules-table'],
     ] as const) {
       await page.getByTestId(nav).click();
       await page.getByTestId(testid).waitFor();
       expect(await page.getByTestId('error').isHidden(), nav).to.equal(true);
     }
+    // Their scheduled tasks (last and next run), not another organization's.
+    await page.locator(`[data-testid="schedule-row"][data-key="${ourTask}"]`).waitFor();
+    expect(await page.locator(`[data-testid="schedule-row"][data-key="${theirTask}"]`).count()).to.equal(0);
   });
 
   it('the job list refreshes live: a new job appears without a click', async () => {
