@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
+import { consoleSnapshotJob } from '../../src/operations/jobs.ts';
 import { startWorker } from '../../workers/main.ts';
 import { createLogger } from '../../src/platform/logger.ts';
 import { openWatchedPage, requireChromium } from '../support/browser.ts';
@@ -165,7 +166,7 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
     await page.getByTestId('job-actions').getByText('job.retry_now').waitFor();
   });
 
-  it("an operator's queue health hides pg-boss's internal queues unless asked", async () => {
+  it("an operator's queue health hides pg-boss's internal queues unless asked; cron jobs are filterable", async () => {
     await page.getByTestId('sign-out').click();
     await signIn(operator.token, '#/queues');
     await page.getByTestId('queues-table').waitFor();
@@ -180,6 +181,18 @@ describe('job console page: tenant landing, live refresh, bulk actions, retry no
     await page.waitForURL(/internal=true/);
     await page.locator(`[data-testid="queue-row"][data-queue="${internal[0]}"]`).waitFor();
     expect(await names()).to.include.members(internal);
+
+    // Cron jobs are left out of the default job list; the origin filter shows them.
+    const cron = await stack.send(consoleSnapshotJob as never, {} as never, null);
+    const work = await stack.send(idleJob, { asset_id: newAssetId() }, org);
+    await page.goto(`${stack.server.url}/ops#/jobs`);
+    await rowOf(work).waitFor();
+    expect(await rowOf(cron).count()).to.equal(0);
+    await page.getByTestId('filter-origin').selectOption('cron');
+    await page.getByTestId('jobs-apply').click();
+    await page.waitForURL(/origin=cron/);
+    await rowOf(cron).waitFor();
+    expect(await rowOf(work).count()).to.equal(0);
   });
 
   it('queue health and workers refresh live: a new job is counted, a new worker appears and a stopped one leaves, without a click', async () => {
