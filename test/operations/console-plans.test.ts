@@ -262,6 +262,11 @@ describe('operator console: every read of the job table is planned on an index',
     await expectIndexed('by queue', list({ queue: queues[0] }));
     await expectIndexed('by organization', list({ organization_id: organizations[3] }));
     await expectIndexed('by state', list({ state: 'failed' }));
+    // The job list's request and resource filters keep its time window (the lookups above have none).
+    await expectIndexed('by request id, a day', list({ request_id: 'req-1234' }));
+    await expectIndexed('by resource id, a day', list({ resource_id: 'asset-1234' }));
+    const inWindow = await db.transaction((trx) => listJobRows(trx, { request_id: 'req-1234' }, day(), SEARCHABLE, { limit: 50 }));
+    expect(inWindow.items.map((row) => row.data?.asset_id)).to.deep.equal(['asset-1234']);
     await expectIndexed('all', list({}));
     await expectIndexed('count by queue', (trx) => countJobRows(trx, { queue: queues[0] }, day(), SEARCHABLE));
     await expectIndexed('estimate', (trx) => estimateJobRows(trx, { queue: queues[0] }, day(), SEARCHABLE));
