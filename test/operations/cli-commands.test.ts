@@ -209,6 +209,34 @@ describe('operator CLI: every operator action (npm run ops)', function () {
     expect((await stack.db('job_pauses').where({ id: pauseId }).first('resumed_at')).resumed_at).to.be.an.instanceOf(Date);
   });
 
+  it("queues --internal and jobs list --origin: pg-boss's internal queues and the cron jobs only when asked", async () => {
+    // The worker schedules the platform's crons, so pg-boss has its cron sender queue (__pgboss__send-it).
+    const internal = (await stack.db('pgboss.queue').where('name', 'like', '\\_\\_pgboss\\_\\_%').pluck('name')) as string[];
+    expect(internal).to.not.be.empty;
+    const queueNames = (stdout: string) => stdout.split('\n').map((line) => line.split(/\s+/)[0]);
+    const plain = await cli(['queues']);
+    expect(plain.code, plain.stderr).to.equal(0);
+    expect(queueNames(plain.stdout)).to.include(idleJob.name);
+    for (const name of internal) expect(queueNames(plain.stdout)).not.to.include(name);
+    const all = await cli(['queues', '--internal']);
+    expect(queueNames(all.stdout)).to.include.members([idleJob.name, ...internal]);
+
+    const cron = await stack.send(consoleSnapshotJob as never, {} as never, null);
+    const work = await stack.send(idleJob, { asset_id: newAssetId() }, org);
+    const ids = async (...origin: string[]) => {
+      const run = await cli(['jobs', 'list', ...origin, '--limit', '100', '--json']);
+      expect(run.code, run.stderr).to.equal(0);
+      return (JSON.parse(run.stdout).items as { id: string }[]).map((job) => job.id);
+    };
+    expect(await ids())
+      .to.include(work)
+      .and.not.include(cron);
+    expect(await ids('--origin', 'cron'))
+      .to.include(cron)
+      .and.not.include(work);
+    expect(await ids('--origin', 'all')).to.include.members([cron, work]);
+  });
+
   it('audit: the log of what was done, filterable by organization and action', async () => {
     const log = await cli(['audit', '--organization', org], admin.token);
     expect(log.code, log.stderr).to.equal(0);
