@@ -28,7 +28,8 @@ commands:
                                  move QUEUE's dead letters back to QUEUE (a bulk action, followed to its end)
   pause queue QUEUE --reason R [--until T]
   pause organization ORG --queue Q --reason R [--until T]
-  pause schedule cron:QUEUE|task:ID --reason R [--until T]
+  pause schedule cron:QUEUE|task:ID --reason R [--until T] [--organization ORG]
+                                 (an owner or admin names the task's organization)
   resume PAUSE_ID [--reason R]
   trigger cron:QUEUE|task:ID     run a schedule now (even while paused)
   audit [--organization ORG] [--job ID] [--action A] [--limit N] [--cursor C]

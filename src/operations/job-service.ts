@@ -6,7 +6,7 @@ import {
   countJobRowsUpTo,
   estimateJobRows,
   findJobRow,
-  jobTableRows,
+  jobTableStatistics,
   type JobSelection,
   type JobWindow,
   listJobRows,
@@ -50,20 +50,24 @@ export const EXACT_COUNT_CAP = 1_000;
  * `count=exact` at any size; beyond the cap an estimate that says so, between what was counted and
  * the rows the whole table holds now (its activity statistics): the planner's row estimate when it
  * is at least what was counted, else the density of the newest rows extrapolated over the window. A
- * planner estimate below rows already counted means stale statistics — the "≈ 1 jobs" of a million.
+ * planner estimate below rows already counted means statistics older than the rows — the "≈ 1 jobs"
+ * of a million, or a burst of jobs (a fan-out) the next ANALYZE has yet to see. Then the rows that
+ * match can exceed the planner's figure by at most the rows changed since that ANALYZE, which bounds
+ * the extrapolation: a burst's jobs, all created in the same second, look like a whole window of them.
  */
-async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
+export async function totalOf(trx: Knex.Transaction, filter: JobSelection, window: JobWindow, searchable: string[], exact: boolean) {
   if (exact) return { value: await countJobRows(trx, filter, window, searchable), exact: true, at_least: null, basis: 'counted' as const };
   const counted = await countJobRowsUpTo(trx, filter, window, searchable, EXACT_COUNT_CAP + 1);
   if (counted.n <= EXACT_COUNT_CAP) return { value: counted.n, exact: true, at_least: null, basis: 'counted' as const };
-  const ceiling = Math.max(counted.n, await jobTableRows(trx));
-  const within = (value: number) => Math.min(ceiling, Math.max(counted.n, value));
+  const table = await jobTableStatistics(trx);
   const planner = await estimateJobRows(trx, filter, window, searchable);
-  if (planner >= counted.n) return { value: within(planner), exact: false, at_least: counted.n, basis: 'planner' as const };
+  const between = (value: number, ceiling: number) => Math.min(Math.max(counted.n, ceiling), Math.max(counted.n, value));
+  if (planner >= counted.n) return { value: between(planner, table.rows), exact: false, at_least: counted.n, basis: 'planner' as const };
   const reached = window.to.getTime() - (counted.reach?.getTime() ?? window.to.getTime());
   const span = window.to.getTime() - window.from.getTime();
-  const extrapolated = reached > 0 ? Math.round((counted.n * span) / reached) : ceiling;
-  return { value: within(extrapolated), exact: false, at_least: counted.n, basis: 'extrapolated' as const };
+  const unseen = Math.min(table.rows, planner + table.modified);
+  const extrapolated = reached > 0 ? Math.round((counted.n * span) / reached) : unseen;
+  return { value: between(extrapolated, unseen), exact: false, at_least: counted.n, basis: 'extrapolated' as const };
 }
 
 /** A non-operator's filter is always their own organization. */

@@ -89,7 +89,7 @@ export const operationsRoutes: AnyRoute[] = [
     operationId: 'listJobs',
     summary: 'Jobs by queue, state, organization, time window, resource id or request id, or only the stuck ones, newest first',
     description:
-      'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.',
+      'A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is counted exactly up to 1,000 jobs (at any size with `count=exact`), beyond that an estimate marked `exact: false`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.',
     query: listJobsQuery,
     response: { status: 200, description: 'A page of jobs', schema: jobPage },
     errors: [503],

@@ -119,7 +119,7 @@ export const jobPage = pageOf(jobSchema)
         basis: z
           .enum(['counted', 'planner', 'extrapolated'])
           .describe(
-            '`counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window (when the planner’s estimate is below what was counted)',
+            '`counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window, at most the planner’s estimate plus the rows changed since the job table was last analyzed (when the planner’s estimate is below what was counted: statistics older than the jobs)',
           ),
       })
       .describe('Jobs matching the filter: counted up to 1,000 (or at any size with `count=exact`), estimated beyond'),

@@ -14,6 +14,7 @@ describe('operator CLI: every operator action (npm run ops)', function () {
   this.timeout(90_000);
   let stack: OpsStack;
   let operator: TestUser;
+  let owner: TestUser;
   let admin: TestUser;
   let org: string;
   const escaped = (text: string) => text.replaceAll('.', '\\.');
@@ -21,7 +22,7 @@ describe('operator CLI: every operator action (npm run ops)', function () {
   before(async () => {
     stack = await startOpsStack({ OPS_BULK_BATCH_SIZE: '2', OPS_BULK_PAUSE_MS: '50' });
     operator = newOperator();
-    const owner = newUser();
+    owner = newUser();
     org = await createOrganization(stack.server, owner);
     admin = await newMember(stack.db, org, 'admin');
   });
@@ -105,6 +106,40 @@ describe('operator CLI: every operator action (npm run ops)', function () {
     expect(none.stdout).to.equal('0 jobs would be deleted\n');
   });
 
+  it('bulk retry and bulk delete: each works real jobs through a durable bulk action, its progress followed to the end', async () => {
+    flaky.failing = true;
+    const failed: string[] = [];
+    for (let i = 0; i < 3; i++) failed.push(await stack.send(flakyJob, { asset_id: newAssetId() }, org));
+    for (const id of failed) await eventually('the flaky job failed', async () => (await jobState(stack.db, id)) === 'failed');
+    flaky.failing = false;
+    const retried = await cli(
+      ['bulk', 'retry', '--queue', flakyJob.name, '--organization', org, '--state', 'failed', '--reason', 'upstream back', '--interval', '50'],
+      admin.token,
+    );
+    expect(retried.code, `${retried.stdout}\n${retried.stderr}`).to.equal(0);
+    const retriedLines = retried.stdout.trimEnd().split('\n');
+    expect(retriedLines[0]).to.equal('retrying 3 jobs');
+    expect(retriedLines.at(-1)).to.equal('completed: 3/3 (3 retried, 0 skipped)');
+    for (const id of failed) await eventually('the retried job completed', async () => (await jobState(stack.db, id)) === 'completed');
+
+    const queued: string[] = [];
+    for (let i = 0; i < 3; i++) queued.push(await stack.send(idleJob, { asset_id: newAssetId() }, org));
+    const deleted = await cli(
+      ['bulk', 'delete', '--queue', idleJob.name, '--organization', org, '--state', 'created', '--reason', 'sent twice', '--interval', '50'],
+      admin.token,
+    );
+    expect(deleted.code, `${deleted.stdout}\n${deleted.stderr}`).to.equal(0);
+    const deletedLines = deleted.stdout.trimEnd().split('\n');
+    expect(deletedLines[0]).to.equal('deleting 3 jobs');
+    expect(deletedLines.at(-1)).to.equal('completed: 3/3 (3 deleted, 0 skipped)');
+    for (const id of queued) expect(await jobState(stack.db, id)).to.equal(undefined);
+    const kinds = (await stack.db('bulk_actions').where({ organization_id: org }).orderBy('created_at').select('action', 'state', 'done')) as object[];
+    expect(kinds.slice(-2)).to.deep.equal([
+      { action: 'retry', state: 'completed', done: 3 },
+      { action: 'delete', state: 'completed', done: 3 },
+    ]);
+  });
+
   it('pause organization / pause queue / resume: the pause defers, the resume restores, both listed and audited', async () => {
     const queued = await stack.send(idleJob, { asset_id: newAssetId() }, org);
     const paused = await cli(['pause', 'organization', org, '--queue', idleJob.name, '--reason', 'tenant storm'], admin.token);
@@ -142,13 +177,82 @@ describe('operator CLI: every operator action (npm run ops)', function () {
     await eventually('the triggered job completed', async () => (await jobState(stack.db, jobId!)) === 'completed');
   });
 
+  it("trigger task:ID and pause schedule: an organization's scheduled task runs now, and its schedule pauses and resumes", async () => {
+    const created = await stack.server.request('post', '/scheduled-tasks', {
+      token: owner.token,
+      body: { organization_id: org, title: 'Weekly brief', prompt: 'Summarise', schedule: { cron: '0 8 * * 1', timezone: 'UTC' } },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const key = `task:${created.body.scheduled_task.id}`;
+    const triggered = await cli(['trigger', key], admin.token);
+    expect(triggered.code, triggered.stderr).to.equal(0);
+    const [, runId] = triggered.stdout.match(new RegExp(`^triggered ${key}, run ([0-9a-f-]{36})\\n$`)) ?? [];
+    expect(runId, triggered.stdout).to.be.a('string');
+    const run = await stack.db('scheduled_task_runs').where({ id: runId }).first('task_id', 'trigger');
+    expect(run).to.deep.equal({ task_id: created.body.scheduled_task.id, trigger: 'manual' });
+
+    // An admin names their organization; without it only operators may pause.
+    const refused = await cli(['pause', 'schedule', key, '--reason', 'quiet week'], admin.token);
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.match(/\(HTTP 403\)\n$/);
+    const paused = await cli(['pause', 'schedule', key, '--organization', org, '--reason', 'quiet week'], admin.token);
+    expect(paused.code, paused.stderr).to.equal(0);
+    const [, pauseId] = paused.stdout.match(new RegExp(`^paused schedule ${key}: pause ([0-9a-f-]{36}); 0 queued jobs deferred\\n$`)) ?? [];
+    expect(pauseId, paused.stdout).to.be.a('string');
+    expect(await stack.db('job_pauses').where({ id: pauseId }).first('scope', 'schedule', 'resumed_at')).to.deep.equal({
+      scope: 'schedule',
+      schedule: key,
+      resumed_at: null,
+    });
+    const resumed = await cli(['resume', pauseId!, '--reason', 'back to work'], admin.token);
+    expect(resumed.code, resumed.stderr).to.equal(0);
+    expect((await stack.db('job_pauses').where({ id: pauseId }).first('resumed_at')).resumed_at).to.be.an.instanceOf(Date);
+  });
+
+  it("queues --internal and jobs list --origin: pg-boss's internal queues and the cron jobs only when asked", async () => {
+    // The worker schedules the platform's crons, so pg-boss has its cron sender queue (__pgboss__send-it).
+    const internal = (await stack.db('pgboss.queue').where('name', 'like', '\\_\\_pgboss\\_\\_%').pluck('name')) as string[];
+    expect(internal).to.not.be.empty;
+    const queueNames = (stdout: string) => stdout.split('\n').map((line) => line.split(/\s+/)[0]);
+    const plain = await cli(['queues']);
+    expect(plain.code, plain.stderr).to.equal(0);
+    expect(queueNames(plain.stdout)).to.include(idleJob.name);
+    for (const name of internal) expect(queueNames(plain.stdout)).not.to.include(name);
+    const all = await cli(['queues', '--internal']);
+    expect(queueNames(all.stdout)).to.include.members([idleJob.name, ...internal]);
+
+    const cron = await stack.send(consoleSnapshotJob as never, {} as never, null);
+    const work = await stack.send(idleJob, { asset_id: newAssetId() }, org);
+    const ids = async (...origin: string[]) => {
+      const run = await cli(['jobs', 'list', ...origin, '--limit', '100', '--json']);
+      expect(run.code, run.stderr).to.equal(0);
+      return (JSON.parse(run.stdout).items as { id: string }[]).map((job) => job.id);
+    };
+    expect(await ids())
+      .to.include(work)
+      .and.not.include(cron);
+    expect(await ids('--origin', 'cron'))
+      .to.include(cron)
+      .and.not.include(work);
+    expect(await ids('--origin', 'all')).to.include.members([cron, work]);
+  });
+
   it('audit: the log of what was done, filterable by organization and action', async () => {
     const log = await cli(['audit', '--organization', org], admin.token);
     expect(log.code, log.stderr).to.equal(0);
     const [header, ...rows] = log.stdout.trimEnd().split('\n');
     expect(header).to.match(/^AT\s+WHO\s+ROLE\s+ORGANIZATION\s+ACTION\s+COUNT\s+REASON\s+TARGET$/);
     const actions = rows.map((row) => row.split(/\s{2,}/)[4]);
-    expect(actions).to.include.members(['job.delete', 'job.retry_now', 'bulk.cancel', 'pause.create', 'pause.resume']);
+    expect(actions).to.include.members([
+      'job.delete',
+      'job.retry_now',
+      'bulk.cancel',
+      'bulk.retry',
+      'bulk.delete',
+      'pause.create',
+      'pause.resume',
+      'schedule.trigger',
+    ]);
     const only = await cli(['audit', '--organization', org, '--action', 'job.delete', '--json'], admin.token);
     const entries = JSON.parse(only.stdout).items;
     expect(entries.map((e: { action: string; reason: string }) => [e.action, e.reason])).to.deep.equal([['job.delete', 'sent by mistake']]);

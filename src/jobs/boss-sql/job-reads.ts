@@ -195,19 +195,26 @@ export async function countJobRowsUpTo(
   return { n: rows[0].n as number, reach: (rows[0].reach as Date | null) ?? null };
 }
 
+/** The job table as Postgres's activity statistics see it now (its partitions summed). */
+export interface JobTableStatistics {
+  /** Live rows (n_live_tup: kept current by every insert and delete, unlike the planner's statistics, which wait for ANALYZE). */
+  rows: number;
+  /** Rows inserted, updated or deleted since the last ANALYZE (n_mod_since_analyze): what the planner has not seen. */
+  modified: number;
+}
+
 /**
- * How many rows the job table holds now, as Postgres's activity statistics count them (n_live_tup of
- * its partitions: kept current by every insert and delete, unlike the planner's statistics, which wait
- * for ANALYZE): the ceiling of any estimate of a part of it.
+ * How many rows the job table holds now, and how many changed since the planner last looked: the
+ * ceiling of any estimate of a part of it, and how far a planner's estimate can lag behind it.
  */
-export async function jobTableRows(trx: Knex.Transaction): Promise<number> {
+export async function jobTableStatistics(trx: Knex.Transaction): Promise<JobTableStatistics> {
   const { rows } = await trx.raw(
-    `SELECT coalesce(sum(s.n_live_tup), 0)::bigint AS n
+    `SELECT coalesce(sum(s.n_live_tup), 0)::bigint AS rows, coalesce(sum(s.n_mod_since_analyze), 0)::bigint AS modified
        FROM pg_stat_user_tables s
       WHERE s.relid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = ?::regclass) OR s.relid = ?::regclass`,
     [JOB, JOB],
   );
-  return Number(rows[0].n);
+  return { rows: Number(rows[0].rows), modified: Number(rows[0].modified) };
 }
 
 export async function countJobRows(trx: Knex.Transaction, selection: JobSelection, window: JobWindow | null, searchable: Searchable): Promise<number> {

@@ -31,13 +31,18 @@ const jobCommand = (verb: 'retry' | 'cancel' | 'retry-now'): Command => ({
 });
 
 const pauseCommand = (scope: 'queue' | 'organization' | 'schedule'): Command => ({
-  takes: scope === 'organization' ? ['queue', 'reason', 'until'] : ['reason', 'until'],
+  // A scheduled task's owners and admins name their organization to pause its schedule (the schedule decides whose it is).
+  takes: scope === 'organization' ? ['queue', 'reason', 'until'] : scope === 'schedule' ? ['reason', 'until', 'organization'] : ['reason', 'until'],
   args: [scope === 'queue' ? 'QUEUE' : scope === 'organization' ? 'ORG' : 'SCHEDULE'],
   async run({ args, values, api, show }) {
     if (!values.reason) throw new UsageError('pause needs --reason (it is recorded in the audit log)');
     if (scope === 'organization' && !values.queue) throw new UsageError('pause organization needs --queue (an organization is paused on one queue)');
     const target =
-      scope === 'queue' ? { queue: args[0] } : scope === 'organization' ? { organization_id: args[0], queue: values.queue } : { schedule: args[0] };
+      scope === 'queue'
+        ? { queue: args[0] }
+        : scope === 'organization'
+          ? { organization_id: args[0], queue: values.queue }
+          : { schedule: args[0], organization_id: values.organization };
     const created = await answer(
       api.POST('/ops/pauses', { body: { scope, reason: values.reason, ...target, ...(values.until && { expires_at: values.until }) } }),
     );

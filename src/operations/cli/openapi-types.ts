@@ -120,7 +120,7 @@ export interface paths {
     };
     /**
      * Jobs by queue, state, organization, time window, resource id or request id, or only the stuck ones, newest first
-     * @description A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is the planner’s estimate unless `count=exact`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.
+     * @description A time window on `created_on` bounds every list (default the last 24 hours, at most 31 days; with `stuck=true` the last 31 days); keyset paged; `total` is counted exactly up to 1,000 jobs (at any size with `count=exact`), beyond that an estimate marked `exact: false`. Payloads show sensitive fields redacted. A running job says how long its attempt has run against its kind’s expected time, and whether it is stuck (past it on a live worker). A query past the statement timeout answers 503.
      *
      *     **Authorization:** Operators of the service see every organization; anyone else must name `organization_id` in the query and hold `jobs.manage` there (owners and admins). 403 otherwise.
      */
@@ -667,7 +667,7 @@ export interface components {
         /** @description For an estimate: how many were counted (the value is never below it) */
         at_least: number | null;
         /**
-         * @description `counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window (when the planner’s estimate is below what was counted)
+         * @description `counted`; `planner`: the query planner’s row estimate; `extrapolated`: the newest 1,001 jobs’ density over the window, at most the planner’s estimate plus the rows changed since the job table was last analyzed (when the planner’s estimate is below what was counted: statistics older than the jobs)
          * @enum {string}
          */
         basis: 'counted' | 'planner' | 'extrapolated';
