@@ -1,7 +1,7 @@
 import { changeLive, fileIntoProjectOnCreate, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { badRequest, isAppError } from '../core/errors.ts';
-import { getSkill } from '../skills/index.ts';
+import { badRequest } from '../core/errors.ts';
+import { requireReadableSkill } from '../skills/index.ts';
 import { checkToolNames } from './tools/names.ts';
 import { isMessageOf } from './messages.ts';
 import type { Actor } from '../access/index.ts';
@@ -62,7 +62,7 @@ export function updateConversation(
     const { active_leaf_id, tools, approval_tools, ...settings } = changes;
     if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
       throw badRequest('active_leaf_id: is not a message of this conversation', ['active_leaf_id']);
-    if (settings.skill_id) await requireReadableSkill(deps, actor, before.organization_id, settings.skill_id);
+    if (settings.skill_id) await requireReadableSkill(deps, actor, before.organization_id, settings.skill_id, 'skill_id');
     if (tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, tools);
     if (approval_tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, approval_tools, 'approval_tools');
     // Every setting changed is an activity entry (the tool lists stored as jsonb text).
@@ -90,18 +90,6 @@ export function updateConversation(
     }
     return row!;
   });
-}
-
-/**
- * A conversation's skill is a live skill of its organization that the one setting it can read.
- * Each turn checks again that its user can read it (../context/knowledge.ts).
- */
-async function requireReadableSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string): Promise<void> {
-  const refused = badRequest('skill_id: is not a live skill of this organization that you can read', ['skill_id']);
-  const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
-    throw isAppError(error, 'not_found') ? refused : error;
-  });
-  if (skill.deleted_at !== null || skill.organization_id !== organizationId) throw refused;
 }
 
 const titled = (row: ConversationRow) => ({ title: row.title });

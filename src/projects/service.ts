@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import { changeLive, listReadable, recordLifecycle, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { badRequest, conflict, isAppError } from '../core/errors.ts';
+import { conflict } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { normaliseSlug } from '../organizations/index.ts';
 import type { Deps } from '../platform/deps.ts';
-import { getSkill } from '../skills/index.ts';
+import { requireReadableSkill } from '../skills/index.ts';
 import { checkToolNames } from '../conversations/index.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
 import type { createProjectBody, listProjectsQuery, updateProjectBody } from './schema.ts';
@@ -69,7 +69,7 @@ export function updateProject(
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
-    if (changes.knowledge_skill_id) await requireKnowledgeSkill(deps, actor, row.organization_id, changes.knowledge_skill_id);
+    if (changes.knowledge_skill_id) await requireReadableSkill(deps, actor, row.organization_id, changes.knowledge_skill_id, 'knowledge_skill_id');
     if (changes.chat_tools) await checkToolNames(trx, deps.reads, row.organization_id, actor.userId, changes.chat_tools, 'chat_tools');
     const { metadata, chat_tools, ...rest } = changes;
     const [project] = (await trx('projects')
@@ -159,10 +159,3 @@ async function freeSlug(db: Knex, organizationId: string, title: string): Promis
  * A project's knowledge is a live skill of its organization that the one setting it can read. Who
  * reads it later is checked again at each chat turn: a turn's user who cannot read it is not sent it.
  */
-async function requireKnowledgeSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string): Promise<void> {
-  const refused = badRequest('knowledge_skill_id: is not a live skill of this organization that you can read', ['knowledge_skill_id']);
-  const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
-    throw isAppError(error, 'not_found') ? refused : error;
-  });
-  if (skill.deleted_at !== null || skill.organization_id !== organizationId) throw refused;
-}

@@ -2,4 +2,4 @@
 export { type SkillRow, presentSkill, skillColumns } from './presenter.ts';
 export { skillEnvelope, skillIdParams, skillSchema } from './schema.ts';
 export { createSkillFromListing, type ListingCopy, updateSkillFromListing } from './listing-copy.ts';
-export { getSkill } from './service.ts';
+export { getSkill, requireReadableSkill } from './service.ts';

@@ -1,6 +1,6 @@
 import { changeLive, recordLifecycle, fileIntoProjectOnCreate, requireLive, restore, softDelete } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { conflict, notFound } from '../core/errors.ts';
+import { badRequest, conflict, isAppError, notFound } from '../core/errors.ts';
 import type { Actor } from '../access/index.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { Knex } from 'knex';
@@ -38,6 +38,19 @@ export async function createSkill(deps: Pick<Deps, 'db'>, actor: Actor, input: N
 
 export async function getSkill(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<SkillRow> {
   return (await actor.resource<SkillRow>(deps.db, type, id, 'read')).row;
+}
+
+/**
+ * A setting that names a skill (a project's knowledge, a conversation's own skill) takes a live skill
+ * of its organization that the caller can read: else 400 naming `field`, with one message for a
+ * skill that is missing, deleted, elsewhere or unreadable (nothing told apart).
+ */
+export async function requireReadableSkill(deps: Pick<Deps, 'db'>, actor: Actor, organizationId: string, skillId: string, field: string): Promise<void> {
+  const refused = badRequest(`${field}: is not a live skill of this organization that you can read`, [field]);
+  const skill = await getSkill(deps, actor, skillId).catch((error: unknown) => {
+    throw isAppError(error, 'not_found') ? refused : error;
+  });
+  if (skill.deleted_at !== null || skill.organization_id !== organizationId) throw refused;
 }
 
 /** Every accepted change is a new version (even one that repeats the current content: it was asked for). */
