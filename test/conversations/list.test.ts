@@ -45,7 +45,7 @@ describe('GET /conversations', () => {
       'Granted to Bob': [true, true, false],
       'Bob own': [false, true, true],
     });
-    expect(Object.keys(all.body.items[0]).length).to.equal(23);
+    expect(Object.keys(all.body.items[0]).length).to.equal(26);
 
     expect(ids(await list({ visibility: 'workspace' }))).to.deep.equal([workspace]);
     expect(ids(await list({ created_by: bob.id }))).to.deep.equal([bobsOwn]);
