@@ -30,6 +30,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../src/auth/sign.ts';
 import { chatRunJob } from '../src/conversations/jobs.ts';
+import { grantCredits } from '../src/credits/ledger.ts';
 import { sseEvents } from '../test/support/sse.ts';
 import { startBareKoa } from './support/bare-koa.ts';
 import { createDb } from '../src/db/knex.ts';
@@ -225,6 +226,8 @@ try {
   const org = await api('POST', '/organizations', { name: 'Bench Chat' });
   expectStatus('create organization', org, 201);
   const organizationId: string = org.body.organization.id;
+  // Enough credits for any number of turns (the starter credits end after ≈ 100 tool turns).
+  await db.transaction((trx) => grantCredits(trx, { organizationId, source: 'purchase', amount: 1_000_000_000, description: 'Bench credits' }));
 
   // Warm-up: the LISTEN connection, pools, JIT.
   for (let i = 0; i < 5; i++) {
