@@ -112,7 +112,8 @@ export const portalSessionSchema = z
 export const billingSummarySchema = z
   .object({
     provider: z.enum(['sandbox', 'stripe']),
-    customer: customerSchema.nullable(),
+    // A union, not .nullable(): a nullable reference renders as allOf[ref, null], which admits no null.
+    customer: z.union([customerSchema, z.null()]),
     subscription: subscriptionSchema,
     plan: planSchema,
   })

@@ -7,6 +7,7 @@ import { compactAuthorization, describeAuthorization } from './authorization-tex
 import { publishRequestBodiesAsInput } from './openapi-input.ts';
 import { locations } from './location.ts';
 import { headersFor, registerHeaders } from './openapi-headers.ts';
+import { servableVersion } from './middleware/api-version.ts';
 
 export const errorBodySchema = z
   .object({
@@ -119,6 +120,7 @@ export function buildOpenApiDocument(
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
   const versionHeader = z
     .string()
+    .regex(servableVersion)
     .optional()
     .openapi({ param: { name: 'Service-Api-Version', in: 'header' }, description: 'API major to serve: absent, `1` or `1.x`.', example: '1' });
   const error = registry.register('Error', errorBodySchema);

@@ -2,7 +2,7 @@
 // it) and the requests that set, list and lift one.
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
-import { organizationId, queueName, reason } from './fields.ts';
+import { organizationId, queueName, reason, scheduleKey } from './fields.ts';
 
 const pauseFields = {
   id: uuid,
@@ -56,13 +56,7 @@ export const createPauseBody = z
     scope: z.enum(['queue', 'organization', 'schedule']),
     queue: queueName.optional().describe('Required for `queue` and `organization`'),
     organization_id: organizationId.optional().describe('Required for `organization`'),
-    schedule: z
-      .string()
-      .min(1)
-      .max(250)
-      .regex(/^(cron:[a-z0-9][a-z0-9._-]*|task:[0-9a-f-]{36})$/, 'must be cron:<queue> or task:<scheduled task id>')
-      .optional()
-      .describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>`'),
+    schedule: scheduleKey.optional().describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>`'),
     reason,
     expires_at: timestamp.optional().describe('When the pause ends by itself; none: until resumed'),
   })

@@ -1,7 +1,7 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
 import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 import { jobErrorRecordSchema } from '../jobs/error-record.ts';
-import { organizationId, queueName, reason } from './fields.ts';
+import { organizationId, queueName, reason, scheduleKey } from './fields.ts';
 import { pauseView } from './pause-schema.ts';
 
 // The job console's contract (tag "Operations"): requests and answers of /ops/*. Operators see every
@@ -328,11 +328,7 @@ export const listSchedulesQuery = z.object({ organization_id: organizationId.opt
 export const schedulePage = pageOf(scheduleSchema).openapi('SchedulePage');
 export const scheduleKeyParams = z
   .object({
-    schedule_key: z
-      .string()
-      .min(1)
-      .max(250)
-      .regex(/^(cron:[a-z0-9][a-z0-9._-]*|task:[0-9a-f-]{36})$/, 'must be cron:<queue> or task:<scheduled task id>'),
+    schedule_key: scheduleKey,
   })
   .strict();
 export const scheduleTriggered = z

@@ -118,6 +118,41 @@ describe('the OpenAPI document, walked', () => {
     expect(fork.required).to.deep.equal(['message_id']);
   });
 
+  it('says what the server does: null admitted where answered, no parameter optional that is required, the served versions declared', () => {
+    // A nullable object as allOf[ref, {type: [object, null]}] admits no null (every allOf member must hold).
+    const allOfNull: string[] = [];
+    const walk = (value: unknown, at: string): void => {
+      if (typeof value !== 'object' || value === null) return; // arrays too: their entries are walked by index
+      const record = value as Json;
+      if (Array.isArray(record.allOf) && record.allOf.some((part: Json) => part?.type === 'null' || (Array.isArray(part?.type) && part.type.includes('null'))))
+        allOfNull.push(at);
+      for (const [key, item] of Object.entries(record)) walk(item, `${at}/${key}`);
+    };
+    walk(document, '#');
+    expect(allOfNull).to.deep.equal([]);
+    const customer = document.components.schemas.BillingSummary.properties.customer;
+    expect(customer).to.deep.equal({ anyOf: [{ $ref: '#/components/schemas/BillingCustomer' }, { type: 'null' }] });
+
+    // A query parameter the server requires is declared required, and never typed as nullable.
+    const signed = operations(document).find((o) => o.path === '/asset-files/{asset_id}')!.op.parameters as Json[];
+    expect(signed.find((p) => p.name === 'expires')).to.deep.include({ required: true, schema: signed.find((p) => p.name === 'expires')!.schema });
+    expect(signed.find((p) => p.name === 'expires')!.schema).to.include({ type: 'string', pattern: '^\\d{1,12}$' });
+    const nullableQuery = operations(document).flatMap(({ id, op }) =>
+      ((op.parameters ?? []) as Json[])
+        .filter((p) => p.in !== 'header' && Array.isArray(p.schema?.type) && p.schema.type.includes('null'))
+        .map((p) => `${id} ${p.name}`),
+    );
+    expect(nullableQuery).to.deep.equal([]);
+
+    // Service-Api-Version states what is served: `2` is invalid by the document, as the server refuses it.
+    const versions = operations(document).flatMap(({ op }) => ((op.parameters ?? []) as Json[]).filter((p) => p.name === 'Service-Api-Version'));
+    expect(versions.length).to.be.greaterThan(300);
+    for (const version of versions) expect(version.schema).to.include({ type: 'string', pattern: '^1(\\.\\d+)*$' });
+    const served = new RegExp(versions[0]!.schema.pattern as string, 'u');
+    expect(['1', '1.2'].map((v) => served.test(v))).to.deep.equal([true, true]);
+    expect(['2', '1a', '0.9'].map((v) => served.test(v))).to.deep.equal([false, false, false]);
+  });
+
   it('a create answers 201 with Location, its replay too; the path reads the resource; answers past authentication carry RateLimit-*', async () => {
     const owner = newUser();
     const created = await ctx.server.request('post', '/organizations', {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { bulkActionJob, consoleSnapshotJob } from '../../src/operations/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
@@ -136,6 +137,12 @@ describe('job console: pauses, bulk actions, workers, queues, schedules (issue 1
     expect((await post(`/ops/pauses/${paused.body.pause.id}/resume`, operator.token)).status).to.equal(200);
     expect((await post(`/ops/schedules/${encodeURIComponent(`cron:${consoleSnapshotJob.name}`)}/trigger`, admin.token)).status).to.equal(404);
     expect((await post('/ops/schedules/cron:no.such.v1/trigger', operator.token)).status).to.equal(404);
+    // A malformed task id is the parameter's 400 (never a database cast error); a well-formed unknown one is 404.
+    const malformed = await post(`/ops/schedules/${encodeURIComponent(`task:${'0'.repeat(36)}`)}/trigger`, operator.token);
+    expect(malformed.status, show(malformed)).to.equal(400);
+    expect(malformed.body.code).to.equal('validation_failed');
+    expect(malformed.body.data.issues.map((issue: { path: string[] }) => issue.path)).to.deep.equal([['schedule_key']]);
+    expect((await post(`/ops/schedules/${encodeURIComponent(`task:${randomUUID()}`)}/trigger`, operator.token)).status).to.equal(404);
   });
 
   it('bulk retry: preview, a durable snapshot worked in batches, a job gone meanwhile is skipped with its reason; abort stops one', async () => {

@@ -97,6 +97,17 @@ describe('asset downloads (Range, ETag, signed URLs)', function () {
       expect(refused.status, name).to.equal(404);
       expect(((await refused.json()) as { code: string }).code).to.equal('not_found');
     }
+    // `expires` is required by the document and by the server alike: absent or not unix seconds, the parameter's 400.
+    for (const value of [null, 'soon', '1.5']) {
+      const broken = new URL(url);
+      if (value === null) broken.searchParams.delete('expires');
+      else broken.searchParams.set('expires', value);
+      const refused = await fetch(broken);
+      expect(refused.status, String(value)).to.equal(400);
+      const body = (await refused.json()) as { code: string; data: { issues: { path: string[] }[] } };
+      expect(body.code).to.equal('validation_failed');
+      expect(body.data.issues.map((issue) => issue.path)).to.deep.equal([['expires']]);
+    }
 
     const short = await downloadUrl(id, { expires_in: 1 });
     await new Promise((resolve) => setTimeout(resolve, 2100));

@@ -27,7 +27,12 @@ export const signedFileParams = z.object({ asset_id: uuid.openapi({ description:
 export const signedFileQuery = z
   .object({
     user: z.string().min(1).max(200).openapi({ description: 'Who the URL was made for: they must still be able to read the asset.' }),
-    expires: z.coerce.number().int().openapi({ description: 'Unix seconds after which the URL fails.' }),
+    // A string rule, not z.coerce: coerce's input is unknown, so the document called the parameter optional (absent → NaN → 400).
+    expires: z
+      .string()
+      .regex(/^\d{1,12}$/, 'must be unix seconds')
+      .transform(Number)
+      .openapi({ type: 'string', pattern: '^\\d{1,12}$', description: 'Unix seconds after which the URL fails.', example: '1767225600' }),
     disposition: z.enum(['inline', 'attachment']),
     signature: z.string().regex(/^[\w-]{43}$/, 'must be the URL’s signature'),
   })
