@@ -80,6 +80,28 @@ describe('README and docs/ pages', () => {
     expect(variables.filter((name) => !configuration.includes(`\`${name}\``))).to.deep.equal([]);
   });
 
+  const everyPage = () => [readmePath, ...pages.map((page) => join(docsDir, page))].map((file) => ({ name: relative(root, file), text: read(file) }));
+
+  it('every `npm run <script>` the pages show is a script of package.json', () => {
+    const scripts = Object.keys(JSON.parse(read(join(root, 'package.json'))).scripts as Record<string, string>);
+    const unknown = everyPage().flatMap(({ name, text }) =>
+      [...text.matchAll(/npm run (?:-s )?([a-z][\w:-]*[\w-])(?![\w:*])/g)]
+        .map((m) => m[1]!)
+        .flatMap((script) => (scripts.includes(script) ? [] : [`${name}: ${script}`])),
+    );
+    expect(unknown).to.deep.equal([]);
+  });
+
+  it('every file of the repository the pages name in code (`src/…`, `test/…`, `bench/…`) exists', () => {
+    const missing = everyPage().flatMap(({ name, text }) =>
+      [...text.matchAll(/`((?:src|test|bench|workers|migrations|scripts|docs)\/[^`\s]+)`/g)]
+        .map((m) => m[1]!)
+        .filter((path) => !/[<*…]/.test(path) && !existsSync(join(root, path)))
+        .map((path) => `${name}: ${path}`),
+    );
+    expect(missing).to.deep.equal([]);
+  });
+
   it('the anchor rule matches GitHub on this repository’s headings', () => {
     expect(anchors('## `npm run bench:chat`: one chat turn\n## Operating jobs: the console\n## Files\n## Files')).to.deep.equal(
       new Set(['npm-run-benchchat-one-chat-turn', 'operating-jobs-the-console', 'files', 'files-1']),
