@@ -587,7 +587,7 @@ try {
   );
   console.log(`violations: ${violations.length}`);
 
-  console.log('\n---- summary (README) ----');
+  console.log('\n---- summary (docs/benchmarks.md) ----');
   console.log(
     `${new Date().toISOString().slice(0, 10)}, load ≈ ${Math.min(...loadSeen).toFixed(1)}–${Math.max(...loadSeen).toFixed(1)}, ${SAMPLES} samples per case, 1 web + ${WORKERS} worker, ` +
       `chat sandbox ${CHAT_DELAY_MS} ms/word: baselines NOTIFY p50 ${ms(notify.p50)} / p95 ${ms(notify.p95)}, bare Koa + pg p50 ${ms(bareHttp.p50)} / p95 ${ms(bareHttp.p95)}; ` +

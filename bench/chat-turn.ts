@@ -8,7 +8,7 @@
  *  (c) POST /run response time.
  * The conversation and its user message are made over HTTP before each turn, untimed.
  * Baselines, measured in the same run and interleaved with the turns in BENCH_ROUNDS rounds (the
- * machine's speed swings from minute to minute, see README "Benchmarks"):
+ * machine's speed swings from minute to minute, see docs/benchmarks.md):
  *  - bare Koa 3 + pg.Pool answering one single-row SELECT (one request at a time, fetch client),
  *  - raw pg-boss send → handler start on a bare PgBoss (createBoss 'worker' role, LISTEN/NOTIFY)
  *    with the polling settings workers/main.ts uses.

@@ -1,5 +1,5 @@
 /**
- * Many dynos, one Postgres (README "Connection budget"): a fleet of real `web` and `worker`
+ * Many dynos, one Postgres (docs/deployment.md "Connection budget"): a fleet of real `web` and `worker`
  * processes with small pools against one embedded PostgreSQL started with a small
  * `max_connections`, driven by HTTP reads and generation jobs at once. Proves the fleet fits: it
  * counts connection errors (Postgres refusing a connection, a pool timing out on one) in every

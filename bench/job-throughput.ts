@@ -19,7 +19,7 @@
  *   pg-boss's `notifyWorker` as ours are) and a no-op handler.
  * Before each measurement pg-boss's cached queue stats say the queue is empty (as after a quiet spell).
  *
- * Measured, raw and ours taking turns round by round (the machine's speed swings, see README "Benchmarks"):
+ * Measured, raw and ours taking turns round by round (the machine's speed swings, see docs/benchmarks.md):
  *  (a) drain: BENCH_JOBS jobs queued while no worker runs (the enqueue rate is printed too), then
  *      one worker started; jobs/s from the first handler call to the last job completed. Before each
  *      drain the queue's job table is vacuumed and analyzed, after it the drained jobs are deleted.
@@ -762,7 +762,7 @@ try {
   }
 
   const day = new Date().toISOString().slice(0, 10);
-  console.log('\n---- summary (README) ----');
+  console.log('\n---- summary (docs/benchmarks.md) ----');
   console.log(
     `${day}, load ≈ ${loadBefore}–${load()}, ${JOBS.toLocaleString('en-US')} jobs, ${ROUNDS} rounds, ${ORGANIZATIONS} organizations, one worker × ${config.WORKER_CONCURRENCY}:`,
   );

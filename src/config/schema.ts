@@ -236,7 +236,7 @@ export const configSchema = z
     DOWNLOAD_URL_MAX_SECONDS: z.coerce.number().int().min(1).default(3600),
     DOWNLOAD_URL_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
     /**
-     * Connections per process (README "Connection budget", src/db/budget.ts): the knex pool's
+     * Connections per process (docs/deployment.md "Connection budget", src/db/budget.ts): the knex pool's
      * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool
      * (default: web 0, worker 8; 0: pg-boss runs on the knex pool). Each process also holds one
      * LISTEN connection, shared by every channel.

@@ -13,7 +13,7 @@ export interface ConnectionBudget {
 }
 
 /**
- * Pool sizes per process kind (README "Connection budget"). Every process opens its own pools, so
+ * Pool sizes per process kind (docs/deployment.md "Connection budget"). Every process opens its own pools, so
  * the fleet's sum must stay below Postgres's max_connections: DB_POOL_MAX and PGBOSS_POOL_MAX set
  * them for small dynos. The web's default knex pool is sized for one process on a few cores (a
  * bigger pool only queues more work inside Postgres: `npm run bench:http`); a worker's lets every

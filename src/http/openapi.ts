@@ -199,7 +199,7 @@ export function buildOpenApiDocument(
     info: {
       title: 'Workspace Platform API',
       version: info.version,
-      description: 'Collaborative content and AI workspace. Errors, pagination and roles follow the conventions in the README.',
+      description: 'Collaborative content and AI workspace. Errors, pagination and roles follow the conventions in docs/api.md and docs/security.md.',
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: info.serverUrl ?? '/' }],

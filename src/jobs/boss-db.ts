@@ -9,7 +9,7 @@ interface PooledClient {
 
 /**
  * pg-boss's statements on the process's knex pool instead of a pool of its own (PGBOSS_POOL_MAX=0):
- * one pool per process, so a fleet of small dynos fits Postgres's max_connections (README
+ * one pool per process, so a fleet of small dynos fits Postgres's max_connections (docs/deployment.md
  * "Connection budget"). Each statement takes a pooled connection for itself only. pg-boss then
  * runs what it would have wrapped in a transaction of its own pool statement by statement; on
  * PostgreSQL each of those operations is a single statement (the multi-statement forms are its

@@ -1,5 +1,5 @@
 // Prometheus metrics of the processes: one registry per process, HTTP and job instruments, and
-// collect-time readings of the database (pool, queues, credit ledger). See README "Metrics".
+// collect-time readings of the database (pool, queues, credit ledger). See docs/deployment.md "Metrics and log correlation".
 export { registerCreditMetrics, LedgerTally } from './credits.ts';
 export { httpMetrics, openApiPath, routeTemplate, UNMATCHED_ROUTE, type HttpMetricsOptions } from './http.ts';
 export { JobMetrics, type JobOutcome } from './jobs.ts';
