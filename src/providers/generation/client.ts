@@ -67,8 +67,14 @@ export class ProviderHttp {
     url: string,
     what: string,
     signal: AbortSignal,
-    options: { json?: unknown; idempotencyKey?: string | undefined; accept?: string } = {},
+    options: {
+      json?: unknown;
+      idempotencyKey?: string | undefined;
+      accept?: string;
+      wait?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
+    } = {},
   ): Promise<Answer> {
+    const wait = options.wait ?? pause;
     const body = options.json === undefined ? undefined : JSON.stringify(options.json);
     for (let attempt = 0; ; attempt++) {
       signal.throwIfAborted();
@@ -101,7 +107,7 @@ export class ProviderHttp {
       const detail = upstreamMessage(await this.read(response, signal, what, 64 * 1024).catch(() => Buffer.alloc(0)));
       signal.throwIfAborted();
       if (retryableStatus(status) && attempt < this.options.maxRetries) {
-        await pause(backoffMs(attempt, response.headers['retry-after'], this.options), signal);
+        await wait(backoffMs(attempt, response.headers['retry-after'], this.options), signal);
         continue;
       }
       const tries = attempt > 0 ? ` after ${attempt + 1} attempts` : '';

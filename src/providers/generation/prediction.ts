@@ -64,27 +64,40 @@ export class PredictionGenerationProvider implements GenerationProvider {
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
     const { signal } = request;
-    const json = {
-      model: request.model,
-      input: { ...request.parameters, prompt: request.prompt },
-      ...(this.options.webhookUrl && { webhook: this.options.webhookUrl }),
-    };
-    const created = await this.http.send('POST', `${this.base}/predictions`, 'a new prediction', signal, { json, idempotencyKey: request.idempotencyKey });
-    let prediction = parsePrediction(created.body);
-    const url = `${this.base}/predictions/${encodeURIComponent(prediction.id)}`;
+    const wait = request.wait ?? pause;
+    let prediction: Prediction;
+    // A later attempt resumes the prediction its generation recorded; the first starts it.
+    if (request.resume) prediction = { id: request.resume, status: 'starting' };
+    else {
+      const json = {
+        model: request.model,
+        input: { ...request.parameters, prompt: request.prompt },
+        ...(this.options.webhookUrl && { webhook: this.options.webhookUrl }),
+      };
+      const created = await this.http.send('POST', `${this.base}/predictions`, 'a new prediction', signal, {
+        json,
+        idempotencyKey: request.idempotencyKey,
+        wait,
+      });
+      prediction = parsePrediction(created.body);
+    }
+    const url = this.predictionUrl(prediction.id);
     const deadline = Date.now() + this.options.maxWaitMs;
     try {
-      for (let wait = this.options.pollInitialMs; ; wait = Math.min(wait * 2, this.options.pollMaxMs)) {
+      if (request.resume) prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal, { wait })).body);
+      else await request.onSubmitted?.(prediction.id);
+      // A resumed prediction has waited long already: it is polled at the slowest pace at once.
+      for (let pace = request.resume ? this.options.pollMaxMs : this.options.pollInitialMs; ; pace = Math.min(pace * 2, this.options.pollMaxMs)) {
         if (typeof prediction.progress === 'number' && Number.isFinite(prediction.progress))
           request.onProgress?.(Math.min(1, Math.max(0, prediction.progress)));
         if (terminal.has(prediction.status)) break;
-        if (Date.now() + wait > deadline) throw new ReadFailure('timeout', `prediction ${prediction.id} did not finish in ${this.options.maxWaitMs} ms`);
-        await pause(wait, signal);
-        prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal)).body);
+        if (Date.now() + pace > deadline) throw new ReadFailure('timeout', `prediction ${prediction.id} did not finish in ${this.options.maxWaitMs} ms`);
+        await wait(pace, signal);
+        prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal, { wait })).body);
       }
     } catch (error) {
       // Stopped by us (abort, our deadline), not by the service: stop the paid job too.
-      if (signal.aborted || (isReadFailure(error) && error.kind === 'timeout')) await this.cancel(url);
+      if (signal.aborted || (isReadFailure(error) && error.kind === 'timeout')) await this.cancel(prediction.id);
       throw error;
     }
     if (prediction.status !== 'succeeded') {
@@ -108,8 +121,14 @@ export class PredictionGenerationProvider implements GenerationProvider {
   }
 
   /** Best effort: the caller is already failing, and the service's own timeout ends a job we could not cancel. */
-  private async cancel(url: string): Promise<void> {
-    await this.http.send('POST', `${url}/cancel`, 'a cancel', AbortSignal.timeout(this.options.cancelTimeoutMs)).catch(() => undefined);
+  async cancel(predictionId: string): Promise<void> {
+    await this.http
+      .send('POST', `${this.predictionUrl(predictionId)}/cancel`, 'a cancel', AbortSignal.timeout(this.options.cancelTimeoutMs))
+      .catch(() => undefined);
+  }
+
+  private predictionUrl(id: string): string {
+    return `${this.base}/predictions/${encodeURIComponent(id)}`;
   }
 
   private async outputs(prediction: Prediction, request: GenerationRequest): Promise<GeneratedFile[]> {
