@@ -139,6 +139,15 @@ describe('generations: a prediction waits as a continuation, holding no slot', f
     ]);
     for (const row of rows) expect(await ledger(row.call_id)).to.deep.equal(['hold:200', 'release:200']);
     expect((await jobOf(byApi)).state).to.equal('cancelled');
+    // Nobody was waiting on the predictions: a job of their own tells the service to stop them.
+    await eventually('both predictions were canceled upstream', async () =>
+      [byApi, byOperator].every(
+        (id) =>
+          createdFor(id)
+            .map((p) => p.status)
+            .join() === 'canceled',
+      ),
+    );
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });
 
