@@ -1,4 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from 'knex';
+import { openJobsNaming, startNow } from './boss-sql/index.ts';
+import type { JobDefinition } from './define.ts';
 
 const continueBrand = Symbol.for('workspace-platform.ContinueLater');
 
@@ -39,4 +42,21 @@ export function boundedWait(budgetMs: number, why: string, latestMs = Number.POS
       throw signal.aborted ? signal.reason : error;
     });
   };
+}
+
+/**
+ * Wakes the waiting jobs of `definition` working on the resource whose id is `value` under the
+ * searchable payload field `field` (a generation's by `generation_id`): a continuation due later is
+ * made due now and a slot woken at commit (the provider's webhook said the wait is over). A job
+ * running, finished or held back by a pause is left as it is. Returns how many were woken.
+ */
+export async function wakeWorkOn<J extends JobDefinition>(
+  trx: Knex.Transaction,
+  definition: J,
+  field: J['searchable'][number],
+  value: string,
+): Promise<number> {
+  let woken = 0;
+  for (const id of await openJobsNaming(trx, definition.name, field, value)) if ((await startNow(trx, definition.name, id)) === 'started') woken += 1;
+  return woken;
 }

@@ -5,12 +5,14 @@ import { createDb, type Db } from '../../src/db/knex.ts';
 import { generationJob } from '../../src/generations/jobs.ts';
 import { eventually, isolatedDatabase, spawnWorker } from '../jobs/support.ts';
 import { createOrganization, newOperator, newUser, type TestUser } from '../support/factories.ts';
-import { type FakePredictionService, startPredictionService } from '../support/prediction-service.ts';
+import { deliver, type FakePredictionService, startPredictionService } from '../support/prediction-service.ts';
 import { useChildProcesses } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 /** How long each fake prediction runs (PREDICTION_TEST_SECONDS; the issue's figure is 20). */
 const PREDICTION_SECONDS = Number(process.env.PREDICTION_TEST_SECONDS ?? 10);
+/** The webhook's signing secret, as the service shows it. */
+const WEBHOOK_SECRET = `whsec_${Buffer.from('the prediction service webhook key').toString('base64')}`;
 
 /**
  * Issue 34 item 3, with real worker processes: a prediction's generation submits upstream, records
@@ -42,7 +44,7 @@ describe('generations: a prediction waits as a continuation, holding no slot', f
     service = await startPredictionService({ seconds: PREDICTION_SECONDS });
     url = await isolatedDatabase();
     db = createDb(url, { max: 4 });
-    server = await startTestServer({ GENERATION_PREDICTION_URL: service.url }, { databaseUrl: url });
+    server = await startTestServer({ GENERATION_PREDICTION_URL: service.url, GENERATION_PREDICTION_WEBHOOK_SECRET: WEBHOOK_SECRET }, { databaseUrl: url });
     alice = newUser();
     org = await createOrganization(server, alice);
     await db.transaction((trx) => grantCredits(trx, { organizationId: org, source: 'purchase', amount: 20_000, description: 'Test credits' }));
@@ -167,6 +169,45 @@ describe('generations: a prediction waits as a continuation, holding no slot', f
       expect(await ledger(row.call_id)).to.deep.equal(['hold:200', 'capture:200']);
     }
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
+  });
+
+  it('the service’s webhook wakes the waiting job at once; a delivery not signed with the secret is refused and wakes nothing', async () => {
+    const hook = `${server.url}/webhooks/generation-predictions`;
+    worker({ GENERATION_PREDICTION_WEBHOOK_URL: hook });
+    const id = await start('A lighthouse stuck until its webhook');
+    // Resumed once at least: with a webhook the continuation polls only every 30 s, so the job is not due for a while.
+    const upstreamJobId = await eventually('the generation waits on its slow poll', async () => {
+      const row = await db('generations as g')
+        .join('pgboss.job as j', db.raw(`j.name = ? AND j.data->>'generation_id' = g.id::text`, [generationJob.name]))
+        .where('g.id', id)
+        .where('j.state', 'retry')
+        .whereRaw(`j.start_after > now() + interval '10 seconds'`)
+        .first('g.upstream_job_id');
+      return row?.upstream_job_id as string | undefined;
+    });
+    const [prediction] = createdFor(id);
+    expect(prediction!.webhook).to.equal(hook);
+
+    const forged = await deliver(hook, `whsec_${Buffer.from('another key').toString('base64')}`, { id: upstreamJobId, status: 'succeeded' });
+    expect(forged.status).to.equal(400);
+    expect(forged.body.code).to.equal('validation_failed');
+    const still = await db('pgboss.job')
+      .where({ name: generationJob.name })
+      .whereRaw(`data->>'generation_id' = ?`, [id])
+      .first('state', db.raw('start_after > now() AS later'));
+    expect(still).to.deep.equal({ state: 'retry', later: true });
+    const unknown = await deliver(hook, WEBHOOK_SECRET, { id: 'no-such-prediction', status: 'succeeded' });
+    expect(unknown).to.deep.equal({ status: 200, body: { received: true, outcome: 'unknown_prediction' } });
+
+    expect(await service.finish(upstreamJobId, WEBHOOK_SECRET)).to.deep.equal({ status: 200, body: { received: true, outcome: 'woken' } });
+    const [row] = await ended([id]);
+    expect(row).to.include({ status: 'succeeded', credits_charged: 200 });
+    expect(await ledger(row.call_id)).to.deep.equal(['hold:200', 'capture:200']);
+    // A repeated delivery finds nothing waiting.
+    expect(await deliver(hook, WEBHOOK_SECRET, { id: upstreamJobId, status: 'succeeded' })).to.deep.equal({
+      status: 200,
+      body: { received: true, outcome: 'not_waiting' },
+    });
   });
 
   it('the timeout still ends a prediction that never finishes: failed, the hold released, the prediction canceled upstream', async () => {

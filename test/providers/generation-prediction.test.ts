@@ -76,6 +76,7 @@ describe('providers: prediction generation service', () => {
       webhookUrl: 'https://app.test/hooks/predictions',
       pollInitialMs: 10,
       pollMaxMs: 40,
+      webhookPollMs: 80,
       retryBaseMs: 10,
     });
   const request = (kind: GenerationKind, model: string, extra: Partial<GenerationRequest> = {}): GenerationRequest => ({
@@ -185,8 +186,8 @@ describe('providers: prediction generation service', () => {
     expect(resumed).to.deep.include({ providerJobId: 'ok', usage: { units: 2.5, unit: 'seconds' } });
     expect(created.filter((c) => c.body.model === 'ok').length).to.equal(creates);
     expect(submitted).to.deep.equal(['ok']);
-    // Resumed: polled at once, then at the slowest pace (pollMaxMs).
-    expect(waits).to.deep.equal([10, 40]);
+    // Resumed: polled at once, then at the webhook's fallback pace (webhookPollMs), the webhook being set.
+    expect(waits).to.deep.equal([10, 80]);
   });
 
   it('cancels and times out a prediction that outlives maxWaitMs', async () => {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeGif } from '../../src/providers/generation/gif.ts';
@@ -21,8 +21,11 @@ export interface FakePredictionService {
   predictions: FakePrediction[];
   /** The most predictions that were running at once (created, not yet ended). */
   peakRunning(): number;
-  /** Ends a running prediction now (as a webhook-announced completion would). */
-  finish(id: string): void;
+  /**
+   * Ends a running prediction now and announces it to its webhook, signed (Standard Webhooks) with
+   * `secret`; answers what the webhook's receiver answered.
+   */
+  finish(id: string, secret: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -104,9 +107,10 @@ export async function startPredictionService(options: { seconds: number }): Prom
     port,
     predictions,
     peakRunning: () => peak,
-    finish(id) {
-      const prediction = predictions.find((p) => p.id === id);
-      if (prediction) end(prediction, 'succeeded');
+    async finish(id, secret) {
+      const prediction = predictions.find((p) => p.id === id)!;
+      end(prediction, 'succeeded');
+      return deliver(prediction.webhook!, secret, { id: prediction.id, status: 'succeeded' });
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -114,4 +118,19 @@ export async function startPredictionService(options: { seconds: number }): Prom
         server.close(() => resolve());
       }),
   };
+}
+
+/** One Standard Webhooks delivery of `payload` to `url`, signed with `secret` (`whsec_<base64 key>`). */
+export async function deliver(url: string, secret: string, payload: unknown): Promise<{ status: number; body: any }> {
+  const id = `msg_${randomUUID()}`;
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const body = JSON.stringify(payload);
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const signature = `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature },
+    body,
+  });
+  return { status: res.status, body: await res.json() };
 }

@@ -14,6 +14,8 @@ export interface PredictionGenerationOptions extends GenerationHttpOptions {
   /** First pause between two polls, doubling up to `pollMaxMs`. */
   pollInitialMs?: number;
   pollMaxMs?: number;
+  /** With `webhookUrl`, a resumed prediction (one that outlasted its job's wait bound) is polled only this often: the webhook wakes its job sooner. */
+  webhookPollMs?: number;
   /** A prediction still running after this long is canceled upstream and fails as a timeout. */
   maxWaitMs?: number;
   /** How long the best-effort cancel may take. */
@@ -35,7 +37,9 @@ const terminal = new Set(['succeeded', 'failed', 'canceled', 'aborted']);
 /**
  * An asynchronous "prediction" API (Replicate-like): `POST /v1/predictions` starts a job (with the
  * generation's `Idempotency-Key`, so a retried job finds its first prediction instead of paying for
- * another), `GET /v1/predictions/{id}` is polled with exponential backoff until it ends. Outputs are
+ * another), `GET /v1/predictions/{id}` is polled with exponential backoff until it ends; each wait
+ * goes through the request's `wait`, so a job may end its attempt there and resume polling the same
+ * prediction (by `resume`) in a later one, woken early by the service's webhook. Outputs are
  * base64 data URIs or URLs on the service's own origin: any other URL is refused, since following
  * an upstream-chosen address would let it point the worker anywhere. Aborting cancels upstream.
  * Usage is `metrics.predict_time` in seconds when reported (what such services bill), else the file count.
@@ -45,7 +49,7 @@ export class PredictionGenerationProvider implements GenerationProvider {
   private readonly base: string;
   private readonly origin: string;
   private readonly http: GenerationHttp;
-  private readonly options: Required<Pick<PredictionGenerationOptions, 'pollInitialMs' | 'pollMaxMs' | 'maxWaitMs' | 'cancelTimeoutMs'>> &
+  private readonly options: Required<Pick<PredictionGenerationOptions, 'pollInitialMs' | 'pollMaxMs' | 'webhookPollMs' | 'maxWaitMs' | 'cancelTimeoutMs'>> &
     Pick<PredictionGenerationOptions, 'webhookUrl'>;
 
   constructor(options: PredictionGenerationOptions) {
@@ -57,6 +61,7 @@ export class PredictionGenerationProvider implements GenerationProvider {
       webhookUrl: options.webhookUrl,
       pollInitialMs: options.pollInitialMs ?? 250,
       pollMaxMs: options.pollMaxMs ?? 5_000,
+      webhookPollMs: options.webhookPollMs ?? 30_000,
       maxWaitMs: options.maxWaitMs ?? 30 * 60_000,
       cancelTimeoutMs: options.cancelTimeoutMs ?? 5_000,
     };
@@ -86,8 +91,10 @@ export class PredictionGenerationProvider implements GenerationProvider {
     try {
       if (request.resume) prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal, { wait })).body);
       else await request.onSubmitted?.(prediction.id);
-      // A resumed prediction has waited long already: it is polled at the slowest pace at once.
-      for (let pace = request.resume ? this.options.pollMaxMs : this.options.pollInitialMs; ; pace = Math.min(pace * 2, this.options.pollMaxMs)) {
+      // A resumed prediction has waited long already: it is polled at the slowest pace at once, and
+      // more slowly still when the service announces its end (the webhook wakes the job instead).
+      const slowest = request.resume && this.options.webhookUrl ? this.options.webhookPollMs : this.options.pollMaxMs;
+      for (let pace = request.resume ? slowest : this.options.pollInitialMs; ; pace = Math.min(pace * 2, slowest)) {
         if (typeof prediction.progress === 'number' && Number.isFinite(prediction.progress))
           request.onProgress?.(Math.min(1, Math.max(0, prediction.progress)));
         if (terminal.has(prediction.status)) break;
