@@ -210,6 +210,18 @@ describe('generations: a prediction waits as a continuation, holding no slot', f
     });
   });
 
+  it('a service that says “come back in 15 s” is not slept on: the job continues after the 15 s, then succeeds, billed once', async () => {
+    worker();
+    const id = await start('A lighthouse while the service is busy');
+    const [row] = await ended([id]);
+    expect(row).to.include({ status: 'succeeded', credits_charged: 200 });
+    expect(await ledger(row.call_id)).to.deep.equal(['hold:200', 'capture:200']);
+    const job = await jobOf(id);
+    const deferred = await db('job_attempt_records').where({ job_id: job.id, outcome: 'deferred' }).orderBy('attempt').pluck('error');
+    expect(deferred[0].message).to.match(/^snoozed for 15 s: /);
+    expect(createdFor(id)).to.have.length(1);
+  });
+
   it('the timeout still ends a prediction that never finishes: failed, the hold released, the prediction canceled upstream', async () => {
     const child = worker({ GENERATION_TIMEOUT_MS: '5000' });
     // The budget counts from acceptance: the worker is up first, so the prediction starts within it.

@@ -34,10 +34,12 @@ const gif = encodeGif({ width: 2, height: 2, palette: new Uint8Array(768).fill(1
 /**
  * A Replicate-like prediction service on loopback: `POST /v1/predictions` starts a prediction that
  * succeeds `seconds` after it was created (a GIF, `predict_time` 4 s); a prompt containing "stuck"
- * never ends. The same `Idempotency-Key` gets the same prediction back, as the real services do.
+ * never ends, one containing "busy" is first refused with 429 and `Retry-After: 15`. The same
+ * `Idempotency-Key` gets the same prediction back, as the real services do.
  */
 export async function startPredictionService(options: { seconds: number }): Promise<FakePredictionService> {
   const predictions: FakePrediction[] = [];
+  const busy = new Set<string>();
   let running = 0;
   let peak = 0;
   const end = (prediction: FakePrediction, status: 'succeeded' | 'canceled') => {
@@ -70,6 +72,12 @@ export async function startPredictionService(options: { seconds: number }): Prom
         const key = req.headers['idempotency-key'] as string | undefined;
         const again = key && predictions.find((p) => p.idempotencyKey === key);
         if (again) return answer(res, 201, again);
+        // "busy" in the prompt: the service is at capacity the first time it is asked, and says when to come back.
+        if (body.input.prompt.includes('busy') && !(key && busy.has(key))) {
+          if (key) busy.add(key);
+          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '15' });
+          return res.end('{"detail":"at capacity, come back later"}');
+        }
         const prediction: FakePrediction = {
           id: randomUUID(),
           prompt: body.input.prompt,
