@@ -77,8 +77,10 @@ export const generationEnds: JobEnds<GenerationPayload, GeneratedOutput> = {
   async failed(trx, { generation_id }, reason, context) {
     const generation = await load(trx, generation_id);
     if (!generation) return;
+    // Only a failure no attempt saw through (its worker lost, its attempt expired) may leave the
+    // provider's job running: an attempt that failed stopped it itself, or the provider ended it.
     // Before the settle: its release locks the organization's balance row until the commit.
-    await stopUpstream(trx, context, generation);
+    if (reason.code === 'lost' || reason.code === 'expired') await stopUpstream(trx, context, generation);
     await settle(trx, context, generation, outcomeOfEnd('failed', reason));
   },
   async canceled(trx, { generation_id }, reason, context) {
