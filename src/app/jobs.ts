@@ -11,7 +11,7 @@ import { cycleRefillsJob } from '../billing/jobs.ts';
 import { approvalExpiryJob, chatRunJob } from '../conversations/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../credits/jobs.ts';
 import { deleteOldEventsJob } from '../events/jobs.ts';
-import { generationJob } from '../generations/jobs.ts';
+import { generationCancelUpstreamJob, generationJob } from '../generations/jobs.ts';
 import { invitationEmailJob } from '../invitations/jobs.ts';
 import { meteredCallJob } from '../metering/jobs.ts';
 import { bulkActionJob, consoleSnapshotJob } from '../operations/jobs.ts';
@@ -70,6 +70,9 @@ export const allJobs: readonly RunnableJob[] = [
   bindJob(generationJob, {
     handler: () => import('../generations/handlers.ts').then((m) => m.runGeneration),
     ends: () => import('../generations/ends.ts').then((m) => m.generationEnds),
+  }),
+  bindJob(generationCancelUpstreamJob, {
+    handler: () => import('../generations/cancel-upstream.ts').then((m) => m.cancelUpstream),
   }),
   bindJob(dispatchScheduledTasksJob, {
     handler: () => import('../scheduled-tasks/handlers.ts').then((m) => m.dispatchScheduledTasks),

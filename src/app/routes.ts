@@ -12,6 +12,7 @@ import { tusDiscoveryRoutes, uploadRoutes } from '../assets/uploads/routes.ts';
 import { downloadRoutes, signedFileRoutes } from '../assets/downloads/routes.ts';
 import { billingRoutes } from '../billing/routes.ts';
 import { billingWebhookRoutes } from '../billing/webhook-route.ts';
+import { generationWebhookRoutes } from '../generations/webhook-route.ts';
 import { connectorRoutes } from '../connectors/routes.ts';
 import { conversationRoutes } from '../conversations/routes.ts';
 import { eventRoutes, registerEventWebhooks } from '../events/index.ts';
@@ -44,7 +45,7 @@ import { resourceTypes } from './resource-types.ts';
 export const plumbingRoutes: readonly AnyRoute[] = [...serviceRoutes, ...signedFileRoutes, ...tusDiscoveryRoutes];
 
 /** Provider notifications: no bearer token, each authenticates by its own signature. */
-export const webhookRoutes: readonly AnyRoute[] = billingWebhookRoutes;
+export const webhookRoutes: readonly AnyRoute[] = [...billingWebhookRoutes, ...generationWebhookRoutes];
 
 /**
  * Every operation of the API, by domain. Order matters where paths overlap: a literal segment

@@ -168,6 +168,13 @@ export const configSchema = z
     GENERATION_OPENAI_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
     GENERATION_PREDICTION_URL: z.preprocess(emptyAsUnset, optionalUrl),
     GENERATION_PREDICTION_KEY: z.preprocess(emptyAsUnset, z.string().optional()),
+    /**
+     * The prediction service's completion webhook: the public URL of POST /webhooks/generation-predictions
+     * sent with each prediction, and the secret (`whsec_…`) it signs deliveries with. A delivery wakes the
+     * generation's waiting job at once; unset, the job finds the end by its next poll.
+     */
+    GENERATION_PREDICTION_WEBHOOK_URL: z.preprocess(emptyAsUnset, optionalUrl),
+    GENERATION_PREDICTION_WEBHOOK_SECRET: z.preprocess(emptyAsUnset, z.string().optional()),
     /** The generation model per kind when a request names none: `image=gpt-image-1,text=gpt-4o-mini-text`; a kind not named uses `sandbox-<kind>`. */
     GENERATION_DEFAULT_MODELS: z
       .string()
@@ -253,6 +260,11 @@ export const configSchema = z
      * endpoints at their limit: slow ones cannot crowd out healthy ones.
      */
     WEBHOOK_DELIVERY_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(64),
+    /**
+     * A job's wait longer than this (a prediction still running, an upstream's "come back in N s")
+     * holds no slot: the attempt ends and the same job continues after the wait (src/jobs/waits.ts).
+     */
+    JOB_WAIT_BOUND_SECONDS: z.coerce.number().min(0).max(600).default(10),
     /** Backstop poll while NOTIFY is live: retries and delayed jobs are not notified, only found by this poll. */
     WORKER_POLL_INTERVAL_SECONDS: z.coerce.number().min(0.5).default(2),
     /** A worker that lost the database probes it with exponential backoff up to this many seconds. */

@@ -7,7 +7,7 @@ import { isAppError } from '../core/errors.ts';
 import type { EndContext, JobEnds } from '../jobs/define.ts';
 import { type CallOutcome, outcomeOfEnd, settleCall } from '../metering/index.ts';
 import type { GeneratedOutput } from './handlers.ts';
-import type { GenerationPayload } from './jobs.ts';
+import { generationCancelUpstreamJob, type GenerationPayload } from './jobs.ts';
 import type { GenerationRow } from './presenter.ts';
 import { endGeneration } from './state.ts';
 
@@ -58,6 +58,15 @@ async function fileIntoProject(trx: Knex.Transaction, { deps }: EndContext, gene
   }
 }
 
+/**
+ * A generation ending without its result while its provider still runs the job (a prediction it was
+ * waiting on between two attempts): the provider is told to stop, by a job of its own after this commit.
+ */
+async function stopUpstream(trx: Knex.Transaction, { deps }: EndContext, generation: GenerationRow): Promise<void> {
+  if (!generation.upstream_job_id || (generation.status !== 'queued' && generation.status !== 'running')) return;
+  await deps.jobs.enqueue(trx, generationCancelUpstreamJob, { generation_id: generation.id }, { organizationId: generation.organization_id });
+}
+
 export const generationEnds: JobEnds<GenerationPayload, GeneratedOutput> = {
   async succeeded(trx, { generation_id }, output, context) {
     const generation = await load(trx, generation_id);
@@ -67,10 +76,17 @@ export const generationEnds: JobEnds<GenerationPayload, GeneratedOutput> = {
   },
   async failed(trx, { generation_id }, reason, context) {
     const generation = await load(trx, generation_id);
-    if (generation) await settle(trx, context, generation, outcomeOfEnd('failed', reason));
+    if (!generation) return;
+    // Only a failure no attempt saw through (its worker lost, its attempt expired) may leave the
+    // provider's job running: an attempt that failed stopped it itself, or the provider ended it.
+    // Before the settle: its release locks the organization's balance row until the commit.
+    if (reason.code === 'lost' || reason.code === 'expired') await stopUpstream(trx, context, generation);
+    await settle(trx, context, generation, outcomeOfEnd('failed', reason));
   },
   async canceled(trx, { generation_id }, reason, context) {
     const generation = await load(trx, generation_id);
-    if (generation) await settle(trx, context, generation, outcomeOfEnd('canceled', reason));
+    if (!generation) return;
+    await stopUpstream(trx, context, generation);
+    await settle(trx, context, generation, outcomeOfEnd('canceled', reason));
   },
 };

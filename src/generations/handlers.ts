@@ -5,6 +5,7 @@ import { type GeneratedAsset, generatedAssetKey, measureGeneratedFile } from '..
 import { isReadFailure } from '../core/read-failure.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo } from '../jobs/define.ts';
 import { progressPublisher } from '../jobs/progress.ts';
+import { boundedWait, isContinueLater } from '../jobs/waits.ts';
 import type { Knex } from 'knex';
 import { type CallRow, isOpen, startCall } from '../metering/index.ts';
 import type { GeneratedFile } from '../providers/generation/index.ts';
@@ -50,17 +51,28 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
   const provider = deps.providers.generation.for(model.provider);
   if (!provider) throw failForGood('refused', `the ${model.provider} generation service is not configured`);
 
-  // The whole budget counts from acceptance, so a retried attempt does not restart it.
+  // The whole budget counts from acceptance, so a retried (or continued) attempt does not restart it.
   const budget = deps.config.GENERATION_TIMEOUT_MS - (Date.now() - accepted.getTime());
-  if (budget <= 0) throw failForGood('timeout', 'the generation ran out of time before it started');
+  // A job already accepted upstream by an earlier attempt: this attempt resumes waiting for it.
+  const resume = generation.upstream_job_id ?? undefined;
+  if (budget <= 0) {
+    if (resume) await provider.cancel?.(resume);
+    throw resume
+      ? failForGood('timeout', `the generation did not finish within ${deps.config.GENERATION_TIMEOUT_MS} ms`)
+      : failForGood('timeout', 'the generation ran out of time before it started');
+  }
   const timeout = AbortSignal.timeout(budget);
+  // Waits past JOB_WAIT_BOUND_SECONDS hold no slot: the job continues later (src/jobs/waits.ts), due
+  // by the timeout at the latest. A resumed wait has outlasted the bound already: it continues at once.
+  const boundMs = deps.config.JOB_WAIT_BOUND_SECONDS * 1000;
+  const wait = boundedWait(resume ? 0 : boundMs, `waiting on the ${model.provider} service`, budget);
 
   // `running` (and the call's start) is written by the first progress write, which goes out on the
   // next turn of the event loop: a provider that answers at once (no I/O, no timer — the sandbox
   // without a delay) has stopped the publisher by then, and the generation goes from `queued` to its
   // end in the end's one transaction, which records when this attempt began. Anything that waits
   // shows `running` at once, as before. Each write is a step under the attempt's lease.
-  let callStarted = false;
+  let callStarted = resume !== undefined;
   const start = async (trx: Knex.Transaction, value: number) => {
     if (!callStarted) await startCall(trx, generation.call_id);
     callStarted = true;
@@ -85,6 +97,14 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
       signal: AbortSignal.any([signal, timeout]),
       onProgress: report,
       idempotencyKey: generation.id,
+      resume,
+      wait,
+      // Recorded (and `running` shown) before any wait, so a continued attempt resumes this very job.
+      onSubmitted: (upstreamJobId) =>
+        job.step(async (trx) => {
+          await start(trx, reported);
+          await trx('generations').where({ id: generation.id }).update({ upstream_job_id: upstreamJobId });
+        }),
     });
     // No more progress: the `succeeded` end writes the last (1) with the result.
     progress.stop();
@@ -103,6 +123,7 @@ export async function runGeneration({ generation_id }: GenerationPayload, job: J
     // The attempt ran and failed: the generation shows it started (unless its lease is gone meanwhile).
     await progress.flush();
     if (!callStarted) await job.step((trx) => start(trx, reported)).catch(() => undefined);
+    if (isContinueLater(error)) throw error;
     if (timeout.aborted) throw failForGood('timeout', `the generation did not finish within ${deps.config.GENERATION_TIMEOUT_MS} ms`, error);
     if (isReadFailure(error)) throw failForGood(error.kind, error.message, error);
     throw error;

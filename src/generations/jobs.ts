@@ -19,3 +19,17 @@ export const generationJob = defineJob({
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
   expectedSeconds: 120,
 });
+
+/**
+ * Stops a generation's job at its provider (a prediction) when the generation ended while nobody was
+ * waiting on it — canceled or failed between two attempts of its continuation — so the provider does
+ * not go on computing (and billing us) for a result nobody will fetch. Best effort, retried a little.
+ */
+export const generationCancelUpstreamJob = defineJob({
+  name: 'generation.cancel-upstream',
+  version: 1,
+  payload: generationPayload,
+  searchable: ['generation_id'],
+  policy: { retryLimit: 3, retryDelaySeconds: 5, expireInSeconds: 60 },
+  expectedSeconds: 5,
+});

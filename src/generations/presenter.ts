@@ -16,6 +16,8 @@ export interface GenerationRow {
   canvas_id: string | null;
   project_id: string | null;
   call_id: string;
+  /** The provider's own job (a prediction id), once it accepted it; never shown. */
+  upstream_job_id: string | null;
   quoted_credits: number;
   max_credits: number | null;
   credits_charged: number | null;

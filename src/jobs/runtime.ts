@@ -15,6 +15,7 @@ import {
   type RunnableJob,
   runJob,
   type Snoozed,
+  snooze,
   snoozeOf,
   whyNothing,
 } from './define.ts';
@@ -24,6 +25,7 @@ import { Lease } from './lease.ts';
 import { continuationOf, stampedOrganization, unstamp } from './origin.ts';
 import { CLAIM_RECORDED, CLAIM_STARTED, snoozeAttempt } from './boss-sql/index.ts';
 import { cronSchedule, deferFetched, type PauseGate } from './pauses.ts';
+import { isContinueLater } from './waits.ts';
 import type { HeldJob } from './worker-registry.ts';
 
 export { JOB_CONTROL_CHANNEL };
@@ -191,6 +193,9 @@ export class JobRuntime {
       // pg-boss completes the job now unless the end above did (then its fenced completion changes nothing).
       return undefined;
     } catch (error) {
+      // A wait longer than its bound (./waits.ts): the same job continues later, holding no slot meanwhile.
+      if (isContinueLater(error) && !cancel.signal.aborted && !attempt.signal.aborted)
+        return await this.snoozed(attempt, snooze(error.seconds, error.why), { record, log: jobLog });
       return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started: began });
     } finally {
       this.holding.delete(attempt.id);

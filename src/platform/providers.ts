@@ -34,6 +34,7 @@ export function createProviders(config: Config, db: Db): Providers {
       openaiKey: config.GENERATION_OPENAI_KEY,
       predictionUrl: config.GENERATION_PREDICTION_URL,
       predictionKey: config.GENERATION_PREDICTION_KEY,
+      predictionWebhookUrl: config.GENERATION_PREDICTION_WEBHOOK_URL,
       sandboxDelayMs: config.GENERATION_SANDBOX_DELAY_MS,
     }),
     models: createModelProvider(config),

@@ -76,6 +76,7 @@ describe('providers: prediction generation service', () => {
       webhookUrl: 'https://app.test/hooks/predictions',
       pollInitialMs: 10,
       pollMaxMs: 40,
+      webhookPollMs: 80,
       retryBaseMs: 10,
     });
   const request = (kind: GenerationKind, model: string, extra: Partial<GenerationRequest> = {}): GenerationRequest => ({
@@ -156,6 +157,37 @@ describe('providers: prediction generation service', () => {
     for (let i = 0; i < 50 && canceled.length === 0; i++) await sleep(10);
     expect(canceled).to.deep.equal(['stuck']);
     expect(polls.get('stuck')).to.be.at.least(2);
+  });
+
+  it('hands the prediction id over before any wait, stops where its wait throws, and resumes that prediction without creating another', async () => {
+    const submitted: string[] = [];
+    const stop = new Error('continue later');
+    const waits: number[] = [];
+    const first = await provider()
+      .generate(
+        request('image', 'ok', {
+          onSubmitted: async (id) => void submitted.push(id),
+          wait: async (ms) => {
+            waits.push(ms);
+            throw stop;
+          },
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect(first).to.equal(stop);
+    expect(submitted).to.deep.equal(['ok']);
+    expect(waits).to.deep.equal([10]);
+    expect(canceled).to.not.include('ok');
+    const creates = created.filter((c) => c.body.model === 'ok').length;
+    polls.delete('ok');
+    const resumed = await provider().generate(
+      request('image', 'ok', { resume: 'ok', onSubmitted: async (id) => void submitted.push(id), wait: async (ms) => void waits.push(ms) }),
+    );
+    expect(resumed).to.deep.include({ providerJobId: 'ok', usage: { units: 2.5, unit: 'seconds' } });
+    expect(created.filter((c) => c.body.model === 'ok').length).to.equal(creates);
+    expect(submitted).to.deep.equal(['ok']);
+    // Resumed: polled at once, then at the webhook's fallback pace (webhookPollMs), the webhook being set.
+    expect(waits).to.deep.equal([10, 80]);
   });
 
   it('cancels and times out a prediction that outlives maxWaitMs', async () => {

@@ -10,7 +10,12 @@ import {
   retryableStatus,
   withDefaults,
   readCappedBody,
+  retryAfterMs,
 } from '../http-retry.ts';
+
+/** The longest `Retry-After` a continuing job honours as asked (beyond it, the service is treated as asking an hour). */
+const MAX_RETRY_AFTER_MS = 3600_000;
+const firstHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
 
 export interface ProviderHttpOptions extends HttpTuning {
   apiKey?: string | undefined;
@@ -67,8 +72,14 @@ export class ProviderHttp {
     url: string,
     what: string,
     signal: AbortSignal,
-    options: { json?: unknown; idempotencyKey?: string | undefined; accept?: string } = {},
+    options: {
+      json?: unknown;
+      idempotencyKey?: string | undefined;
+      accept?: string;
+      wait?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
+    } = {},
   ): Promise<Answer> {
+    const wait = options.wait ?? pause;
     const body = options.json === undefined ? undefined : JSON.stringify(options.json);
     for (let attempt = 0; ; attempt++) {
       signal.throwIfAborted();
@@ -101,7 +112,9 @@ export class ProviderHttp {
       const detail = upstreamMessage(await this.read(response, signal, what, 64 * 1024).catch(() => Buffer.alloc(0)));
       signal.throwIfAborted();
       if (retryableStatus(status) && attempt < this.options.maxRetries) {
-        await pause(backoffMs(attempt, response.headers['retry-after'], this.options), signal);
+        // The cap on Retry-After spares a slot a long sleep; a caller's own `wait` (a job that continues later) takes the whole of it.
+        const asked = options.wait ? (retryAfterMs(firstHeader(response.headers['retry-after'])) ?? 0) : 0;
+        await wait(Math.max(backoffMs(attempt, response.headers['retry-after'], this.options), Math.min(asked, MAX_RETRY_AFTER_MS)), signal);
         continue;
       }
       const tries = attempt > 0 ? ` after ${attempt + 1} attempts` : '';

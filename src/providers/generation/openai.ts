@@ -88,6 +88,7 @@ export class OpenAiGenerationProvider implements GenerationProvider {
     const answer = await this.http.send('POST', `${this.base}${path}`, what, request.signal, {
       json,
       idempotencyKey: request.idempotencyKey,
+      wait: request.wait,
       ...(accept && { accept }),
     });
     return answer.body;

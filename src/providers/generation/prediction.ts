@@ -14,6 +14,8 @@ export interface PredictionGenerationOptions extends GenerationHttpOptions {
   /** First pause between two polls, doubling up to `pollMaxMs`. */
   pollInitialMs?: number;
   pollMaxMs?: number;
+  /** With `webhookUrl`, a resumed prediction (one that outlasted its job's wait bound) is polled only this often: the webhook wakes its job sooner. */
+  webhookPollMs?: number;
   /** A prediction still running after this long is canceled upstream and fails as a timeout. */
   maxWaitMs?: number;
   /** How long the best-effort cancel may take. */
@@ -35,7 +37,9 @@ const terminal = new Set(['succeeded', 'failed', 'canceled', 'aborted']);
 /**
  * An asynchronous "prediction" API (Replicate-like): `POST /v1/predictions` starts a job (with the
  * generation's `Idempotency-Key`, so a retried job finds its first prediction instead of paying for
- * another), `GET /v1/predictions/{id}` is polled with exponential backoff until it ends. Outputs are
+ * another), `GET /v1/predictions/{id}` is polled with exponential backoff until it ends; each wait
+ * goes through the request's `wait`, so a job may end its attempt there and resume polling the same
+ * prediction (by `resume`) in a later one, woken early by the service's webhook. Outputs are
  * base64 data URIs or URLs on the service's own origin: any other URL is refused, since following
  * an upstream-chosen address would let it point the worker anywhere. Aborting cancels upstream.
  * Usage is `metrics.predict_time` in seconds when reported (what such services bill), else the file count.
@@ -45,7 +49,7 @@ export class PredictionGenerationProvider implements GenerationProvider {
   private readonly base: string;
   private readonly origin: string;
   private readonly http: GenerationHttp;
-  private readonly options: Required<Pick<PredictionGenerationOptions, 'pollInitialMs' | 'pollMaxMs' | 'maxWaitMs' | 'cancelTimeoutMs'>> &
+  private readonly options: Required<Pick<PredictionGenerationOptions, 'pollInitialMs' | 'pollMaxMs' | 'webhookPollMs' | 'maxWaitMs' | 'cancelTimeoutMs'>> &
     Pick<PredictionGenerationOptions, 'webhookUrl'>;
 
   constructor(options: PredictionGenerationOptions) {
@@ -57,6 +61,7 @@ export class PredictionGenerationProvider implements GenerationProvider {
       webhookUrl: options.webhookUrl,
       pollInitialMs: options.pollInitialMs ?? 250,
       pollMaxMs: options.pollMaxMs ?? 5_000,
+      webhookPollMs: options.webhookPollMs ?? 30_000,
       maxWaitMs: options.maxWaitMs ?? 30 * 60_000,
       cancelTimeoutMs: options.cancelTimeoutMs ?? 5_000,
     };
@@ -64,27 +69,42 @@ export class PredictionGenerationProvider implements GenerationProvider {
 
   async generate(request: GenerationRequest): Promise<GenerationResult> {
     const { signal } = request;
-    const json = {
-      model: request.model,
-      input: { ...request.parameters, prompt: request.prompt },
-      ...(this.options.webhookUrl && { webhook: this.options.webhookUrl }),
-    };
-    const created = await this.http.send('POST', `${this.base}/predictions`, 'a new prediction', signal, { json, idempotencyKey: request.idempotencyKey });
-    let prediction = parsePrediction(created.body);
-    const url = `${this.base}/predictions/${encodeURIComponent(prediction.id)}`;
+    const wait = request.wait ?? pause;
+    let prediction: Prediction;
+    // A later attempt resumes the prediction its generation recorded; the first starts it.
+    if (request.resume) prediction = { id: request.resume, status: 'starting' };
+    else {
+      const json = {
+        model: request.model,
+        input: { ...request.parameters, prompt: request.prompt },
+        ...(this.options.webhookUrl && { webhook: this.options.webhookUrl }),
+      };
+      const created = await this.http.send('POST', `${this.base}/predictions`, 'a new prediction', signal, {
+        json,
+        idempotencyKey: request.idempotencyKey,
+        wait,
+      });
+      prediction = parsePrediction(created.body);
+    }
+    const url = this.predictionUrl(prediction.id);
     const deadline = Date.now() + this.options.maxWaitMs;
     try {
-      for (let wait = this.options.pollInitialMs; ; wait = Math.min(wait * 2, this.options.pollMaxMs)) {
+      if (request.resume) prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal, { wait })).body);
+      else await request.onSubmitted?.(prediction.id);
+      // A resumed prediction has waited long already: it is polled at the slowest pace at once, and
+      // more slowly still when the service announces its end (the webhook wakes the job instead).
+      const slowest = request.resume && this.options.webhookUrl ? this.options.webhookPollMs : this.options.pollMaxMs;
+      for (let pace = request.resume ? slowest : this.options.pollInitialMs; ; pace = Math.min(pace * 2, slowest)) {
         if (typeof prediction.progress === 'number' && Number.isFinite(prediction.progress))
           request.onProgress?.(Math.min(1, Math.max(0, prediction.progress)));
         if (terminal.has(prediction.status)) break;
-        if (Date.now() + wait > deadline) throw new ReadFailure('timeout', `prediction ${prediction.id} did not finish in ${this.options.maxWaitMs} ms`);
-        await pause(wait, signal);
-        prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal)).body);
+        if (Date.now() + pace > deadline) throw new ReadFailure('timeout', `prediction ${prediction.id} did not finish in ${this.options.maxWaitMs} ms`);
+        await wait(pace, signal);
+        prediction = parsePrediction((await this.http.send('GET', url, `prediction ${prediction.id}`, signal, { wait })).body);
       }
     } catch (error) {
       // Stopped by us (abort, our deadline), not by the service: stop the paid job too.
-      if (signal.aborted || (isReadFailure(error) && error.kind === 'timeout')) await this.cancel(url);
+      if (signal.aborted || (isReadFailure(error) && error.kind === 'timeout')) await this.cancel(prediction.id);
       throw error;
     }
     if (prediction.status !== 'succeeded') {
@@ -108,8 +128,14 @@ export class PredictionGenerationProvider implements GenerationProvider {
   }
 
   /** Best effort: the caller is already failing, and the service's own timeout ends a job we could not cancel. */
-  private async cancel(url: string): Promise<void> {
-    await this.http.send('POST', `${url}/cancel`, 'a cancel', AbortSignal.timeout(this.options.cancelTimeoutMs)).catch(() => undefined);
+  async cancel(predictionId: string): Promise<void> {
+    await this.http
+      .send('POST', `${this.predictionUrl(predictionId)}/cancel`, 'a cancel', AbortSignal.timeout(this.options.cancelTimeoutMs))
+      .catch(() => undefined);
+  }
+
+  private predictionUrl(id: string): string {
+    return `${this.base}/predictions/${encodeURIComponent(id)}`;
   }
 
   private async outputs(prediction: Prediction, request: GenerationRequest): Promise<GeneratedFile[]> {

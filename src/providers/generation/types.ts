@@ -19,6 +19,15 @@ export interface GenerationRequest {
   onProgress?: ((progress: number) => void) | undefined;
   /** Stable id of this generation: adapters send it as an idempotency key so a retried job does not start a second paid job upstream. */
   idempotencyKey: string;
+  /** An async provider's job already accepted for this generation (a later attempt): poll it instead of starting another. */
+  resume?: string | undefined;
+  /** Awaited once an async provider accepted the job, before any wait: the caller records the id to resume with. */
+  onSubmitted?: ((providerJobId: string) => Promise<void>) | undefined;
+  /**
+   * How the adapter waits between polls and before retries; it may throw to end the attempt there
+   * (a job's wait beyond its bound continues later, resuming with `resume`). Default: a plain pause.
+   */
+  wait?: ((ms: number, signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 export interface GeneratedFile {
@@ -44,4 +53,6 @@ export interface GenerationResult {
 export interface GenerationProvider {
   readonly name: 'sandbox' | 'openai' | 'prediction';
   generate(request: GenerationRequest): Promise<GenerationResult>;
+  /** Best effort: stops an async provider's job that nobody waits for any more (canceled or timed out between two attempts). */
+  cancel?(providerJobId: string): Promise<void>;
 }
