@@ -1,11 +1,25 @@
-// What documents and media yield to enrichment, opened inside the extraction thread (./thread.ts):
+// What documents and media yield to enrichment, opened inside an extraction thread (./contained.ts):
 // each checks the limits a hostile file would exceed before its parser runs. Each parser is loaded
 // when its stage runs: a thread started for a PDF loads pdf.js alone.
+import { checkPdfStreams } from '../../core/contained/pdf-streams.ts';
 import { boundedText, type StageResult, UnreadableAssetError } from '../enrichment.ts';
+import type { ContainedStage } from './contained.ts';
 import type { ExtractionLimits } from './limits.ts';
 import { checkDeclaredSizes } from './media-sizes.ts';
-import { checkPdfStreams } from './pdf-streams.ts';
 import { checkZip } from './zip.ts';
+
+/** What the extraction thread calls: the stage's reader, on the bytes handed over to it. */
+export function extractDocument(stage: ContainedStage, data: Uint8Array, mediaType: string, limits: ExtractionLimits): Promise<StageResult> {
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  switch (stage) {
+    case 'pdf':
+      return readPdf(bytes, limits);
+    case 'docx':
+      return readDocx(bytes, limits);
+    case 'media':
+      return probeMedia(bytes, mediaType);
+  }
+}
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
 

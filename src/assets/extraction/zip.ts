@@ -1,5 +1,5 @@
 import { UnreadableAssetError } from '../enrichment.ts';
-import { inflatedLength } from './inflate.ts';
+import { inflatedLength } from '../../core/contained/inflate.ts';
 import type { ExtractionLimits } from './limits.ts';
 
 const END = 0x06054b50;

@@ -1,15 +1,14 @@
-import { UnreadableAssetError } from '../enrichment.ts';
 import { inflatedLength } from './inflate.ts';
-import type { ExtractionLimits } from './limits.ts';
+import { FileRefusal } from './refusal.ts';
 
 /**
  * Checks what a PDF's Flate streams really inflate to, in all, before pdf.js opens it: each
  * `stream` whose dictionary names FlateDecode is inflated and counted (its declared /Length is not
  * believed). Images are left out: reading text never decodes them. What this cannot see (streams
  * in encrypted files, filters chained inside filters) is bounded by the extraction's CPU and memory
- * ceilings instead.
+ * ceilings instead. Refused as `too_large_uncompressed`.
  */
-export async function checkPdfStreams(bytes: Buffer, limits: ExtractionLimits): Promise<void> {
+export async function checkPdfStreams(bytes: Buffer, limits: { maxUncompressedBytes: number }): Promise<void> {
   let inflated = 0;
   for (let at = bytes.indexOf('stream'); at >= 0; at = bytes.indexOf('stream', at + 6)) {
     let start = at + 6;
@@ -23,7 +22,7 @@ export async function checkPdfStreams(bytes: Buffer, limits: ExtractionLimits): 
     if (/\/FlateDecode\b|\/Fl\b/.test(dictionary) && !/\/Subtype\s*\/Image\b/.test(dictionary)) {
       inflated += await inflatedLength(bytes.subarray(start, end < 0 ? bytes.length : end), limits.maxUncompressedBytes - inflated, false);
       if (inflated > limits.maxUncompressedBytes) {
-        throw new UnreadableAssetError(
+        throw new FileRefusal(
           `the PDF is too large uncompressed: its streams inflate to more than the ${limits.maxUncompressedBytes} bytes allowed; it was not opened`,
           'too_large_uncompressed',
         );
