@@ -65,6 +65,8 @@ export function runContained<T>(
     signal.addEventListener('abort', aborted, { once: true });
     const wall = setTimeout(() => timedOut(`${ceilings.wallMs / 1000} s`), ceilings.wallMs);
     const sampler = setInterval(() => {
+      // Both readings are Node 24's (older Nodes keep the heap cap and the wall clock).
+      if (typeof worker.cpuUsage !== 'function' || typeof worker.getHeapStatistics !== 'function') return;
       Promise.all([worker.cpuUsage(), worker.getHeapStatistics()]).then(
         ([cpu, heap]) => {
           if ((cpu.user + cpu.system) / 1000 > ceilings.cpuMs) timedOut(`${ceilings.cpuMs / 1000} s of CPU time`);
