@@ -61,11 +61,12 @@ export interface StageResult {
 
 /**
  * Why enrichment refused a file for good, as `enrichment_error.code`: unreadable bytes, or a limit
- * a hostile file would exceed (./extraction/limits.ts) — decompressed size, entries, pages, pixels,
+ * a hostile file would exceed (./extraction/limits.ts) — the file's own size, decompressed size, entries, pages, pixels,
  * sizes its headers claim, and the time and memory ceilings of the extraction.
  */
 export const REFUSAL_CODES = [
   'unreadable',
+  'file_too_large',
   'image_too_large',
   'too_large_uncompressed',
   'too_many_entries',

@@ -128,9 +128,17 @@ interface Source {
   fromFile: boolean;
 }
 
-async function bytesOf(deps: Pick<Deps, 'providers'>, asset: EnrichmentSubject): Promise<Source> {
+async function bytesOf(deps: Pick<Deps, 'config' | 'providers'>, asset: EnrichmentSubject): Promise<Source> {
   if (asset.upload_file_state === 'success') {
-    const file = await deps.providers.storage.get(assetFileKey(asset.organization_id, asset.id));
+    const key = assetFileKey(asset.organization_id, asset.id);
+    // Its size first, from one byte of it: a file of gigabytes (uploads may be 5 GiB) is never read into memory.
+    const head = await deps.providers.storage.open(key, { start: 0, end: 0 });
+    if (!head) throw new UnreadableAssetError('the stored file is missing');
+    head.body.on('error', () => undefined).destroy();
+    const max = deps.config.ASSET_EXTRACTION_MAX_FILE_BYTES;
+    if (head.size > max)
+      throw new UnreadableAssetError(`the file is ${head.size} bytes, more than the ${max} enrichment opens; it was not read`, 'file_too_large');
+    const file = await deps.providers.storage.get(key);
     if (!file) throw new UnreadableAssetError('the stored file is missing');
     return { bytes: file.body, mediaType: file.contentType, fromFile: true };
   }

@@ -219,6 +219,12 @@ export const configSchema = z
       .min(1024)
       .default(100 * 1024 * 1024),
     ASSET_EXTRACTION_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
+    /** The largest stored file enrichment reads into memory and opens; a larger one is refused (`file_too_large`) before it is read. */
+    ASSET_EXTRACTION_MAX_FILE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(256 * 1024 * 1024),
     ASSET_PDF_MAX_PAGES: z.coerce.number().int().min(1).default(2_000),
     ASSET_EXTRACTION_CPU_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
     ASSET_EXTRACTION_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(120),

@@ -39,7 +39,9 @@ describe('hostile files: enrichment refuses them and the worker survives (worker
   let org: string;
   let worker: ChildRun;
   const operator = newOperator();
-  const spawn = useChildProcesses(() => spawnWorker(url, { DATA_DIR: testDataDir(), WORKER_POLL_INTERVAL_SECONDS: '1' }));
+  const spawn = useChildProcesses(() =>
+    spawnWorker(url, { DATA_DIR: testDataDir(), WORKER_POLL_INTERVAL_SECONDS: '1', ASSET_EXTRACTION_MAX_FILE_BYTES: String(4 * 1024 * 1024) }),
+  );
 
   before(async () => {
     url = await isolatedDatabase();
@@ -91,6 +93,8 @@ describe('hostile files: enrichment refuses them and the worker survives (worker
       ['huge.webp', await webpClaiming(16_000, 16_000), 'image/webp', 'image_too_large'],
       ['truncated.mp4', mp4Truncated(), 'video/mp4', 'declared_size_exceeds_file'],
       ['4gb.wav', wavClaiming4GB(), 'audio/wav', 'declared_size_exceeds_file'],
+      // Over this worker's ASSET_EXTRACTION_MAX_FILE_BYTES (4 MiB): refused before it is read into memory.
+      ['long.wav', wav(330), 'audio/wav', 'file_too_large'],
     ];
     for (const [filename, bytes, type, reason] of hostile) {
       const id = await upload(bytes, filename, type);
