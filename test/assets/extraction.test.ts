@@ -6,7 +6,7 @@ import { checkDeclaredSizes } from '../../src/assets/extraction/media-sizes.ts';
 import { checkPdfStreams } from '../../src/core/contained/pdf-streams.ts';
 import { FileRefusal } from '../../src/core/contained/refusal.ts';
 import { checkZip } from '../../src/assets/extraction/zip.ts';
-import { docxBomb, docxLyingBomb, docxOfManyEntries, inflatingTo, pdfInflating, wavClaiming4GB, zipOf } from '../support/hostile-files.ts';
+import { docxBomb, docxLyingBomb, docxOfManyEntries, inflatingTo, mp4Truncated, pdfInflating, wavClaiming4GB, zipOf } from '../support/hostile-files.ts';
 import { docx, pdf, wav } from './fixtures.ts';
 
 const LIMITS: ExtractionLimits = {
@@ -83,6 +83,21 @@ describe('extraction limits (zip, PDF and media checks; the extraction thread’
     streaming.writeUInt32LE(0xffffffff, 4);
     streaming.writeUInt32LE(0xffffffff, 40);
     checkDeclaredSizes(streaming);
+    // MP4: a moov of 4 GB in 104 bytes is refused; boxes that fit, then trailing bytes that are no box, pass.
+    expect(() => checkDeclaredSizes(mp4Truncated())).to.throw(UnreadableAssetError, /the MP4 box 'moov' claims 4294967304 bytes but the file has 104/);
+    const sized = (type: string, body: Buffer) => {
+      const bytes = Buffer.concat([Buffer.alloc(4), Buffer.from(type, 'latin1'), body]);
+      bytes.writeUInt32BE(bytes.length, 0);
+      return bytes;
+    };
+    checkDeclaredSizes(
+      Buffer.concat([
+        sized('ftyp', Buffer.from('isom\0\0\0\0isom')),
+        sized('moov', Buffer.alloc(100)),
+        sized('mdat', Buffer.alloc(1000)),
+        Buffer.from([0xff, 0xfe, 0x01, 0x02, 0, 0, 0, 1]),
+      ]),
+    );
   });
 
   describe('the extraction thread', () => {
