@@ -2,7 +2,7 @@
 // the reason — in the transaction that ends the job.
 import type { Knex } from 'knex';
 import type { EndReason, JobEnds } from '../jobs/define.ts';
-import type { Enrichment } from './enrichment.ts';
+import { type Enrichment, REFUSAL_CODES } from './enrichment.ts';
 import { finishEnrichment } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 
@@ -12,7 +12,7 @@ const subjectOf = async (trx: Knex.Transaction, id: string) =>
 async function fail(trx: Knex.Transaction, assetId: string, reason: EndReason): Promise<void> {
   const asset = await subjectOf(trx, assetId);
   // The handler's own refusals keep their code; any other failure (expired, lost, thrown) is `enrichment_failed`.
-  const code = ['unreadable', 'image_too_large', 'canceled'].includes(reason.code) ? reason.code : 'enrichment_failed';
+  const code = reason.code === 'canceled' || (REFUSAL_CODES as readonly string[]).includes(reason.code) ? reason.code : 'enrichment_failed';
   if (asset) await finishEnrichment(trx, asset, { state: 'error', error: { code, message: reason.message } });
 }
 

@@ -59,11 +59,29 @@ export interface StageResult {
   text?: string;
 }
 
+/**
+ * Why enrichment refused a file for good, as `enrichment_error.code`: unreadable bytes, or a limit
+ * a hostile file would exceed (./extraction/limits.ts) — the file's own size, decompressed size, entries, pages, pixels,
+ * sizes its headers claim, and the time and memory ceilings of the extraction.
+ */
+export const REFUSAL_CODES = [
+  'unreadable',
+  'file_too_large',
+  'image_too_large',
+  'too_large_uncompressed',
+  'too_many_entries',
+  'too_many_pages',
+  'declared_size_exceeds_file',
+  'extraction_timeout',
+  'extraction_out_of_memory',
+] as const;
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
 /** The bytes cannot be enriched (not what they claim, or refused, e.g. a decompression bomb): no retry. */
 export class UnreadableAssetError extends Error {
   constructor(
     message: string,
-    readonly code: 'unreadable' | 'image_too_large' = 'unreadable',
+    readonly code: RefusalCode = 'unreadable',
   ) {
     super(message);
   }

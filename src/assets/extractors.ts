@@ -1,9 +1,7 @@
-// What each kind of file yields to enrichment: pure functions of the bytes (worker only; the
-// libraries are loaded here and nowhere in the web process).
-import mammoth from 'mammoth';
-import { parseBuffer } from 'music-metadata';
+// What images and text yield to enrichment: pure functions of the bytes (worker only; the
+// libraries are loaded here and nowhere in the web process). Documents and media are opened in an
+// extraction thread of their own (./extraction/).
 import sharp, { type Metadata } from 'sharp';
-import { extractText, getDocumentProxy } from 'unpdf';
 import { boundedText, type StageResult, type Thumbnail, UnreadableAssetError } from './enrichment.ts';
 
 /** Longer-edge bounds of the thumbnails every image gets. */
@@ -40,10 +38,12 @@ export async function probeImage(bytes: Buffer, maxPixels: number): Promise<Stag
  * The image is decoded once, at the largest thumbnail's size (JPEG shrinks while it decodes); the
  * smaller ones are made from that.
  */
-export async function renderThumbnails(bytes: Buffer, maxPixels: number): Promise<{ thumbnail: Thumbnail; body: Buffer }[]> {
+export async function renderThumbnails(bytes: Buffer, maxPixels: number, timeoutSeconds = 0): Promise<{ thumbnail: Thumbnail; body: Buffer }[]> {
   const largest = Math.max(...THUMBNAIL_SIZES);
   try {
     const { data, info } = await sharp(bytes, { limitInputPixels: maxPixels })
+      // libvips stops decoding past this (0: never); the pixel limit bounds its memory.
+      .timeout({ seconds: Math.ceil(timeoutSeconds) })
       .autoOrient()
       .resize({ width: largest, height: largest, fit: 'inside', withoutEnlargement: true })
       .raw()
@@ -69,59 +69,10 @@ export async function renderThumbnails(bytes: Buffer, maxPixels: number): Promis
       return { thumbnail: { ...rendition.thumbnail, size }, body: rendition.body };
     });
   } catch (error) {
+    if (/^timeout: /.test(reason(error)))
+      throw new UnreadableAssetError(`decoding the image took more than ${timeoutSeconds} s; it was stopped`, 'extraction_timeout');
     throw new UnreadableAssetError(`the image could not be decoded: ${reason(error)}`);
   }
-}
-
-/** Page count and the text of every page (pages joined by a line break). */
-export async function readPdf(bytes: Buffer): Promise<StageResult> {
-  let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
-  try {
-    // A copy: pdf.js takes the array over (detaches it).
-    pdf = await getDocumentProxy(new Uint8Array(bytes));
-  } catch (error) {
-    throw new UnreadableAssetError(`the PDF could not be read: ${reason(error)}`);
-  }
-  try {
-    const { totalPages, text } = await extractText(pdf, { mergePages: true });
-    const bounded = boundedText(text);
-    return { facts: { page_count: totalPages, ...bounded.facts }, text: bounded.text };
-  } catch (error) {
-    throw new UnreadableAssetError(`the PDF's text could not be read: ${reason(error)}`);
-  } finally {
-    await pdf.destroy();
-  }
-}
-
-/** The document's text, paragraphs separated by blank lines. */
-export async function readDocx(bytes: Buffer): Promise<StageResult> {
-  let value: string;
-  try {
-    ({ value } = await mammoth.extractRawText({ buffer: bytes }));
-  } catch (error) {
-    throw new UnreadableAssetError(`the DOCX could not be read: ${reason(error)}`);
-  }
-  const bounded = boundedText(value.trim());
-  return { facts: bounded.facts, text: bounded.text };
-}
-
-/** Duration, codec, bitrate (bits per second), container, sample rate and channels of audio or video. */
-export async function probeMedia(bytes: Buffer, mediaType: string): Promise<StageResult> {
-  let format: Awaited<ReturnType<typeof parseBuffer>>['format'];
-  try {
-    ({ format } = await parseBuffer(bytes, { mimeType: mediaType, size: bytes.length }, { duration: true, skipCovers: true }));
-  } catch (error) {
-    throw new UnreadableAssetError(`the ${mediaType.split('/')[0]} could not be read: ${reason(error)}`);
-  }
-  const facts = {
-    duration_seconds: format.duration,
-    codec: format.codec,
-    bitrate: format.bitrate === undefined ? undefined : Math.round(format.bitrate),
-    container: format.container,
-    sample_rate: format.sampleRate,
-    channels: format.numberOfChannels,
-  };
-  return { facts: Object.fromEntries(Object.entries(facts).filter(([, value]) => value !== undefined)) };
 }
 
 /**

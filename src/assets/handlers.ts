@@ -7,7 +7,9 @@ import type { Deps } from '../platform/deps.ts';
 import { setTimeout } from 'node:timers/promises';
 import { basics, type Enrichment, type StageName, type StageResult, stagesFor, UnreadableAssetError } from './enrichment.ts';
 import { recordedStages, recordStage } from './enrichment-stages.ts';
-import { probeImage, probeMedia, readDocx, readPdf, readText, renderThumbnails } from './extractors.ts';
+import { probeImage, readText, renderThumbnails } from './extractors.ts';
+import { extractContained } from './extraction/contained.ts';
+import { extractionLimits } from './extraction/limits.ts';
 import { type EnrichmentSubject, type ImportedFile, pendingImport, startEnrichment } from './import-state.ts';
 import type { AssetJobPayload } from './jobs.ts';
 import { isImportableMediaType } from './media-types.ts';
@@ -71,7 +73,7 @@ export async function enrichAsset({ asset_id }: AssetJobPayload, { deps, step, s
       signal.throwIfAborted();
       let facts = done.get(stage)?.facts;
       if (!facts) {
-        const result = await runStage(deps, asset, stage, source);
+        const result = await runStage(deps, asset, stage, source, signal);
         await step((trx) => recordStage(trx, asset.id, checksum, stage, result, source.fromFile));
         facts = result.facts;
         // Tests widen the window between stages to kill a worker in it.
@@ -112,7 +114,7 @@ export async function measureStoredFile(
   let text: string | undefined;
   for (const stage of stagesFor(asset.type, mediaType)) {
     signal.throwIfAborted();
-    const result = await runStage(deps, asset, stage, source);
+    const result = await runStage(deps, asset, stage, source, signal);
     Object.assign(enrichment, result.facts);
     if (result.text !== undefined) text = result.text;
   }
@@ -126,9 +128,17 @@ interface Source {
   fromFile: boolean;
 }
 
-async function bytesOf(deps: Pick<Deps, 'providers'>, asset: EnrichmentSubject): Promise<Source> {
+async function bytesOf(deps: Pick<Deps, 'config' | 'providers'>, asset: EnrichmentSubject): Promise<Source> {
   if (asset.upload_file_state === 'success') {
-    const file = await deps.providers.storage.get(assetFileKey(asset.organization_id, asset.id));
+    const key = assetFileKey(asset.organization_id, asset.id);
+    // Its size first, from one byte of it: a file of gigabytes (uploads may be 5 GiB) is never read into memory.
+    const head = await deps.providers.storage.open(key, { start: 0, end: 0 });
+    if (!head) throw new UnreadableAssetError('the stored file is missing');
+    head.body.on('error', () => undefined).destroy();
+    const max = deps.config.ASSET_EXTRACTION_MAX_FILE_BYTES;
+    if (head.size > max)
+      throw new UnreadableAssetError(`the file is ${head.size} bytes, more than the ${max} enrichment opens; it was not read`, 'file_too_large');
+    const file = await deps.providers.storage.get(key);
     if (!file) throw new UnreadableAssetError('the stored file is missing');
     return { bytes: file.body, mediaType: file.contentType, fromFile: true };
   }
@@ -141,13 +151,14 @@ async function runStage(
   asset: Pick<EnrichmentSubject, 'id' | 'organization_id'>,
   stage: StageName,
   { bytes, mediaType }: Source,
+  signal: AbortSignal,
 ): Promise<StageResult> {
   const maxPixels = deps.config.ASSET_IMAGE_MAX_PIXELS;
   switch (stage) {
     case 'image':
       return probeImage(bytes, maxPixels);
     case 'thumbnails': {
-      const rendered = await renderThumbnails(bytes, maxPixels);
+      const rendered = await renderThumbnails(bytes, maxPixels, deps.config.ASSET_EXTRACTION_TIMEOUT_SECONDS);
       // One file per distinct rendition, under the smallest size it serves (thumbnailFileSize).
       const files = new Map(rendered.toReversed().map(({ thumbnail, body }) => [body, thumbnail]));
       await Promise.all(
@@ -158,11 +169,10 @@ async function runStage(
       return { facts: { thumbnails: rendered.map(({ thumbnail }) => thumbnail) } };
     }
     case 'pdf':
-      return readPdf(bytes);
     case 'docx':
-      return readDocx(bytes);
     case 'media':
-      return probeMedia(bytes, mediaType);
+      // Parsers of documents and media run in a thread under memory and time ceilings: a hostile file ends the thread, not the worker.
+      return extractContained(stage, bytes, mediaType, extractionLimits(deps.config), signal);
     case 'text':
       return readText(bytes);
   }

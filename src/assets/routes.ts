@@ -92,7 +92,7 @@ export const assetRoutes: AnyRoute[] = [
     operationId: 'getAssetFile',
     summary: 'Download the stored file of an imported or uploaded asset',
     description:
-      'The bytes with their content type (not JSON). 404 until the import or upload succeeded. `Range` (one range: 206 with Content-Range; 416 outside the file), `ETag` (the SHA-256) with `If-None-Match` (304) and `If-Range`. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; HTML, SVG, XML and other types browsers could execute are always attachments.',
+      'The bytes with their content type (not JSON). 404 until the import or upload succeeded. `Range` (RFC 9110: one satisfiable range is 206 with Content-Range; a set with none satisfiable is 416 with `Content-Range: bytes */size`; an invalid header such as `bytes=5-1`, another unit, or several satisfiable ranges get the whole file, 200), `ETag` (the SHA-256) with `If-None-Match` (304) and `If-Range`. Served with `X-Content-Type-Options: nosniff` and a sandboxing CSP; HTML, SVG, XML and other types browsers could execute are always attachments.',
     tag,
     params: assetIdParams,
     response: { status: 200, description: 'The file (206 for a Range, 304 when If-None-Match matches)' },

@@ -82,7 +82,10 @@ export const assetSchema = z
         'Why the link import or upload ended in `error` (`upload_file_state`), e.g. `checksum_mismatch`, `type_mismatch`, `upload_expired`; null otherwise.',
     }),
     enrichment: enrichmentSchema.nullable().openapi({ description: 'What enrichment measured, once `enrichment_state` is `success`; null otherwise.' }),
-    enrichment_error: jobFailure.nullable().openapi({ description: 'Why enrichment ended in `error`; null otherwise.' }),
+    enrichment_error: jobFailure.nullable().openapi({
+      description:
+        'Why enrichment ended in `error`; null otherwise. A file refused for good (never retried; the file still downloads) names the limit it hit: `unreadable`, `file_too_large`, `image_too_large`, `too_large_uncompressed` (a zip or PDF streams inflating past the limit, counted as inflated), `too_many_entries`, `too_many_pages`, `declared_size_exceeds_file`, `extraction_timeout`, `extraction_out_of_memory`; other failures, after their retries, are `enrichment_failed`.',
+    }),
   })
   .strict()
   .openapi('Asset');

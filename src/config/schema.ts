@@ -215,6 +215,28 @@ export const configSchema = z
     ASSET_IMAGE_MAX_PIXELS: z.coerce.number().int().min(1).default(100_000_000),
     ASSET_ENRICHMENT_STAGE_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
     /**
+     * Ceilings of opening a file (src/assets/extraction): what zip-based documents and PDF streams
+     * may inflate to (bytes actually inflated) and how many entries a zip may hold, checked before
+     * parsing; PDF pages; and the CPU time, wall-clock time and memory (heap and buffers) of the
+     * thread each extraction runs in, which is ended on its ceiling, never the worker process.
+     */
+    ASSET_EXTRACTION_MAX_UNCOMPRESSED_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(100 * 1024 * 1024),
+    ASSET_EXTRACTION_MAX_ENTRIES: z.coerce.number().int().min(1).default(10_000),
+    /** The largest stored file enrichment reads into memory and opens; a larger one is refused (`file_too_large`) before it is read. */
+    ASSET_EXTRACTION_MAX_FILE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .default(256 * 1024 * 1024),
+    ASSET_PDF_MAX_PAGES: z.coerce.number().int().min(1).default(2_000),
+    ASSET_EXTRACTION_CPU_SECONDS: z.coerce.number().min(0.1).max(3600).default(30),
+    ASSET_EXTRACTION_TIMEOUT_SECONDS: z.coerce.number().min(0.1).max(3600).default(120),
+    ASSET_EXTRACTION_MEMORY_MB: z.coerce.number().int().min(16).max(16_384).default(192),
+    /**
      * Direct uploads (tus, src/assets/uploads): the largest file (413 beyond, at creation), what one
      * organization may hold in uploaded files, finished and in progress (409 beyond, at creation),
      * and how long an unfinished upload lives before the cleanup job ends it and removes its bytes.

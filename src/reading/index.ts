@@ -1,3 +1,4 @@
+import type { Config } from '../config/schema.ts';
 import { fetchPage, type FetchPageOptions } from './fetch.ts';
 import { readHtml } from './html.ts';
 import { composeResult, READ_MAX_TEXT_CHARS, type ReadUrlResult } from './result.ts';
@@ -7,6 +8,11 @@ export { READ_MAX_BYTES, readableMediaTypes } from './fetch.ts';
 export { READ_MAX_LINKS, READ_MAX_TEXT_CHARS, type ReadUrlResult } from './result.ts';
 
 export interface ReadUrlOptions extends FetchPageOptions {
+  config: FetchPageOptions['config'] &
+    Pick<
+      Config,
+      'ASSET_EXTRACTION_MAX_UNCOMPRESSED_BYTES' | 'ASSET_EXTRACTION_CPU_SECONDS' | 'ASSET_EXTRACTION_TIMEOUT_SECONDS' | 'ASSET_EXTRACTION_MEMORY_MB'
+    >;
   /** Most characters of text returned (default READ_MAX_TEXT_CHARS); longer text is cut and `truncated`. */
   maxTextChars?: number;
 }
@@ -25,7 +31,14 @@ export async function readUrl(url: string, options: ReadUrlOptions): Promise<Rea
     case 'application/pdf': {
       // pdf.js is large: loaded on the first PDF, not with the module.
       const { readPdf } = await import('./pdf.ts');
-      return composeResult(meta, await readPdf(page.body, options.signal, maxTextChars), maxTextChars);
+      const { config } = options;
+      const limits = {
+        maxUncompressedBytes: config.ASSET_EXTRACTION_MAX_UNCOMPRESSED_BYTES,
+        cpuMs: config.ASSET_EXTRACTION_CPU_SECONDS * 1000,
+        wallMs: config.ASSET_EXTRACTION_TIMEOUT_SECONDS * 1000,
+        memoryMb: config.ASSET_EXTRACTION_MEMORY_MB,
+      };
+      return composeResult(meta, await readPdf(page.body, options.signal, maxTextChars, limits), maxTextChars);
     }
     case 'text/html':
     case 'application/xhtml+xml':

@@ -1,6 +1,6 @@
 // Small real files for enrichment, built by the tests themselves so every byte is known.
-import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
+import { docxParts, zipOf } from '../support/hostile-files.ts';
 
 /** A JPEG of `width`×`height` stored pixels whose EXIF orientation tag is `orientation` (6: displayed rotated 90°, so width and height swap). */
 export const orientedJpeg = (width: number, height: number, orientation: number) =>
@@ -36,63 +36,17 @@ export function pdf(pages: string[]): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-/** A ZIP archive of stored (uncompressed) entries: all a DOCX needs. */
-function zip(entries: [string, string][]): Buffer {
-  const locals: Buffer[] = [];
-  const centrals: Buffer[] = [];
-  let offset = 0;
-  for (const [name, text] of entries) {
-    const data = Buffer.from(text, 'utf8');
-    const nameBytes = Buffer.from(name, 'utf8');
-    const crc = crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBytes.length, 26);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBytes.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBytes, data);
-    centrals.push(central, nameBytes);
-    offset += local.length + nameBytes.length + data.length;
-  }
-  const directory = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(entries.length, 8);
-  end.writeUInt16LE(entries.length, 10);
-  end.writeUInt32LE(directory.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, directory, end]);
-}
-
 /** A minimal Word document: one paragraph per entry. */
 export function docx(paragraphs: string[]): Buffer {
   const xmlText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
   const body = paragraphs.map((p) => `<w:p><w:r><w:t>${xmlText(p)}</w:t></w:r></w:p>`).join('');
-  return zip([
-    [
-      '[Content_Types].xml',
-      '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
-    ],
-    [
-      '_rels/.rels',
-      '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>',
-    ],
-    [
-      'word/document.xml',
-      `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
-    ],
-  ]);
+  return zipOf(
+    docxParts({
+      data: Buffer.from(
+        `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
+      ),
+    }),
+  );
 }
 
 /** A PCM WAV of `seconds` of a 440 Hz tone. */

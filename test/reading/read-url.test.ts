@@ -5,6 +5,7 @@ import { READ_MAX_BYTES, readUrl } from '../../src/reading/index.ts';
 import { readUrlOutput } from '../../src/search/index.ts';
 import { testConfig } from '../support/config.ts';
 import { startUpstream, type FakeUpstream } from '../support/upstream.ts';
+import { pdfInflating } from '../support/hostile-files.ts';
 
 /** A one-page PDF with one line of text and an Info dictionary, xref offsets computed as it is written. */
 function tinyPdf(line: string, title: string): Buffer {
@@ -75,6 +76,7 @@ describe('reading: readUrl (SSRF-safe page reader)', () => {
     upstream = await startUpstream({
       '/articles/foxes': send('text/html; charset=utf-8', article),
       '/paper.pdf': send('application/pdf', tinyPdf('Hello from a tiny PDF', 'A Tiny Paper')),
+      '/bomb.pdf': send('application/pdf', pdfInflating()),
       '/notes.txt': send('text/plain; charset=iso-8859-1', Buffer.from('Caf\xe9 notes\n\nSee https://example.org/menu for more.', 'latin1')),
       '/readme.md': send('text/markdown', '# Read me\n\nSome [docs](https://example.org/docs) here.'),
       '/fox.png': send('image/png', Buffer.alloc(64, 1)),
@@ -161,6 +163,17 @@ describe('reading: readUrl (SSRF-safe page reader)', () => {
     });
     expect(result.text).to.equal('Hello from a tiny PDF');
     expect(result.word_count).to.equal(5);
+  });
+
+  it('refuses a PDF whose streams inflate past the limit, or whose reading passes a ceiling, in its own thread; this process reads the next PDF', async () => {
+    await failure(read('/bomb.pdf'), 'refused', /^the PDF is too large uncompressed: its streams inflate to more than the 104857600 bytes allowed/);
+    // The stream check out of the way: pdf.js inflates the 150 MB itself and the memory ceiling ends it.
+    await failure(
+      read('/bomb.pdf', { ASSET_EXTRACTION_MAX_UNCOMPRESSED_BYTES: 2 ** 40, ASSET_EXTRACTION_MEMORY_MB: 96 }),
+      'refused',
+      /^opening the file needed more than 96 MB; the extraction was stopped$/,
+    );
+    expect((await read('/paper.pdf')).text).to.equal('Hello from a tiny PDF');
   });
 
   it('reads plain text in its charset, and Markdown with its heading and links', async () => {

@@ -39,23 +39,37 @@ const matches = (header: string, etag: string) => {
   return header.trim() === '*' || header.split(',').some((tag) => weak(tag) === weak(etag));
 };
 
-/** One `bytes=` range of RFC 9110 §14.1 (several ranges are served whole); null when the header asks for none. */
-function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
-  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (!match || (match[1] === '' && match[2] === '')) return null;
-  const [, first, last] = match;
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - suffix), end: size - 1 };
+/**
+ * The one range to serve for a `Range` header (RFC 9110 §14.1–14.2), or null to serve the whole file:
+ * a header that is not a valid `bytes=` range-set is ignored, a set of which no range is satisfiable
+ * is `unsatisfiable` (416), and a set with several satisfiable ranges is served whole (a server may
+ * ignore Range; we send no multipart/byteranges).
+ */
+export function parseRange(header: string, size: number): ByteRange | 'unsatisfiable' | null {
+  const match = /^\s*bytes\s*=\s*(.*)$/i.exec(header);
+  if (!match || size === 0) return null; // nothing of an empty file can be a partial representation
+  const specs = match[1]!.split(',').map((spec) => spec.trim());
+  const ranges: ByteRange[] = [];
+  for (const spec of specs) {
+    if (spec === '') continue; // 1#range-spec tolerates empty list elements
+    const parts = /^(\d*)-(\d*)$/.exec(spec);
+    if (!parts || (parts[1] === '' && parts[2] === '')) return null;
+    const [, first, last] = parts as unknown as [string, string, string];
+    if (first === '') {
+      const suffix = Number(last);
+      if (suffix > 0) ranges.push({ start: Math.max(0, size - suffix), end: size - 1 });
+      continue;
+    }
+    const start = Number(first);
+    if (last !== '' && Number(last) < start) return null; // an invalid range-spec: the whole header is invalid
+    if (start < size) ranges.push({ start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) });
   }
-  const start = Number(first);
-  if (start >= size) return 'unsatisfiable';
-  return { start, end: last === '' ? size - 1 : Math.min(Number(last), size - 1) };
+  if (ranges.length === 0) return specs.some((spec) => spec !== '') ? 'unsatisfiable' : null;
+  return ranges.length === 1 ? ranges[0]! : null;
 }
 
 /**
- * Streams an asset's stored file: Range (206, one range), ETag and If-None-Match (304), If-Range;
+ * Streams an asset's stored file: Range (206 for one satisfiable range, 416 for none, the whole file otherwise), ETag and If-None-Match (304), If-Range;
  * always `nosniff` and a sandboxing CSP, and a download unless the type is safe inline.
  */
 export async function sendAssetFile(deps: Pick<Deps, 'db' | 'providers'>, asset: AssetRow, ctx: Context, asked: Disposition = 'inline'): Promise<void> {

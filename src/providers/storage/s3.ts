@@ -47,6 +47,11 @@ export class S3Storage implements ObjectStorage {
       await res.body.dump();
       return null;
     }
+    // S3 refuses any range of an empty object (416): open it whole, which is nothing.
+    if (res.statusCode === 416 && range) {
+      await res.body.dump();
+      return this.open(key);
+    }
     await this.expectOk(res, 'GET', key);
     const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
     // A ranged answer names the whole size after the slash of Content-Range; a whole one in Content-Length.
