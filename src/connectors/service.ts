@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
+import { badRequest, conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
 import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConnectorRow, CredentialStatus } from './presenter.ts';
@@ -37,8 +37,15 @@ export interface ConnectorChanges {
 
 const pageKeys = newestFirst('c');
 
+/** OAuth is the MCP authorization spec's: only `mcp` connectors use it. */
+function requireOAuthOnMcp(type: ConnectorType, scheme: AuthScheme | undefined): void {
+  if ((scheme === 'oauth' || scheme === 'oauth_client_credentials') && type !== 'mcp')
+    throw badRequest(`auth_scheme: ${scheme} is for mcp connectors only (this one is ${type})`, ['auth_scheme']);
+}
+
 export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);
+  requireOAuthOnMcp(input.type, input.auth_scheme);
   const url = input.url == null ? null : await checkConnectorUrl(input.url, deps.config.OUTBOUND_ALLOWLIST);
   return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
@@ -80,6 +87,7 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
   return inTransaction(deps.db, async (trx) => {
     const before = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (before.deleted_at) throw conflict('the connector is deleted');
+    requireOAuthOnMcp(changes.type ?? before.type, changes.auth_scheme ?? before.auth_scheme);
     if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase())
       await requireNameFree(trx, before.organization_id, changes.name);
     const values = {
