@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { oauthBearer } from '../../src/connectors/oauth/tokens.ts';
 import type { ConnectorRow } from '../../src/connectors/index.ts';
@@ -36,11 +38,33 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
   let carol: TestUser;
   let org: string;
   let connectorId: string;
+  /** A server (allowlisted) whose discovery documents point wherever `pointers` say. */
+  let lure: http.Server;
+  let lureUrl: string;
+  const pointers = { resourceMetadata: '', authorizationServer: '', tokenEndpoint: '' };
 
   before(async () => {
     as = await startAuthorizationServer(() => mcp.url);
     mcp = await startOAuthMcpServer(() => as);
-    overrides = { OUTBOUND_ALLOWLIST: `127.0.0.1:${as.port},127.0.0.1:${mcp.port}`, WORKER_POLL_INTERVAL_SECONDS: '0.5' };
+    lure = http.createServer((req, res) => {
+      const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/prm') return json({ resource: `${lureUrl}/mcp`, authorization_servers: [pointers.authorizationServer] });
+      if (req.url === '/.well-known/oauth-authorization-server')
+        return json({
+          issuer: lureUrl,
+          authorization_endpoint: `${lureUrl}/authorize`,
+          token_endpoint: pointers.tokenEndpoint,
+          response_types_supported: ['code'],
+          code_challenge_methods_supported: ['S256'],
+        });
+      res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${pointers.resourceMetadata}"` }).end();
+    });
+    await new Promise<void>((resolve) => lure.listen(0, '127.0.0.1', resolve));
+    lureUrl = `http://127.0.0.1:${(lure.address() as AddressInfo).port}`;
+    overrides = {
+      OUTBOUND_ALLOWLIST: `127.0.0.1:${as.port},127.0.0.1:${mcp.port},127.0.0.1:${(lure.address() as AddressInfo).port}`,
+      WORKER_POLL_INTERVAL_SECONDS: '0.5',
+    };
     const url = await isolatedDatabase();
     db = createDb(url, { max: 4 });
     server = await startTestServer(overrides, { databaseUrl: url });
@@ -62,6 +86,8 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
     await db?.destroy();
     await mcp?.close();
     await as?.close();
+    lure?.closeAllConnections();
+    await new Promise<void>((resolve) => (lure ? lure.close(() => resolve()) : resolve()));
   });
 
   async function turn(user: TestUser, content: string) {
@@ -283,5 +309,40 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
     expect((await turn(dave, '/tool machine__whoami {}')).toolResult).to.equal(`sub=client:${MACHINE_CLIENT.client_id}`);
     expect(as.grants).to.include('client_credentials');
     expect((await connection(dave, id)).body.connection.status).to.equal('connected');
+  });
+
+  it('SSRF: metadata, an authorization server or a token endpoint at a private address is refused (502 naming it), and nothing is kept', async () => {
+    const created = await server.request('post', '/connectors', {
+      token: alice.token,
+      body: { organization_id: org, type: 'mcp', name: 'Lure', url: `${lureUrl}/mcp`, auth_scheme: 'oauth' },
+    });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    const id = created.body.connector.id;
+    const start = () => server.request('post', `/connectors/${id}/oauth/authorize`, { token: alice.token });
+    const cases: [Partial<typeof pointers>, RegExp][] = [
+      [
+        { resourceMetadata: 'http://169.254.169.254/latest/meta-data/iam', authorizationServer: lureUrl, tokenEndpoint: `${lureUrl}/token` },
+        /the protected resource metadata http:\/\/169\.254\.169\.254\/latest\/meta-data\/iam is refused: 169\.254\.169\.254 is a linkLocal address/,
+      ],
+      // Loopback, but not a port OUTBOUND_ALLOWLIST opens.
+      [
+        { resourceMetadata: `${lureUrl}/prm`, authorizationServer: 'http://127.0.0.1:1/' },
+        /the authorization server http:\/\/127\.0\.0\.1:1\/ is refused: 127\.0\.0\.1 is a loopback address/,
+      ],
+      [
+        { authorizationServer: lureUrl, tokenEndpoint: 'http://10.0.0.7/token' },
+        /the token endpoint http:\/\/10\.0\.0\.7\/token is refused: 10\.0\.0\.7 is a private address/,
+      ],
+    ];
+    for (const [pointing, refusal] of cases) {
+      Object.assign(pointers, pointing);
+      const refused = await start();
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(502);
+      expect(refused.body.code).to.equal('upstream_failed');
+      expect(refused.body.message).to.match(/^connector "Lure": /);
+      expect(refused.body.message).to.match(refusal);
+    }
+    expect(await db('connector_oauth_authorizations').where({ connector_id: id })).to.have.length(0);
+    expect(await db('connector_oauth_clients').where({ connector_id: id })).to.have.length(0);
   });
 });
