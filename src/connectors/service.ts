@@ -9,6 +9,7 @@ import type { authSchemes, connectorTypes } from './schema.ts';
 import { last4Of, openSecret, resolveKeyring, sealSecret } from './secrets.ts';
 import { checkConnectorUrl } from './url-policy.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { revokeConnections } from './oauth/revocation.ts';
 
 /** The organization permission that creates, changes and deletes connectors (owners and admins hold it). */
 export const MANAGE_CONNECTORS = 'connectors.manage';
@@ -112,13 +113,16 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
  * credential for it is erased in the same transaction (a secret nobody can use is not kept).
  * Deleting a deleted connector is a no-op.
  */
-export async function deleteConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<void> {
+export async function deleteConnector(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;
     await trx('connectors').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
     const erased = await trx('connector_credentials').where({ connector_id: id }).delete();
-    await record(trx, actor, row, 'connector.deleted', { name: row.name, credentials_erased: erased });
+    // OAuth connections are revoked at their server too (a job), pending authorizations dropped.
+    const revoked = await revokeConnections(trx, deps.jobs, trx('connector_oauth_connections').where({ connector_id: id }));
+    await trx('connector_oauth_authorizations').where({ connector_id: id }).delete();
+    await record(trx, actor, row, 'connector.deleted', { name: row.name, credentials_erased: erased, connections_revoked: revoked.length });
   });
 }
 

@@ -1,7 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { openAccessToken } from '../../src/connectors/oauth/connections.ts';
+import { reencryptOAuthSecrets } from '../../src/connectors/oauth/reencrypt.ts';
 import { oauthBearer } from '../../src/connectors/oauth/tokens.ts';
+import { keyringOf, resolveKeyring } from '../../src/connectors/secrets.ts';
 import type { ConnectorRow } from '../../src/connectors/index.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
@@ -344,5 +348,35 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
     }
     expect(await db('connector_oauth_authorizations').where({ connector_id: id })).to.have.length(0);
     expect(await db('connector_oauth_clients').where({ connector_id: id })).to.have.length(0);
+  });
+
+  it('deleting the connector revokes its connections at the server and drops pending authorizations', async () => {
+    expect((await connect(alice, 'alice')).status).to.equal(200);
+    const grant = as.grantsOf('alice').at(-1)!;
+    expect(as.revokedGrants).not.to.include(grant);
+    await server.request('post', `/connectors/${connectorId}/oauth/authorize`, { token: alice.token });
+    expect((await server.request('delete', `/connectors/${connectorId}`, { token: alice.token })).status).to.equal(204);
+    const row = await db('connector_oauth_connections').where({ connector_id: connectorId, user_id: alice.id }).first();
+    expect(row.status).to.equal('revoked');
+    expect(await db('connector_oauth_authorizations').where({ connector_id: connectorId })).to.have.length(0);
+    await eventually('the grant revoked at the server', async () => as.revokedGrants.includes(grant));
+  });
+
+  it('key rotation: connectors:reencrypt moves every OAuth secret to the first key, in batches, idempotently (unit)', async () => {
+    const local = (await resolveKeyring(testConfig(overrides)))!;
+    const fresh = { id: 'rotated', key: randomBytes(32) };
+    const rotated = keyringOf([fresh, local.current]);
+    const connections = await db('connector_oauth_connections').whereNotNull('access_token');
+    expect(connections.length).to.be.at.least(1);
+    const tokens = new Map(connections.map((row) => [row.id, openAccessToken(local, row)]));
+    const pending =
+      (await db('connector_oauth_connections').whereNotNull('key_id')).length + (await db('connector_oauth_clients').whereNotNull('key_id')).length;
+    expect(await reencryptOAuthSecrets(db, rotated, { batchSize: 1 })).to.deep.equal({ reencrypted: pending });
+    const newOnly = keyringOf([fresh]);
+    for (const row of await db('connector_oauth_connections').whereIn('id', [...tokens.keys()])) {
+      expect(row.key_id).to.equal('rotated');
+      expect(openAccessToken(newOnly, row)).to.equal(tokens.get(row.id));
+    }
+    expect(await reencryptOAuthSecrets(db, rotated), 'a second run has nothing to do').to.deep.equal({ reencrypted: 0 });
   });
 });

@@ -60,6 +60,8 @@ export async function startConnection(
     throw oauthFailure(connector, (error as Error).message);
   }
   const id = randomUUID();
+  // The member's authorizations that expired unanswered go (each start cleans up after its member).
+  await deps.db('connector_oauth_authorizations').where({ user_id: actor.userId }).where('expires_at', '<', deps.db.fn.now()).delete();
   const [row] = (await deps
     .db('connector_oauth_authorizations')
     .insert({

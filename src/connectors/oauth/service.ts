@@ -14,7 +14,7 @@ import { configureClient, storedClient, type OAuthClientRow } from './client.ts'
 import { connectionOf, type ConnectionRow } from './connections.ts';
 import { type ConnectionView, presentConnection } from './presenter.ts';
 import { announceConnection } from './events.ts';
-import { connectionRevocationJob } from './jobs.ts';
+import { revokeConnections } from './revocation.ts';
 
 /** The connection this caller's turns use: their own, or for client credentials the organization's. */
 const subjectFor = (connector: ConnectorRow, userId: string) => (connector.auth_scheme === 'oauth_client_credentials' ? null : userId);
@@ -41,17 +41,6 @@ export async function disconnect(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, 
     const revoked = await revokeConnections(trx, deps.jobs, connectionOf(trx, connector.id, subject));
     if (revoked.length) await recordChange(trx, connector, actor.userId, 'connector_connection.revoked', revoked[0]!, { reason: 'disconnected' });
   });
-}
-
-/** Marks the connections `revoked` (tokens kept sealed until the job revoked them at the server) and enqueues that job for each. */
-async function revokeConnections(trx: Knex.Transaction, jobs: JobQueue, rows: Knex.QueryBuilder): Promise<ConnectionRow[]> {
-  const revoked = (await rows
-    .whereNot({ status: 'revoked' })
-    .update({ status: 'revoked', revoke_pending: trx.raw('access_token IS NOT NULL'), status_changed_at: trx.fn.now(), updated_at: trx.fn.now() })
-    .returning('*')) as ConnectionRow[];
-  for (const row of revoked)
-    if (row.revoke_pending) await jobs.enqueue(trx, connectionRevocationJob, { connection_id: row.id }, { organizationId: row.organization_id });
-  return revoked;
 }
 
 /** `Deps.memberRemoved`: a member who leaves the organization keeps no connection to its connectors. */
