@@ -292,6 +292,34 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
     expect(await answer.text()).to.contain('unknown, was used already or expired');
   });
 
+  it('the callback refuses an answer naming another issuer (RFC 9207) or reaching a member who left, and each state is spent by its first use', async () => {
+    const stateOf = async (user: TestUser) => {
+      const started = await server.request('post', `/connectors/${connectorId}/oauth/authorize`, { token: user.token });
+      expect(started.status, JSON.stringify(started.body)).to.equal(200);
+      return new URL(started.body.authorization.authorization_url).searchParams.get('state')!;
+    };
+    const callback = async (query: Record<string, string>) => {
+      const answer = await fetch(`${server.url}/connectors/oauth/callback?${new URLSearchParams(query)}`);
+      return { status: answer.status, page: await answer.text() };
+    };
+    const mixedUp = await stateOf(alice);
+    const evil = await callback({ state: mixedUp, code: 'x', iss: 'http://evil.example' });
+    expect(evil.status).to.equal(400);
+    expect(evil.page).to.contain(`the answer comes from http://evil.example, not ${as.issuer}`);
+    expect((await callback({ state: mixedUp, code: 'x', iss: as.issuer })).page).to.contain('unknown, was used already or expired');
+    const denied = await callback({ state: await stateOf(alice), error: 'access_denied', error_description: 'the user said no' });
+    expect(denied.status).to.equal(400);
+    expect(denied.page).to.contain('the authorization server answered access_denied: the user said no');
+    const erin = newUser();
+    await addMember(db, org, erin);
+    const leaving = await stateOf(erin);
+    await db('organization_members').where({ organization_id: org, user_id: erin.id }).delete();
+    const left = await callback({ state: leaving, code: 'x', iss: as.issuer });
+    expect(left.status).to.equal(400);
+    expect(left.page).to.contain('you are no longer a member of its organization');
+    expect(await db('connector_oauth_connections').where({ connector_id: connectorId, user_id: erin.id })).to.have.length(0);
+  });
+
   it('client credentials: an admin’s organization connector runs as the organization, for any member', async () => {
     const created = await server.request('post', '/connectors', {
       token: alice.token,
