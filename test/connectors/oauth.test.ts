@@ -391,14 +391,17 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
   });
 
   it('key rotation: connectors:reencrypt moves every OAuth secret to the first key, in batches, idempotently (unit)', async () => {
+    // The revocation jobs of the tests above erase what they revoked: let them finish first.
+    await eventually('no revocation pending', async () => (await db('connector_oauth_connections').where({ revoke_pending: true })).length === 0);
     const local = (await resolveKeyring(testConfig(overrides)))!;
     const fresh = { id: 'rotated', key: randomBytes(32) };
     const rotated = keyringOf([fresh, local.current]);
     const connections = await db('connector_oauth_connections').whereNotNull('access_token');
     expect(connections.length).to.be.at.least(1);
     const tokens = new Map(connections.map((row) => [row.id, openAccessToken(local, row)]));
+    const sealedRows = async (table: string) => (await db(table).whereNotNull('key_id')).length;
     const pending =
-      (await db('connector_oauth_connections').whereNotNull('key_id')).length + (await db('connector_oauth_clients').whereNotNull('key_id')).length;
+      (await sealedRows('connector_oauth_connections')) + (await sealedRows('connector_oauth_authorizations')) + (await sealedRows('connector_oauth_clients'));
     expect(await reencryptOAuthSecrets(db, rotated, { batchSize: 1 })).to.deep.equal({ reencrypted: pending });
     const newOnly = keyringOf([fresh]);
     for (const row of await db('connector_oauth_connections').whereIn('id', [...tokens.keys()])) {
