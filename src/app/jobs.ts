@@ -8,6 +8,7 @@ import { bindJob, type JobDefinition, type RunnableJob } from '../jobs/define.ts
 import { assetEnrichmentJob, assetImportJob } from '../assets/jobs.ts';
 import { cleanUpUploadsJob } from '../assets/uploads/jobs.ts';
 import { cycleRefillsJob } from '../billing/jobs.ts';
+import { connectionRevocationJob } from '../connectors/index.ts';
 import { approvalExpiryJob, chatRunJob } from '../conversations/jobs.ts';
 import { balanceAlertCheckJob, balanceAlertEmailJob, expireCreditGrantsJob, expireCreditHoldsJob } from '../credits/jobs.ts';
 import { deleteOldEventsJob } from '../events/jobs.ts';
@@ -113,6 +114,9 @@ export const allJobs: readonly RunnableJob[] = [
   }),
   bindJob(webhookEndpointDisabledEmailJob, {
     handler: () => import('../webhooks/deliver.ts').then((m) => m.sendEndpointDisabledEmail),
+  }),
+  bindJob(connectionRevocationJob, {
+    handler: () => import('../connectors/oauth/revoke.ts').then((m) => m.revokeConnection),
   }),
   bindJob(consoleSnapshotJob, {
     handler: () => import('../operations/snapshot.ts').then((m) => m.takeSnapshot),

@@ -13,7 +13,7 @@ import { downloadRoutes, signedFileRoutes } from '../assets/downloads/routes.ts'
 import { billingRoutes } from '../billing/routes.ts';
 import { billingWebhookRoutes } from '../billing/webhook-route.ts';
 import { generationWebhookRoutes } from '../generations/webhook-route.ts';
-import { connectorRoutes } from '../connectors/routes.ts';
+import { connectorOAuthCallbackRoutes, connectorRoutes } from '../connectors/routes.ts';
 import { conversationRoutes } from '../conversations/routes.ts';
 import { eventRoutes, registerEventWebhooks } from '../events/index.ts';
 import { creditRoutes } from '../credits/routes.ts';
@@ -42,7 +42,7 @@ import { registerResourceTypes } from '../access/index.ts';
 import { resourceTypes } from './resource-types.ts';
 
 /** Open without a token. */
-export const plumbingRoutes: readonly AnyRoute[] = [...serviceRoutes, ...signedFileRoutes, ...tusDiscoveryRoutes];
+export const plumbingRoutes: readonly AnyRoute[] = [...serviceRoutes, ...signedFileRoutes, ...tusDiscoveryRoutes, ...connectorOAuthCallbackRoutes];
 
 /** Provider notifications: no bearer token, each authenticates by its own signature. */
 export const webhookRoutes: readonly AnyRoute[] = [...billingWebhookRoutes, ...generationWebhookRoutes];

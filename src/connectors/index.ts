@@ -17,3 +17,7 @@ export {
   refreshMcpTools,
   usableMcpConnectors,
 } from './mcp.ts';
+// OAuth connections (MCP authorization): the revocation job, the member-removal listener, the event's object.
+export { connectionRevocationJob } from './oauth/jobs.ts';
+export { revokeConnectionsOfRemovedMember } from './oauth/service.ts';
+export { connectorConnectionEventSchema } from './oauth/schema.ts';

@@ -13,6 +13,9 @@ import { guardedFetch } from '../net/guarded-fetch.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConnectorRow } from './presenter.ts';
 import { connectorSecret, getConnector } from './service.ts';
+import { ConnectorCallError } from './call-error.ts';
+import { connectionOf } from './oauth/connections.ts';
+import { bearerAfterRefusal, isOAuthConnector, needsReconsent, oauthBearer } from './oauth/tokens.ts';
 
 export interface ConnectorTool {
   name: string;
@@ -20,21 +23,12 @@ export interface ConnectorTool {
   input_schema: Record<string, unknown>;
 }
 
-/** A connector call that failed: the message names the connector and, for an HTTP refusal, its status. */
-export class ConnectorCallError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-  ) {
-    super(message);
-    this.name = 'ConnectorCallError';
-  }
-}
+export { ConnectorCallError } from './call-error.ts';
 
 /** The headers that carry a user's secret, by the connector's auth scheme (`header` sends `X-API-Key`). */
 function authHeaders(connector: ConnectorRow, secret: string | null): Record<string, string> {
   if (secret === null || connector.auth_scheme === 'none') return {};
-  if (connector.auth_scheme === 'bearer') return { authorization: `Bearer ${secret}` };
+  if (connector.auth_scheme === 'bearer' || isOAuthConnector(connector)) return { authorization: `Bearer ${secret}` };
   if (connector.auth_scheme === 'basic') return { authorization: `Basic ${Buffer.from(secret, 'utf8').toString('base64')}` };
   return { 'x-api-key': secret };
 }
@@ -114,9 +108,25 @@ export async function usableMcpConnectors(deps: Pick<Deps, 'db'>, organizationId
     .whereNotNull('c.url')
     .where((q) =>
       q
-        .where('c.auth_scheme', 'none')
-        .orWhereExists((sub) =>
-          sub.select(deps.db.raw('1')).from('connector_credentials as cc').whereRaw('cc.connector_id = c.id').where('cc.user_id', userId),
+        .whereIn('c.auth_scheme', ['none', 'oauth_client_credentials'])
+        .orWhere((own) =>
+          own
+            .whereIn('c.auth_scheme', ['bearer', 'header', 'basic'])
+            .whereExists((sub) =>
+              sub.select(deps.db.raw('1')).from('connector_credentials as cc').whereRaw('cc.connector_id = c.id').where('cc.user_id', userId),
+            ),
+        )
+        // A member's OAuth connection, while it is connected (expired, revoked or refused: the tools are not offered).
+        .orWhere((oauth) =>
+          oauth
+            .where('c.auth_scheme', 'oauth')
+            .whereExists((sub) =>
+              sub
+                .select(deps.db.raw('1'))
+                .from('connector_oauth_connections as oc')
+                .whereRaw('oc.connector_id = c.id')
+                .where({ 'oc.user_id': userId, 'oc.status': 'connected' }),
+            ),
         ),
     )
     .orderBy('c.created_at')
@@ -140,8 +150,7 @@ export async function refreshMcpTools(
   userId: string,
   signal?: AbortSignal,
 ): Promise<ConnectorTool[]> {
-  const secret = connector.auth_scheme === 'none' ? null : await connectorSecret(deps, connector.id, userId);
-  const tools = await listMcpTools(deps, connector, secret, signal);
+  const tools = await withCredential(deps, connector, userId, false, (secret) => listMcpTools(deps, connector, secret, signal));
   await deps
     .db('connector_tool_lists')
     .insert({ connector_id: connector.id, user_id: userId, tools: JSON.stringify(tools) })
@@ -159,9 +168,41 @@ export async function callConnectorTool(
   args: Record<string, unknown>,
   signal?: AbortSignal,
 ): Promise<string> {
-  const secret = connector.auth_scheme === 'none' ? null : await connectorSecret(deps, connector.id, userId);
-  if (connector.auth_scheme !== 'none' && secret === null) throw new ConnectorCallError(`connector "${connector.name}": you have no credential for it`, null);
-  return callMcpTool(deps, connector, secret, name, args, signal);
+  return withCredential(deps, connector, userId, true, (secret) => callMcpTool(deps, connector, secret, name, args, signal));
+}
+
+/**
+ * Runs `work` with the user's credential: their stored secret, or an OAuth token (./oauth/tokens.ts)
+ * — renewed once when the server answers 401, and a renewed token refused again means the
+ * connection needs the member's consent again.
+ */
+async function withCredential<T>(
+  deps: Pick<Deps, 'db' | 'config'>,
+  connector: ConnectorRow,
+  userId: string,
+  required: boolean,
+  work: (secret: string | null) => Promise<T>,
+): Promise<T> {
+  if (!isOAuthConnector(connector)) {
+    const secret = connector.auth_scheme === 'none' ? null : await connectorSecret(deps, connector.id, userId);
+    if (required && connector.auth_scheme !== 'none' && secret === null)
+      throw new ConnectorCallError(`connector "${connector.name}": you have no credential for it`, null);
+    return work(secret);
+  }
+  const bearer = await oauthBearer(deps, connector, userId);
+  try {
+    return await work(bearer.token);
+  } catch (error) {
+    if (!(error instanceof ConnectorCallError) || error.status !== 401) throw error;
+  }
+  const renewed = await bearerAfterRefusal(deps, connector, userId, bearer);
+  try {
+    return await work(renewed.token);
+  } catch (error) {
+    if (error instanceof ConnectorCallError && error.status === 401)
+      throw await needsReconsent(deps, connector, userId, 'the MCP server refused a renewed token (401)');
+    throw error;
+  }
 }
 
 /**
@@ -174,7 +215,18 @@ export async function refreshConnectorTools(deps: Pick<Deps, 'config' | 'db'>, a
   if (connector.deleted_at) throw conflict('the connector is deleted');
   if (connector.type !== 'mcp') throw conflict(`type: only mcp connectors list tools (this one is ${connector.type})`, ['type']);
   if (connector.url === null) throw conflict('url: the connector has no url', ['url']);
-  if (connector.auth_scheme !== 'none' && (await connectorSecret(deps, connector.id, actor.userId)) === null)
+  if (connector.auth_scheme === 'oauth') {
+    const connection = await connectionOf(deps.db, connector.id, actor.userId).first('status');
+    if (connection?.status !== 'connected')
+      throw conflict(
+        `connection: you have no usable OAuth connection to this connector (${connection?.status ?? 'not connected'}); connect with POST /connectors/{connector_id}/oauth/authorize`,
+        ['connection'],
+      );
+  } else if (
+    connector.auth_scheme !== 'none' &&
+    connector.auth_scheme !== 'oauth_client_credentials' &&
+    (await connectorSecret(deps, connector.id, actor.userId)) === null
+  )
     throw conflict('credential: you have no credential for this connector; set one with PATCH /connector-credentials/{connector_id}', ['credential']);
   try {
     return await refreshMcpTools(deps, connector, actor.userId, AbortSignal.timeout(deps.config.CHAT_TOOL_TIMEOUT_MS));

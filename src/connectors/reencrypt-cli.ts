@@ -1,10 +1,11 @@
 // `npm run connectors:reencrypt`: after putting a new key first in CONNECTOR_SECRET_KEYS (the old
-// ones still listed after it), re-encrypt every connector credential under it; then the old keys
+// ones still listed after it), re-encrypt every connector credential and OAuth secret under it; then the old keys
 // may be dropped. Safe to run again (rows already under the first key are left alone).
 import { loadConfigOrExit } from '../config/load.ts';
 import { createDb } from '../db/knex.ts';
 import { resolveDatabase } from '../platform/database-url.ts';
 import { createLogger } from '../platform/logger.ts';
+import { reencryptOAuthSecrets } from './oauth/reencrypt.ts';
 import { reencryptCredentials } from './reencrypt.ts';
 import { resolveKeyring } from './secrets.ts';
 
@@ -19,8 +20,11 @@ const { url, embedded } = await resolveDatabase(config, log);
 const db = createDb(url, { max: 2, applicationName: 'connectors-reencrypt' });
 try {
   const { reencrypted } = await reencryptCredentials(db, keyring);
-  log.info({ reencrypted, key_id: keyring.current.id }, 'connector credentials re-encrypted');
-  process.stdout.write(`re-encrypted ${reencrypted} connector credential(s) under key "${keyring.current.id}"\n`);
+  const oauth = await reencryptOAuthSecrets(db, keyring);
+  log.info({ reencrypted, oauth_rows_reencrypted: oauth.reencrypted, key_id: keyring.current.id }, 'connector credentials re-encrypted');
+  process.stdout.write(
+    `re-encrypted ${reencrypted} connector credential(s) and ${oauth.reencrypted} OAuth row(s) (tokens, verifiers, client secrets) under key "${keyring.current.id}"\n`,
+  );
 } finally {
   await db.destroy();
   await embedded?.stop();

@@ -2,6 +2,7 @@ import { presentPage } from '../core/pagination.ts';
 import { listing, recordMember, within } from '../http/authorize.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import { refreshConnectorTools } from './mcp.ts';
+import { connectorOAuthRoutes } from './oauth/routes.ts';
 import { presentConnector, presentCredential } from './presenter.ts';
 import {
   connectorCredentialEnvelope,
@@ -29,6 +30,8 @@ import {
 const tag = 'Connectors';
 const aMember = recordMember('connector');
 const aManager = recordMember('connector', 'connectors.manage');
+
+export { connectorOAuthCallbackRoutes } from './oauth/routes.ts';
 
 export const connectorRoutes: AnyRoute[] = [
   defineRoute({
@@ -154,4 +157,5 @@ export const connectorRoutes: AnyRoute[] = [
     authorize: aMember,
     handler: async ({ params, actor, deps }) => ({ tools: await refreshConnectorTools(deps, actor, params.connector_id) }),
   }),
+  ...connectorOAuthRoutes,
 ];

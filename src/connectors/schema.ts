@@ -7,8 +7,12 @@ import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
  * `openapi` an HTTP API described by an OpenAPI document at `url`.
  */
 export const connectorTypes = ['http', 'mcp', 'openapi'] as const;
-/** How a user's secret is sent: `none` no secret, `bearer` `Authorization: Bearer`, `header` an API-key header, `basic` HTTP Basic (`user:password`). */
-export const authSchemes = ['none', 'bearer', 'header', 'basic'] as const;
+/**
+ * How a user's secret is sent: `none` no secret, `bearer` `Authorization: Bearer`, `header` an API-key header, `basic` HTTP Basic
+ * (`user:password`); `oauth` each member connects with OAuth 2.1 (MCP authorization), `oauth_client_credentials` the
+ * organization's client-credentials grant (an admin configures the client).
+ */
+export const authSchemes = ['none', 'bearer', 'header', 'basic', 'oauth', 'oauth_client_credentials'] as const;
 
 export const CONNECTOR_SECRET_MAX = 8192;
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
-import { conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
+import { badRequest, conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
 import { paginate, type Page, newestFirst } from '../core/pagination.ts';
 import type { Deps } from '../platform/deps.ts';
 import type { ConnectorRow, CredentialStatus } from './presenter.ts';
@@ -9,6 +9,7 @@ import type { authSchemes, connectorTypes } from './schema.ts';
 import { last4Of, openSecret, resolveKeyring, sealSecret } from './secrets.ts';
 import { checkConnectorUrl } from './url-policy.ts';
 import { inTransaction } from '../db/transaction.ts';
+import { revokeConnections } from './oauth/revocation.ts';
 
 /** The organization permission that creates, changes and deletes connectors (owners and admins hold it). */
 export const MANAGE_CONNECTORS = 'connectors.manage';
@@ -37,8 +38,15 @@ export interface ConnectorChanges {
 
 const pageKeys = newestFirst('c');
 
+/** OAuth is the MCP authorization spec's: only `mcp` connectors use it. */
+function requireOAuthOnMcp(type: ConnectorType, scheme: AuthScheme | undefined): void {
+  if ((scheme === 'oauth' || scheme === 'oauth_client_credentials') && type !== 'mcp')
+    throw badRequest(`auth_scheme: ${scheme} is for mcp connectors only (this one is ${type})`, ['auth_scheme']);
+}
+
 export async function createConnector(deps: Pick<Deps, 'config' | 'db'>, actor: Actor, input: CreateConnectorInput): Promise<ConnectorRow> {
   await actor.within(input.organization_id, MANAGE_CONNECTORS);
+  requireOAuthOnMcp(input.type, input.auth_scheme);
   const url = input.url == null ? null : await checkConnectorUrl(input.url, deps.config.OUTBOUND_ALLOWLIST);
   return inTransaction(deps.db, async (trx) => {
     await requireNameFree(trx, input.organization_id, input.name);
@@ -80,6 +88,7 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
   return inTransaction(deps.db, async (trx) => {
     const before = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (before.deleted_at) throw conflict('the connector is deleted');
+    requireOAuthOnMcp(changes.type ?? before.type, changes.auth_scheme ?? before.auth_scheme);
     if (changes.name !== undefined && changes.name.toLowerCase() !== before.name.toLowerCase())
       await requireNameFree(trx, before.organization_id, changes.name);
     const values = {
@@ -104,13 +113,16 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
  * credential for it is erased in the same transaction (a secret nobody can use is not kept).
  * Deleting a deleted connector is a no-op.
  */
-export async function deleteConnector(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<void> {
+export async function deleteConnector(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, id: string): Promise<void> {
   await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;
     await trx('connectors').where({ id }).update({ deleted_at: trx.fn.now(), deleted_by_id: actor.userId, updated_at: trx.fn.now() });
     const erased = await trx('connector_credentials').where({ connector_id: id }).delete();
-    await record(trx, actor, row, 'connector.deleted', { name: row.name, credentials_erased: erased });
+    // OAuth connections are revoked at their server too (a job), pending authorizations dropped.
+    const revoked = await revokeConnections(trx, deps.jobs, trx('connector_oauth_connections').where({ connector_id: id }));
+    await trx('connector_oauth_authorizations').where({ connector_id: id }).delete();
+    await record(trx, actor, row, 'connector.deleted', { name: row.name, credentials_erased: erased, connections_revoked: revoked.length });
   });
 }
 

@@ -28,6 +28,7 @@ export const eventTypes = {
   'member.removed': 'members.view',
   'invitation.accepted': 'invitations.manage',
   'billing.subscription.updated': 'billing.view',
+  'connector.connection.changed': 'connectors.manage',
 } as const;
 
 export type EventType = keyof typeof eventTypes;

@@ -4,6 +4,7 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { assetSchema } from '../assets/index.ts';
 import { subscriptionSchema } from '../billing/index.ts';
+import { connectorConnectionEventSchema } from '../connectors/index.ts';
 import { chatRunSchema } from '../conversations/index.ts';
 import { eventTypes, type EventType } from '../core/events.ts';
 import { timestamp, uuid, z } from '../core/zod.ts';
@@ -48,6 +49,10 @@ const catalog: Record<EventType, EventDoc> = {
   'member.removed': { object: memberSchema, summary: 'A member was removed or left (the member as they were).' },
   'invitation.accepted': { object: invitationSchema, summary: 'An invitation was accepted.' },
   'billing.subscription.updated': { object: subscriptionSchema, summary: 'The subscription changed: plan, scheduled change, status or billing period.' },
+  'connector.connection.changed': {
+    object: connectorConnectionEventSchema,
+    summary: 'An OAuth connection to a connector was made, refused (needs re-consent, expired) or revoked; never carries a token.',
+  },
 };
 
 const componentName = (type: EventType) =>

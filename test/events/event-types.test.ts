@@ -273,11 +273,11 @@ describe('events: each type from the action that causes it', function () {
     expect(await removals()).to.deep.equal(before);
   });
 
-  it('every type is caused in this suite but the upload ones (recorded by the upload path)', async () => {
+  it('every type is caused in this suite but the upload ones (recorded by the upload path) and OAuth connections’ (test/connectors/oauth.test.ts, with its authorization server)', async () => {
     const seen = new Set((await eventsSeenBy(server, owner, org)).map((e) => e.type));
     for (const e of await db('events').distinct('type')) seen.add(e.type);
     const untested = eventTypeList.filter((t) => !seen.has(t));
     // The skipped scheduled run's chat turn failed for want of credits: conversation.run.failed.
-    expect(untested.sort()).to.deep.equal(['asset.upload.failed', 'asset.upload.succeeded']);
+    expect(untested.sort()).to.deep.equal(['asset.upload.failed', 'asset.upload.succeeded', 'connector.connection.changed']);
   });
 });
