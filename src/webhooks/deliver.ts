@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { actorFor } from '../access/index.ts';
 import { type EventType, eventTypes } from '../core/events.ts';
-import { visibleEventSql } from '../events/index.ts';
+// The rule itself, not the events module (whose routes a worker must not load).
+import { visibleEventSql } from '../events/visibility.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo, type Snoozed, snooze } from '../jobs/define.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
