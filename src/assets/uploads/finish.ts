@@ -7,6 +7,7 @@ import { recordAssetEvent } from '../events.ts';
 import { assetFileKey, assetFileUrl, type JobFailure } from '../presenter.ts';
 import { findUpload, type UploadRow } from './rows.ts';
 import { uploadStore } from './store.ts';
+import { uploaderLostAccess, uploaderMayStillCreate } from './uploader.ts';
 import { checkType, measure } from './verify.ts';
 
 /*
@@ -39,6 +40,8 @@ export async function finishUpload(deps: Deps, uploadId: string): Promise<Finish
     if (ended) return ended;
     const asset = (await trx('assets').where({ id: upload.asset_id }).forUpdate().first('id', 'deleted_at')) as { deleted_at: Date | null };
     if (asset.deleted_at) return endUpload(trx, upload, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
+    // The creator removed or demoted while the last bytes arrived: the file does not land.
+    if (!(await uploaderMayStillCreate(trx, upload))) return endUpload(trx, upload, 'canceled', uploaderLostAccess);
     const declared = { size: Number(upload.size), checksum: upload.checksum_sha256, mimeType: upload.mime_type };
     // Measured as the bytes arrived when this process received them all; read once more otherwise.
     const measured = store.received.take(upload.id, declared.size)?.verdict(declared) ?? (await measure(await store.read(upload.id), declared));
