@@ -3,6 +3,7 @@ import { cleanUpUploadsJob } from '../../src/assets/uploads/jobs.ts';
 import { createBoss } from '../../src/jobs/boss.ts';
 import { JobQueue } from '../../src/jobs/enqueue.ts';
 import { eventually } from '../support/eventually.ts';
+import { createProject } from '../support/factories.ts';
 import { addMember, createOrganization } from '../support/organizations.ts';
 import { newUser, type TestUser } from '../support/server.ts';
 import { createUploadFor, expectNoStagedBytes, startUploadStack, tusRequest, type UploadStack } from './support.ts';
@@ -102,6 +103,32 @@ describe('asset uploads: the creator is checked at every request', function () {
     expect(demoted.status, JSON.stringify(demoted.body)).to.equal(200);
     await refusedEverything(bob, upload, bytes, asset.id);
     await terminatedBySweep(upload, asset.id);
+  });
+
+  it('a member whose project role drops to viewer half-way: the upload filed into it is 404 to them, nothing lands', async () => {
+    const bob = newUser();
+    await addMember(stack.db, org, bob, 'member');
+    const project = await createProject(stack.server, alice, org, { title: 'Launch' });
+    const granted = await stack.server.request('post', `/access/project/${project.id}/grants`, {
+      token: alice.token,
+      body: { user_id: bob.id, role: 'editor' },
+    });
+    expect(granted.status, JSON.stringify(granted.body)).to.equal(201);
+    const bytes = Buffer.from('plans '.repeat(700));
+    const res = await createUploadFor(stack.server, bob, {
+      organization_id: org,
+      filename: 'plans.txt',
+      mime_type: 'text/plain',
+      size: bytes.length,
+      project_id: project.id,
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const { asset, upload } = res.body as { asset: { id: string }; upload: { id: string; url: string } };
+    expect((await patch(upload.url, bob, 0, bytes.subarray(0, 1000))).status).to.equal(204);
+    const grantId = granted.body.grant?.id ?? granted.body.id;
+    const lowered = await stack.server.request('patch', `/access/project/${project.id}/grants/${grantId}`, { token: alice.token, body: { role: 'viewer' } });
+    expect(lowered.status, JSON.stringify(lowered.body)).to.equal(200);
+    await refusedEverything(bob, upload, bytes, asset.id);
   });
 
   it('the cleanup job leaves the uploads of members who may still create alone', async () => {

@@ -6,7 +6,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { abandonUpload, type FinishOutcome, finishUpload, outcomeOf } from './finish.ts';
 import { findUpload, presentUpload, type UploadRow } from './rows.ts';
 import { UPLOADS_PATH, uploadStore } from './store.ts';
-import { mayStillUpload } from './uploader.ts';
+import { mayStillUpload, type UploaderAccess, uploaderAccessColumns } from './uploader.ts';
 
 /*
  * The tus 1.0 endpoints of one upload (HEAD, PATCH, DELETE), bridged to @tus/server: our side
@@ -29,8 +29,8 @@ const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
     ? tusError('validation_failed', 422, `the upload failed its checks: ${outcome.error.message}`, ['upload'])
     : tusError('not_found', 410, `the upload is ${outcome.state}: ${outcome.error.message}`);
 
-/** An upload as the tus endpoints read it: with whether its asset is deleted (one query per request). */
-type OpenedUpload = UploadRow & { asset_deleted_at: Date | null };
+/** An upload as the tus endpoints read it: with whether its asset is deleted and whom it may still act for (one query per request). */
+type OpenedUpload = UploadRow & UploaderAccess & { asset_deleted_at: Date | null };
 
 /**
  * The caller's own upload, while they may still create in its organization and project (checked at
@@ -42,7 +42,7 @@ async function ownUpload(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Prom
     .db('asset_uploads as u')
     .join('assets as a', 'a.id', 'u.asset_id')
     .where('u.id', id)
-    .first('u.*', 'a.deleted_at as asset_deleted_at')) as OpenedUpload | undefined;
+    .first('u.*', 'a.deleted_at as asset_deleted_at', ...uploaderAccessColumns(deps.db))) as OpenedUpload | undefined;
   if (!upload || upload.created_by_id !== actor.userId || !(await mayStillUpload(deps.db, actor, upload))) throw tusError('not_found', 404, 'upload not found');
   return upload;
 }

@@ -2,6 +2,7 @@
 // to file into its project) at every request and when it finishes — the rule POST /assets/uploads checked.
 import type { Knex } from 'knex';
 import type { Actor } from '../../access/index.ts';
+import { isAppError } from '../../core/errors.ts';
 import type { Db, Tx } from '../../db/knex.ts';
 import { memberJoinSql, roleHoldsSql } from '../../members/index.ts';
 import type { JobFailure } from '../presenter.ts';
@@ -17,17 +18,29 @@ export const uploaderLostAccess: JobFailure = {
 export const uploaderMayCreateSql = (alias = 'u') =>
   `EXISTS (SELECT 1 FROM (SELECT 1) one ${memberJoinSql(`${alias}.organization_id`, `${alias}.created_by_id`)} WHERE ${roleHoldsSql('resources.create')})`;
 
-/** The project the upload's asset was filed into when it was created, if any. */
-const originProject = (db: Db | Tx | Knex, assetId: string) =>
-  db('project_items').where({ item_type: 'asset', item_id: assetId, via: 'origin' }).first('project_id') as Promise<{ project_id: string } | undefined>;
+/** Read with the upload (uploaderAccessColumns): may its creator still create, and the project its asset was filed into, if any. */
+export interface UploaderAccess {
+  uploader_may_create: boolean;
+  origin_project_id: string | null;
+}
+
+/** The columns of UploaderAccess, over the upload aliased `u`: read in the request's one query. */
+export const uploaderAccessColumns = (db: Db | Knex) => [
+  db.raw(`${uploaderMayCreateSql('u')} AS uploader_may_create`),
+  db.raw(
+    `(SELECT pi.project_id FROM project_items pi WHERE pi.item_type = 'asset' AND pi.item_id = u.asset_id AND pi.via = 'origin' LIMIT 1) AS origin_project_id`,
+  ),
+];
 
 /** May the caller, the upload's creator, still send it bytes? A member holding resources.create, who can still file into its project. */
-export async function mayStillUpload(db: Db, actor: Actor, upload: UploadRow): Promise<boolean> {
-  const membership = await actor.membership(upload.organization_id);
-  if (!membership?.permissions.has('resources.create')) return false;
-  const filed = await originProject(db, upload.asset_id);
-  if (!filed) return true;
-  const project = await actor.resource(db, 'project', filed.project_id, 'read').catch(() => null);
+export async function mayStillUpload(db: Db, actor: Actor, upload: UploadRow & UploaderAccess): Promise<boolean> {
+  if (!upload.uploader_may_create) return false;
+  if (!upload.origin_project_id) return true;
+  // Unreadable now (404) or refused: no access; anything else is a failure, not an answer.
+  const project = await actor.resource(db, 'project', upload.origin_project_id, 'read').catch((error: unknown) => {
+    if (isAppError(error)) return null;
+    throw error;
+  });
   return project !== null && project.row.deleted_at === null && project.role !== 'viewer';
 }
 
