@@ -70,6 +70,7 @@ export function authenticate(config: Config, secret: string | undefined, db: Db)
         email: typeof claims.email === 'string' ? claims.email.toLowerCase() : null,
         name: typeof claims.name === 'string' ? claims.name : null,
         operator: isOperator(config, claims as unknown as Record<string, unknown>),
+        expiresAt: new Date(claims.exp * 1000),
       };
       await users.seen(caller);
       ctx.state.caller = caller;

@@ -24,6 +24,12 @@ export const runToolCallSchema = z
       .min(0)
       .openapi({ description: 'Credits captured for it (billed tools: web search, read_url, the social operations); 0 for free tools and failures.' }),
     message_id: uuid.nullable().openapi({ description: 'The `tool` message holding its result, once written.' }),
+    approved: z.boolean().nullable().openapi({ description: 'Its approval’s answer: true approved, false rejected; null when it needed none or still waits.' }),
+    decided_by_id: z
+      .string()
+      .nullable()
+      .openapi({ description: 'Who approved or rejected it: always the turn’s user (`user_id`), the one whose credentials it runs with.' }),
+    decided_at: timestamp.nullable().openapi({ description: 'When it was approved or rejected.' }),
   })
   .strict()
   .openapi('ChatRunToolCall');

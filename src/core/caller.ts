@@ -5,4 +5,6 @@ export interface Caller {
   name: string | null;
   /** An operator of the service (token claim or configured id, src/auth/operator.ts); never true for a job's caller. */
   operator?: boolean;
+  /** When the request's token expires (its `exp`): what outlives the request (an event stream) ends then. Absent for a job's caller. */
+  expiresAt?: Date;
 }

@@ -18,7 +18,8 @@
  *
  * Access is decided per batch as it is delivered, with the caller's membership read again: an
  * event about a resource the caller cannot read (now) is skipped, and a caller who left the
- * organization is disconnected.
+ * organization is disconnected. The stream ends when the token that opened it expires: the client
+ * reconnects with a fresh one and Last-Event-ID, and misses nothing.
  */
 import { PassThrough } from 'node:stream';
 import type { Knex } from 'knex';
@@ -46,6 +47,8 @@ const LEASE_SECONDS = 60;
 const HELD_BACK_RETRY_MS = 100;
 const HELD_BACK_RETRY_MAX_MS = 2_000;
 const BATCH = 200;
+/** The longest delay a Node timer takes (about 24.8 days); a token valid longer is re-armed. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** How many event streams this process serves now. */
 export const openEventStreams = (db: Db): number => waitingSubscribers(db, EVENTS_CHANNEL);
@@ -108,8 +111,8 @@ async function takeLease(db: Db, userId: string, organizationId: string): Promis
 
 /**
  * GET /organizations/{id}/events/stream: `: connected`, then each event the caller may see as
- * `id: <event id>`, `event: <type>`, `data: <the event JSON>`; `: ping` every 15 s. Never ends by
- * itself (unless the caller stops being a member, or the process stops).
+ * `id: <event id>`, `event: <type>`, `data: <the event JSON>`; `: ping` every 15 s. Ends at the
+ * token's `exp` (with `: token expired`), when the caller stops being a member, or the process stops.
  */
 export async function streamEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor, organizationId: string, options: StreamOptions, ctx: Context): Promise<void> {
   let position = await startPosition(deps.db, organizationId, options.lastEventId);
@@ -134,6 +137,23 @@ export async function streamEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor,
       .catch((error: unknown) => deps.log.warn({ err: error }, 'event stream: renewing its lease failed'));
     wake(); // the polling fallback
   }, HEARTBEAT_MS);
+  // The token's exp: the stream acts for its bearer no longer than the token does.
+  let expiry: NodeJS.Timeout | null = null;
+  const expireAt = (at: Date) => {
+    const left = at.getTime() - Date.now();
+    if (left > MAX_TIMER_MS) {
+      expiry = setTimeout(() => expireAt(at), MAX_TIMER_MS);
+      return;
+    }
+    expiry = setTimeout(
+      () => {
+        stream.write(': token expired\n\n');
+        end();
+      },
+      Math.max(left, 0),
+    );
+  };
+  if (actor.caller.expiresAt) expireAt(actor.caller.expiresAt);
   let closed = () => {};
   const stopped = new Promise<void>((resolve) => (closed = resolve));
   /** A slow reader holds the next batch back rather than growing the buffer without bound. */
@@ -144,6 +164,7 @@ export async function streamEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor,
     closed();
     clearInterval(ping);
     if (retry) clearTimeout(retry);
+    if (expiry) clearTimeout(expiry);
     unsubscribe();
     stream.end();
     void deps

@@ -14,7 +14,7 @@ import type { Deps } from '../platform/deps.ts';
 import { type EndReason, type JobDefinition, LeaseLost, type RunnableJob } from './define.ts';
 import type { Lease } from './lease.ts';
 import { type DeadLetter, lockJobRow, openJobsNaming, spendRetries, unsettledDeadLetters } from './boss-sql/index.ts';
-import { continuationOf, unstamp } from './origin.ts';
+import { continuationOf, organizationOfJob, unstamp } from './origin.ts';
 import { jobError } from './error-record.ts';
 
 /** A running attempt listens here for its own job id: a cancel NOTIFYs it at commit, and the handler's signal fires. */
@@ -35,7 +35,7 @@ async function continueAfter(trx: Knex.Transaction, deps: Deps, job: { data: unk
   const then = continuationOf(job.data);
   const next = then && deps.jobs.definition(then.queue);
   if (then && !next) throw new Error(`no job type works the continuation queue ${then.queue}`);
-  if (next) await deps.jobs.enqueue(trx, next, then!.payload as never, { organizationId: job.group_id });
+  if (next) await deps.jobs.enqueue(trx, next, then!.payload as never, { organizationId: organizationOfJob(job) });
 }
 
 const payloadOf = (definition: RunnableJob, data: unknown) => definition.payload.parse(unstamp(data).payload) as z.output<RunnableJob['payload']>;
@@ -78,7 +78,7 @@ export async function failForGood(deps: Deps, lease: Lease, definition: Runnable
     const { queue, id, attempt } = lease.token;
     await spendRetries(trx, queue, id, attempt);
     if (!(await deps.jobs.failAttempt(trx, queue, { id, retryCount: attempt }, jobError(reason.code, reason.message)))) throw new LeaseLost(lease.token, null);
-    await recordEnd(trx, { job_id: id, queue, organization_id: job.group_id, attempt, end: 'failed', reason });
+    await recordEnd(trx, { job_id: id, queue, organization_id: organizationOfJob(job), attempt, end: 'failed', reason });
     await continueAfter(trx, deps, job);
     // Last, as in `succeed`: a release locks the organization's balance row until the commit.
     await ends?.failed(trx, payload, reason, { deps, jobId: id });
@@ -98,7 +98,7 @@ export async function cancelJob(trx: Knex.Transaction, deps: Deps, queue: string
   const definition = deps.jobs.definition(queue);
   const ends = definition?.name === queue ? await definition.ends?.() : undefined;
   if (definition && ends) await ends.canceled(trx, payloadOf(definition, job.data), reason, { deps, jobId });
-  await recordEnd(trx, { job_id: jobId, queue, organization_id: job.group_id, attempt: job.retry_count, end: 'canceled', reason });
+  await recordEnd(trx, { job_id: jobId, queue, organization_id: organizationOfJob(job), attempt: job.retry_count, end: 'canceled', reason });
   await continueAfter(trx, deps, job);
   if (job.state === 'active') await notify(trx, JOB_CONTROL_CHANNEL, jobId);
   return true;

@@ -56,6 +56,25 @@ export function stampedOrganization(data: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/** The organization a job works for: the one stamped on it when its group is something else (a webhook delivery's endpoint), else its group. */
+export const organizationOfJob = (job: { group_id: string | null; data: unknown }): string | null => stampedOrganization(job.data) ?? job.group_id;
+
+const column = (alias: string | undefined, name: string) => (alias ? `${alias}.${name}` : name);
+
+/** SQL: the organization of the job row aliased `alias`, as organizationOfJob. */
+export const organizationOfJobSql = (alias?: string) => `coalesce(${column(alias, 'data')} ->> '${ORGANIZATION_KEY}', ${column(alias, 'group_id')})`;
+
+/**
+ * SQL condition, two bindings (the organization twice): the job row aliased `alias` works for the
+ * organization. Each branch has its index: the group's (job_ops_group_created_i), the stamped key's
+ * (job_ops_organization_created_i), so a tenant's filter finds its webhook deliveries too — and not
+ * the jobs of an "organization" that is someone's endpoint id.
+ */
+export const jobOfOrganizationSql = (alias?: string) => {
+  const data = column(alias, 'data');
+  return `((${column(alias, 'group_id')} = ? AND NOT ${data} \\? '${ORGANIZATION_KEY}') OR (${data} \\? '${ORGANIZATION_KEY}' AND ${data} ->> '${ORGANIZATION_KEY}' = ?))`;
+};
+
 /** The request id of the work in progress: a request's, or — inside a job — the one that enqueued it. */
 export const currentRequestId = (): string | null => workContext().request_id ?? null;
 

@@ -15,7 +15,7 @@ import {
   startNow,
 } from '../jobs/boss-sql/index.ts';
 import { cancelJob, reopenForRetry } from '../jobs/ends.ts';
-import { unstamp } from '../jobs/origin.ts';
+import { organizationOfJob, unstamp } from '../jobs/origin.ts';
 import type { Deps } from '../platform/deps.ts';
 import { consoleCallerFor, type ConsoleCaller } from './access.ts';
 import { actionsOnJob, recordAction } from './audit.ts';
@@ -117,7 +117,7 @@ export async function lookupJobs(
 async function visibleJob(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<{ job: JobRow; caller: ConsoleCaller }> {
   const job = await findJobRow(deps.db, id);
   if (!job) throw notFound('job');
-  return { job, caller: await consoleCallerFor(actor, job.group_id) };
+  return { job, caller: await consoleCallerFor(actor, organizationOfJob(job)) };
 }
 
 export async function jobDetail(deps: Pick<Deps, 'config' | 'db' | 'jobs'>, actor: Actor, id: string) {
@@ -184,7 +184,7 @@ export async function commandJob(deps: Deps, actor: Actor, id: string, command: 
     if (!changed) throw conflict(`${refusals[command]} (it is ${locked.state})`, ['state']);
     await recordAction(trx, caller, {
       action: `job.${command}`,
-      organizationId: job.group_id,
+      organizationId: organizationOfJob(job),
       // The dead letter cancelled with the retry is named, so the log answers why it was not redriven.
       target: { queue: job.name, from_state: locked.state, ...(deadLetter && { dead_letter_cancelled: deadLetter }) },
       jobIds: [id],
@@ -203,7 +203,7 @@ export async function revealPayload(deps: Pick<Deps, 'db' | 'jobs'>, caller: Con
   await inTransaction(deps.db, (trx) =>
     recordAction(trx, caller, {
       action: 'job.reveal',
-      organizationId: job.group_id,
+      organizationId: organizationOfJob(job),
       target: { queue: job.name, fields: deps.jobs.definition(job.name)?.sensitive ?? [] },
       jobIds: [id],
       count: 1,

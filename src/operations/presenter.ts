@@ -1,7 +1,7 @@
 import type { z } from '../core/zod.ts';
 import type { RunningAttempt } from '../jobs/boss-sql/index.ts';
 import type { JobDefinition } from '../jobs/define.ts';
-import { unstamp } from '../jobs/origin.ts';
+import { organizationOfJob, unstamp } from '../jobs/origin.ts';
 import { asJobErrorRecord } from '../jobs/error-record.ts';
 import type { Pause } from '../jobs/pauses.ts';
 import type { OperatorActionRow } from './audit.ts';
@@ -52,7 +52,7 @@ export function presentJob(row: JobRow, definition: JobDefinition | undefined, r
     id: row.id,
     queue: row.name,
     state: row.state,
-    organization_id: row.group_id,
+    organization_id: organizationOfJob(row),
     request_id: requestId,
     payload: visible.payload,
     redacted: visible.redacted,

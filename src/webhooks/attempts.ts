@@ -93,25 +93,52 @@ export async function recordAttempt(
 }
 
 async function disableFailingEndpoint(trx: Knex.Transaction, deps: Pick<Deps, 'jobs'>, attempt: SentAttempt): Promise<void> {
-  const reason = `every delivery failed for ${DISABLE_AFTER_HOURS} hours`;
-  await trx('webhook_endpoints').where({ id: attempt.endpointId }).update({ enabled: false, disabled_reason: reason, updated_at: trx.fn.now() });
+  await disableEndpoint(trx, deps, attempt, {
+    reason: `every delivery failed for ${DISABLE_AFTER_HOURS} hours`,
+    remedy: `Fix the receiver, then enable the endpoint again (PATCH /organizations/${attempt.organizationId}/webhook-endpoints/${attempt.endpointId} with {"enabled": true}) and redeliver what it missed.`,
+  });
   await trx('webhook_deliveries').where({ id: attempt.deliveryId }).update({ status: 'failed', status_reason: 'the endpoint was disabled' });
-  const organization = (await organizationName(trx, attempt.organizationId)) ?? 'Your organization';
-  const recipients = [...new Set((await memberEmails(trx, attempt.organizationId, ['owner', 'admin'])).map((email) => email.toLowerCase()))].sort();
-  const host = new URL(attempt.url).host;
+}
+
+/** The endpoint a delivery was for, as disabling it needs it. */
+export interface EndpointOfDelivery {
+  deliveryId: string;
+  endpointId: string;
+  organizationId: string;
+  url: string;
+}
+
+/**
+ * The service stops an endpoint: disabled with `reason` (shown on the endpoint and in /ops/webhooks),
+ * and the organization's owners and admins e-mailed (`remedy`: what to do about it), once — only the transaction that turns it off
+ * tells them (concurrent deliveries of the same endpoint find it disabled already).
+ */
+export async function disableEndpoint(
+  trx: Knex.Transaction,
+  deps: Pick<Deps, 'jobs'>,
+  endpoint: EndpointOfDelivery,
+  { reason, remedy }: { reason: string; remedy: string },
+): Promise<void> {
+  const turnedOff = await trx('webhook_endpoints')
+    .where({ id: endpoint.endpointId, enabled: true })
+    .update({ enabled: false, disabled_reason: reason, updated_at: trx.fn.now() });
+  if (turnedOff === 0) return;
+  const organization = (await organizationName(trx, endpoint.organizationId)) ?? 'Your organization';
+  const recipients = [...new Set((await memberEmails(trx, endpoint.organizationId, ['owner', 'admin'])).map((email) => email.toLowerCase()))].sort();
+  const host = new URL(endpoint.url).host;
   for (const to of recipients) {
     await deps.jobs.enqueue(
       trx,
       webhookEndpointDisabledEmailJob,
       {
-        organization_id: attempt.organizationId,
-        endpoint_id: attempt.endpointId,
+        organization_id: endpoint.organizationId,
+        endpoint_id: endpoint.endpointId,
         to,
         subject: `${organization}: webhook endpoint ${host} disabled`,
-        text: `The webhook endpoint ${attempt.url} of ${organization} was disabled: ${reason}.\n\nFix the receiver, then enable the endpoint again (PATCH /organizations/${attempt.organizationId}/webhook-endpoints/${attempt.endpointId} with {"enabled": true}) and redeliver what it missed.`,
-        idempotency_key: `webhook-endpoint-disabled:${attempt.endpointId}:${attempt.deliveryId}:${to}`,
+        text: `The webhook endpoint ${endpoint.url} of ${organization} was disabled: ${reason}.\n\n${remedy}`,
+        idempotency_key: `webhook-endpoint-disabled:${endpoint.endpointId}:${endpoint.deliveryId}:${to}`,
       },
-      { organizationId: attempt.organizationId },
+      { organizationId: endpoint.organizationId },
     );
   }
 }

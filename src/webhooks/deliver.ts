@@ -1,11 +1,14 @@
 import type { Knex } from 'knex';
-import { actorFor, readableReferenceSql } from '../access/index.ts';
+import { actorFor } from '../access/index.ts';
+import { type EventType, eventTypes } from '../core/events.ts';
+// The rule itself, not the events module (whose routes a worker must not load).
+import { visibleEventSql } from '../events/visibility.ts';
 import { failForGood, type JobContext, type NothingToDo, nothingToDo, type Snoozed, snooze } from '../jobs/define.ts';
 import { parseAllowlist } from '../net/address-policy.ts';
 import { OutboundFetchError } from '../net/errors.ts';
 import { safePost } from '../net/safe-fetch.ts';
 import type { Deps } from '../platform/deps.ts';
-import { answeredOk, DISABLE_AFTER_HOURS, type Outcome, recordAttempt, type SentAttempt } from './attempts.ts';
+import { answeredOk, DISABLE_AFTER_HOURS, disableEndpoint, type Outcome, recordAttempt, type SentAttempt } from './attempts.ts';
 import type { EndpointDisabledEmail } from './jobs.ts';
 import { keyringFor, openSigningSecret, signedHeaders } from './signing.ts';
 import { claimSlot, type DeliveryToSend, lockDeliveryClaimingSlot, releaseSlot, SLOT_LEASE_SECONDS, SLOT_WAIT_SECONDS, slotHolder } from './slots.ts';
@@ -35,9 +38,10 @@ interface Prepared {
 
 /**
  * One attempt of a delivery. Decided under the delivery's lock, at this moment: the endpoint still
- * exists and is enabled (a ping goes to a disabled one too), its creator is still a member and can
- * read the event's resource (the lists' access predicate) — else the delivery is `skipped` and
- * nothing is sent. Then, holding one of the endpoint's slots (none free: the job goes back to wait,
+ * exists and is enabled (a ping goes to a disabled one too); its creator, for whom it acts, is still
+ * a member holding webhooks.manage (else the endpoint is disabled and its owners and admins told)
+ * and may see the event now by the rule GET …/events and the stream use (src/events/visibility.ts)
+ * — else the delivery is `skipped`, with its reason, and nothing is sent. Then, holding one of the endpoint's slots (none free: the job goes back to wait,
  * no attempt used), the signed POST through the SSRF guard (no redirects, 10 s), and the attempt
  * recorded whatever it answered: a 2xx is returned for the job's `succeeded` end to record with the
  * job's completion (./ends.ts); anything else is recorded here and thrown for pg-boss to retry with
@@ -104,7 +108,7 @@ export async function deliverWebhook(
   throw new Error(why);
 }
 
-async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config'>, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
+async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config' | 'jobs'>, delivery: DeliveryToSend): Promise<Omit<Prepared, 'slot'> | string> {
   const deliveryId = delivery.id;
   if (delivery.status !== 'pending') return `the delivery is already ${delivery.status}`;
   const skip = async (reason: string) => {
@@ -116,15 +120,31 @@ async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config'>, delive
     await trx('webhook_deliveries').where({ id: deliveryId }).update({ status: 'failed', status_reason: 'the endpoint is disabled' });
     return 'the endpoint is disabled';
   }
-  const viewer = await actorFor(trx, { userId: endpoint.created_by_id }).viewer(endpoint.organization_id);
-  if (!viewer) return skip('the member who created the endpoint is no longer in the organization');
-  if (delivery.subject_type && !viewer.administers) {
-    // Unknown subject types are readable by nobody but owners and admins: nothing leaks by default.
-    const readable = readableReferenceSql('d.subject_type', 'd.subject_id', viewer, false);
-    const row = await trx('webhook_deliveries as d')
-      .where('d.id', deliveryId)
-      .first(trx.raw(`${readable.sql} AS readable`, readable.bindings as Knex.RawBinding[]));
-    if (!row?.readable) return skip('the member who created the endpoint cannot read the resource the event is about');
+  // A ping answers the member testing the endpoint now (checked by its route); every event acts for the creator.
+  if (delivery.event_type !== 'ping') {
+    const creator = actorFor(trx, { userId: endpoint.created_by_id });
+    const membership = await creator.membership(endpoint.organization_id);
+    const viewer = membership && (await creator.viewer(endpoint.organization_id));
+    if (!membership || !viewer || !membership.permissions.has('webhooks.manage')) {
+      const reason = `the member who created the endpoint ${membership ? 'no longer holds webhooks.manage' : 'is no longer in the organization'}`;
+      await disableEndpoint(
+        trx,
+        deps,
+        { deliveryId, endpointId: endpoint.id, organizationId: endpoint.organization_id, url: endpoint.url },
+        {
+          reason,
+          remedy: `Deliveries act for the member who created the endpoint, and nothing is sent for one who may no longer manage webhooks: create the endpoint again as a member holding webhooks.manage (POST /organizations/${endpoint.organization_id}/webhook-endpoints), then delete this one.`,
+        },
+      );
+      return skip(reason);
+    }
+    // The one rule of the event list and the stream (src/events/visibility.ts), over the delivery's event as it is now.
+    const visible = visibleEventSql(viewer, membership);
+    const { rows } = await trx.raw(
+      `SELECT ${visible.sql} AS visible FROM (SELECT d.event_type AS type, d.subject_type, d.subject_id FROM webhook_deliveries d WHERE d.id = ?) e`,
+      [...visible.bindings, deliveryId] as Knex.RawBinding[],
+    );
+    if (!rows[0]?.visible) return skip(hiddenBecause(delivery));
   }
   const keyring = await keyringFor(deps.config);
   const secrets = [
@@ -156,6 +176,15 @@ async function prepare(trx: Knex.Transaction, deps: Pick<Deps, 'config'>, delive
     body: JSON.stringify(delivery.payload),
     secrets,
   };
+}
+
+/** Why the creator may not see the delivery's event, in words. */
+function hiddenBecause(delivery: DeliveryToSend): string {
+  if (delivery.subject_type) return 'the member who created the endpoint cannot read the resource the event is about';
+  const need: string | undefined = eventTypes[delivery.event_type as EventType];
+  return need && need !== 'resource'
+    ? `the member who created the endpoint does not hold ${need}, which this event needs`
+    : 'the event names no resource the member who created the endpoint can read';
 }
 
 async function post(deps: Pick<Deps, 'config'>, prepared: Prepared, at: Date, signal: AbortSignal): Promise<Outcome> {

@@ -183,7 +183,18 @@ describe('chat turns: tool calls through the HTTP chat adapter', function () {
     // Two rounds of the model (3 credits each) and the read (2): the turn's capture is the model's.
     expect(done.credits_charged).to.equal(6);
     expect((await runOf(conversationId)).tool_calls).to.deep.equal([
-      { tool_call_id: 'call_a', name: 'search', round: 1, status: 'succeeded', arguments: '{"query":"one"}', credits: 2, message_id: items[2].id },
+      {
+        tool_call_id: 'call_a',
+        name: 'search',
+        round: 1,
+        status: 'succeeded',
+        arguments: '{"query":"one"}',
+        credits: 2,
+        message_id: items[2].id,
+        approved: null,
+        decided_by_id: null,
+        decided_at: null,
+      },
     ]);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);
   });

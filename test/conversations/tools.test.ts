@@ -110,6 +110,9 @@ describe('chat turns: tool calls (sandbox model)', function () {
         arguments: '{"query":"lisbon trams"}',
         credits: 2,
         message_id: result.id,
+        approved: null,
+        decided_by_id: null,
+        decided_at: null,
       },
     ]);
     // The turn's own capture plus the tool's stay within max_credits.
@@ -400,6 +403,9 @@ describe('chat turns: tool calls (sandbox model)', function () {
         arguments: '{"prompt":"a red fox in snow"}',
         credits: call.credits_charged,
         message_id: items[2].id,
+        approved: null,
+        decided_by_id: null,
+        decided_at: null,
       },
     ]);
     expect(await reconcileCredits(db, org)).to.deep.equal([]);

@@ -1,9 +1,11 @@
 import { expect } from 'chai';
+import { signToken } from '../../src/auth/sign.ts';
 import { recordEvent } from '../../src/core/events.ts';
 import { createDb, type Db } from '../../src/db/knex.ts';
 import { STREAMS_PER_CALLER } from '../../src/events/index.ts';
 import { isolatedDatabase } from '../jobs/support.ts';
 import { eventually } from '../support/eventually.ts';
+import { TEST_JWT_SECRET } from '../support/config.ts';
 import { addMember, createOrganization, newUser, type TestUser } from '../support/factories.ts';
 import { spawnWeb, type WebChild } from '../support/processes.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -171,6 +173,36 @@ describe('event stream (SSE): resumption, ordering, limits', function () {
       return null;
     });
     expect(again.res.status).to.equal(200);
+  });
+
+  // Issue 36: a stream opened with a token expiring in 4 s still delivered events at 7 s.
+  it('ends at the token’s exp; reconnecting with a fresh token and Last-Event-ID misses nothing', async () => {
+    const member = newUser();
+    await addMember(db, org, member, 'member');
+    const shortLived = { ...member, token: signToken(TEST_JWT_SECRET, { sub: member.id, email: member.email, name: member.name, ttlSeconds: 3 }) };
+    const first = await stream(server.url, shortLived);
+    expect(first.res.status).to.equal(200);
+    const before = await record(5000);
+    await eventually('the first event arrived', async () => first.events.some((e) => e.id === before));
+    // Nothing else ends it: the member stays, the process runs. It ends by itself at exp.
+    await first.ended;
+    const seen = first.events.at(-1)!.id!;
+    // Written after it ended, before the client came back.
+    const missed = [await record(5001), await record(5002)];
+    expect((await server.request('get', `/organizations/${org}/events`, { token: shortLived.token })).status).to.equal(401);
+    const resumed = await stream(server.url, member, { 'Last-Event-ID': seen });
+    const sentinel = await record(5003);
+    await eventually('the resumed stream reached the sentinel', async () => resumed.events.at(-1)?.id === sentinel);
+    const after = idsOf(resumed);
+    expect(after.slice(after.indexOf(missed[0]!))).to.deep.equal([...missed, sentinel]);
+    expect(after).to.not.include(seen);
+    // Every event recorded from the first on reached the client exactly once across the two streams.
+    const all = [...idsOf(first), ...after];
+    for (const id of [before, ...missed, sentinel])
+      expect(
+        all.filter((x) => x === id),
+        id,
+      ).to.have.length(1);
   });
 
   it('a member removed from the organization is disconnected', async () => {

@@ -154,6 +154,29 @@ describe('asset downloads (Range, ETag, signed URLs)', function () {
     const markdown = await uploaded(Buffer.from('# Title\n'), 'notes.md', 'text/markdown');
     expect((await file(markdown)).headers.get('content-disposition')).to.match(/^attachment; /);
   });
+
+  // Issue 36: HTML declared as `video/x-foo` was kept and served inline as video/x-foo.
+  it('a declared type the sniffer cannot confirm is kept as application/octet-stream and served only as an attachment', async () => {
+    const html = Buffer.from('<!doctype html><html><body><script>alert(1)</script></body></html>');
+    const id = await uploaded(html, 'clip.foo', 'video/x-foo');
+    const asset = (await stack.server.request('get', `/assets/${id}`, { token: alice.token })).body;
+    expect(asset).to.deep.include({ upload_file_state: 'success', mime_type: 'application/octet-stream' });
+    const direct = await file(id);
+    expect(direct.status).to.equal(200);
+    expect(direct.headers.get('content-type')).to.equal('application/octet-stream');
+    expect(direct.headers.get('content-disposition')).to.match(/^attachment; /);
+    expect(Buffer.from(await direct.arrayBuffer())).to.deep.equal(html);
+    const signed = await fetch((await downloadUrl(id, { disposition: 'inline' })).body.url);
+    expect(signed.headers.get('content-type')).to.equal('application/octet-stream');
+    expect(signed.headers.get('content-disposition')).to.match(/^attachment; /);
+    // The claim is kept beside what was trusted.
+    const uploadedEntry = await stack.db('activity_events').where({ action: 'asset.uploaded', subject_id: id }).first();
+    expect(uploadedEntry.data).to.deep.include({ mime_type: 'application/octet-stream', declared_mime_type: 'video/x-foo' });
+    // A type the sniffer confirms is kept as declared.
+    const picture = await uploaded(png(8, 8), 'dot.png', 'image/png');
+    expect((await stack.server.request('get', `/assets/${picture}`, { token: alice.token })).body.mime_type).to.equal('image/png');
+    expect((await file(picture)).headers.get('content-disposition')).to.match(/^inline/);
+  });
 });
 
 function flipLast(signature: string): string {

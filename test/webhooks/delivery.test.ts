@@ -79,7 +79,8 @@ describe('webhook delivery (worker)', function () {
   it('delivers a committed event, signed so that the standardwebhooks verifier accepts it; the attempt is logged', async () => {
     const endpoint = await createEndpoint(owner, '/signed', ['asset.enriched']);
     const other = await createEndpoint(owner, '/other-type', ['member.added']);
-    const event = anEvent(org, 'asset.enriched', null, { id: 'a1', title: 'Fox' });
+    const fox = await createAsset(server, owner, org, { title: 'Fox' });
+    const event = anEvent(org, 'asset.enriched', { type: 'asset', id: fox.id }, { id: 'a1', title: 'Fox' });
     await publishEvents(db, url, [event]);
     const [delivery] = await settled(endpoint.id, 1);
     expect(delivery).to.include({ status: 'succeeded', attempts: 1, response_status: 200, response_body: 'ok', event_id: event.id });
@@ -210,8 +211,8 @@ describe('webhook delivery (worker)', function () {
     await settled(endpoint.id, 1);
     const [during] = receiver.at('/rotating');
     expect(during!.headers['webhook-signature']!.split(' ')).to.have.length(2);
-    expect(verify(endpoint.secret, during!)).to.have.property('type', 'asset.enriched');
-    expect(verify(fresh, during!)).to.have.property('type', 'asset.enriched');
+    expect(verify(endpoint.secret, during!)).to.have.property('type', 'member.added');
+    expect(verify(fresh, during!)).to.have.property('type', 'member.added');
 
     await db('webhook_endpoints')
       .where({ id: endpoint.id })
@@ -220,7 +221,7 @@ describe('webhook delivery (worker)', function () {
     await settled(endpoint.id, 2);
     const after = receiver.at('/rotating')[1]!;
     expect(after.headers['webhook-signature']!.split(' ')).to.have.length(1);
-    expect(verify(fresh, after)).to.have.property('type', 'asset.enriched');
+    expect(verify(fresh, after)).to.have.property('type', 'member.added');
     expect(() => verify(endpoint.secret, after)).to.throw();
   });
 
@@ -324,12 +325,76 @@ describe('webhook delivery (worker)', function () {
     const afterLeaving = await settled(theirs.id, 4);
     expect(afterLeaving[3]).to.include({ status: 'skipped', status_reason: 'the member who created the endpoint is no longer in the organization' });
     await settled(owners.id, 4);
+    // The endpoint stops for good (no delivery is even made for it any more), and the owners and admins are told.
+    const stopped = await server.request('get', `${endpointsOf(org)}/${theirs.id}`, { token: owner.token });
+    expect(stopped.body.webhook_endpoint).to.deep.include({
+      enabled: false,
+      disabled_reason: 'the member who created the endpoint is no longer in the organization',
+    });
+    const told = await eventually('the owner told', async () => smtp.received.find((m) => m.raw.includes('/integrator')) ?? null);
+    expect(told.to).to.deep.equal([owner.email.toLowerCase()]);
+    const listed = await server.request('get', `${endpointsOf(org)}/${theirs.id}/deliveries`, { token: owner.token });
+    expect(listed.body.items[0]).to.deep.include({ status: 'skipped', status_reason: 'the member who created the endpoint is no longer in the organization' });
+    await publishEvents(db, url, [anEvent(org)]);
+    expect(await deliveriesOf(theirs.id)).to.have.length(4);
     expect(receiver.at('/integrator')).to.have.length(2);
     expect(receiver.at('/owner')).to.have.length(4);
     // A skipped delivery gave back the slot its attempt claimed with its first read.
     expect(await db('webhook_endpoint_slots').where({ endpoint_id: theirs.id }).whereNotNull('holder')).to.deep.equal([]);
     const removal = JSON.parse(receiver.at('/owner')[3]!.body) as { type: string; organization_id: string; data: { object: { user_id?: string } } };
     expect(removal).to.deep.include({ type: 'member.removed', organization_id: org });
+  });
+
+  // Issue 36: events about the organization itself were sent unchecked (only subjects were checked).
+  it('sends an organization event only to an endpoint whose creator holds the permission its type needs, as GET …/events', async () => {
+    await server.request('patch', `/organizations/${org}/roles`, {
+      token: owner.token,
+      body: { key: 'hooks', name: 'Hooks only', permissions: ['webhooks.manage'] },
+    });
+    const hooker = await newMember(db, org, 'hooks');
+    const theirs = await createEndpoint(hooker, '/hooks-only');
+    const types = ['member.added', 'invitation.accepted', 'credits.low_balance', 'billing.subscription.updated'] as const;
+    await publishEvents(
+      db,
+      url,
+      types.map((type) => anEvent(org, type, null, { email: 'new.member@example.com' })),
+    );
+    const rows = await settled(theirs.id, 4);
+    expect(Object.fromEntries(rows.map((row) => [row.event_type, [row.status, row.status_reason]]))).to.deep.equal({
+      'member.added': ['skipped', 'the member who created the endpoint does not hold members.view, which this event needs'],
+      'invitation.accepted': ['skipped', 'the member who created the endpoint does not hold invitations.manage, which this event needs'],
+      'credits.low_balance': ['skipped', 'the member who created the endpoint does not hold credits.view, which this event needs'],
+      'billing.subscription.updated': ['skipped', 'the member who created the endpoint does not hold billing.view, which this event needs'],
+    });
+    expect(receiver.at('/hooks-only')).to.deep.equal([]);
+    // Their own event list agrees: none of them.
+    const own = await server.request('get', `/organizations/${org}/events`, { token: hooker.token });
+    expect(own.status).to.equal(200);
+    expect(own.body.items.filter((event: { type: string }) => (types as readonly string[]).includes(event.type))).to.deep.equal([]);
+    // The endpoint itself still works: it is the events that are not theirs to see.
+    const read = await server.request('get', `${endpointsOf(org)}/${theirs.id}`, { token: owner.token });
+    expect(read.body.webhook_endpoint).to.deep.include({ enabled: true, disabled_reason: null });
+  });
+
+  it('checks the creator at each delivery: a demoted admin’s endpoint stops, with its owners told, and nothing more is sent', async () => {
+    const admin = await newMember(db, org, 'admin');
+    const theirs = await createEndpoint(admin, '/demoted', ['invitation.accepted']);
+    await publishEvents(db, url, [anEvent(org, 'invitation.accepted')]);
+    expect((await settled(theirs.id, 1))[0]).to.include({ status: 'succeeded' });
+    const demoted = await server.request('patch', `/organizations/${org}/members/${admin.id}`, { token: owner.token, body: { role: 'member' } });
+    expect(demoted.status, JSON.stringify(demoted.body)).to.equal(200);
+    await publishEvents(db, url, [anEvent(org, 'invitation.accepted')]);
+    const rows = await settled(theirs.id, 2);
+    expect(rows[1]).to.include({ status: 'skipped', status_reason: 'the member who created the endpoint no longer holds webhooks.manage' });
+    expect(receiver.at('/demoted')).to.have.length(1);
+    const stopped = await server.request('get', `${endpointsOf(org)}/${theirs.id}`, { token: owner.token });
+    expect(stopped.body.webhook_endpoint).to.deep.include({
+      enabled: false,
+      disabled_reason: 'the member who created the endpoint no longer holds webhooks.manage',
+    });
+    const told = await eventually('the owner told', async () => smtp.received.find((m) => m.raw.includes('/demoted')) ?? null);
+    expect(told.to).to.deep.equal([owner.email.toLowerCase()]);
+    expect(told.raw).to.include('no longer holds webhooks.manage');
   });
 
   it('shows the delivery backlog and failing endpoints beside the queues (/ops/webhooks)', async () => {
@@ -364,12 +429,12 @@ describe('webhook delivery (worker)', function () {
       setTimeout(() => open--, 3_000);
       return { delayMs: 3_000 };
     });
-    const slow = await createEndpoint(owner, '/slow', ['asset.enriched']);
+    const slow = await createEndpoint(owner, '/slow', ['credits.low_balance']);
     const healthy = await createEndpoint(owner, '/healthy', ['member.added']);
     await publishEvents(
       db,
       url,
-      Array.from({ length: 12 }, () => anEvent(org, 'asset.enriched')),
+      Array.from({ length: 12 }, () => anEvent(org, 'credits.low_balance')),
     );
     await eventually('the slow endpoint is busy', async () => open > 0);
     await publishEvents(

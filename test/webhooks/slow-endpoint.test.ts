@@ -107,7 +107,7 @@ describe('webhooks: a hanging endpoint and the delivery queue’s own slots', fu
     expect(localConcurrencyOf(webhookDeliveryJob, config)).to.equal(deliverySlots);
     const org = await createOrganization(server, owner);
     await endpoint(org, hangingPath, 'member.added');
-    const healthyId = await endpoint(org, `/healthy-${deliverySlots}`, 'asset.enriched');
+    const healthyId = await endpoint(org, `/healthy-${deliverySlots}`, 'credits.low_balance');
     worker = await startWorker(config, url, createLogger(config, 'slow-endpoint-worker'), {
       jobs: [runnableJob(webhookDeliveryJob), runnableJob(webhookEndpointDisabledEmailJob)],
     });
@@ -121,7 +121,7 @@ describe('webhooks: a hanging endpoint and the delivery queue’s own slots', fu
     await publishEvents(
       db,
       url,
-      Array.from({ length: healthy }, () => anEvent(org, 'asset.enriched')),
+      Array.from({ length: healthy }, () => anEvent(org, 'credits.low_balance')),
     );
     const deliveries = await eventually(
       `${healthy} healthy deliveries settled`,

@@ -81,10 +81,10 @@ export async function publishEvents(db: Db, url: string, events: readonly Webhoo
 }
 
 let sequence = 0;
-/** An event about `subject` (null: about the organization itself). */
+/** An event about `subject` (null: about the organization itself; by default one that owners and admins see, by `members.view`). */
 export function anEvent(
   organizationId: string,
-  type: WebhookEvent['type'] = 'asset.enriched',
+  type: WebhookEvent['type'] = 'member.added',
   subject: WebhookEvent['subject'] = null,
   object: unknown = { hello: 'world' },
 ): WebhookEvent {

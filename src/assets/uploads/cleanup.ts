@@ -3,17 +3,32 @@
 import type { JobContext } from '../../jobs/define.ts';
 import type { Deps } from '../../platform/deps.ts';
 import { abandonUpload, removeStaging } from './finish.ts';
+import { uploaderLostAccess, uploaderMayCreateSql } from './uploader.ts';
 
 const BATCH = 200;
 
 export async function cleanUpUploads(_payload: unknown, { deps, log }: JobContext): Promise<void> {
   const result = await sweepUploads(deps);
-  if (result.expired || result.canceled || result.removed) log.info(result, 'uploads cleaned up');
+  if (result.expired || result.canceled || result.orphaned || result.removed) log.info(result, 'uploads cleaned up');
 }
 
 /** One sweep, in batches (exported for the tests and the benchmark, which run it on demand). */
-export async function sweepUploads(deps: Pick<Deps, 'config' | 'db' | 'providers'>): Promise<{ expired: number; canceled: number; removed: number }> {
-  const result = { expired: 0, canceled: 0, removed: 0 };
+export async function sweepUploads(
+  deps: Pick<Deps, 'config' | 'db' | 'providers'>,
+): Promise<{ expired: number; canceled: number; orphaned: number; removed: number }> {
+  const result = { expired: 0, canceled: 0, orphaned: 0, removed: 0 };
+  // Uploads whose creator left the organization or lost resources.create: terminated, their bytes removed below.
+  const orphans = (await deps
+    .db('asset_uploads as u')
+    .where('u.state', 'in_progress')
+    .whereRaw(`NOT ${uploaderMayCreateSql('u')}`)
+    .orderBy('u.expires_at')
+    .limit(BATCH)
+    .pluck('u.id')) as string[];
+  for (const id of orphans) {
+    await abandonUpload(deps, id, 'canceled', uploaderLostAccess);
+    result.orphaned++;
+  }
   const open = (await deps
     .db('asset_uploads as u')
     .join('assets as a', 'a.id', 'u.asset_id')

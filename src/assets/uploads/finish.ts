@@ -7,6 +7,7 @@ import { recordAssetEvent } from '../events.ts';
 import { assetFileKey, assetFileUrl, type JobFailure } from '../presenter.ts';
 import { findUpload, type UploadRow } from './rows.ts';
 import { uploadStore } from './store.ts';
+import { uploaderLostAccess, uploaderMayStillCreate } from './uploader.ts';
 import { checkType, measure } from './verify.ts';
 
 /*
@@ -39,25 +40,36 @@ export async function finishUpload(deps: Deps, uploadId: string): Promise<Finish
     if (ended) return ended;
     const asset = (await trx('assets').where({ id: upload.asset_id }).forUpdate().first('id', 'deleted_at')) as { deleted_at: Date | null };
     if (asset.deleted_at) return endUpload(trx, upload, 'canceled', { code: 'asset_deleted', message: 'the asset was deleted during its upload' });
+    // The creator removed or demoted while the last bytes arrived: the file does not land.
+    if (!(await uploaderMayStillCreate(trx, upload))) return endUpload(trx, upload, 'canceled', uploaderLostAccess);
     const declared = { size: Number(upload.size), checksum: upload.checksum_sha256, mimeType: upload.mime_type };
     // Measured as the bytes arrived when this process received them all; read once more otherwise.
     const measured = store.received.take(upload.id, declared.size)?.verdict(declared) ?? (await measure(await store.read(upload.id), declared));
-    const refusal = 'code' in measured ? measured : await checkType(await store.read(upload.id), upload.mime_type);
-    if (refusal) return endUpload(trx, upload, 'failed', refusal);
-    const { sha256 } = measured as { sha256: string };
-    await store.keep(upload.id, assetFileKey(upload.organization_id, upload.asset_id), upload.mime_type);
+    if ('code' in measured) return endUpload(trx, upload, 'failed', measured);
+    const typed = await checkType(await store.read(upload.id), upload.mime_type);
+    if ('code' in typed) return endUpload(trx, upload, 'failed', typed);
+    const { sha256 } = measured;
+    // Kept and served as the type the bytes were confirmed to be: the declared one is a claim.
+    const confirmed = typed.mimeType === upload.mime_type;
+    await store.keep(upload.id, assetFileKey(upload.organization_id, upload.asset_id), typed.mimeType);
     await trx('asset_uploads').where({ id: upload.id }).update({ state: 'completed', sha256, ended_at: trx.fn.now() });
     const base = deps.config.PUBLIC_URL?.replace(/\/$/, '') ?? '';
     await trx('assets')
       .where({ id: upload.asset_id, upload_file_state: 'in_progress' })
-      .update({ upload_file_state: 'success', url: `${base}${assetFileUrl(upload.asset_id)}`, enrichment_state: 'pending', updated_at: trx.fn.now() });
+      .update({
+        upload_file_state: 'success',
+        url: `${base}${assetFileUrl(upload.asset_id)}`,
+        enrichment_state: 'pending',
+        updated_at: trx.fn.now(),
+        ...(!confirmed && { mime_type: typed.mimeType }),
+      });
     await recordActivity(trx, {
       organizationId: upload.organization_id,
       actorId: upload.created_by_id,
       action: 'asset.uploaded',
       subjectType: 'asset',
       subjectId: upload.asset_id,
-      data: { upload_id: upload.id, size: Number(upload.size), sha256, mime_type: upload.mime_type },
+      data: { upload_id: upload.id, size: Number(upload.size), sha256, mime_type: typed.mimeType, ...(!confirmed && { declared_mime_type: upload.mime_type }) },
     });
     await recordAssetEvent(trx, 'asset.upload.succeeded', upload.asset_id);
     await deps.jobs.enqueue(trx, assetEnrichmentJob, { asset_id: upload.asset_id }, { organizationId: upload.organization_id });

@@ -3,7 +3,8 @@ import { defineJob } from '../../jobs/define.ts';
 
 /**
  * Every minute: ends the uploads past their expiry (and those whose asset was deleted meanwhile)
- * — upload `expired`/`canceled`, asset `error` — and removes the bytes of every ended upload whose
+ * and those whose creator left the organization or lost `resources.create` (`canceled`,
+ * `uploader_lost_access`) — upload `expired`/`canceled`, asset `error` — and removes the bytes of every ended upload whose
  * removal has not happened yet (a crash between an end and its removal).
  */
 export const cleanUpUploadsJob = defineJob({

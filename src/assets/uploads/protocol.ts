@@ -6,6 +6,7 @@ import type { Deps } from '../../platform/deps.ts';
 import { abandonUpload, type FinishOutcome, finishUpload, outcomeOf } from './finish.ts';
 import { findUpload, presentUpload, type UploadRow } from './rows.ts';
 import { UPLOADS_PATH, uploadStore } from './store.ts';
+import { mayStillUpload, type UploaderAccess, uploaderAccessColumns } from './uploader.ts';
 
 /*
  * The tus 1.0 endpoints of one upload (HEAD, PATCH, DELETE), bridged to @tus/server: our side
@@ -28,17 +29,21 @@ const endedError = (outcome: Exclude<FinishOutcome, { state: 'completed' }>) =>
     ? tusError('validation_failed', 422, `the upload failed its checks: ${outcome.error.message}`, ['upload'])
     : tusError('not_found', 410, `the upload is ${outcome.state}: ${outcome.error.message}`);
 
-/** An upload as the tus endpoints read it: with whether its asset is deleted (one query per request). */
-type OpenedUpload = UploadRow & { asset_deleted_at: Date | null };
+/** An upload as the tus endpoints read it: with whether its asset is deleted and whom it may still act for (one query per request). */
+type OpenedUpload = UploadRow & UploaderAccess & { asset_deleted_at: Date | null };
 
-/** The caller's own upload; anyone else's is as unknown to them as a missing one (404). */
+/**
+ * The caller's own upload, while they may still create in its organization and project (checked at
+ * every request: a removed or demoted member's next request lands nothing); anyone else's is as
+ * unknown to them as a missing one (404).
+ */
 async function ownUpload(deps: Pick<Deps, 'db'>, actor: Actor, id: string): Promise<OpenedUpload> {
   const upload = (await deps
     .db('asset_uploads as u')
     .join('assets as a', 'a.id', 'u.asset_id')
     .where('u.id', id)
-    .first('u.*', 'a.deleted_at as asset_deleted_at')) as OpenedUpload | undefined;
-  if (!upload || upload.created_by_id !== actor.userId) throw tusError('not_found', 404, 'upload not found');
+    .first('u.*', 'a.deleted_at as asset_deleted_at', ...uploaderAccessColumns(deps.db))) as OpenedUpload | undefined;
+  if (!upload || upload.created_by_id !== actor.userId || !(await mayStillUpload(deps.db, actor, upload))) throw tusError('not_found', 404, 'upload not found');
   return upload;
 }
 

@@ -98,11 +98,22 @@ function checkText(decoder: TextDecoder, chunk: Buffer, charset: string, last: b
   return decoded.includes('\0') ? { code: 'invalid_text', message: 'mime_type: the bytes contain NUL characters: binary, not text' } : null;
 }
 
+/** The type finished bytes are kept and served as: the declared one only when it is confirmed. */
+export interface Typed {
+  mimeType: string;
+}
+
+/** Bytes of a declared type the sniffer cannot confirm are kept as this: served as a download, never inline. */
+export const UNCONFIRMED_TYPE = 'application/octet-stream';
+
 /**
- * The real type, sniffed from the bytes' signature (`file-type`), against the declared one. A type
- * with a signature must show it; a text type may show a text signature (XML, VTT) or none.
+ * The real type, sniffed from the bytes' signature (`file-type`), against the declared one — a
+ * claim, trusted only as far as it is checked. A type with a signature must show it (else refused);
+ * a text type may show a text signature (XML, VTT) or none (its bytes were checked to decode as
+ * text); any other type the sniffer does not know cannot be confirmed, so the bytes are kept as
+ * UNCONFIRMED_TYPE (HTML declared as `video/x-foo` is no video to anyone).
  */
-export async function checkType(bytes: Readable, declaredMimeType: string): Promise<Refusal | null> {
+export async function checkType(bytes: Readable, declaredMimeType: string): Promise<Refusal | Typed> {
   const { type } = parseMediaType(declaredMimeType);
   let sniffed: string | undefined;
   try {
@@ -111,8 +122,8 @@ export async function checkType(bytes: Readable, declaredMimeType: string): Prom
     // Stops reading (an object-storage body answers its abort with an error nobody needs).
     bytes.on('error', () => undefined).destroy();
   }
-  if (sniffed && (sameType(type, sniffed) || (textual(type) && textual(sniffed)))) return null;
+  if (sniffed && (sameType(type, sniffed) || (textual(type) && textual(sniffed)))) return { mimeType: declaredMimeType };
   if (sniffed) return { code: 'type_mismatch', message: `mime_type: the bytes are ${sniffed}, not the declared ${type}` };
   if (supportedMimeTypes.has(type as never)) return { code: 'type_mismatch', message: `mime_type: the bytes do not start like ${type} (no signature found)` };
-  return null;
+  return { mimeType: textual(type) ? declaredMimeType : UNCONFIRMED_TYPE };
 }

@@ -2,11 +2,13 @@
  * Tool calls that need approval: the turn records them `awaiting_approval` and its job ends (no
  * worker slot waits); the caller approves or rejects each (POST /conversations/{id}/run/approvals),
  * and once none is left the turn continues as a new job — an approved call runs, a rejected one
- * goes back to the model as "rejected by the user". Unanswered past the deadline, the turn is
+ * goes back to the model as "rejected by the user". Only the turn's user answers (the call runs
+ * with their credential), each answer kept on the call and in the activity feed. Unanswered past the deadline, the turn is
  * stopped (its hold settled, the lock freed).
  */
 import { type Actor, changeLive } from '../../access/index.ts';
-import { badRequest, conflict } from '../../core/errors.ts';
+import { recordActivity } from '../../core/activity.ts';
+import { badRequest, conflict, forbidden } from '../../core/errors.ts';
 import type { z } from '../../core/zod.ts';
 import { type JobContext, type NothingToDo, nothingToDo } from '../../jobs/define.ts';
 import type { Deps } from '../../platform/deps.ts';
@@ -33,6 +35,8 @@ export function answerApprovals(
         : ((await trx('chat_runs').where({ id: conversation.active_run_id }).forUpdate().first()) as RunRow | undefined);
     if (!run || !(LIVE_RUN_STATUSES as readonly string[]).includes(run.status) || run.awaiting_approval_until === null)
       throw conflict('run: no turn of this conversation is waiting for approval', ['run']);
+    // The turn acts for its user, with their credentials: only they answer for it (editors of the conversation included).
+    if (run.user_id !== actor.userId) throw forbidden(`run: the turn waiting for approval is ${run.user_id}'s; only they may approve or reject its tool calls`);
     const waiting = (await trx('chat_tool_calls').where({ run_id: run.id, status: 'awaiting_approval' })) as ToolCallRow[];
     const answered = new Set<string>();
     for (const [i, decision] of input.decisions.entries()) {
@@ -44,9 +48,22 @@ export function answerApprovals(
           'tool_call_id',
         ]);
       answered.add(row.id);
+      const decided = { decided_by_id: actor.userId, decided_at: trx.fn.now() };
       await trx('chat_tool_calls')
         .where({ id: row.id })
-        .update(decision.approve ? { status: 'running', approved: true } : { status: 'failed', approved: false, result: REJECTED, finished_at: trx.fn.now() });
+        .update(
+          decision.approve
+            ? { status: 'running', approved: true, ...decided }
+            : { status: 'failed', approved: false, result: REJECTED, finished_at: trx.fn.now(), ...decided },
+        );
+      await recordActivity(trx, {
+        organizationId: run.organization_id,
+        actorId: actor.userId,
+        action: decision.approve ? 'conversation.tool_call.approved' : 'conversation.tool_call.rejected',
+        subjectType: 'chat_conversation',
+        subjectId: conversationId,
+        data: { run_id: run.id, tool_call_id: row.tool_call_id, name: row.name },
+      });
     }
     const left = waiting.length - answered.size;
     let updated: RunRow = run;

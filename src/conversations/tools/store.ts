@@ -17,6 +17,9 @@ export interface ToolCallRow {
   arguments: string;
   status: 'running' | 'awaiting_approval' | 'succeeded' | 'failed';
   approved: boolean | null;
+  /** Who approved or rejected it, and when (null: it needed no approval, or waits). */
+  decided_by_id: string | null;
+  decided_at: Date | null;
   result: string | null;
   credits: number;
   metered_call_id: string | null;

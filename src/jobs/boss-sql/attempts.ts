@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
-import { ORGANIZATION_KEY } from '../origin.ts';
+import { ORGANIZATION_KEY, organizationOfJobSql } from '../origin.ts';
 
 // Attempt fencing and job ends: what the runtime reads and locks on pg-boss's job table to fence a
 // worker's attempt (the row locked FOR NO KEY UPDATE, state 'active' and the attempt's retry_count)
@@ -78,7 +78,7 @@ export interface DeadLetter {
 export async function unsettledDeadLetters(db: Knex, queues: readonly string[], withinSeconds: number, limit: number): Promise<DeadLetter[]> {
   if (queues.length === 0) return [];
   const { rows } = await db.raw(
-    `SELECT d.source_id AS job_id, d.source_name AS queue, d.source_retry_count AS attempt, d.group_id AS organization_id, d.data, d.source_output AS output, d.created_on AS dead_at
+    `SELECT d.source_id AS job_id, d.source_name AS queue, d.source_retry_count AS attempt, ${organizationOfJobSql('d')} AS organization_id, d.data, d.source_output AS output, d.created_on AS dead_at
        FROM ${JOB} d
       WHERE d.name = ANY(?::text[]) AND d.created_on > now() - make_interval(secs => ?) AND d.source_id IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM job_ends e WHERE e.job_id = d.source_id AND e.ended_at >= d.created_on)

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { jobOfOrganizationSql } from '../origin.ts';
 
 // Pauses (src/jobs/pauses.ts) push queued jobs back by moving pg-boss's `start_after`, and remember
 // each job's own start in `job_deferrals` so a resume restores exactly those. pg-boss has no pause;
@@ -28,7 +29,7 @@ export async function deferQueuedJobs(
   const { rows } = await trx.raw(
     `WITH target AS (
        SELECT id, start_after FROM ${JOB}
-        WHERE name = ? AND state IN ('created', 'retry') ${pause.organizationId ? 'AND group_id = ?' : ''}
+        WHERE name = ? AND state IN ('created', 'retry') ${pause.organizationId ? `AND ${jobOfOrganizationSql()}` : ''}
         FOR UPDATE SKIP LOCKED
      ), moved AS (
        UPDATE ${JOB} j SET start_after = GREATEST(j.start_after, ${to.sql}) FROM target t WHERE j.name = ? AND j.id = t.id RETURNING j.id
@@ -38,7 +39,7 @@ export async function deferQueuedJobs(
        ON CONFLICT (job_id) DO NOTHING
      )
      SELECT count(*)::int AS n FROM moved`,
-    [pause.queue, ...(pause.organizationId ? [pause.organizationId] : []), ...to.bindings, pause.queue, pause.queue, pause.id],
+    [pause.queue, ...(pause.organizationId ? [pause.organizationId, pause.organizationId] : []), ...to.bindings, pause.queue, pause.queue, pause.id],
   );
   return rows[0].n as number;
 }

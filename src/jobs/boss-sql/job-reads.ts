@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { badRequest } from '../../core/errors.ts';
 import { decodeCursor, encodeCursor, type Page } from '../../core/pagination.ts';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { jobOfOrganizationSql } from '../origin.ts';
 import { type Liveness, stuckCondition } from './running.ts';
 
 // The console's reads of pg-boss's job table. It holds millions of rows, so every list is bounded by
@@ -99,7 +100,7 @@ function matching(db: Knex | Knex.Transaction, selection: JobSelection, window: 
   if (selection.queue) query.where('name', selection.queue);
   if (selection.state) query.where('state', selection.state);
   else if (selection.states) query.whereIn('state', selection.states);
-  if (selection.organization_id) query.where('group_id', selection.organization_id);
+  if (selection.organization_id) query.whereRaw(jobOfOrganizationSql(), [selection.organization_id, selection.organization_id]);
   // `\\?` is knex's escape for jsonb's `?`; the containment test lets the planner use the partial indexes.
   // The ids first (a probe of the request index), then the rows by primary key, as for a resource id
   // below: as a filter in the page query, the planner walks created_on newest-first at 1M jobs (every

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { jobOfOrganizationSql, organizationOfJobSql } from '../origin.ts';
 
 // Per-queue and per-organization readings of pg-boss's tables: queue health for the console, the
 // tenant panel, the per-minute throughput snapshot and the queue gauges of /metrics.
@@ -65,8 +66,8 @@ export async function queueCounts(
   active: { name: string; n: number }[];
   finished: { name: string; state: 'completed' | 'cancelled' | 'failed'; n: number }[];
 }> {
-  const org = options.organizationId ? 'AND group_id = ?' : '';
-  const orgBinding = options.organizationId ? [options.organizationId] : [];
+  const org = options.organizationId ? `AND ${jobOfOrganizationSql()}` : '';
+  const orgBinding = options.organizationId ? [options.organizationId, options.organizationId] : [];
   const { rows: waiting } = await trx.raw(
     `SELECT name, state::text AS state, count(*) FILTER (WHERE start_after <= now())::int AS due, count(*) FILTER (WHERE start_after > now())::int AS deferred,
             extract(epoch FROM now() - min(created_on) FILTER (WHERE start_after <= now()))::float AS oldest
@@ -96,13 +97,14 @@ export interface OrganizationLoadRow {
  * organizations domain's to give (src/operations/organizations.ts asks it).
  */
 export async function organizationLoad(trx: Knex.Transaction, organizationId: string | null, limit: number): Promise<OrganizationLoadRow[]> {
-  const only = organizationId ? 'AND j.group_id = ?' : '';
+  const only = organizationId ? `AND ${jobOfOrganizationSql('j')}` : '';
+  // By organization, not pg-boss group: a webhook delivery is grouped by its endpoint and counts for its organization.
   const { rows } = await trx.raw(
     `WITH load AS (
-       SELECT group_id, name, count(*) FILTER (WHERE state = 'active')::int AS active, count(*) FILTER (WHERE state < 'active')::int AS queued
+       SELECT ${organizationOfJobSql('j')} AS group_id, name, count(*) FILTER (WHERE state = 'active')::int AS active, count(*) FILTER (WHERE state < 'active')::int AS queued
          FROM ${JOB} j
         WHERE state <= 'active' AND group_id IS NOT NULL ${only}
-        GROUP BY group_id, name
+        GROUP BY 1, name
      ), totals AS (
        SELECT group_id, sum(active)::int AS active, sum(queued)::int AS queued,
               jsonb_agg(jsonb_build_object('queue', name, 'active', active, 'queued', queued) ORDER BY active DESC, queued DESC) AS queues
@@ -115,7 +117,7 @@ export async function organizationLoad(trx: Knex.Transaction, organizationId: st
               WHERE q.organization_id = t.group_id AND q.minute >= now() - interval '1 hour') AS failed_last_hour
        FROM totals t
       ORDER BY t.active DESC, t.queued DESC, t.group_id`,
-    [...(organizationId ? [organizationId] : []), limit],
+    [...(organizationId ? [organizationId, organizationId] : []), limit],
   );
   return rows as OrganizationLoadRow[];
 }

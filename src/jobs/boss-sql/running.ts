@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { jobOfOrganizationSql, organizationOfJobSql } from '../origin.ts';
 
 // Running attempts: how long each has run against its kind's expected time (job_kinds), which live
 // worker reports holding it (job_workers), and the attempts whose pg-boss heartbeat went stale. Running
@@ -17,6 +18,7 @@ export interface Liveness {
 export interface RunningAttempt {
   id: string;
   name: string;
+  /** The job's organization (organizationOfJob), not necessarily its pg-boss group. */
   group_id: string | null;
   retry_count: number;
   started_on: Date;
@@ -43,7 +45,7 @@ const pastExpected = (alias: string) => `${alias}.started_on < now() - make_inte
 
 function selectRunning(db: Knex | Knex.Transaction, where: string, bindings: readonly Knex.Value[], liveness: Liveness) {
   return db.raw(
-    `SELECT j.id, j.name, j.group_id, j.retry_count, j.started_on,
+    `SELECT j.id, j.name, ${organizationOfJobSql('j')} AS group_id, j.retry_count, j.started_on,
             extract(epoch FROM now() - j.started_on)::float8 AS running_for_seconds,
             k.expected_seconds, h.id AS worker_id,
             (h.id IS NOT NULL AND k.expected_seconds IS NOT NULL AND ${pastExpected('j')}) AS stuck
@@ -65,11 +67,11 @@ export async function runningAttempts(db: Knex | Knex.Transaction, ids: readonly
 
 /** Every stuck attempt (one organization's, or all), longest-running first. */
 export async function stuckAttempts(db: Knex | Knex.Transaction, options: Liveness & { organizationId: string | null }): Promise<RunningAttempt[]> {
-  const org = options.organizationId ? ' AND j.group_id = ?' : '';
+  const org = options.organizationId ? ` AND ${jobOfOrganizationSql('j')}` : '';
   const { rows } = await selectRunning(
     db,
     `k.expected_seconds IS NOT NULL AND ${pastExpected('j')} AND h.id IS NOT NULL${org}`,
-    options.organizationId ? [options.organizationId] : [],
+    options.organizationId ? [options.organizationId, options.organizationId] : [],
     options,
   );
   return rows as RunningAttempt[];
@@ -92,6 +94,7 @@ export function stuckCondition(liveness: Liveness): { sql: string; bindings: Kne
 export interface SilentAttempt {
   id: string;
   name: string;
+  /** The job's organization (organizationOfJob), not necessarily its pg-boss group. */
   group_id: string | null;
   retry_count: number;
   started_on: Date;
@@ -108,7 +111,7 @@ export interface SilentAttempt {
  */
 export async function silentAttempts(db: Knex | Knex.Transaction): Promise<SilentAttempt[]> {
   const { rows } = await db.raw(
-    `SELECT id, name, group_id, retry_count, started_on, heartbeat_on, heartbeat_seconds, claimed_by
+    `SELECT id, name, ${organizationOfJobSql()} AS group_id, retry_count, started_on, heartbeat_on, heartbeat_seconds, claimed_by
        FROM ${JOB}
       WHERE state = 'active' AND heartbeat_seconds IS NOT NULL
         AND (heartbeat_on + heartbeat_seconds * interval '1s') < ${BOSS_SCHEMA}.job_now()

@@ -61,6 +61,9 @@ function consoleIndexes(searchableFields: readonly string[]): [string, string][]
     ['job_ops_waiting_i', `(name, state, start_after, created_on) WHERE state < 'active'`],
     ['job_ops_group_created_i', `(group_id, created_on DESC, id DESC) WHERE group_id IS NOT NULL`],
     ['job_ops_request_i', `((data->>'$request_id')) WHERE data ? '$request_id'`],
+    // Jobs of an organization that are grouped by something else (webhook deliveries, by endpoint): the
+    // other half of a tenant's organization filter (src/jobs/origin.ts jobOfOrganizationSql).
+    ['job_ops_organization_created_i', `((data->>'$organization_id'), created_on DESC, id DESC) WHERE data ? '$organization_id'`],
     // A lost worker's attempts by the claim's mark (./claims.ts unrecordedAttempts): the ones it ended
     // but died before writing. Every claimed job is in it: one more entry per fetch, which already
     // writes a new version of the row into every index (its state is indexed).
