@@ -38,14 +38,14 @@ function banner(url: string, database: { url: string; embedded?: unknown }): str
     `Workspace Platform is serving ${url}`,
     `  API reference: ${url}${DOCS_PATH}   OpenAPI: ${url}/openapi.json`,
     database.embedded
-      ? `  Database (embedded PostgreSQL): ${database.url}\n  Data directory: ${path.resolve(config.DATA_DIR)} (database, JWT secret; kept across restarts)`
+      ? `  Database (embedded PostgreSQL): ${redactPassword(database.url)} (password in ${path.resolve(config.DATA_DIR, 'pg-credentials.json')})\n  Data directory: ${path.resolve(config.DATA_DIR)} (database, JWT secret; kept across restarts)`
       : `  Database: DATABASE_URL (${redactPassword(database.url)})`,
     `  A token: TOKEN=$(npm run -s token -- --sub alice)`,
   ];
   return `\n${lines.join('\n')}\n\n`;
 }
 
-/** A connection string without its password, for an external database's URL. */
+/** A connection string without its password: a terminal's scrollback and a shared screen are no place for it. */
 function redactPassword(url: string): string {
   try {
     const parsed = new URL(url);

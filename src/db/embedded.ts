@@ -42,7 +42,12 @@ export interface EmbeddedOptions {
    * shares our process group and dies with it (test clusters: a killed test run takes them along).
    */
   ownSession?: boolean;
+  /** The port to listen on (EMBEDDED_PG_PORT); unset → the one kept in the credentials file, or any free one. */
+  port?: number | undefined;
 }
+
+/** A start that cannot go on, said in one line (a busy port): entry points print the message, not a stack. */
+export class EmbeddedStartError extends Error {}
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = path.resolve(options.dir);
@@ -61,7 +66,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await ensureDatabase(urlFor('postgres'), database);
     return { url: urlFor(database), urlFor, stop: async () => {} };
   }
-  if (!(await isPortFree(credentials.port))) {
+  if (options.port !== undefined) {
+    if (!(await isPortFree(options.port)))
+      throw new EmbeddedStartError(`EMBEDDED_PG_PORT ${options.port} is in use on 127.0.0.1: stop what listens there or choose another port`);
+    if (credentials.port !== options.port) {
+      credentials.port = options.port;
+      await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
+    }
+  } else if (!(await isPortFree(credentials.port))) {
     credentials.port = await freePort();
     await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }
