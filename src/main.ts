@@ -10,6 +10,7 @@ import { resolveDatabase } from './platform/database-url.ts';
 import { createLogger } from './platform/logger.ts';
 import { release } from './app/release.ts';
 import { onShutdown } from './platform/shutdown.ts';
+import { ensurePortFree, exitOnFailedStart } from './platform/startup.ts';
 import { DOCS_PATH } from './service/docs.ts';
 
 const config = loadConfigOrExit();
@@ -18,6 +19,8 @@ const children: ChildProcess[] = [];
 let stopping = false;
 
 async function start() {
+  // Before anything else: a busy port ends a second `npm start` at once, with nothing migrated.
+  await ensurePortFree('PORT', config.PORT, config.HOST);
   const database = await resolveDatabase(config, log);
   await release(database.url, log);
   // Children get the resolved database and secret, so they neither start Postgres nor race on the secret file.
@@ -87,4 +90,4 @@ function stopChild(child: ChildProcess): Promise<void> {
 const starting = start();
 // Registered before start-up ends: a stop during migrations waits for them, then stops what started.
 onShutdown(log, shutdown);
-await starting;
+await starting.catch(exitOnFailedStart);

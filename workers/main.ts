@@ -23,6 +23,7 @@ import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
 import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { onShutdown } from '../src/platform/shutdown.ts';
+import { exitOnFailedStart } from '../src/platform/startup.ts';
 import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
 import { createDeps } from '../src/app/deps.ts';
@@ -214,8 +215,5 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.main) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  main().catch(exitOnFailedStart);
 }

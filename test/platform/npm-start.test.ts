@@ -1,12 +1,13 @@
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from '../../src/db/embedded.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
-import { type ChildRun, run, stopLeftoverPostgres } from '../support/processes.ts';
+import { type ChildRun, run, stopLeftoverPostgres, useChildProcesses } from '../support/processes.ts';
 
 /**
  * `npm start` as a newcomer runs it, in a process group of its own on a fresh data directory: what
@@ -65,4 +66,53 @@ describe('npm start', function () {
       await client.end();
     }
   });
+});
+
+/** A second `npm start` (or `npm run web`) on a port in use: found before anything starts. */
+describe('npm start on a busy port', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let busy: Server;
+  let port: number;
+  const start = useChildProcesses((script: 'start' | 'web') =>
+    run(
+      'npm',
+      script === 'start' ? ['start', '--silent'] : ['run', 'web', '--silent'],
+      {
+        DATABASE_URL: undefined,
+        DATA_DIR: dir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        NODE_ENV: 'development',
+        JWT_SECRET: TEST_JWT_SECRET,
+        LOG_LEVEL: 'info',
+      },
+      { detached: true },
+    ),
+  );
+  before(async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    port = (busy.address() as { port: number }).port;
+  });
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'workspace-busy-port-'));
+  });
+  afterEach(async () => {
+    await stopLeftoverPostgres(dir);
+    await rm(dir, { recursive: true, force: true });
+  });
+  after(async () => new Promise<void>((resolve) => busy.close(() => resolve())));
+
+  for (const script of ['start', 'web'] as const) {
+    it(`npm ${script === 'start' ? 'start' : 'run web'} exits 1 with one line naming the port; no database initialised, nothing migrated`, async () => {
+      const exit = await start(script).exited;
+      expect({ code: exit.code, signal: exit.signal }).to.deep.equal({ code: 1, signal: null });
+      expect(exit.stderr).to.equal(`PORT ${port} is in use (127.0.0.1:${port}): stop what listens there or set another PORT\n`);
+      expect(exit.stdout).to.equal('');
+      // No cluster, no credentials, no secret: the data directory is as it was.
+      expect(existsSync(path.join(dir, 'pg'))).to.equal(false);
+      expect(readdirSync(dir)).to.deep.equal([]);
+    });
+  }
 });
