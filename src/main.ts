@@ -1,7 +1,8 @@
 // `npm start`: the whole service on one machine. Migrates, then runs one web and one worker
 // process (real separate processes, as in production) on the embedded PostgreSQL when
-// DATABASE_URL is unset. Ctrl-C (or SIGTERM) stops both gracefully, then the database, last.
-import { fork, type ChildProcess } from 'node:child_process';
+// DATABASE_URL is unset. A child that dies after it was ready is restarted (src/platform/supervise.ts);
+// one that fails before (a bad setting) stops the whole. Ctrl-C (or SIGTERM) stops both
+// gracefully, then the database, last.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { resolveJwtSecret } from './auth/secret.ts';
@@ -11,11 +12,12 @@ import { createLogger } from './platform/logger.ts';
 import { release } from './app/release.ts';
 import { onShutdown } from './platform/shutdown.ts';
 import { ensurePortFree, exitOnFailedStart } from './platform/startup.ts';
+import { type SupervisedProcess, supervise } from './platform/supervise.ts';
 import { DOCS_PATH } from './service/docs.ts';
 
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
-const children: ChildProcess[] = [];
+const children: SupervisedProcess[] = [];
 let stopping = false;
 
 async function start() {
@@ -27,11 +29,10 @@ async function start() {
   const jwtSecret = await resolveJwtSecret(config);
   const env = { ...process.env, DATABASE_URL: database.url, ...(jwtSecret && { JWT_SECRET: jwtSecret }) };
   if (stopping) return database;
-  const web = spawn('./web.ts', 'web', env);
-  spawn('../workers/main.ts', 'worker', env);
-  web.on('message', (message: { type?: string; url?: string }) => {
-    if (message.type === 'ready') process.stdout.write(banner(message.url!, database));
+  spawn('./web.ts', 'web', env, (message, restarts) => {
+    if (restarts === 0) process.stdout.write(banner(String(message.url), database));
   });
+  spawn('../workers/main.ts', 'worker', env);
   return database;
 }
 
@@ -59,32 +60,26 @@ function redactPassword(url: string): string {
   }
 }
 
-function spawn(file: string, name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], { env });
-  child.on('exit', (code, signal) => {
-    if (stopping) return;
-    log.error({ process: name, code, signal }, `${name} process exited; stopping`);
-    void shutdown().then(() => process.exit(1));
+function spawn(file: string, name: string, env: NodeJS.ProcessEnv, onReady?: (message: Record<string, unknown>, restarts: number) => void): void {
+  const child = supervise({
+    name,
+    file: fileURLToPath(new URL(file, import.meta.url)),
+    env,
+    log,
+    ...(onReady && { onReady }),
+    onFailedStart: () => void shutdown().then(() => process.exit(1)),
   });
   children.push(child);
-  return child;
 }
 
 /** The children first (each drains its own work), then the embedded database they used. */
 async function shutdown(): Promise<void> {
   stopping = true;
+  // Marked stopping before any wait: a child ending under the same Ctrl-C is not restarted.
+  const stopped = Promise.all(children.map((child) => child.stop()));
   const database = await starting.catch(() => undefined);
-  await Promise.all(children.map(stopChild));
+  await stopped;
   await database?.embedded?.stop();
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    // Under Ctrl-C the child has its own SIGINT already; SIGTERM covers a stop sent to this process alone.
-    child.kill('SIGTERM');
-  });
 }
 
 const starting = start();

@@ -212,6 +212,8 @@ async function main(): Promise<void> {
     await (await database).embedded?.stop();
   });
   await worker;
+  // `npm start` restarts a worker that dies after this; one that dies before it stops the whole.
+  process.send?.({ type: 'ready' });
 }
 
 if (import.meta.main) {
