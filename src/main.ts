@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { resolveJwtSecret } from './auth/secret.ts';
 import { loadConfigOrExit } from './config/load.ts';
 import { resolveDatabase } from './platform/database-url.ts';
+import { answerUsage } from './platform/cli-usage.ts';
 import { createLogger } from './platform/logger.ts';
 import { release } from './app/release.ts';
 import { onShutdown } from './platform/shutdown.ts';
@@ -15,6 +16,9 @@ import { ensurePortFree, exitOnFailedStart } from './platform/startup.ts';
 import { type SupervisedProcess, supervise } from './platform/supervise.ts';
 import { DOCS_PATH } from './service/docs.ts';
 
+answerUsage(`usage: npm start
+  Migrates, then runs a web and a worker process on DATABASE_URL, else on an embedded PostgreSQL under
+  DATA_DIR (.data). Prints the URL it serves. Settings are environment variables (PORT, DATABASE_URL, …).`);
 const config = loadConfigOrExit();
 const log = createLogger(config, 'start');
 const children: SupervisedProcess[] = [];

@@ -11,6 +11,7 @@ import { createBoss } from './jobs/boss.ts';
 import { knexBossDb } from './jobs/boss-db.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './app/routes.ts';
+import { answerUsage } from './platform/cli-usage.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
 import { ensurePortFree, exitOnFailedStart, portRefusal } from './platform/startup.ts';
@@ -95,6 +96,7 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
 
 // No top-level await: tests import this module, and a module with one cannot be require()d.
 async function main(): Promise<void> {
+  answerUsage("usage: npm run web\n  The web process alone: serves the HTTP API on PORT (the Procfile's `web`; migrate first with `npm run migrate`).");
   const config = loadConfigOrExit();
   const log = createLogger(config, 'web');
   // Before the embedded database starts: a busy port stops `npm run web` with one line and nothing started.
