@@ -43,6 +43,10 @@ import { startWorker } from '../workers/main.ts';
 import { SandboxChatProvider } from '../src/providers/chat/sandbox.ts';
 import type { ChatChunk, ChatMessage, ChatToolCall } from '../src/providers/chat/types.ts';
 import { SandboxSearchProvider } from '../src/providers/search/sandbox.ts';
+import { readFlags } from './support/bench.ts';
+
+// --name=value flags as BENCH_NAME; `--help` prints the comment above.
+readFlags();
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 100);
 const TOOL_TURNS = Number(process.env.BENCH_TOOL_TURNS ?? 30);

@@ -12,6 +12,10 @@ import { createLogger } from '../src/platform/logger.ts';
 import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
+import { readFlags } from './support/bench.ts';
+
+// --name=value flags as BENCH_NAME; `--help` prints the comment above.
+readFlags();
 
 const CONVERSATIONS = 100_000;
 const MEMBERS = 1_000;

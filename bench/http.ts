@@ -32,6 +32,10 @@ import { isMainThread, parentPort, Worker, workerData } from 'node:worker_thread
 import pg from 'pg';
 import { actorFor } from '../src/access/index.ts';
 import { Pool } from 'undici';
+import { readFlags } from './support/bench.ts';
+
+// --name=value flags as BENCH_NAME; `--help` prints the comment above.
+readFlags();
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);

@@ -13,6 +13,10 @@ import { createDb, type Db } from '../src/db/knex.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { createLogger } from '../src/platform/logger.ts';
 import { release } from '../src/app/release.ts';
+import { readFlags } from './support/bench.ts';
+
+// --name=value flags as BENCH_NAME; `--help` prints the comment above.
+readFlags();
 
 const PICKUP_JOBS = Number(process.env.BENCH_PICKUP_JOBS ?? 200);
 const POLL_JOBS = 20;

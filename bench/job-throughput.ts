@@ -73,12 +73,10 @@ import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
 import { organizationLimit, organizationWorkOptions } from '../src/jobs/fairness.ts';
+import { readFlags } from './support/bench.ts';
 
-// argv `--jobs=5000` → BENCH_JOBS=5000.
-for (const arg of process.argv.slice(2)) {
-  const match = /^--([a-z-]+)=(.*)$/.exec(arg);
-  if (match) process.env[`BENCH_${match[1]!.replaceAll('-', '_').toUpperCase()}`] = match[2]!;
-}
+// argv `--jobs=5000` → BENCH_JOBS=5000; `--help` prints the comment above.
+readFlags();
 const int = (name: string, fallback: number) => {
   const value = Number(process.env[name] ?? fallback);
   if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number ≥ 0`);

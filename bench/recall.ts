@@ -26,6 +26,10 @@ import { createLogger } from '../src/platform/logger.ts';
 import { startWeb } from '../src/web.ts';
 import { TEST_JWT_SECRET, testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
+import { readFlags } from './support/bench.ts';
+
+// --name=value flags as BENCH_NAME; `--help` prints the comment above.
+readFlags();
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1_000_000);
 const CONVERSATIONS = Math.max(1, Math.min(20_000, Math.ceil(MESSAGES / 50)));

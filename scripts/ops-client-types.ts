@@ -9,6 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { openApiDocument } from '../src/app/routes.ts';
+import { answerUsage } from '../src/platform/cli-usage.ts';
 
 export const OPS_TYPES_FILE = fileURLToPath(new URL('../src/operations/cli/openapi-types.ts', import.meta.url));
 
@@ -59,6 +60,8 @@ export async function opsClientTypes(): Promise<string> {
 }
 
 if (import.meta.main) {
+  answerUsage(`usage: npm run ops:types
+  Rewrites src/operations/cli/openapi-types.ts (the operator CLI's API types) from the current routes.`);
   await writeFile(OPS_TYPES_FILE, await opsClientTypes());
   process.stdout.write(`${OPS_TYPES_FILE}\n`);
 }

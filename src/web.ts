@@ -11,8 +11,10 @@ import { createBoss } from './jobs/boss.ts';
 import { knexBossDb } from './jobs/boss-db.ts';
 import { resolveDatabase } from './platform/database-url.ts';
 import { routeTable } from './app/routes.ts';
+import { answerUsage } from './platform/cli-usage.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { onShutdown } from './platform/shutdown.ts';
+import { ensurePortFree, exitOnFailedStart, portRefusal } from './platform/startup.ts';
 import { openRunEventStreams } from './conversations/index.ts';
 import { closeNotifications } from './db/notifications.ts';
 import { createDeps } from './app/deps.ts';
@@ -62,7 +64,9 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
   server.on('checkContinue', (req, res) => handle(awaitingContinue(req), res));
   server.on('clientError', answerClientError);
   server.listen(config.PORT, config.HOST);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  await new Promise<void>((resolve, reject) =>
+    server.once('listening', resolve).once('error', (error) => reject(portRefusal(error, 'PORT', config.PORT, config.HOST) ?? error)),
+  );
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const url = config.PUBLIC_URL ?? `http://localhost:${port}`;
@@ -92,8 +96,11 @@ export async function startWeb(config: Config, databaseUrl: string, log: Logger,
 
 // No top-level await: tests import this module, and a module with one cannot be require()d.
 async function main(): Promise<void> {
+  answerUsage("usage: npm run web\n  The web process alone: serves the HTTP API on PORT (the Procfile's `web`; migrate first with `npm run migrate`).");
   const config = loadConfigOrExit();
   const log = createLogger(config, 'web');
+  // Before the embedded database starts: a busy port stops `npm run web` with one line and nothing started.
+  await ensurePortFree('PORT', config.PORT, config.HOST);
   const database = resolveDatabase(config, log);
   const web = database.then(({ url }) => startWeb(config, url, log));
   // Registered before start-up ends: a stop meanwhile waits for it, then stops the web and, last, the database it started.
@@ -107,8 +114,5 @@ async function main(): Promise<void> {
 }
 
 if (import.meta.main) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  main().catch(exitOnFailedStart);
 }

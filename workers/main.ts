@@ -21,8 +21,10 @@ import { SLOT_BACKSTOP_SECONDS, SlotWaker } from '../src/jobs/slots.ts';
 import { WorkerRegistry } from '../src/jobs/worker-registry.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
+import { answerUsage } from '../src/platform/cli-usage.ts';
 import { createLogger, type Logger } from '../src/platform/logger.ts';
 import { onShutdown } from '../src/platform/shutdown.ts';
+import { exitOnFailedStart } from '../src/platform/startup.ts';
 import { packageVersion } from '../src/platform/version.ts';
 import { DatabaseWatch } from './database-watch.ts';
 import { createDeps } from '../src/app/deps.ts';
@@ -201,6 +203,7 @@ async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime:
 
 // No top-level await: test files import this module, and a module with one cannot be require()d.
 async function main(): Promise<void> {
+  answerUsage("usage: npm run worker\n  A worker process alone: runs the jobs (the Procfile's `worker`; migrate first with `npm run migrate`).");
   const config = loadConfigOrExit();
   const log = createLogger(config, 'worker');
   const database = resolveDatabase(config, log);
@@ -211,11 +214,10 @@ async function main(): Promise<void> {
     await (await database).embedded?.stop();
   });
   await worker;
+  // `npm start` restarts a worker that dies after this; one that dies before it stops the whole.
+  process.send?.({ type: 'ready' });
 }
 
 if (import.meta.main) {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  main().catch(exitOnFailedStart);
 }

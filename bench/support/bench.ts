@@ -8,13 +8,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * and process memory read from /proc.
  */
 
-/** argv `--tasks=10000` → BENCH_TASKS=10000 (a flag wins over the environment). */
+/** argv `--tasks=10000` → BENCH_TASKS=10000 (a flag wins over the environment); `--help` prints the script's own description. */
 export function readFlags(): void {
+  if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) printHelp();
   for (const arg of process.argv.slice(2)) {
     const match = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/.exec(arg);
     if (!match) throw new Error(`unknown argument ${arg} (flags are --name=value)`);
     process.env[`BENCH_${match[1]!.replaceAll('-', '_').toUpperCase()}`] = match[2] ?? '1';
   }
+}
+
+/** The usage line and the script's leading doc comment (what it measures, its flags and defaults), then exit 0. */
+function printHelp(): never {
+  const script = process.argv[1]!;
+  const source = readFileSync(script, 'utf8');
+  // A leading /** … */ block, or leading // lines.
+  const block = /^\s*\/\*\*([\s\S]*?)\*\//.exec(source)?.[1] ?? /^(\s*\/\/.*\n)+/.exec(source)?.[0] ?? '';
+  const description = block
+    .split('\n')
+    .map((line) => line.replace(/^\s*(\* ?|\/\/ ?)/, ''))
+    .join('\n')
+    .trim();
+  const name = process.env.npm_lifecycle_event ?? `tsx ${script}`;
+  process.stdout.write(`usage: npm run ${name} -- [--flag=value ...]   (each --flag is also the variable BENCH_FLAG)\n\n${description}\n`);
+  process.exit(0);
 }
 
 /** A non-negative number from BENCH_<name> (or its flag). */

@@ -64,6 +64,8 @@ export const configSchema = z
         .optional(),
     ),
     DATA_DIR: z.string().default('.data'),
+    /** The embedded PostgreSQL's port (loopback only) when DATABASE_URL is unset; unset → a free port, kept in DATA_DIR. */
+    EMBEDDED_PG_PORT: z.preprocess(emptyAsUnset, z.coerce.number().int().min(1).max(65535).optional()),
     JWT_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
     JWKS_URI: z.preprocess(emptyAsUnset, optionalUrl),
     JWT_ISSUER: z.preprocess(emptyAsUnset, z.string().optional()),

@@ -4,11 +4,15 @@
 import { loadConfigOrExit } from '../config/load.ts';
 import { createDb } from '../db/knex.ts';
 import { resolveDatabase } from '../platform/database-url.ts';
+import { answerUsage } from '../platform/cli-usage.ts';
 import { createLogger } from '../platform/logger.ts';
 import { reencryptOAuthSecrets } from './oauth/reencrypt.ts';
 import { reencryptCredentials } from './reencrypt.ts';
 import { resolveKeyring } from './secrets.ts';
 
+answerUsage(`usage: npm run connectors:reencrypt
+  Re-encrypts every stored connector credential under the first key of CONNECTOR_SECRET_KEYS.
+  Put the new key first (the old ones after it), run this, then drop the old keys. Safe to run again.`);
 const config = loadConfigOrExit();
 const log = createLogger(config, 'connectors-reencrypt');
 const keyring = await resolveKeyring(config);

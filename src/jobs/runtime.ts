@@ -171,6 +171,8 @@ export class JobRuntime {
     const lastAttempt = isLastAttempt(attempt, definition);
     const context = { job_id: attempt.id, queue: attempt.name, ...(requestId && { request_id: requestId }) };
     const ms = () => Date.now() - began.getTime();
+    // A cron job's routine end is debug: an idle service would otherwise log dozens of lines a minute.
+    const ended = definition.cron ? 'debug' : 'info';
     try {
       const result = await runInWorkContext(context, () =>
         runJob(definition, data, {
@@ -182,14 +184,14 @@ export class JobRuntime {
         }),
       );
       if (isSnoozed(result)) return await this.snoozed(attempt, result, { record, log: jobLog });
-      if (isNothingToDo(result)) jobLog.info({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
+      if (isNothingToDo(result)) jobLog[ended]({ ms: ms(), why: whyNothing(result) }, 'job had nothing to do');
       else if (definition.ends || continuationOf(attempt.data))
         await runInWorkContext(context, () =>
           succeed(deps, lease, definition, definition.payload.parse(data), result, { data: attempt.data, group_id: attempt.groupId ?? null }),
         );
       record('completed');
       observer?.attemptEnded(attempt.name, 'completed', seconds(began));
-      jobLog.info({ ms: ms() }, 'job done');
+      jobLog[ended]({ ms: ms() }, 'job done');
       // pg-boss completes the job now unless the end above did (then its fenced completion changes nothing).
       return undefined;
     } catch (error) {

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/schema.ts';
 import type { Logger } from '../platform/logger.ts';
+import { portRefusal } from '../platform/startup.ts';
 import { type QueueAlert, registerAlertMetrics } from './alerts.ts';
 import { registerCreditMetrics } from './credits.ts';
 import { JobMetrics } from './jobs.ts';
@@ -47,7 +48,9 @@ export async function startWorkerMetrics(config: MetricsConfig, db: Knex, log: L
   const jobs = new JobMetrics(registry);
   let server: MetricsServer | undefined;
   if (config.WORKER_METRICS_PORT !== undefined) {
-    server = await startMetricsServer({ registry, port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log });
+    server = await startMetricsServer({ registry, port: config.WORKER_METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log }).catch(
+      refusingPort('WORKER_METRICS_PORT', config.WORKER_METRICS_PORT, config.HOST),
+    );
     log.info({ url: `${server.url}/metrics` }, 'worker metrics served');
   }
   return { registry, jobs, url: server?.url, stop: async () => server?.close() };
@@ -73,6 +76,15 @@ export async function startWebMetrics(config: MetricsConfig, db: Knex, log: Logg
   if (config.METRICS_PORT === undefined && config.METRICS_TOKEN === undefined) return undefined;
   const registry = processRegistry('web', config, db, sources, log);
   if (config.METRICS_PORT === undefined) return { registry, appToken: config.METRICS_TOKEN, url: undefined, stop: async () => {} };
-  const server = await startMetricsServer({ registry, port: config.METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log });
+  const server = await startMetricsServer({ registry, port: config.METRICS_PORT, host: config.HOST, token: config.METRICS_TOKEN, log }).catch(
+    refusingPort('METRICS_PORT', config.METRICS_PORT, config.HOST),
+  );
   return { registry, appToken: undefined, url: server.url, stop: () => server.close() };
 }
+
+/** A busy metrics port ends the start with one line naming its variable, as a busy PORT does. */
+const refusingPort =
+  (variable: string, port: number, host: string) =>
+  (error: unknown): never => {
+    throw portRefusal(error, variable, port, host) ?? error;
+  };

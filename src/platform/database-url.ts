@@ -9,6 +9,6 @@ import type { Logger } from './logger.ts';
  */
 export async function resolveDatabase(config: Config, log: Logger): Promise<{ url: string; embedded?: EmbeddedDatabase }> {
   if (config.DATABASE_URL) return { url: config.DATABASE_URL };
-  const embedded = await startEmbeddedPostgres({ dir: path.resolve(config.DATA_DIR), log, ownSession: true });
+  const embedded = await startEmbeddedPostgres({ dir: path.resolve(config.DATA_DIR), log, ownSession: true, port: config.EMBEDDED_PG_PORT });
   return { url: embedded.url, embedded };
 }

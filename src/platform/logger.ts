@@ -30,12 +30,13 @@ function workContextFields(_merge: object, _level: number, logger: Logger): Reco
 
 /**
  * Where a process logs when nothing else is given: on a terminal (a person reading `npm start`),
- * pino-pretty's readable lines, written synchronously (no worker thread to flush on exit);
+ * pino-pretty's readable lines, one a log call (fields inline: a request is one line, not six),
+ * written synchronously (no worker thread to flush on exit);
  * anywhere else (a platform's log collector, a pipe, a file) one JSON object a line.
  */
 export function consoleDestination(stdout: NodeJS.WritableStream & { isTTY?: boolean } = process.stdout): DestinationStream | undefined {
   if (!stdout.isTTY) return undefined;
-  return pretty({ destination: stdout, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return pretty({ destination: stdout, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
 }
 
 /** The process's logger; `destination` replaces stdout (tests read the lines back). */

@@ -133,6 +133,14 @@ describe('connectors and connector credentials', () => {
         expect(res.body.message, url).to.match(/^url: /);
         expect(res.body.data.issues, url).to.deep.equal([{ path: ['url'], message: res.body.message }]);
       }
+      const named = async (url: string) =>
+        (await call('post', '/connectors', owner, { body: { organization_id: org, type: 'http', name: `Refused ${randomUUID().slice(0, 6)}`, url } })).body
+          .message;
+      const hint = (hostAndPort: string) =>
+        `which is not allowed (server-side calls reach public addresses only; an operator may open ${hostAndPort} with OUTBOUND_ALLOWLIST)`;
+      expect(await named('http://127.0.0.1:8080/')).to.equal(`url: 127.0.0.1 is a loopback address, ${hint('127.0.0.1:8080')}`);
+      expect(await named('http://localhost:3000/')).to.equal(`url: localhost is a loopback name, ${hint('localhost:3000')}`);
+      expect(await named('https://[::1]/')).to.equal(`url: ::1 is a loopback address, ${hint('[::1]:443')}`);
       const connector = await create(owner);
       const patched = await call('patch', `/connectors/${connector.id}`, owner, { body: { url: 'http://10.1.2.3/' } });
       expect(patched.status, show(patched)).to.equal(400);

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../src/db/embedded.ts';
 import { run } from '../support/processes.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
 import { type Stack, startStack } from '../support/stack.ts';
@@ -63,5 +64,54 @@ describe('README quickstart (docs/quickstart.sh)', function () {
       .where({ organization_id: lines[1]!.slice('organization: '.length) })
       .first('upload_file_state');
     expect(imported.upload_file_state).to.equal('success');
+  });
+
+  const quickstart = (env: Record<string, string>) =>
+    run('bash', [script], { API: stack.server.url, JWT_SECRET: TEST_JWT_SECRET, DATABASE_URL: stack.url, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env })
+      .exited;
+
+  /** A failed step: exit 1, and the last line of stderr says why. */
+  async function expectStopped(env: Record<string, string>, reason: RegExp): Promise<string[]> {
+    const result = await quickstart(env);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).to.equal(1);
+    const said = result.stderr.trim().split('\n');
+    expect(said.at(-1)).to.match(reason);
+    return result.stdout.trim().split('\n');
+  }
+
+  it('offline, a link that cannot be resolved stops it (exit 1) with the import error from GET /assets/{id}', async () => {
+    const lines = await expectStopped(
+      { LINK: 'http://quickstart.invalid/fox.txt' },
+      /^quickstart: asset [0-9a-f-]{36} ended error: dns_failed: quickstart\.invalid could not be resolved \(ENOTFOUND\)$/,
+    );
+    expect(lines[2]).to.match(/^error \(asset [0-9a-f-]{36}\)$/);
+    expect(lines).to.have.length(3);
+  });
+
+  it('a loopback link the server is not told to allow stops it with the reason, naming OUTBOUND_ALLOWLIST', async () => {
+    const closed = await freePort();
+    await expectStopped(
+      { LINK: `http://127.0.0.1:${closed}/fox.txt` },
+      new RegExp(
+        `^quickstart: asset [0-9a-f-]{36} ended error: address_not_allowed: 127\\.0\\.0\\.1 resolves to a loopback address, which is not allowed .*an operator may open 127\\.0\\.0\\.1:${closed} with OUTBOUND_ALLOWLIST\\)$`,
+      ),
+    );
+  });
+
+  it('a server that does not answer stops it at the first step, saying where it looked', async () => {
+    const closed = await freePort();
+    const lines = await expectStopped(
+      { API: `http://127.0.0.1:${closed}`, LINK: `${upstream.url}/fox.txt` },
+      new RegExp(`^quickstart: GET /me: no answer from http://127\\.0\\.0\\.1:${closed} \\(is \`npm start\` running\\?\\)$`),
+    );
+    expect(lines).to.deep.equal(['']);
+  });
+
+  it("a refused request stops it with the API's message", async () => {
+    // A token the server does not accept: its 401 message, not a silent curl failure.
+    await expectStopped(
+      { JWT_SECRET: 'another-secret-of-at-least-32-characters!!', LINK: `${upstream.url}/fox.txt` },
+      /^quickstart: GET \/me answered 401: .+$/,
+    );
   });
 });

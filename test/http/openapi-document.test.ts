@@ -47,7 +47,7 @@ describe('the OpenAPI document, walked', () => {
       if (secured && id !== 'getMetrics') {
         for (const [status, response] of Object.entries<Json>(responses)) {
           if (status === '401' || status === '431') continue;
-          for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
+          for (const name of ['RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'])
             if (!headerNames(response).includes(name)) problems.push(`${id} ${status}: no ${name}`);
         }
       }
@@ -58,7 +58,17 @@ describe('the OpenAPI document, walked', () => {
     }
     expect(problems).to.deep.equal([]);
     expect(Object.keys(document.components.headers).sort()).to.deep.equal(
-      ['Idempotent-Replayed', 'Location', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'WWW-Authenticate'].sort(),
+      [
+        'Idempotent-Replayed',
+        'Location',
+        'RateLimit',
+        'RateLimit-Limit',
+        'RateLimit-Policy',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'Retry-After',
+        'WWW-Authenticate',
+      ].sort(),
     );
     // The exceptions are still creates (a renamed operation must not slip through the list).
     const ids = new Set(operations(document).map((o) => o.id));
@@ -166,6 +176,8 @@ describe('the OpenAPI document, walked', () => {
     expect(created.headers.get('ratelimit-limit')).to.match(/^\d+$/);
     expect(created.headers.get('ratelimit-remaining')).to.match(/^\d+$/);
     expect(created.headers.get('ratelimit-reset')).to.match(/^\d+$/);
+    expect(created.headers.get('ratelimit-policy')).to.equal(`"default";q=${created.headers.get('ratelimit-limit')};w=60`);
+    expect(created.headers.get('ratelimit')).to.equal(`"default";r=${created.headers.get('ratelimit-remaining')};t=${created.headers.get('ratelimit-reset')}`);
     const replay = await ctx.server.request('post', '/organizations', {
       token: owner.token,
       headers: { 'idempotency-key': 'location-1' },

@@ -61,7 +61,7 @@ async function limitedStack(clock: { now: () => number }, limits: { perCaller: n
 const probe = (base: string, token: string | null, from?: string) =>
   request(base, 'get', '/organizations/available-slug', { token, query: { slug: 'rl' }, headers: from ? { 'x-forwarded-for': from } : {} });
 
-function expectRefused(res: ApiResponse, limit: number, what: string, retryAfter: number): void {
+function expectRefused(res: ApiResponse, limit: number, what: string, retryAfter: number, policy = 'default'): void {
   expect(res.status).to.equal(429);
   expect(res.body).to.deep.equal({
     code: 'rate_limited',
@@ -72,6 +72,8 @@ function expectRefused(res: ApiResponse, limit: number, what: string, retryAfter
   expect(res.headers.get('ratelimit-limit')).to.equal(String(limit));
   expect(res.headers.get('ratelimit-remaining')).to.equal('0');
   expect(res.headers.get('ratelimit-reset')).to.equal(String(retryAfter));
+  expect(res.headers.get('ratelimit-policy')).to.equal(`"${policy}";q=${limit};w=60`);
+  expect(res.headers.get('ratelimit')).to.equal(`"${policy}";r=0;t=${retryAfter}`);
 }
 
 const hitsOf = async (db: Db, key: string) => (await db('rate_limit_windows').where({ caller: key }).orderBy('window_start')).map((row) => row.hits);
@@ -105,6 +107,8 @@ describe('rate limiting', () => {
         expect(res.headers.get('ratelimit-limit')).to.equal('3');
         expect(res.headers.get('ratelimit-remaining')).to.equal(String(remaining));
         expect(res.headers.get('ratelimit-reset')).to.equal('45');
+        expect(res.headers.get('ratelimit-policy')).to.equal('"default";q=3;w=60');
+        expect(res.headers.get('ratelimit')).to.equal(`"default";r=${remaining};t=45`);
       }
       expectRefused(await probe(web.url, alice.token), 3, 'requests', 45);
       clock.time += 30_000;
@@ -121,6 +125,7 @@ describe('rate limiting', () => {
       expect(next.status).to.equal(200);
       expect(next.headers.get('ratelimit-remaining')).to.equal('2');
       expect(next.headers.get('ratelimit-reset')).to.equal('60');
+      expect(next.headers.get('ratelimit')).to.equal('"default";r=2;t=60');
       expect(await hitsOf(db, `user:${alice.id}`)).to.deep.equal([4, 1]);
     });
 
@@ -191,10 +196,10 @@ describe('rate limiting', () => {
       for (const [i, token] of [null, 'not-a-jwt', newUser().token.slice(0, -2)].entries())
         statuses.push((await probe([web, other][i % 2]!.url, token, from)).status);
       expect(statuses).to.deep.equal([401, 401, 401]);
-      expectRefused(await probe(web.url, null, from), 3, what, 45);
-      expectRefused(await probe(other.url, 'garbage', from), 3, what, 45);
+      expectRefused(await probe(web.url, null, from), 3, what, 45, 'address');
+      expectRefused(await probe(other.url, 'garbage', from), 3, what, 45, 'address');
       // Spoofed entries to the left of the nearest proxy's do not change the address counted.
-      expectRefused(await probe(web.url, null, `198.51.100.1, ${from}`), 3, what, 45);
+      expectRefused(await probe(web.url, null, `198.51.100.1, ${from}`), 3, what, 45, 'address');
       // 3 leases of one token, then one empty lease per process; the third refusal wrote nothing.
       expect(await hitsOf(db, `addr:${from}`)).to.deep.equal([5]);
 
@@ -240,12 +245,13 @@ describe('rate limiting', () => {
         else expect(res.status).to.equal(401);
       }
       expect(limited, 'a 429 within two windows of requests').to.not.equal(undefined);
-      expectRefused(limited!, 3, 'requests without a valid token from one address', Number(limited!.headers.get('retry-after')));
+      expectRefused(limited!, 3, 'requests without a valid token from one address', Number(limited!.headers.get('retry-after')), 'address');
 
       for (const path of ['/healthz', '/openapi.json']) {
         const res = await server.request('get', path);
         expect(res.status).to.equal(200);
         expect(res.headers.get('ratelimit-limit')).to.equal(null);
+        expect(res.headers.get('ratelimit')).to.equal(null);
       }
     });
   });

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/db/embedded.ts';
 import { TEST_JWT_SECRET } from '../support/config.ts';
-import { nodeWithTsx, run, useChildProcesses, type ChildRun, type Exit } from '../support/processes.ts';
+import { nodeWithTsx, run, stopLeftoverPostgres, useChildProcesses, type ChildRun, type Exit } from '../support/processes.ts';
 import { newUser, request } from '../support/server.ts';
 
 /**
@@ -89,16 +89,4 @@ function expectCleanStop(exit: Exit): void {
   // Each of the three processes logged its stop.
   expect(lines.filter((line) => line.msg === 'shutting down').map((line) => line.name)).to.have.members(['start', 'web', 'worker']);
   expect(exit.stderr).to.not.match(/Error|\n\s+at /);
-}
-
-async function stopLeftoverPostgres(dir: string): Promise<void> {
-  const pidFile = path.join(dir, 'pg', 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
-  try {
-    process.kill(pid, 'SIGINT');
-    for (let waited = 0; existsSync(pidFile) && waited < 15_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
-  } catch {
-    // already gone
-  }
 }

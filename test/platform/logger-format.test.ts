@@ -26,8 +26,18 @@ describe('log format: pretty on a terminal, JSON elsewhere', () => {
     // Colours stripped: the layout is what a reader sees.
     const text = terminal.text().replace(/\u001b\[[0-9;]*m/g, '');
     expect(text).to.match(/INFO.*\(web\).*web listening/);
-    expect(text).to.include('url: "http://localhost:3000"');
+    expect(text).to.include('{"url":"http://localhost:3000"}');
     expect(() => JSON.parse(text.split('\n')[0]!)).to.throw();
+  });
+
+  it('on a terminal: one line per request, its fields inline', async () => {
+    const terminal = sink(true);
+    const log = createLogger({ LOG_LEVEL: 'info' }, 'web', consoleDestination(terminal));
+    log.child({ request_id: '3f1c' }).info({ method: 'GET', path: '/me', status: 200, ms: 3.2, user_id: 'alice' }, 'request');
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = terminal.text().replace(/\u001b\[[0-9;]*m/g, '');
+    expect(text.trimEnd().split('\n')).to.have.length(1);
+    expect(text).to.match(/INFO \(web\): request \{"request_id":"3f1c","method":"GET","path":"\/me","status":200,"ms":3\.2,"user_id":"alice"\}\n$/);
   });
 
   it('elsewhere (a pipe, a file, a log collector): no pretty stream, so pino writes JSON lines', () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/db/embedded.ts';
@@ -134,4 +135,17 @@ export async function spawnWeb(env: Record<string, string> = {}): Promise<WebChi
       return child.exited;
     },
   };
+}
+
+/** A failed test may leave an embedded database running in a session of its own under `dir`: stop it before its files are removed. */
+export async function stopLeftoverPostgres(dir: string): Promise<void> {
+  const pidFile = path.join(dir, 'pg', 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  try {
+    process.kill(pid, 'SIGINT');
+    for (let waited = 0; existsSync(pidFile) && waited < 15_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+  } catch {
+    // already gone
+  }
 }

@@ -160,6 +160,11 @@ describe('webhook endpoints (API)', function () {
       expect(res.status, url).to.equal(400);
       expect(res.body.data.issues[0].path, url).to.deep.equal(['url']);
     }
+    // A refused local address names the setting that opens it for development.
+    const local = await create(owner, { url: `http://127.0.0.1:${receiver.port + 1}/`, event_types: ['*'] });
+    expect(local.body.message).to.equal(
+      `url: 127.0.0.1 is a loopback address, which is not allowed (server-side calls reach public addresses only; an operator may open 127.0.0.1:${receiver.port + 1} with OUTBOUND_ALLOWLIST)`,
+    );
     const ok = await create(owner, { url: `${receiver.url}/in`, event_types: ['*'] });
     expect(ok.status).to.equal(201);
     const id = ok.body.webhook_endpoint.id;

@@ -125,15 +125,24 @@ export interface RateLimitOptions {
   now?: Clock;
 }
 
-const limitHeaders = (perMinute: number, { remaining, resetSeconds }: Admission) => ({
+/** A quota's name in `RateLimit-Policy` and `RateLimit`: the caller's, or a client address's for requests without a valid token. */
+type PolicyName = 'default' | 'address';
+
+/**
+ * draft-ietf-httpapi-ratelimit-headers-11 (`RateLimit-Policy`: quota `q` per window `w` seconds;
+ * `RateLimit`: `r` left, `t` seconds to the reset), beside the older three that current clients read.
+ */
+const limitHeaders = (policy: PolicyName, perMinute: number, { remaining, resetSeconds }: Admission) => ({
+  'RateLimit-Policy': `"${policy}";q=${perMinute};w=${WINDOW_MS / 1000}`,
+  RateLimit: `"${policy}";r=${remaining};t=${resetSeconds}`,
   'RateLimit-Limit': String(perMinute),
   'RateLimit-Remaining': String(remaining),
   'RateLimit-Reset': String(resetSeconds),
 });
 
-const refusal = (what: string, perMinute: number, admission: Admission) =>
+const refusal = (policy: PolicyName, what: string, perMinute: number, admission: Admission) =>
   new AppError('rate_limited', `rate limit of ${perMinute} ${what} per minute used up; retry in ${admission.resetSeconds} s`, [], {
-    headers: { ...limitHeaders(perMinute, admission), 'Retry-After': String(admission.resetSeconds) },
+    headers: { ...limitHeaders(policy, perMinute, admission), 'Retry-After': String(admission.resetSeconds) },
   });
 
 /** Per authenticated caller (after authentication): every operation counts. */
@@ -142,8 +151,8 @@ export function rateLimit(db: Db, perMinute: number, options: RateLimitOptions =
   return async (ctx: Context, next: Next) => {
     const caller = ctx.state.caller as Caller;
     const admission = await quota.take(`user:${caller.userId}`);
-    if (!admission.admitted) throw refusal('requests', perMinute, admission);
-    ctx.set(limitHeaders(perMinute, admission));
+    if (!admission.admitted) throw refusal('default', 'requests', perMinute, admission);
+    ctx.set(limitHeaders('default', perMinute, admission));
     await next();
   };
 }
@@ -163,7 +172,7 @@ export function rateLimitByAddress(db: Db, perMinute: number, options: RateLimit
     } catch (error) {
       if (ctx.state.caller !== undefined || !isAppError(error, 'unauthorized')) throw error;
       const admission = await quota.take(`addr:${addressKey(ctx.ip)}`);
-      if (!admission.admitted) throw refusal('requests without a valid token from one address', perMinute, admission);
+      if (!admission.admitted) throw refusal('address', 'requests without a valid token from one address', perMinute, admission);
       throw error;
     }
   };

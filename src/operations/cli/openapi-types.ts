@@ -1046,8 +1046,12 @@ export interface components {
   headers: {
     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key (nothing ran again); absent otherwise. */
     'Idempotent-Replayed': 'true';
+    /** @description What is left of that quota, per draft-ietf-httpapi-ratelimit-headers-11: the policy name with `r` (requests left in this window) and `t` (seconds until it refills), e.g. `"default";r=599;t=42`. */
+    RateLimit: string;
     /** @description Requests this caller may make per minute (shared by all web processes). */
     'RateLimit-Limit': number;
+    /** @description The quota that applies, per draft-ietf-httpapi-ratelimit-headers-11: a structured-field list of one item, the policy name with `q` (requests per window) and `w` (window, seconds), e.g. `"default";q=600;w=60`. The policy is `default` for a caller; `address` on a 429 to requests without a valid token. */
+    'RateLimit-Policy': string;
     /** @description Requests left in the current minute. */
     'RateLimit-Remaining': number;
     /** @description Seconds until the current window ends and the quota refills. */
@@ -1084,7 +1088,9 @@ export interface operations {
       /** @description A page of actions, newest first */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1096,7 +1102,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1118,7 +1126,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1130,7 +1140,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1142,7 +1154,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1154,7 +1168,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1176,7 +1192,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1188,7 +1206,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1221,7 +1241,9 @@ export interface operations {
       /** @description A page of bulk actions */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1233,7 +1255,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1255,7 +1279,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1267,7 +1293,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1279,7 +1307,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1291,7 +1321,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1313,7 +1345,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1325,7 +1359,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1393,7 +1429,9 @@ export interface operations {
       202: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1407,7 +1445,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1429,7 +1469,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1441,7 +1483,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1453,7 +1497,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1465,7 +1511,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1477,7 +1525,9 @@ export interface operations {
       /** @description Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`) */
       422: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1489,7 +1539,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1511,7 +1563,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1523,7 +1577,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1552,7 +1608,9 @@ export interface operations {
       /** @description The bulk action */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1566,7 +1624,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1588,7 +1648,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1600,7 +1662,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1612,7 +1676,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1624,7 +1690,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1646,7 +1714,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1658,7 +1728,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1694,7 +1766,9 @@ export interface operations {
       /** @description The bulk action, abort requested */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1708,7 +1782,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1730,7 +1806,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1742,7 +1820,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1754,7 +1834,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1766,7 +1848,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1778,7 +1862,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1800,7 +1886,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1812,7 +1900,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1876,7 +1966,9 @@ export interface operations {
       /** @description The preview */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1888,7 +1980,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1910,7 +2004,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1922,7 +2018,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1934,7 +2032,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1946,7 +2046,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -1968,7 +2070,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -1980,7 +2084,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2031,7 +2137,9 @@ export interface operations {
       /** @description A page of jobs */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2043,7 +2151,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2065,7 +2175,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2077,7 +2189,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2089,7 +2203,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2101,7 +2217,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2123,7 +2241,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2135,7 +2255,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2164,7 +2286,9 @@ export interface operations {
       /** @description The job */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2176,7 +2300,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2198,7 +2324,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2210,7 +2338,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2222,7 +2352,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2234,7 +2366,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2256,7 +2390,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2268,7 +2404,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2299,7 +2437,9 @@ export interface operations {
       /** @description Deleted */
       204: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2309,7 +2449,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2331,7 +2473,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2343,7 +2487,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2355,7 +2501,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2367,7 +2515,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2379,7 +2529,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2401,7 +2553,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2413,7 +2567,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2449,7 +2605,9 @@ export interface operations {
       /** @description The cancelled job */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2463,7 +2621,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2485,7 +2645,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2497,7 +2659,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2509,7 +2673,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2521,7 +2687,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2533,7 +2701,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2555,7 +2725,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2567,7 +2739,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2603,7 +2777,9 @@ export interface operations {
       /** @description The job, queued again */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2617,7 +2793,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2639,7 +2817,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2651,7 +2831,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2663,7 +2845,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2675,7 +2859,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2687,7 +2873,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2709,7 +2897,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2721,7 +2911,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2757,7 +2949,9 @@ export interface operations {
       /** @description The job, due now */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2771,7 +2965,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2793,7 +2989,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2805,7 +3003,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2817,7 +3017,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2829,7 +3031,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2841,7 +3045,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2863,7 +3069,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2875,7 +3083,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -2911,7 +3121,9 @@ export interface operations {
       /** @description The unredacted payload */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2923,7 +3135,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2945,7 +3159,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2957,7 +3173,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2969,7 +3187,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2981,7 +3201,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -2993,7 +3215,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3015,7 +3239,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3027,7 +3253,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3063,7 +3291,9 @@ export interface operations {
       /** @description The jobs, newest first */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3075,7 +3305,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3097,7 +3329,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3109,7 +3343,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3121,7 +3357,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3133,7 +3371,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3155,7 +3395,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3167,7 +3409,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3203,7 +3447,9 @@ export interface operations {
       /** @description The jobs, newest first */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3215,7 +3461,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3237,7 +3485,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3249,7 +3499,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3261,7 +3513,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3273,7 +3527,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3295,7 +3551,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3307,7 +3565,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3334,7 +3594,9 @@ export interface operations {
       /** @description The caller’s console identity */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3346,7 +3608,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3368,7 +3632,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3380,7 +3646,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3392,7 +3660,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3414,7 +3684,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3426,7 +3698,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3456,7 +3730,9 @@ export interface operations {
       /** @description The organizations with work */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3468,7 +3744,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3490,7 +3768,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3502,7 +3782,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3514,7 +3796,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3526,7 +3810,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3548,7 +3834,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3560,7 +3848,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3595,7 +3885,9 @@ export interface operations {
       /** @description A page of pauses */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3607,7 +3899,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3629,7 +3923,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3641,7 +3937,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3653,7 +3951,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3665,7 +3965,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3687,7 +3989,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3699,7 +4003,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3749,7 +4055,9 @@ export interface operations {
       201: {
         headers: {
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3761,7 +4069,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3783,7 +4093,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3795,7 +4107,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3807,7 +4121,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3819,7 +4135,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3831,7 +4149,9 @@ export interface operations {
       /** @description Idempotency-Key reused with another request body, or (metered reads) the provider refused the input (`upstream_refused`) */
       422: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3843,7 +4163,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3865,7 +4187,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3877,7 +4201,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -3913,7 +4239,9 @@ export interface operations {
       /** @description The ended pause */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3925,7 +4253,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3947,7 +4277,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3959,7 +4291,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3971,7 +4305,9 @@ export interface operations {
       /** @description The resource's current state forbids the request */
       409: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3983,7 +4319,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -3995,7 +4333,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4007,7 +4347,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4029,7 +4371,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4041,7 +4385,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4077,7 +4423,9 @@ export interface operations {
       /** @description Every queue */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4089,7 +4437,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4111,7 +4461,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4123,7 +4475,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4135,7 +4489,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4147,7 +4503,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4169,7 +4527,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4181,7 +4541,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4214,7 +4576,9 @@ export interface operations {
       /** @description A page of schedules */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4226,7 +4590,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4248,7 +4614,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4260,7 +4628,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4272,7 +4642,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4284,7 +4656,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4306,7 +4680,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4318,7 +4694,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4347,7 +4725,9 @@ export interface operations {
       /** @description The job sent, or the run created */
       202: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4359,7 +4739,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4381,7 +4763,9 @@ export interface operations {
       /** @description No such resource, or the caller cannot read it */
       404: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4393,7 +4777,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4405,7 +4791,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4417,7 +4805,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4439,7 +4829,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4451,7 +4843,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4480,7 +4874,9 @@ export interface operations {
       /** @description Webhook delivery health */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4492,7 +4888,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4514,7 +4912,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4526,7 +4926,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4538,7 +4940,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4550,7 +4954,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4572,7 +4978,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4584,7 +4992,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4614,7 +5024,9 @@ export interface operations {
       /** @description The workers */
       200: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4626,7 +5038,9 @@ export interface operations {
       /** @description Malformed request, failed validation, or unsupported Service-Api-Version */
       400: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4648,7 +5062,9 @@ export interface operations {
       /** @description The caller can read the resource but lacks the permission for this operation */
       403: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4660,7 +5076,9 @@ export interface operations {
       /** @description Request body too large (an operation without a body reads at most 1 KiB) */
       413: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4672,7 +5090,9 @@ export interface operations {
       /** @description Request body is not JSON, or in a Content-Encoding the server does not read */
       415: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4684,7 +5104,9 @@ export interface operations {
       /** @description Rate limit used up; see Retry-After */
       429: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
@@ -4706,7 +5128,9 @@ export interface operations {
       /** @description Failure on the service side */
       500: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           [name: string]: unknown;
@@ -4718,7 +5142,9 @@ export interface operations {
       /** @description A dependency (database, queue) is unreachable */
       503: {
         headers: {
+          RateLimit: components['headers']['RateLimit'];
           'RateLimit-Limit': components['headers']['RateLimit-Limit'];
+          'RateLimit-Policy': components['headers']['RateLimit-Policy'];
           'RateLimit-Remaining': components['headers']['RateLimit-Remaining'];
           'RateLimit-Reset': components['headers']['RateLimit-Reset'];
           'Retry-After': components['headers']['Retry-After'];
