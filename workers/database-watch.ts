@@ -24,7 +24,10 @@ export class DatabaseWatch {
   #down: { since: number; attempt: number; suppressed: number; timer: NodeJS.Timeout | null } | null = null;
   #stopped = false;
 
-  constructor(private readonly options: DatabaseWatchOptions) {}
+  private readonly options: DatabaseWatchOptions;
+  constructor(options: DatabaseWatchOptions) {
+    this.options = options;
+  }
 
   get down(): boolean {
     return this.#down !== null;

@@ -10,15 +10,18 @@ import { type ChildRun, nodeWithTsx, run, waitUntilHealthy } from '../../test/su
 import { waitFor } from './bench.ts';
 
 /**
- * The service as deployed, for benchmarks: real `web` and `worker` processes (`node --import tsx`,
- * as the npm scripts run them) on one database, production settings, the sandbox providers, files
- * under a temporary DATA_DIR. Every process started here is stopped by `stop()`.
+ * The service as deployed, for benchmarks: real `web` and `worker` processes (plain `node <file>`
+ * on Node's own type stripping with MALLOC_ARENA_MAX=2, as the npm scripts run them; BENCH_TSX=1
+ * runs them as before, `node --import tsx` with glibc's default arenas) on one database, production
+ * settings, the sandbox providers, files under a temporary DATA_DIR. Every process started here is
+ * stopped by `stop()`.
  */
 export async function benchStack(databaseUrl: string, env: Record<string, string> = {}, options: { nodeArgs?: string[] } = {}) {
-  // As nodeWithTsx, with the bench's own node flags (a memory probe, a heap-snapshot signal) after tsx.
+  const tsx = process.env.BENCH_TSX === '1';
+  // The bench's own node flags (a memory probe, a heap-snapshot signal) go after tsx.
   const node = (file: string): [string, string[]] => {
     const [command, args] = nodeWithTsx(file);
-    return [command, [...args.slice(0, -1), ...(options.nodeArgs ?? []), file]];
+    return [command, [...(tsx ? args.slice(0, -1) : []), ...(options.nodeArgs ?? []), file]];
   };
   const dataDir = await mkdtemp(path.join(tmpdir(), 'workspace-bench-'));
   const common = {
@@ -30,6 +33,7 @@ export async function benchStack(databaseUrl: string, env: Record<string, string
     RATE_LIMIT_PER_MINUTE: '100000000',
     RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000000',
     STARTER_CREDITS: '0',
+    ...(!tsx && { MALLOC_ARENA_MAX: '2' }),
     ...env,
   };
   const children: ChildRun[] = [];

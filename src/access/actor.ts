@@ -44,10 +44,12 @@ export class Actor implements Caller {
   /** Resources read outside a transaction, by `type:id`: the route's gate and the service share one read. */
   private readonly reads = new Map<string, Promise<Access>>();
 
-  constructor(
-    readonly caller: Caller,
-    private readonly db: Knex,
-  ) {}
+  readonly caller: Caller;
+  private readonly db: Knex;
+  constructor(caller: Caller, db: Knex) {
+    this.caller = caller;
+    this.db = db;
+  }
 
   get userId(): string {
     return this.caller.userId;

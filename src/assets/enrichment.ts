@@ -79,11 +79,10 @@ export type RefusalCode = (typeof REFUSAL_CODES)[number];
 
 /** The bytes cannot be enriched (not what they claim, or refused, e.g. a decompression bomb): no retry. */
 export class UnreadableAssetError extends Error {
-  constructor(
-    message: string,
-    readonly code: RefusalCode = 'unreadable',
-  ) {
+  readonly code: RefusalCode;
+  constructor(message: string, code: RefusalCode = 'unreadable') {
     super(message);
+    this.code = code;
   }
 }
 

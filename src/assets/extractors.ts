@@ -4,6 +4,12 @@
 import sharp, { type Metadata } from 'sharp';
 import { boundedText, type StageResult, type Thumbnail, UnreadableAssetError } from './enrichment.ts';
 
+// A worker fits 512 MB: each image is decoded once, so libvips' operation cache (50 MB by
+// default) only held memory, and one libvips thread per image keeps its buffers to one set while
+// the worker's slots give the parallelism (docs/deployment.md, "Memory on a 512 MB dyno").
+sharp.cache(false);
+sharp.concurrency(1);
+
 /** Longer-edge bounds of the thumbnails every image gets. */
 export const THUMBNAIL_SIZES = [256, 1024] as const;
 

@@ -1,10 +1,9 @@
 /** A connector call that failed: the message names the connector and, for an HTTP refusal, its status. */
 export class ConnectorCallError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null,
-  ) {
+  readonly status: number | null;
+  constructor(message: string, status: number | null) {
     super(message);
+    this.status = status;
     this.name = 'ConnectorCallError';
   }
 }

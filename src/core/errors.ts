@@ -72,13 +72,12 @@ export class AppError extends Error {
   readonly [appErrorBrand] = true;
   readonly status: number;
   readonly headers: Record<string, string>;
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly issues: ErrorIssue[] = [],
-    options: { status?: number; headers?: Record<string, string> } = {},
-  ) {
+  readonly code: ErrorCode;
+  readonly issues: ErrorIssue[];
+  constructor(code: ErrorCode, message: string, issues: ErrorIssue[] = [], options: { status?: number; headers?: Record<string, string> } = {}) {
     super(message);
+    this.code = code;
+    this.issues = issues;
     this.status = options.status ?? statusOfCode[code];
     this.headers = options.headers ?? {};
   }

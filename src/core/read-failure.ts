@@ -13,12 +13,10 @@ const brand = Symbol.for('workspace-platform.ReadFailure');
 
 export class ReadFailure extends Error {
   readonly [brand] = true;
-  constructor(
-    readonly kind: ReadFailureKind,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly kind: ReadFailureKind;
+  constructor(kind: ReadFailureKind, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.kind = kind;
     this.name = 'ReadFailure';
   }
 }

@@ -35,10 +35,12 @@ export interface BatchStatements<Input, Output> {
 export class StatementBatches<Input, Output> {
   readonly #lanes = new Map<string, Lane<Input, Output>>();
 
-  constructor(
-    private readonly statements: BatchStatements<Input, Output>,
-    private readonly limits: { batches: number; size: number } = { batches: 2, size: 64 },
-  ) {}
+  private readonly statements: BatchStatements<Input, Output>;
+  private readonly limits: { batches: number; size: number };
+  constructor(statements: BatchStatements<Input, Output>, limits: { batches: number; size: number } = { batches: 2, size: 64 }) {
+    this.statements = statements;
+    this.limits = limits;
+  }
 
   run(key: string, input: Input): Promise<Output> {
     let lane = this.#lanes.get(key);

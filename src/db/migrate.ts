@@ -11,7 +11,10 @@ export const migrationsDir = fileURLToPath(new URL('../../migrations/', import.m
  * of the code (knex's own loader would `require` them).
  */
 class DirectoryMigrationSource implements Knex.MigrationSource<string> {
-  constructor(private readonly dir: string) {}
+  private readonly dir: string;
+  constructor(dir: string) {
+    this.dir = dir;
+  }
 
   async getMigrations(): Promise<string[]> {
     const files = await readdir(this.dir);

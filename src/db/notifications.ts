@@ -45,10 +45,12 @@ export class NotificationHub {
   /** Channels the current connection listens on. */
   private readonly listening = new Set<string>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly log: Logger,
-  ) {}
+  private readonly db: Db;
+  private readonly log: Logger;
+  constructor(db: Db, log: Logger) {
+    this.db = db;
+    this.log = log;
+  }
 
   /** Subscribes, then makes sure the connection LISTENs on the channel; resolves once it does. Returns the unsubscribe. */
   async subscribe(channel: string, key: string, subscriber: Subscriber): Promise<() => void> {

@@ -108,12 +108,16 @@ export class AttemptLog {
   private flushing: Promise<void> = Promise.resolve();
   private failing = false;
 
-  constructor(
-    private readonly db: Knex,
-    private readonly log: Logger,
-    private readonly flushMs = 100,
-    private readonly maxBuffered = 500,
-  ) {}
+  private readonly db: Knex;
+  private readonly log: Logger;
+  private readonly flushMs: number;
+  private readonly maxBuffered: number;
+  constructor(db: Knex, log: Logger, flushMs = 100, maxBuffered = 500) {
+    this.db = db;
+    this.log = log;
+    this.flushMs = flushMs;
+    this.maxBuffered = maxBuffered;
+  }
 
   /**
    * An attempt no claim marked begins (after the pause gate). Resolves once its start is written —

@@ -70,7 +70,10 @@ const skip = (id: string, cause: SkipCause, reason = reasonOf(cause)): Skipped =
  * when the copy was already redriven; a redrive is refused when the failed job was already retried.
  */
 export class JobCommands {
-  constructor(private readonly boss: PgBoss) {}
+  private readonly boss: PgBoss;
+  constructor(boss: PgBoss) {
+    this.boss = boss;
+  }
 
   /** Failed jobs of `queue` get one more attempt, and their dead-letter copies are cancelled. */
   async retryFailed(trx: Tx, queue: string, ids: readonly string[]): Promise<RetryResult> {

@@ -253,12 +253,10 @@ export const snoozeOf = (value: Snoozed) => value[snoozeBrand];
 /** Thrown by a handler: the work cannot succeed (the provider refused it, a setting is no longer valid) — no retry; the kind's `failed` end applies with this reason. */
 export class JobFailure extends Error {
   readonly [failureBrand] = true;
-  constructor(
-    readonly code: string,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.code = code;
     this.name = 'JobFailure';
   }
 }
@@ -268,11 +266,12 @@ export const isJobFailure = (error: unknown): error is JobFailure => typeof erro
 /** The attempt no longer holds its job (canceled, expired, retried elsewhere): it must write nothing more. */
 export class LeaseLost extends Error {
   readonly [leaseBrand] = true;
-  constructor(
-    readonly job: { queue: string; id: string; attempt: number },
-    readonly state: string | null,
-  ) {
+  readonly job: { queue: string; id: string; attempt: number };
+  readonly state: string | null;
+  constructor(job: { queue: string; id: string; attempt: number }, state: string | null) {
     super(`job ${job.id} (${job.queue}, attempt ${job.attempt}) is no longer held by this attempt (it is ${state ?? 'gone'})`);
+    this.job = job;
+    this.state = state;
     this.name = 'LeaseLost';
   }
 }

@@ -31,10 +31,11 @@ export class JobQueue {
   private readonly byQueue: ReadonlyMap<string, RunnableJob>;
 
   /** `definitions`: every job type of the platform, bound to its code (src/app/jobs.ts), for the console (redaction, searchable fields). */
-  constructor(
-    private readonly boss: PgBoss,
-    readonly definitions: readonly RunnableJob[] = [],
-  ) {
+  private readonly boss: PgBoss;
+  readonly definitions: readonly RunnableJob[];
+  constructor(boss: PgBoss, definitions: readonly RunnableJob[] = []) {
+    this.boss = boss;
+    this.definitions = definitions;
     this.byQueue = new Map(definitions.flatMap((job) => [[job.name, job] as const, [job.deadLetter, job] as const]));
   }
 

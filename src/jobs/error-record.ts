@@ -98,8 +98,10 @@ export function asJobErrorRecord(value: unknown): JobErrorRecord | null {
  * original error with its stack and own properties.
  */
 export class StoredJobError extends Error {
-  constructor(readonly record: JobErrorRecord) {
+  readonly record: JobErrorRecord;
+  constructor(record: JobErrorRecord) {
     super(record.message);
+    this.record = record;
     this.name = 'JobError';
   }
 

@@ -17,10 +17,12 @@ export interface AttemptToken {
  * LeaseLost, and whoever holds the job now is the only writer.
  */
 export class Lease {
-  constructor(
-    private readonly db: Knex,
-    readonly token: AttemptToken,
-  ) {}
+  private readonly db: Knex;
+  readonly token: AttemptToken;
+  constructor(db: Knex, token: AttemptToken) {
+    this.db = db;
+    this.token = token;
+  }
 
   /** Locks the job row for `trx` and checks the lease; throws LeaseLost when it is gone. */
   async hold(trx: Knex.Transaction): Promise<LeasedJob> {

@@ -151,11 +151,14 @@ export class PauseGate {
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
 
-  constructor(
-    private readonly db: Knex,
-    private readonly log: Logger,
-    private readonly refreshMs = 5_000,
-  ) {}
+  private readonly db: Knex;
+  private readonly log: Logger;
+  private readonly refreshMs: number;
+  constructor(db: Knex, log: Logger, refreshMs = 5_000) {
+    this.db = db;
+    this.log = log;
+    this.refreshMs = refreshMs;
+  }
 
   async start(hub: NotificationHub): Promise<void> {
     await this.refresh();

@@ -70,7 +70,10 @@ export class JobRuntime {
   private sweeping: Promise<void> = Promise.resolve();
   private stopping = false;
 
-  constructor(private readonly parts: RuntimeParts) {}
+  private readonly parts: RuntimeParts;
+  constructor(parts: RuntimeParts) {
+    this.parts = parts;
+  }
 
   held(): HeldJob[] {
     return [...this.holding.values()];

@@ -54,13 +54,18 @@ export class SlotWaker {
   private timer: NodeJS.Timeout | null = null;
   private polling = false;
 
-  constructor(
-    private readonly boss: PgBoss,
-    private readonly db: Knex,
-    private readonly log: Logger,
-    private readonly queues: readonly string[],
-    private readonly pollMs: number,
-  ) {}
+  private readonly boss: PgBoss;
+  private readonly db: Knex;
+  private readonly log: Logger;
+  private readonly queues: readonly string[];
+  private readonly pollMs: number;
+  constructor(boss: PgBoss, db: Knex, log: Logger, queues: readonly string[], pollMs: number) {
+    this.boss = boss;
+    this.db = db;
+    this.log = log;
+    this.queues = queues;
+    this.pollMs = pollMs;
+  }
 
   /** LISTENs for new jobs and starts the poll. Without NOTIFY (the LISTEN failed) the poll still finds every job. */
   async start(hub: NotificationHub): Promise<void> {

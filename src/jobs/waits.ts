@@ -13,11 +13,12 @@ const continueBrand = Symbol.for('workspace-platform.ContinueLater');
  */
 export class ContinueLater extends Error {
   readonly [continueBrand] = true;
-  constructor(
-    readonly seconds: number,
-    readonly why: string,
-  ) {
+  readonly seconds: number;
+  readonly why: string;
+  constructor(seconds: number, why: string) {
     super(`continues in ${seconds} s: ${why}`);
+    this.seconds = seconds;
+    this.why = why;
     this.name = 'ContinueLater';
   }
 }

@@ -49,14 +49,20 @@ export class WorkerRegistry {
   private beating: Promise<void> = Promise.resolve();
   private superviseNow: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly db: Knex,
-    private readonly boss: PgBoss,
-    private readonly log: Logger,
-    private readonly identity: WorkerIdentity,
-    private readonly held: () => HeldJob[],
-    private readonly timing: { heartbeatMs: number; lostAfterSeconds: number },
-  ) {}
+  private readonly db: Knex;
+  private readonly boss: PgBoss;
+  private readonly log: Logger;
+  private readonly identity: WorkerIdentity;
+  private readonly held: () => HeldJob[];
+  private readonly timing: { heartbeatMs: number; lostAfterSeconds: number };
+  constructor(db: Knex, boss: PgBoss, log: Logger, identity: WorkerIdentity, held: () => HeldJob[], timing: { heartbeatMs: number; lostAfterSeconds: number }) {
+    this.db = db;
+    this.boss = boss;
+    this.log = log;
+    this.identity = identity;
+    this.held = held;
+    this.timing = timing;
+  }
 
   async start(): Promise<void> {
     await this.db('job_workers').insert({

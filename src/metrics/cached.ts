@@ -10,10 +10,12 @@ export class Cached<T> {
   private value: { at: number; data: T } | undefined;
   private inFlight: Promise<T> | undefined;
 
-  constructor(
-    private readonly load: () => Promise<T>,
-    private readonly maxAgeMs: number,
-  ) {}
+  private readonly load: () => Promise<T>;
+  private readonly maxAgeMs: number;
+  constructor(load: () => Promise<T>, maxAgeMs: number) {
+    this.load = load;
+    this.maxAgeMs = maxAgeMs;
+  }
 
   get(): Promise<T> {
     if (this.value && Date.now() - this.value.at < this.maxAgeMs) return Promise.resolve(this.value.data);

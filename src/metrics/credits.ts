@@ -59,7 +59,10 @@ export class LedgerTally {
   /** Missing seq → xmax of the snapshot that first missed it. */
   private readonly pending = new Map<number, bigint>();
 
-  constructor(private readonly db: Knex) {}
+  private readonly db: Knex;
+  constructor(db: Knex) {
+    this.db = db;
+  }
 
   async refresh(): Promise<void> {
     const baseline = this.since === undefined;

@@ -15,12 +15,12 @@ export type OutboundFailureCode =
  * the same way again; the others (reset connection, 503, DNS hiccup) are worth a retry.
  */
 export class OutboundFetchError extends Error {
-  constructor(
-    readonly code: OutboundFailureCode,
-    message: string,
-    readonly permanent: boolean,
-  ) {
+  readonly code: OutboundFailureCode;
+  readonly permanent: boolean;
+  constructor(code: OutboundFailureCode, message: string, permanent: boolean) {
     super(message);
+    this.code = code;
+    this.permanent = permanent;
     this.name = 'OutboundFetchError';
   }
 }

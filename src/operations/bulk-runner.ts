@@ -111,8 +111,10 @@ async function act(trx: Knex.Transaction, deps: Deps, action: BulkKind, items: r
 
 /** Rolls back one job's reopen when its command skipped it (the savepoint's way out). */
 class SkippedByCommand extends Error {
-  constructor(readonly result: CommandResult) {
+  readonly result: CommandResult;
+  constructor(result: CommandResult) {
     super('skipped');
+    this.result = result;
   }
 }
 

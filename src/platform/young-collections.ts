@@ -21,10 +21,12 @@ import vm from 'node:vm';
 export class YoungCollections {
   private streamed = 0;
 
-  constructor(
-    private readonly every: number,
-    private readonly collect: (() => void) | null = minorCollection(),
-  ) {}
+  private readonly every: number;
+  private readonly collect: (() => void) | null;
+  constructor(every: number, collect: (() => void) | null = minorCollection()) {
+    this.every = every;
+    this.collect = collect;
+  }
 
   /** Counts `bytes` streamed through the process; collects once `every` bytes have been since the last collection. */
   streamedBytes(bytes: number): void {

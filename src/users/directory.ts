@@ -13,7 +13,10 @@ export class UserDirectory {
   /** User id → the email and name this process last made the row hold. */
   private readonly written = new Map<string, string>();
 
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   async seen(caller: Caller): Promise<void> {
     const claims = `${caller.email ?? ''}\u0000${caller.name ?? ''}`;

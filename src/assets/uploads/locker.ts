@@ -31,7 +31,10 @@ export class PostgresLocker implements Locker {
   /** The session's lock and unlock statements, one after another (taking and giving back the connection between them). */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly db: Db) {}
+  private readonly db: Db;
+  constructor(db: Db) {
+    this.db = db;
+  }
 
   newLock(id: string): Lock {
     const inProcess = this.memory.newLock(id);

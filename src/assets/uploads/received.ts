@@ -26,10 +26,13 @@ const young = new YoungCollections(8 * 1024 * 1024);
 export class ReceivedBytes {
   private readonly running = new Map<string, Measurement>();
 
+  private readonly storedBytes: (id: string, end: number) => Readable | null;
   constructor(
     /** The stored bytes [0, end) of an upload, or null when the store cannot read back an unfinished upload. */
-    private readonly storedBytes: (id: string, end: number) => Readable | null,
-  ) {}
+    storedBytes: (id: string, end: number) => Readable | null,
+  ) {
+    this.storedBytes = storedBytes;
+  }
 
   /** Makes `datastore.write` measure what it writes. */
   follow(datastore: DataStore): void {

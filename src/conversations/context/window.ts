@@ -68,11 +68,12 @@ export const promptTokens = (messages: readonly PromptMessage[]) => messages.red
 
 /** The window is too small for even the framing of the one message the turn answers. */
 export class ContextWindowTooSmall extends Error {
-  constructor(
-    readonly window: number,
-    readonly needed: number,
-  ) {
+  readonly window: number;
+  readonly needed: number;
+  constructor(window: number, needed: number) {
     super(`the model's context window (${window} tokens) cannot hold the message it is asked to answer (${needed} tokens at the least)`);
+    this.window = window;
+    this.needed = needed;
     this.name = 'ContextWindowTooSmall';
   }
 }

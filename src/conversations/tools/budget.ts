@@ -10,12 +10,19 @@ import { ToolError } from './types.ts';
 export class TurnBudget {
   private inFlight = 0;
 
+  private readonly maxCredits: number | null;
+  private readonly modelCredits: () => number;
+  private charged: number;
   constructor(
-    private readonly maxCredits: number | null,
+    maxCredits: number | null,
     /** Credits the model's usage so far costs. */
-    private readonly modelCredits: () => number,
-    private charged: number,
-  ) {}
+    modelCredits: () => number,
+    charged: number,
+  ) {
+    this.maxCredits = maxCredits;
+    this.modelCredits = modelCredits;
+    this.charged = charged;
+  }
 
   /** Credits still free; null when the turn has no ceiling. */
   left(): number | null {

@@ -50,11 +50,14 @@ export interface Admission {
 export class QuotaLeases {
   private readonly buckets = new Map<string, Bucket>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly perMinute: number,
-    private readonly now: Clock = Date.now,
-  ) {}
+  private readonly db: Db;
+  private readonly perMinute: number;
+  private readonly now: Clock;
+  constructor(db: Db, perMinute: number, now: Clock = Date.now) {
+    this.db = db;
+    this.perMinute = perMinute;
+    this.now = now;
+  }
 
   async take(key: string): Promise<Admission> {
     for (;;) {

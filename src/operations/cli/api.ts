@@ -11,12 +11,12 @@ export class UsageError extends Error {}
 
 /** The API's Error body (src/http/errors.ts), or a network failure dressed as one. */
 export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
+  readonly status: number;
+  readonly code: string;
+  constructor(status: number, code: string, message: string) {
     super(message);
+    this.status = status;
+    this.code = code;
   }
 }
 

@@ -12,7 +12,10 @@ const PORTAL_SESSION_SECONDS = 5 * 60;
 export class SandboxBillingProvider implements BillingProvider {
   readonly name = 'sandbox';
 
-  constructor(private readonly publicUrl: string) {}
+  private readonly publicUrl: string;
+  constructor(publicUrl: string) {
+    this.publicUrl = publicUrl;
+  }
 
   async createCustomer(): Promise<{ customerId: string }> {
     return { customerId: `sbx_cus_${randomUUID().replaceAll('-', '')}` };

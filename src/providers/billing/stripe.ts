@@ -27,7 +27,9 @@ export class StripeBillingProvider implements BillingProvider {
   readonly name = 'stripe';
   private readonly stripe: Stripe;
 
-  constructor(private readonly settings: StripeSettings) {
+  private readonly settings: StripeSettings;
+  constructor(settings: StripeSettings) {
+    this.settings = settings;
     const base = settings.apiBase ? new URL(settings.apiBase) : undefined;
     this.stripe = new Stripe(settings.secretKey, {
       maxNetworkRetries: 2,

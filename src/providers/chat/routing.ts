@@ -11,7 +11,10 @@ import { type ChatChunk, type ChatProvider, type ChatRequest, type ChatService, 
 export class RoutingChatProvider implements ChatProvider {
   readonly name = 'routing' as const;
 
-  constructor(private readonly services: Readonly<Partial<Record<ChatService, ChatProvider>>>) {}
+  private readonly services: Readonly<Partial<Record<ChatService, ChatProvider>>>;
+  constructor(services: Readonly<Partial<Record<ChatService, ChatProvider>>>) {
+    this.services = services;
+  }
 
   async *stream(request: ChatRequest): AsyncIterable<ChatChunk> {
     const service = this.services[request.provider];

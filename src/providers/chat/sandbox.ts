@@ -62,7 +62,10 @@ function answerFromToolResults(request: Pick<ChatRequest, 'messages'>): string |
 export class SandboxChatProvider implements ChatProvider {
   readonly name = 'sandbox' as const;
 
-  constructor(private readonly delayMs = 0) {}
+  private readonly delayMs: number;
+  constructor(delayMs = 0) {
+    this.delayMs = delayMs;
+  }
 
   async *stream(request: ChatRequest): AsyncIterable<ChatChunk> {
     const input = request.messages.reduce((sum, m) => sum + estimateTokens(m.content), 0);

@@ -60,11 +60,10 @@ export interface ChatProvider {
 
 /** The upstream refused or failed (after its retries); `status` is the last HTTP status, if any. */
 export class ChatProviderError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null = null,
-  ) {
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null) {
     super(message);
+    this.status = status;
     this.name = 'ChatProviderError';
   }
 }

@@ -9,10 +9,12 @@ export class SandboxEmailProvider implements EmailProvider {
   readonly name = 'sandbox';
 
   /** `delayMs` (tests only, EMAIL_SANDBOX_DELAY_MS): wait after recording, so a crash can land after the side effect. */
-  constructor(
-    private readonly db: Db,
-    private readonly delayMs = 0,
-  ) {}
+  private readonly db: Db;
+  private readonly delayMs: number;
+  constructor(db: Db, delayMs = 0) {
+    this.db = db;
+    this.delayMs = delayMs;
+  }
 
   async send(unprepared: EmailMessage): Promise<{ messageId: string }> {
     const message = prepareMessage(unprepared);

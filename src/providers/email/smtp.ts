@@ -15,11 +15,11 @@ export class SmtpEmailProvider implements EmailProvider {
   readonly name = 'smtp';
   private readonly transport: Transporter;
 
-  constructor(
-    private readonly db: Db,
-    smtpUrl: string,
-    private readonly from: string,
-  ) {
+  private readonly db: Db;
+  private readonly from: string;
+  constructor(db: Db, smtpUrl: string, from: string) {
+    this.db = db;
+    this.from = from;
     this.transport = nodemailer.createTransport(smtpUrl);
   }
 

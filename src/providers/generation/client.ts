@@ -52,11 +52,9 @@ export class ProviderHttp {
   private readonly options: Required<Omit<ProviderHttpOptions, 'apiKey' | 'connections'>> & Pick<ProviderHttpOptions, 'apiKey'>;
   private readonly refused: ReadonlySet<number>;
 
-  constructor(
-    private readonly service: string,
-    options: ProviderHttpOptions,
-    defaults: ProviderHttpDefaults,
-  ) {
+  private readonly service: string;
+  constructor(service: string, options: ProviderHttpOptions, defaults: ProviderHttpDefaults) {
+    this.service = service;
     this.options = {
       apiKey: options.apiKey,
       ...withDefaults(options, defaults.tuning),

@@ -12,10 +12,12 @@ const TIMEOUT_MS = 30_000;
 export class HttpModelProvider implements ModelProvider {
   readonly name = 'http' as const;
 
-  constructor(
-    private readonly baseUrl: string,
-    private readonly apiKey: string | undefined,
-  ) {}
+  private readonly baseUrl: string;
+  private readonly apiKey: string | undefined;
+  constructor(baseUrl: string, apiKey: string | undefined) {
+    this.baseUrl = baseUrl;
+    this.apiKey = apiKey;
+  }
 
   async listModels(): Promise<AssetModel[]> {
     const body = await this.call<{ models: AssetModel[] }>('GET', '/v1/models');

@@ -43,19 +43,20 @@ export interface ModelProvider {
 
 /** The upstream refused or failed; the API answers 503 rather than 500 so callers retry later. */
 export class ModelProviderError extends Error {
-  constructor(
-    message: string,
-    readonly status: number | null = null,
-  ) {
+  readonly status: number | null;
+  constructor(message: string, status: number | null = null) {
     super(message);
+    this.status = status;
     this.name = 'ModelProviderError';
   }
 }
 
 /** The requested model does not exist or cannot do this (400 naming `model`). */
 export class UnknownModelError extends Error {
-  constructor(readonly model: string) {
+  readonly model: string;
+  constructor(model: string) {
     super(`model "${model}" is not an asset model that can do this`);
+    this.model = model;
     this.name = 'UnknownModelError';
   }
 }

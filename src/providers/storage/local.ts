@@ -38,7 +38,10 @@ async function writeDurably(file: string, data: Buffer | string): Promise<void> 
 export class LocalDiskStorage implements ObjectStorage {
   readonly name = 'local';
 
-  constructor(private readonly root: string) {}
+  private readonly root: string;
+  constructor(root: string) {
+    this.root = root;
+  }
 
   private file(key: string): string {
     const resolved = path.resolve(this.root, key);

@@ -20,7 +20,9 @@ export class S3Storage implements ObjectStorage {
   readonly name = 's3';
   private readonly endpoint: URL;
 
-  constructor(private readonly options: S3Options) {
+  private readonly options: S3Options;
+  constructor(options: S3Options) {
+    this.options = options;
     this.endpoint = new URL(options.endpoint);
   }
 
