@@ -237,7 +237,7 @@ export const configSchema = z
     DOWNLOAD_URL_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
     /**
      * Connections per process (README "Connection budget", src/db/budget.ts): the knex pool's
-     * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool
+     * largest size (default: web 10; worker 16, whatever its slots) and pg-boss's own pool
      * (default: web 0, worker 8; 0: pg-boss runs on the knex pool). Each process also holds one
      * LISTEN connection, shared by every channel.
      */
@@ -245,6 +245,14 @@ export const configSchema = z
     PGBOSS_POOL_MAX: z.coerce.number().int().min(0).max(100).optional(),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    /**
+     * Slots per worker of each queue whose work waits (src/jobs/define.ts `nature`: chat turns,
+     * generations, metered reads, imports, deliveries, e-mail): a waiting slot holds no database
+     * connection, so hundreds cost little; they are opened as work arrives, not all at start.
+     */
+    WORKER_WAITING_SLOTS: z.coerce.number().int().min(1).max(4096).default(128),
+    /** Slots per worker of each queue whose work computes (enrichment, extraction, housekeeping); unset → WORKER_CONCURRENCY. */
+    WORKER_COMPUTING_SLOTS: z.coerce.number().int().min(1).max(256).optional(),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
     /**
      * Webhook deliveries each worker sends at once (its own slots, beside WORKER_CONCURRENCY's): an

@@ -14,6 +14,7 @@ export type GenerationPayload = z.output<typeof generationPayload>;
 export const generationJob = defineJob({
   name: 'generation.run',
   version: 1,
+  nature: 'waits',
   payload: generationPayload,
   searchable: ['generation_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },

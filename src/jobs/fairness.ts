@@ -25,8 +25,8 @@ export function organizationLimit(config: Pick<Config, 'JOB_ORGANIZATION_SHARE' 
 }
 
 /** pg-boss work() options enforcing the limit (group id = organization id, set by JobQueue.enqueue). */
-export function organizationWorkOptions(limit: OrganizationLimit): { localGroupConcurrency: number } | { groupConcurrency: number } {
-  return limit.mode === 'share' ? { localGroupConcurrency: limit.perWorker } : { groupConcurrency: limit.limit };
+export function organizationWorkOptions(limit: OrganizationLimit, slots: number): { localGroupConcurrency: number } | { groupConcurrency: number } {
+  return limit.mode === 'share' ? { localGroupConcurrency: Math.min(limit.perWorker, slots) } : { groupConcurrency: limit.limit };
 }
 
 /** What one worker records in its registry row: the per-organization slots it allows (share mode), or null (fixed: the limit is the fleet's). */
