@@ -72,7 +72,7 @@ import { packageVersion } from '../src/platform/version.ts';
 import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
-import { organizationLimit, organizationWorkOptions } from '../src/jobs/fairness.ts';
+import { organizationLimit } from '../src/jobs/fairness.ts';
 
 // argv `--jobs=5000` → BENCH_JOBS=5000.
 for (const arg of process.argv.slice(2)) {
@@ -155,7 +155,7 @@ type Kind = 'raw' | 'ours';
 const workOptions = (groupConcurrency: boolean, concurrency = config.WORKER_CONCURRENCY): WorkOptions => ({
   batchSize: 1,
   localConcurrency: concurrency,
-  ...(groupConcurrency && organizationWorkOptions(organizationLimit(config), concurrency)),
+  ...(groupConcurrency && config.JOB_ORGANIZATION_CONCURRENCY !== undefined && { groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY }),
   pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
   notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
   burstWhenReadyExceeds: 1,

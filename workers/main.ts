@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
-import { organizationLimit, organizationWorkOptions, perWorkerLimit } from '../src/jobs/fairness.ts';
+import { fairShareOf } from '../src/jobs/fairness.ts';
 import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
@@ -75,6 +75,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     id,
     jobs.map((job) => job.name),
     (fetch) => slots?.fetchSeen(fetch),
+    fairShareOf(jobs, config),
   );
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
@@ -103,7 +104,8 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       version: packageVersion,
       queues: jobs.map((job) => job.name),
       concurrency: config.WORKER_CONCURRENCY,
-      organizationConcurrency: perWorkerLimit(organizationLimit(config)),
+      // No per-worker share any more (the fair claim shares the fleet): a cap, when set, is the fleet's.
+      organizationConcurrency: null,
     },
     () => runtime.held(),
     { heartbeatMs: config.WORKER_HEARTBEAT_SECONDS * 1000, lostAfterSeconds: config.WORKER_LOST_AFTER_SECONDS },
@@ -190,10 +192,8 @@ async function openSlots(boss: PgBoss, job: RunnableJob, count: number, runtime:
       batchSize: 1,
       localConcurrency: count,
       // A queue grouped by its own key (a webhook endpoint) limits each group across the fleet; every
-      // other queue is fair between organizations (src/jobs/fairness.ts).
-      ...(job.work.groupConcurrency !== undefined
-        ? { groupConcurrency: job.work.groupConcurrency }
-        : organizationWorkOptions(organizationLimit(config), count)),
+      // other queue's fetch shares it between organizations by weight (src/jobs/fairness.ts, recordClaims above).
+      ...(job.work.groupConcurrency !== undefined && { groupConcurrency: job.work.groupConcurrency }),
       // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished while jobs
       // are owed, its poll finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS);
       // pg-boss's own poll of each slot is a backstop, rarer the more slots the queue has, and a

@@ -270,12 +270,10 @@ export const configSchema = z
     /** A worker whose heartbeat is older than this is shown as lost, and its jobs are failed so they are retried. */
     WORKER_LOST_AFTER_SECONDS: z.coerce.number().min(1).default(30),
     /**
-     * Fairness between tenants (src/jobs/fairness.ts): by default one organization may hold at most
-     * this share of each worker's slots on a queue (pg-boss local group concurrency), so of the whole
-     * fleet's, whatever its size. Below 1, so no organization can take every slot.
+     * Fairness between tenants (src/jobs/fairness.ts): organizations share each queue by weight, by
+     * what each has in flight; set, also a hard cap of this many jobs per organization and queue
+     * across all workers.
      */
-    JOB_ORGANIZATION_SHARE: z.coerce.number().gt(0).lt(1).default(0.5),
-    /** Set: a fixed limit per organization and queue across all workers instead (pg-boss group concurrency), whatever the fleet's size. */
     JOB_ORGANIZATION_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
     /** The job console's statement timeout: a list over millions of rows answers 503 instead of hanging the database. */
     OPS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),
