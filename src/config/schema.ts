@@ -47,6 +47,24 @@ export const connectorSecretKeys = z
   });
 const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
+/** PROVIDER_LIMITS: a JSON object of provider → its concurrency and calls per minute across the fleet. */
+export const limitedProviders = ['chat', 'social', 'search'] as const;
+export type LimitedProvider = (typeof limitedProviders)[number];
+export type ProviderLimit = z.output<typeof providerLimit>;
+const providerLimit = z.object({ concurrency: z.number().int().min(1).max(10_000).optional(), per_minute: z.number().int().min(1).optional() }).strict();
+const providerLimitsSchema = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  },
+  z.partialRecord(z.enum(limitedProviders), providerLimit),
+);
+export type ProviderLimits = z.output<typeof providerLimitsSchema>;
+
 /**
  * Every environment variable the processes read. Parsed once at boot; a bad value stops the
  * process with one line naming the variable (see `loadConfig`).
@@ -243,6 +261,13 @@ export const configSchema = z
      */
     DB_POOL_MAX: z.coerce.number().int().min(1).max(500).optional(),
     PGBOSS_POOL_MAX: z.coerce.number().int().min(0).max(100).optional(),
+    /**
+     * Limits per provider across the fleet (src/providers/limits.ts), JSON:
+     * `{"chat": {"concurrency": 20, "per_minute": 600}, "social": {"concurrency": 8}}` (providers
+     * `chat`, `social`, `search`). Work over a limit waits queued (snoozed), not failed; a 429's
+     * Retry-After pauses the provider too. Unset: no limit (the sandboxes' default).
+     */
+    PROVIDER_LIMITS: z.preprocess(emptyAsUnset, providerLimitsSchema.optional()),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
     /**

@@ -267,6 +267,26 @@ export const snooze = (seconds: number, why: string): Snoozed => ({ [snoozeBrand
 export const isSnoozed = (value: unknown): value is Snoozed => typeof value === 'object' && value !== null && snoozeBrand in value;
 export const snoozeOf = (value: Snoozed) => value[snoozeBrand];
 
+const busyBrand = Symbol.for('workspace-platform.UpstreamBusy');
+
+/**
+ * Thrown from anywhere under a handler when an upstream has no capacity now (a provider limit is
+ * full, or it answered 429): the runtime snoozes the job for `seconds` (as `snooze`), so the work
+ * waits queued, using no retry, instead of failing. The handler must have written nothing it would
+ * not find again (every handler is idempotent).
+ */
+export class UpstreamBusy extends Error {
+  readonly [busyBrand] = true;
+  constructor(
+    readonly seconds: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UpstreamBusy';
+  }
+}
+export const isUpstreamBusy = (error: unknown): error is UpstreamBusy => typeof error === 'object' && error !== null && busyBrand in error;
+
 /** Thrown by a handler: the work cannot succeed (the provider refused it, a setting is no longer valid) — no retry; the kind's `failed` end applies with this reason. */
 export class JobFailure extends Error {
   readonly [failureBrand] = true;

@@ -12,9 +12,11 @@ import {
   isLeaseLost,
   isNothingToDo,
   isSnoozed,
+  isUpstreamBusy,
   type RunnableJob,
   runJob,
   type Snoozed,
+  snooze,
   snoozeOf,
   whyNothing,
 } from './define.ts';
@@ -191,6 +193,9 @@ export class JobRuntime {
       // pg-boss completes the job now unless the end above did (then its fenced completion changes nothing).
       return undefined;
     } catch (error) {
+      // An upstream without capacity now (a provider limit, a 429): the job waits queued, using no attempt.
+      if (isUpstreamBusy(error) && !cancel.signal.aborted && !attempt.signal.aborted)
+        return await this.snoozed(attempt, snooze(error.seconds, error.message), { record, log: jobLog });
       return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started: began });
     } finally {
       this.holding.delete(attempt.id);
