@@ -72,7 +72,7 @@ import { packageVersion } from '../src/platform/version.ts';
 import { testConfig } from '../test/support/config.ts';
 import { createTestDatabase } from '../test/support/database.ts';
 import { startWorker } from '../workers/main.ts';
-import { organizationLimit, organizationWorkOptions } from '../src/jobs/fairness.ts';
+import { organizationLimit } from '../src/jobs/fairness.ts';
 import { readFlags } from './support/bench.ts';
 
 // argv `--jobs=5000` → BENCH_JOBS=5000; `--help` prints the comment above.
@@ -134,9 +134,9 @@ const tick = () => {
   if (progress.count++ === 0) progress.firstAt = performance.now();
   if (progress.count === progress.target) progress.reached();
 };
-const noopJob = bindJob(defineJob({ name: 'bench.noop', version: 1, payload }), { handler: async () => async () => tick() });
+const noopJob = bindJob(defineJob({ name: 'bench.noop', version: 1, nature: 'computes', payload }), { handler: async () => async () => tick() });
 /** Only its queue is used (same policy as ours); raw jobs are sent and worked with plain pg-boss calls. */
-const rawTwin = defineJob({ name: 'bench.raw-noop', version: 1, payload });
+const rawTwin = defineJob({ name: 'bench.raw-noop', version: 1, nature: 'computes', payload });
 
 const organizations = Array.from({ length: ORGANIZATIONS }, () => randomUUID());
 const organizationOf = (n: number) => organizations[n % ORGANIZATIONS]!;
@@ -153,7 +153,7 @@ type Kind = 'raw' | 'ours';
 const workOptions = (groupConcurrency: boolean, concurrency = config.WORKER_CONCURRENCY): WorkOptions => ({
   batchSize: 1,
   localConcurrency: concurrency,
-  ...(groupConcurrency && organizationWorkOptions(organizationLimit(config))),
+  ...(groupConcurrency && config.JOB_ORGANIZATION_CONCURRENCY !== undefined && { groupConcurrency: config.JOB_ORGANIZATION_CONCURRENCY }),
   pollingIntervalSeconds: Math.min(2, config.WORKER_POLL_INTERVAL_SECONDS),
   notifyPollingIntervalSeconds: config.WORKER_POLL_INTERVAL_SECONDS,
   burstWhenReadyExceeds: 1,

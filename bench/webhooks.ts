@@ -136,6 +136,7 @@ await sender.start();
 const rawJob = defineJob({
   name: 'bench.webhook-raw',
   version: 1,
+  nature: 'computes',
   payload: webhookDeliveryJob.payload,
   policy: webhookDeliveryJob.policy,
 });

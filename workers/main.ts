@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { PgBoss } from 'pg-boss';
 import { loadConfigOrExit } from '../src/config/load.ts';
 import type { Config } from '../src/config/schema.ts';
-import { organizationLimit, organizationWorkOptions, perWorkerLimit } from '../src/jobs/fairness.ts';
+import { fairShareOf } from '../src/jobs/fairness.ts';
 import { connectionBudget } from '../src/db/budget.ts';
 import { createDb } from '../src/db/knex.ts';
 import { notificationHub, closeNotifications } from '../src/db/notifications.ts';
@@ -17,7 +17,7 @@ import { prepareHotStatements, recordClaims } from '../src/jobs/boss-sql/index.t
 import { localConcurrencyOf, type RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
 import { JobRuntime, type AttemptObserver } from '../src/jobs/runtime.ts';
-import { SLOT_BACKSTOP_SECONDS, SlotWaker } from '../src/jobs/slots.ts';
+import { SlotWaker, slotBackstopSeconds } from '../src/jobs/slots.ts';
 import { WorkerRegistry } from '../src/jobs/worker-registry.ts';
 import type { Deps } from '../src/platform/deps.ts';
 import { resolveDatabase } from '../src/platform/database-url.ts';
@@ -51,7 +51,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
 
   const id = randomUUID();
   const workerLog = log.child({ worker_id: id });
-  const budget = connectionBudget(config, 'worker', jobs.length);
+  const budget = connectionBudget(config, 'worker');
   const db = createDb(databaseUrl, {
     max: budget.knex,
     applicationName: 'workspace-worker',
@@ -77,6 +77,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
     id,
     jobs.map((job) => job.name),
     (fetch) => slots?.fetchSeen(fetch),
+    fairShareOf(jobs, config),
   );
   const deps: Deps = createDeps(config, db, boss, workerLog);
   const hub = notificationHub(db, workerLog);
@@ -105,21 +106,30 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
       version: packageVersion,
       queues: jobs.map((job) => job.name),
       concurrency: config.WORKER_CONCURRENCY,
-      organizationConcurrency: perWorkerLimit(organizationLimit(config)),
+      // No per-worker share any more (the fair claim shares the fleet): a cap, when set, is the fleet's.
+      organizationConcurrency: null,
     },
     () => runtime.held(),
     { heartbeatMs: config.WORKER_HEARTBEAT_SECONDS * 1000, lostAfterSeconds: config.WORKER_LOST_AFTER_SECONDS },
   );
 
+  const byName = new Map(jobs.map((job) => [job.name, job]));
   slots = new SlotWaker(
     boss,
     db,
     workerLog,
     jobs.map((job) => job.name),
     config.WORKER_POLL_INTERVAL_SECONDS * 1000,
+    {
+      of: new Map(jobs.map((job) => [job.name, localConcurrencyOf(job, config)])),
+      open: (queue: string, count: number): Promise<unknown> => {
+        const job = byName.get(queue);
+        return job ? openSlots(boss, job, count, runtime, waker, config) : Promise.resolve();
+      },
+    },
   );
-  const waker = slots;
-  const subscribe = () => subscribeAll(boss, jobs, runtime, waker, config);
+  const waker: SlotWaker = slots;
+  const subscribe = () => Promise.all(jobs.map((job) => waker.openFirst(job.name))).then(() => undefined);
   const unsubscribe = () => Promise.all(jobs.map((job) => boss.offWork(job.name, { wait: false }))).then(() => undefined);
   const watch = new DatabaseWatch({
     log: workerLog,
@@ -172,33 +182,36 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   };
 }
 
-async function subscribeAll(boss: PgBoss, jobs: readonly RunnableJob[], runtime: JobRuntime, slots: SlotWaker, config: Config): Promise<void> {
-  for (const job of jobs) {
-    await boss.work(
-      job.name,
-      {
-        batchSize: 1,
-        localConcurrency: localConcurrencyOf(job, config),
-        // A queue grouped by its own key (a webhook endpoint) limits each group across the fleet; every
-        // other queue is fair between organizations (src/jobs/fairness.ts): a share of each worker's
-        // slots, so one tenant's burst cannot take the fleet.
-        ...(job.work.groupConcurrency !== undefined ? { groupConcurrency: job.work.groupConcurrency } : organizationWorkOptions(organizationLimit(config))),
-        // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished while jobs
-        // are owed, its poll finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS);
-        // pg-boss's own poll is a backstop, and a known backlog is fetched without pause.
-        pollingIntervalSeconds: Math.max(SLOT_BACKSTOP_SECONDS, config.WORKER_POLL_INTERVAL_SECONDS),
-        burstWhenReadyExceeds: 1,
-      },
-      async ([attempt]) => {
-        if (!attempt) return undefined;
-        try {
-          return await runtime.run(job, attempt);
-        } finally {
-          slots.finished(job.name);
-        }
-      },
-    );
-  }
+/**
+ * Opens `count` more slots of `job`'s queue on this worker (pg-boss workers, one fetch each as they
+ * start; the slot waker opens them as work arrives, up to the queue's capacity).
+ */
+async function openSlots(boss: PgBoss, job: RunnableJob, count: number, runtime: JobRuntime, slots: SlotWaker, config: Config): Promise<void> {
+  const capacity = localConcurrencyOf(job, config);
+  await boss.work(
+    job.name,
+    {
+      batchSize: 1,
+      localConcurrency: count,
+      // A queue grouped by its own key (a webhook endpoint) limits each group across the fleet; every
+      // other queue's fetch shares it between organizations by weight (src/jobs/fairness.ts, recordClaims above).
+      ...(job.work.groupConcurrency !== undefined && { groupConcurrency: job.work.groupConcurrency }),
+      // Slots sleep until the slot waker wakes them (a new job, a job fetched or finished while jobs
+      // are owed, its poll finding retries and delayed jobs every WORKER_POLL_INTERVAL_SECONDS);
+      // pg-boss's own poll of each slot is a backstop, rarer the more slots the queue has, and a
+      // known backlog is fetched without pause.
+      pollingIntervalSeconds: slotBackstopSeconds(capacity, config.WORKER_POLL_INTERVAL_SECONDS),
+      burstWhenReadyExceeds: 1,
+    },
+    async ([attempt]) => {
+      if (!attempt) return undefined;
+      try {
+        return await runtime.run(job, attempt);
+      } finally {
+        slots.finished(job.name);
+      }
+    },
+  );
 }
 
 // No top-level await: test files import this module, and a module with one cannot be require()d.

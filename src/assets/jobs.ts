@@ -12,6 +12,7 @@ export type AssetJobPayload = z.output<typeof assetPayload>;
 export const assetImportJob = defineJob({
   name: 'asset.import-link',
   version: 1,
+  nature: 'waits',
   payload: assetPayload,
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 10 * 60 },
@@ -27,6 +28,7 @@ export const assetImportJob = defineJob({
 export const assetEnrichmentJob = defineJob({
   name: 'asset.enrich',
   version: 1,
+  nature: 'computes',
   payload: assetPayload,
   searchable: ['asset_id'],
   policy: { retryLimit: 4, retryDelaySeconds: 5, retryBackoff: true, retryDelayMaxSeconds: 300, expireInSeconds: 5 * 60 },

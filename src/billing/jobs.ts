@@ -5,6 +5,7 @@ import { z } from '../core/zod.ts';
 export const cycleRefillsJob = defineJob({
   name: 'billing.cycle-refills',
   version: 1,
+  nature: 'computes',
   payload: z.object({ organization_id: z.string().optional() }),
   searchable: ['organization_id'],
   policy: { retryLimit: 3, expireInSeconds: 10 * 60 },

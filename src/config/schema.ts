@@ -47,6 +47,24 @@ export const connectorSecretKeys = z
   });
 const emptyAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
+/** PROVIDER_LIMITS: a JSON object of provider → its concurrency and calls per minute across the fleet. */
+export const limitedProviders = ['chat', 'social', 'search'] as const;
+export type LimitedProvider = (typeof limitedProviders)[number];
+export type ProviderLimit = z.output<typeof providerLimit>;
+const providerLimit = z.object({ concurrency: z.number().int().min(1).max(10_000).optional(), per_minute: z.number().int().min(1).optional() }).strict();
+const providerLimitsSchema = z.preprocess(
+  (value) => {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  },
+  z.partialRecord(z.enum(limitedProviders), providerLimit),
+);
+export type ProviderLimits = z.output<typeof providerLimitsSchema>;
+
 /**
  * Every environment variable the processes read. Parsed once at boot; a bad value stops the
  * process with one line naming the variable (see `loadConfig`).
@@ -268,14 +286,29 @@ export const configSchema = z
     DOWNLOAD_URL_SECRET: z.preprocess(emptyAsUnset, z.string().min(32, 'must be at least 32 characters').optional()),
     /**
      * Connections per process (docs/deployment.md "Connection budget", src/db/budget.ts): the knex pool's
-     * largest size (default: web 10; worker WORKER_CONCURRENCY × queues + 4) and pg-boss's own pool
+     * largest size (default: web 10; worker 16, whatever its slots) and pg-boss's own pool
      * (default: web 0, worker 8; 0: pg-boss runs on the knex pool). Each process also holds one
      * LISTEN connection, shared by every channel.
      */
     DB_POOL_MAX: z.coerce.number().int().min(1).max(500).optional(),
     PGBOSS_POOL_MAX: z.coerce.number().int().min(0).max(100).optional(),
+    /**
+     * Limits per provider across the fleet (src/providers/limits.ts), JSON:
+     * `{"chat": {"concurrency": 20, "per_minute": 600}, "social": {"concurrency": 8}}` (providers
+     * `chat`, `social`, `search`). Work over a limit waits queued (snoozed), not failed; a 429's
+     * Retry-After pauses the provider too. Unset: no limit (the sandboxes' default).
+     */
+    PROVIDER_LIMITS: z.preprocess(emptyAsUnset, providerLimitsSchema.optional()),
     /** Worker tuning; operators rarely change these, tests shorten them. */
     WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    /**
+     * Slots per worker of each queue whose work waits (src/jobs/define.ts `nature`: chat turns,
+     * generations, metered reads, imports, deliveries, e-mail): a waiting slot holds no database
+     * connection, so hundreds cost little; they are opened as work arrives, not all at start.
+     */
+    WORKER_WAITING_SLOTS: z.coerce.number().int().min(1).max(4096).default(128),
+    /** Slots per worker of each queue whose work computes (enrichment, extraction, housekeeping); unset → WORKER_CONCURRENCY. */
+    WORKER_COMPUTING_SLOTS: z.coerce.number().int().min(1).max(256).optional(),
     WORKER_SUPERVISE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(30),
     /**
      * Webhook deliveries each worker sends at once (its own slots, beside WORKER_CONCURRENCY's): an
@@ -298,12 +331,10 @@ export const configSchema = z
     /** A worker whose heartbeat is older than this is shown as lost, and its jobs are failed so they are retried. */
     WORKER_LOST_AFTER_SECONDS: z.coerce.number().min(1).default(30),
     /**
-     * Fairness between tenants (src/jobs/fairness.ts): by default one organization may hold at most
-     * this share of each worker's slots on a queue (pg-boss local group concurrency), so of the whole
-     * fleet's, whatever its size. Below 1, so no organization can take every slot.
+     * Fairness between tenants (src/jobs/fairness.ts): organizations share each queue by weight, by
+     * what each has in flight; set, also a hard cap of this many jobs per organization and queue
+     * across all workers.
      */
-    JOB_ORGANIZATION_SHARE: z.coerce.number().gt(0).lt(1).default(0.5),
-    /** Set: a fixed limit per organization and queue across all workers instead (pg-boss group concurrency), whatever the fleet's size. */
     JOB_ORGANIZATION_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
     /** The job console's statement timeout: a list over millions of rows answers 503 instead of hanging the database. */
     OPS_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5000),

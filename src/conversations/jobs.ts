@@ -13,6 +13,7 @@ export type ChatRunPayload = z.output<typeof chatRunPayload>;
 export const chatRunJob = defineJob({
   name: 'conversation.chat-run',
   version: 1,
+  nature: 'waits',
   payload: chatRunPayload,
   searchable: ['run_id'],
   policy: { retryLimit: 3, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 60, expireInSeconds: 15 * 60 },
@@ -27,6 +28,7 @@ export const chatRunJob = defineJob({
 export const approvalExpiryJob = defineJob({
   name: 'conversation.approval-expiry',
   version: 1,
+  nature: 'computes',
   payload: chatRunPayload,
   searchable: ['run_id'],
   policy: { retryLimit: 5, retryDelaySeconds: 5, retryBackoff: true, expireInSeconds: 60 },

@@ -7,6 +7,7 @@ const nothing = z.object({}).strict();
 export const expireCreditHoldsJob = defineJob({
   name: 'credits.expire-holds',
   version: 1,
+  nature: 'computes',
   payload: nothing,
   // The next minute's run picks up anything left, so a failed pass needs no long retry chain.
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
@@ -17,6 +18,7 @@ export const expireCreditHoldsJob = defineJob({
 export const expireCreditGrantsJob = defineJob({
   name: 'credits.expire-grants',
   version: 1,
+  nature: 'computes',
   payload: nothing,
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
@@ -32,6 +34,7 @@ export type OrganizationScope = z.output<typeof organizationScope>;
 export const balanceAlertCheckJob = defineJob({
   name: 'billing.balance-alert-check',
   version: 1,
+  nature: 'computes',
   payload: organizationScope,
   searchable: ['organization_id'],
   policy: { retryLimit: 5, expireInSeconds: 5 * 60 },
@@ -45,6 +48,7 @@ export type BalanceAlertEmailPayload = z.output<typeof balanceAlertEmailPayload>
 export const balanceAlertEmailJob = defineJob({
   name: 'billing.balance-alert-email',
   version: 1,
+  nature: 'waits',
   payload: balanceAlertEmailPayload,
   searchable: ['organization_id'],
   sensitive: ['to', 'subject', 'text'],

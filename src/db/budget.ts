@@ -15,17 +15,19 @@ export interface ConnectionBudget {
 /**
  * Pool sizes per process kind (docs/deployment.md "Connection budget"). Every process opens its own pools, so
  * the fleet's sum must stay below Postgres's max_connections: DB_POOL_MAX and PGBOSS_POOL_MAX set
- * them for small dynos. The web's default knex pool is sized for one process on a few cores (a
- * bigger pool only queues more work inside Postgres: `npm run bench:http`); a worker's lets every
- * job slot hold a connection (a handler may hold a transaction and read outside it) plus the
- * worker's own bookkeeping (heartbeat, attempt log, pause gate, slot waker poll).
+ * them for small dynos. Both defaults are fixed, whatever a worker's slots: a slot takes a
+ * connection per statement or short transaction (a step), never while it waits on a model or a
+ * provider, so hundreds of waiting slots share a pool sized for the statements in flight at once
+ * (a bigger pool only queues more work inside Postgres: `npm run bench:http`).
  */
-export function connectionBudget(config: Config, kind: ProcessKind, queues = 0): ConnectionBudget {
-  const knex = config.DB_POOL_MAX ?? (kind === 'web' ? WEB_POOL_DEFAULT : config.WORKER_CONCURRENCY * queues + 4);
+export function connectionBudget(config: Config, kind: ProcessKind): ConnectionBudget {
+  const knex = config.DB_POOL_MAX ?? (kind === 'web' ? WEB_POOL_DEFAULT : WORKER_POOL_DEFAULT);
   // The web only sends jobs (mostly in its own transactions): its pg-boss shares the knex pool. A
-  // worker's slots fetch, complete and supervise through pg-boss's pool.
+  // worker's slots fetch, complete and heartbeat through pg-boss's pool.
   const boss = config.PGBOSS_POOL_MAX ?? (kind === 'web' ? 0 : 8);
   return { knex, boss, listen: 1, total: knex + boss + 1 };
 }
 
 const WEB_POOL_DEFAULT = 10;
+/** A worker's: its steps, ends, attempt log, registry, pause gate and slot waker's poll at once. */
+const WORKER_POOL_DEFAULT = 16;

@@ -5,6 +5,7 @@ import { defineJob } from '../jobs/define.ts';
 export const deleteOldEventsJob = defineJob({
   name: 'events.delete-old-events',
   version: 1,
+  nature: 'computes',
   payload: z.object({}).strict(),
   policy: { retryLimit: 1, retryDelaySeconds: 60, expireInSeconds: 600, deleteAfterSeconds: 3600 },
   cron: '23 * * * *',

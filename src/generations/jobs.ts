@@ -14,6 +14,7 @@ export type GenerationPayload = z.output<typeof generationPayload>;
 export const generationJob = defineJob({
   name: 'generation.run',
   version: 1,
+  nature: 'waits',
   payload: generationPayload,
   searchable: ['generation_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 2, expireInSeconds: 30 * 60 },
@@ -28,6 +29,7 @@ export const generationJob = defineJob({
 export const generationCancelUpstreamJob = defineJob({
   name: 'generation.cancel-upstream',
   version: 1,
+  nature: 'waits', // on the provider
   payload: generationPayload,
   searchable: ['generation_id'],
   policy: { retryLimit: 3, retryDelaySeconds: 5, expireInSeconds: 60 },

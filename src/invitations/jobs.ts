@@ -5,6 +5,7 @@ import { z } from '../core/zod.ts';
 export const invitationEmailJob = defineJob({
   name: 'invitations.email',
   version: 1,
+  nature: 'waits',
   payload: z.object({ invitation_id: z.string().uuid() }),
   searchable: ['invitation_id'],
   policy: { retryLimit: 8, retryDelaySeconds: 10, expireInSeconds: 5 * 60 },

@@ -134,24 +134,38 @@ export interface JobDefinition<Payload extends z.ZodType = z.ZodType> {
   /** How long an attempt usually takes; one running past it on a live worker is flagged as stuck. */
   expectedSeconds: number;
   /**
-   * The queue's own slots per worker and per concurrency group (default WORKER_CONCURRENCY and
-   * JOB_ORGANIZATION_CONCURRENCY): e.g. webhook deliveries wait on the network, not the database,
-   * and are grouped by endpoint so one slow endpoint holds only its own few slots. A function reads
-   * the queue's own setting from the config (localConcurrencyOf).
+   * What an attempt spends its time on: `waits` — on a model, a provider, a remote API, a receiver
+   * (chat turns, generations, metered reads, link imports, deliveries, e-mail), holding no
+   * connection meanwhile, so a worker gives the queue hundreds of cheap slots
+   * (WORKER_WAITING_SLOTS); `computes` — the CPU or the database (enrichment, thumbnails, text
+   * extraction, housekeeping), so slots near the core count (WORKER_COMPUTING_SLOTS).
+   */
+  nature: JobNature;
+  /**
+   * The queue's own slots per worker and per concurrency group, when not its nature's default: e.g.
+   * webhook deliveries are grouped by endpoint so one slow endpoint holds only its own few slots. A
+   * function reads the queue's own setting from the config (localConcurrencyOf).
    */
   work: JobWork;
 }
+
+export type JobNature = 'waits' | 'computes';
 
 export interface JobWork {
   localConcurrency?: number | ((config: Config) => number);
   groupConcurrency?: number;
 }
 
-/** The slots one worker gives `job`'s queue. */
-export const localConcurrencyOf = (job: Pick<JobDefinition, 'work'>, config: Config): number => {
+/** The slots one worker gives `job`'s queue: its own setting, else its nature's. */
+export const localConcurrencyOf = (job: Pick<JobDefinition, 'work' | 'nature'>, config: Config): number => {
   const own = job.work.localConcurrency;
-  return typeof own === 'function' ? own(config) : (own ?? config.WORKER_CONCURRENCY);
+  if (typeof own === 'function') return own(config);
+  return own ?? (job.nature === 'waits' ? config.WORKER_WAITING_SLOTS : computingSlots(config));
 };
+
+/** Slots of a computing queue per worker: WORKER_COMPUTING_SLOTS, else WORKER_CONCURRENCY (its name before waiting work had slots of its own). */
+export const computingSlots = (config: Pick<Config, 'WORKER_COMPUTING_SLOTS' | 'WORKER_CONCURRENCY'>): number =>
+  config.WORKER_COMPUTING_SLOTS ?? config.WORKER_CONCURRENCY;
 
 /**
  * A job type bound to its code: the handler and the ends of its resource. Both are loaders (dynamic
@@ -181,6 +195,8 @@ export function defineJob<Payload extends z.ZodType>(spec: {
   name: string;
   version: number;
   payload: Payload;
+  /** Required: every kind says whether it waits or computes (its slots follow). */
+  nature: JobNature;
   policy?: Partial<QueuePolicy>;
   cron?: string;
   searchable?: readonly (keyof z.input<Payload> & string)[];
@@ -200,6 +216,7 @@ export function defineJob<Payload extends z.ZodType>(spec: {
     searchable: spec.searchable ?? [],
     sensitive: spec.sensitive ?? [],
     expectedSeconds: spec.expectedSeconds ?? 60,
+    nature: spec.nature,
     work: spec.work ?? {},
   };
 }
@@ -249,6 +266,25 @@ export interface Snoozed {
 export const snooze = (seconds: number, why: string): Snoozed => ({ [snoozeBrand]: { seconds, why } });
 export const isSnoozed = (value: unknown): value is Snoozed => typeof value === 'object' && value !== null && snoozeBrand in value;
 export const snoozeOf = (value: Snoozed) => value[snoozeBrand];
+
+const busyBrand = Symbol.for('workspace-platform.UpstreamBusy');
+
+/**
+ * Thrown from anywhere under a handler when an upstream has no capacity now (a provider limit is
+ * full, or it answered 429): the runtime snoozes the job for `seconds` (as `snooze`), so the work
+ * waits queued, using no retry, instead of failing. The handler must have written nothing it would
+ * not find again (every handler is idempotent).
+ */
+export class UpstreamBusy extends Error {
+  readonly [busyBrand] = true;
+  readonly seconds: number;
+  constructor(seconds: number, message: string) {
+    super(message);
+    this.seconds = seconds;
+    this.name = 'UpstreamBusy';
+  }
+}
+export const isUpstreamBusy = (error: unknown): error is UpstreamBusy => typeof error === 'object' && error !== null && busyBrand in error;
 
 /** Thrown by a handler: the work cannot succeed (the provider refused it, a setting is no longer valid) — no retry; the kind's `failed` end applies with this reason. */
 export class JobFailure extends Error {

@@ -1,33 +1,30 @@
 import type { Config } from '../config/schema.ts';
+import type { FairShare } from './boss-sql/index.ts';
+import type { JobDefinition } from './define.ts';
 
 /**
- * How many jobs of one organization may run at once on a queue: the fairness between tenants.
+ * How the organizations share a queue: the fairness between tenants.
  *
- * By default a share of each worker's own slots (`JOB_ORGANIZATION_SHARE` × `WORKER_CONCURRENCY`,
- * at least 1): pg-boss's local group concurrency, so an organization holds at most that share of every
- * worker, hence of the fleet, however many workers run, and the other organizations always find free
- * slots. (A fixed number across the fleet would equal the whole capacity of a small fleet: the old
- * default of 8 was all the slots of two workers.) With `WORKER_CONCURRENCY` 1 the share rounds up to
- * the one slot: fairness needs at least two slots per worker.
+ * By default `weighted`: each fetch takes the next job of the organization with the least in flight
+ * on the queue for its weight (`organizations.job_weight`, default 1; src/jobs/boss-sql/fair-share.ts).
+ * An organization alone may use every slot of the fleet; when several have work waiting, each gets
+ * slots in proportion to its weight, so none waits behind another's burst, and none is held to a
+ * small share of a worker (the old rule: half of each worker's four slots).
  *
- * `JOB_ORGANIZATION_CONCURRENCY` set: that many across every worker instead (pg-boss group
- * concurrency), whatever the fleet's size. pg-boss takes one or the other.
+ * `JOB_ORGANIZATION_CONCURRENCY` set (`fixed`): the same share, with a hard cap of that many jobs per
+ * organization and queue across every worker.
  */
-export type OrganizationLimit = { mode: 'share'; share: number; perWorker: number } | { mode: 'fixed'; limit: number };
+export type OrganizationLimit = { mode: 'weighted' } | { mode: 'fixed'; limit: number };
 
-export function organizationLimit(config: Pick<Config, 'JOB_ORGANIZATION_SHARE' | 'JOB_ORGANIZATION_CONCURRENCY' | 'WORKER_CONCURRENCY'>): OrganizationLimit {
-  if (config.JOB_ORGANIZATION_CONCURRENCY !== undefined) return { mode: 'fixed', limit: config.JOB_ORGANIZATION_CONCURRENCY };
+export function organizationLimit(config: Pick<Config, 'JOB_ORGANIZATION_CONCURRENCY'>): OrganizationLimit {
+  return config.JOB_ORGANIZATION_CONCURRENCY !== undefined ? { mode: 'fixed', limit: config.JOB_ORGANIZATION_CONCURRENCY } : { mode: 'weighted' };
+}
+
+/** The queues of `jobs` shared between organizations (every one not grouped by a key of its own, as deliveries are by endpoint), and the cap. */
+export function fairShareOf(jobs: readonly Pick<JobDefinition, 'name' | 'work'>[], config: Pick<Config, 'JOB_ORGANIZATION_CONCURRENCY'>): FairShare {
+  const limit = organizationLimit(config);
   return {
-    mode: 'share',
-    share: config.JOB_ORGANIZATION_SHARE,
-    perWorker: Math.max(1, Math.floor(config.JOB_ORGANIZATION_SHARE * config.WORKER_CONCURRENCY)),
+    queues: new Set(jobs.filter((job) => job.work.groupConcurrency === undefined).map((job) => job.name)),
+    cap: limit.mode === 'fixed' ? limit.limit : null,
   };
 }
-
-/** pg-boss work() options enforcing the limit (group id = organization id, set by JobQueue.enqueue). */
-export function organizationWorkOptions(limit: OrganizationLimit): { localGroupConcurrency: number } | { groupConcurrency: number } {
-  return limit.mode === 'share' ? { localGroupConcurrency: limit.perWorker } : { groupConcurrency: limit.limit };
-}
-
-/** What one worker records in its registry row: the per-organization slots it allows (share mode), or null (fixed: the limit is the fleet's). */
-export const perWorkerLimit = (limit: OrganizationLimit): number | null => (limit.mode === 'share' ? limit.perWorker : null);

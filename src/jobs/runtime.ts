@@ -12,6 +12,7 @@ import {
   isLeaseLost,
   isNothingToDo,
   isSnoozed,
+  isUpstreamBusy,
   type RunnableJob,
   runJob,
   type Snoozed,
@@ -201,6 +202,9 @@ export class JobRuntime {
       // A wait longer than its bound (./waits.ts): the same job continues later, holding no slot meanwhile.
       if (isContinueLater(error) && !cancel.signal.aborted && !attempt.signal.aborted)
         return await this.snoozed(attempt, snooze(error.seconds, error.why), { record, log: jobLog });
+      // An upstream without capacity now (a provider limit, a 429): the job waits queued, using no attempt.
+      if (isUpstreamBusy(error) && !cancel.signal.aborted && !attempt.signal.aborted)
+        return await this.snoozed(attempt, snooze(error.seconds, error.message), { record, log: jobLog });
       return await this.ended(definition, attempt, lease, data, error, { lastAttempt, canceled: cancel.signal.aborted, record, log: jobLog, started: began });
     } finally {
       this.holding.delete(attempt.id);

@@ -10,6 +10,21 @@ const jobsOf = (data?: Record<string, unknown>) => (typeof data?.jobs === 'numbe
 /** pg-boss's own poll of every slot: only a backstop here (a slot sleeps until woken). */
 export const SLOT_BACKSTOP_SECONDS = 30;
 
+/** Slots a queue opens at start (or after the database came back); more open as work arrives. */
+export const SLOTS_AT_START = 4;
+
+/**
+ * pg-boss's backstop poll of one slot of a queue with `slots` slots: every pg-boss slot polls on its
+ * own, so the interval grows with the slots, keeping a queue's idle slots together at about
+ * SLOTS_AT_START fetches per SLOT_BACKSTOP_SECONDS however many it has (128 waiting slots: one
+ * poll each per 16 minutes). The slot waker's one poll for every queue finds what NOTIFY missed.
+ */
+export const slotBackstopSeconds = (slots: number, pollSeconds: number): number =>
+  Math.max(SLOT_BACKSTOP_SECONDS, pollSeconds) * Math.max(1, Math.ceil(slots / SLOTS_AT_START));
+
+/** Opens `count` more slots of `queue` (pg-boss workers, each fetching as it starts). */
+export type OpenSlots = (queue: string, count: number) => Promise<unknown>;
+
 /** What a worker knows of one queue's waiting work (see SlotWaker). */
 interface QueueState {
   /** Jobs announced to this worker (NOTIFY) that none of its fetches has taken yet. */
@@ -22,6 +37,8 @@ interface QueueState {
   limited: boolean;
   /** When the last job was announced (Date.now()): a fetch sent before it may not have seen it. */
   at: number;
+  /** Slots opened (or opening) for the queue on this worker; at most its capacity. */
+  opened: number;
 }
 
 /**
@@ -45,6 +62,11 @@ interface QueueState {
  * costs one fetch per worker (one takes it) and no more: a slot that fetched used to wake one more,
  * and one that finished to fetch again, whatever was waiting — in bench:generations those found
  * nothing nearly always.
+ *
+ * A queue's slots are opened as they are needed, up to its capacity (`localConcurrencyOf`: hundreds
+ * for waiting work): SLOTS_AT_START at start, then, when work finds no idle slot to wake, as many
+ * more as jobs were announced (a backlog: as many again as are open), each fetching as it opens.
+ * So a worker never sends a fetch per slot it was allowed but never needed.
  */
 export class SlotWaker {
   /** Slot id → when it was last woken. */
@@ -59,12 +81,47 @@ export class SlotWaker {
   private readonly log: Logger;
   private readonly queues: readonly string[];
   private readonly pollMs: number;
-  constructor(boss: PgBoss, db: Knex, log: Logger, queues: readonly string[], pollMs: number) {
+  /** Each queue's slots per worker at most, and how to open more; absent: slots are opened by the caller alone. */
+  private readonly capacity: { of: ReadonlyMap<string, number>; open: OpenSlots } | undefined;
+  constructor(
+    boss: PgBoss,
+    db: Knex,
+    log: Logger,
+    queues: readonly string[],
+    pollMs: number,
+    capacity?: { of: ReadonlyMap<string, number>; open: OpenSlots },
+  ) {
     this.boss = boss;
     this.db = db;
     this.log = log;
     this.queues = queues;
     this.pollMs = pollMs;
+    this.capacity = capacity;
+  }
+
+  /** Opens the queue's first slots (at start, or after the database came back: its slots were stopped). */
+  async openFirst(queue: string): Promise<void> {
+    const state = this.state(queue);
+    state.opened = 0;
+    await this.open(queue, SLOTS_AT_START);
+  }
+
+  /** Opens up to `count` more slots of `queue` within its capacity; how many were opened. */
+  private open(queue: string, count: number): Promise<number> {
+    const capacity = this.capacity?.of.get(queue);
+    if (!this.capacity || capacity === undefined) return Promise.resolve(0);
+    const state = this.state(queue);
+    const more = Math.min(count, capacity - state.opened);
+    if (more <= 0) return Promise.resolve(0);
+    state.opened += more;
+    return this.capacity.open(queue, more).then(
+      () => more,
+      (error: unknown) => {
+        state.opened -= more;
+        this.log.warn({ err: error, queue }, 'job slots: could not open more slots');
+        return 0;
+      },
+    );
   }
 
   /** LISTENs for new jobs and starts the poll. Without NOTIFY (the LISTEN failed) the poll still finds every job. */
@@ -93,8 +150,13 @@ export class SlotWaker {
     state.announced += jobs;
     state.at = Date.now();
     for (let woken = 0; woken < jobs; woken++) {
-      if (this.wake(queue)) continue;
-      state.owed += jobs - woken;
+      if (this.wakeIdle(queue)) continue;
+      // No idle slot: open one per job left (each fetches as it opens); what the capacity cannot take is owed.
+      const left = jobs - woken;
+      state.owed += left;
+      void this.open(queue, left).then((opened) => {
+        state.owed = Math.max(0, state.owed - opened);
+      });
       return;
     }
   }
@@ -132,14 +194,26 @@ export class SlotWaker {
   private state(queue: string): QueueState {
     let state = this.states.get(queue);
     if (!state) {
-      state = { announced: 0, owed: 0, backlog: false, limited: false, at: 0 };
+      state = { announced: 0, owed: 0, backlog: false, limited: false, at: 0, opened: 0 };
       this.states.set(queue, state);
     }
     return state;
   }
 
-  /** Wakes one idle slot of `queue` that is not already on its way to fetch; false when there is none. */
+  /**
+   * Wakes one idle slot of `queue` that is not already on its way to fetch; with none, opens more
+   * (as many as are open: a backlog of unknown size) when the capacity allows. False when neither.
+   */
   wake(queue: string): boolean {
+    if (this.wakeIdle(queue)) return true;
+    const state = this.state(queue);
+    const capacity = this.capacity?.of.get(queue);
+    if (capacity === undefined || state.opened >= capacity) return false;
+    void this.open(queue, Math.max(1, state.opened));
+    return true;
+  }
+
+  private wakeIdle(queue: string): boolean {
     for (const slot of this.boss.getWipData()) {
       if (slot.name !== queue || slot.count > 0 || slot.state !== 'active') continue;
       const woken = this.wokenAt.get(slot.id);

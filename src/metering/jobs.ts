@@ -14,6 +14,7 @@ export type MeteredCallPayload = z.output<typeof meteredCallPayload>;
 export const meteredCallJob = defineJob({
   name: 'metering.call',
   version: 1,
+  nature: 'waits',
   payload: meteredCallPayload,
   searchable: ['call_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 1, expireInSeconds: 10 * 60 },

@@ -5,6 +5,7 @@ import { defineJob } from '../jobs/define.ts';
 export const bulkActionJob = defineJob({
   name: 'operations.bulk-action',
   version: 1,
+  nature: 'computes',
   payload: z.object({ bulk_action_id: z.string().uuid() }).strict(),
   searchable: ['bulk_action_id'],
   policy: { expireInSeconds: 3600, retryLimit: 10 },
@@ -17,6 +18,7 @@ export const bulkActionJob = defineJob({
 export const consoleSnapshotJob = defineJob({
   name: 'operations.snapshot',
   version: 1,
+  nature: 'computes',
   payload: z.object({}).strict(),
   cron: '* * * * *',
   policy: { retryLimit: 1, expireInSeconds: 120 },

@@ -21,18 +21,16 @@ export async function organizationLoad(deps: Pick<Deps, 'config' | 'db'>, caller
   const rule = organizationLimit(deps.config);
   return withinTimeout(deps.db, deps.config.OPS_STATEMENT_TIMEOUT_MS, async (trx) => {
     const rows = await loadByOrganization(trx, caller.organizationId, limit);
-    const fleet = await fleetSlots(trx, deps.config.WORKER_LOST_AFTER_SECONDS, rule.mode === 'share' ? rule.perWorker : null);
+    const fleet = await fleetSlots(trx, deps.config.WORKER_LOST_AFTER_SECONDS, null);
     // Null for an organization that no longer exists (its jobs may outlive it).
     const names = await organizationNames(trx, [...new Set(rows.map((row) => row.group_id))]);
-    const limitOn = (queue: string): number | null => {
-      if (rule.mode === 'fixed') return rule.limit;
-      return fleet.get(queue)?.organization ?? null;
-    };
+    // Weighted: no limit but the fleet's slots, shared by weight among the organizations with work.
+    const limitOn = (_queue: string): number | null => (rule.mode === 'fixed' ? rule.limit : null);
     return {
       fairness: {
         mode: rule.mode,
-        share: rule.mode === 'share' ? rule.share : null,
-        per_worker: rule.mode === 'share' ? rule.perWorker : null,
+        share: null,
+        per_worker: null,
         fixed_limit: rule.mode === 'fixed' ? rule.limit : null,
       },
       items: rows.map((row) => {

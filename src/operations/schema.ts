@@ -360,7 +360,7 @@ export const organizationLoadSchema = z
           .int()
           .nullable()
           .describe(
-            'Jobs of this organization that may run at once on the queue: the live workers’ per-organization shares added up (or `JOB_ORGANIZATION_CONCURRENCY` when set); null when no live worker serves the queue',
+            'Jobs of this organization that may run at once on the queue: `JOB_ORGANIZATION_CONCURRENCY` when set; null otherwise (the fleet’s slots, shared by weight)',
           ),
         fleet_slots: z.number().int().describe('Slots of the live workers serving the queue (all organizations together)'),
         capped: z.boolean().describe('`active` has reached `limit` while jobs of the organization wait'),
@@ -376,12 +376,12 @@ export const organizationLoadList = z
     fairness: z
       .object({
         mode: z
-          .enum(['share', 'fixed'])
+          .enum(['weighted', 'fixed'])
           .describe(
-            '`share`: an organization may hold at most `share` of each worker’s slots on a queue (`JOB_ORGANIZATION_SHARE`, pg-boss local group concurrency), so never the whole fleet; `fixed`: `JOB_ORGANIZATION_CONCURRENCY` across all workers',
+            '`weighted`: each fetch takes the next job of the organization with the least in flight on the queue for its weight (default 1), so one organization alone may use every slot and several share them by weight; `fixed`: the same, with at most `JOB_ORGANIZATION_CONCURRENCY` jobs per organization and queue across all workers',
           ),
-        share: z.number().nullable(),
-        per_worker: z.number().int().nullable().describe('Slots per worker and queue one organization may hold (share mode)'),
+        share: z.number().nullable().describe('Always null: the per-worker share (JOB_ORGANIZATION_SHARE) is gone'),
+        per_worker: z.number().int().nullable().describe('Always null: the per-worker share (JOB_ORGANIZATION_SHARE) is gone'),
         fixed_limit: z.number().int().nullable(),
       })
       .describe('The rule in force (this process’s configuration; each worker records the share it enforces)'),

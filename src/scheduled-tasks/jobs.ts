@@ -5,6 +5,7 @@ import { defineJob, type PayloadOf } from '../jobs/define.ts';
 export const dispatchScheduledTasksJob = defineJob({
   name: 'scheduled-tasks.dispatch',
   version: 1,
+  nature: 'computes',
   payload: z.object({}).strict(),
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 120, deleteAfterSeconds: 3600 },
   cron: '* * * * *',
@@ -22,6 +23,7 @@ const runPayload = z.object({ run_id: z.string().uuid() });
 export const scheduledTaskRunJob = defineJob({
   name: 'scheduled-tasks.run',
   version: 1,
+  nature: 'waits',
   payload: runPayload,
   searchable: ['run_id'],
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
@@ -38,6 +40,7 @@ export type ScheduledTaskRunPayload = PayloadOf<typeof scheduledTaskRunJob>;
 export const scheduledTaskStartJob = defineJob({
   name: 'scheduled-tasks.start-runs',
   version: 1,
+  nature: 'computes',
   payload: z.object({ run_ids: z.array(z.string().uuid()).min(1).max(200) }),
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
   expectedSeconds: 30,
@@ -48,6 +51,7 @@ export type ScheduledTaskStartPayload = PayloadOf<typeof scheduledTaskStartJob>;
 export const scheduledTaskFinishJob = defineJob({
   name: 'scheduled-tasks.finish-run',
   version: 1,
+  nature: 'computes',
   payload: runPayload,
   searchable: ['run_id'],
   policy: { retryLimit: 5, retryDelaySeconds: 2, expireInSeconds: 60 },
@@ -58,6 +62,7 @@ export const scheduledTaskFinishJob = defineJob({
 export const scheduledTaskEmailJob = defineJob({
   name: 'scheduled-tasks.email',
   version: 1,
+  nature: 'waits',
   payload: z.object({ run_id: z.string().uuid(), user_id: z.string().min(1) }),
   searchable: ['run_id', 'user_id'],
 });

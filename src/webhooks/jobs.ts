@@ -18,6 +18,7 @@ export const ENDPOINT_CONCURRENCY = 4;
 export const webhookDeliveryJob = defineJob({
   name: 'webhooks.deliver',
   version: 1,
+  nature: 'waits',
   payload: z.object({ delivery_id: z.string().uuid() }),
   searchable: ['delivery_id'],
   policy: { retryLimit: 15, retryDelaySeconds: 30, retryBackoff: true, retryDelayMaxSeconds: 12 * 3600, expireInSeconds: 60 },
@@ -40,6 +41,7 @@ export type EndpointDisabledEmail = z.output<typeof disabledEmailPayload>;
 export const webhookEndpointDisabledEmailJob = defineJob({
   name: 'webhooks.endpoint-disabled-email',
   version: 1,
+  nature: 'waits',
   payload: disabledEmailPayload,
   searchable: ['organization_id', 'endpoint_id'],
   sensitive: ['to'],

@@ -35,8 +35,10 @@ describe('connection budget (many dynos, one Postgres)', function () {
 
   it('sizes the pools per process kind, and DB_POOL_MAX / PGBOSS_POOL_MAX shrink them', () => {
     expect(connectionBudget(testConfig(), 'web')).to.deep.equal({ knex: 10, boss: 0, listen: 1, total: 11 });
-    expect(connectionBudget(testConfig({ WORKER_CONCURRENCY: '4' }), 'worker', 21)).to.deep.equal({ knex: 88, boss: 8, listen: 1, total: 97 });
-    expect(connectionBudget(testConfig({ DB_POOL_MAX: '2', PGBOSS_POOL_MAX: '0' }), 'worker', 21)).to.deep.equal({ knex: 2, boss: 0, listen: 1, total: 3 });
+    // A worker's pools are fixed: the slots (hundreds for waiting work) take connections per statement, not per slot.
+    for (const slots of [{} as Record<string, string>, { WORKER_CONCURRENCY: '64' }, { WORKER_WAITING_SLOTS: '2048', WORKER_COMPUTING_SLOTS: '64' }])
+      expect(connectionBudget(testConfig(slots), 'worker'), JSON.stringify(slots)).to.deep.equal({ knex: 16, boss: 8, listen: 1, total: 25 });
+    expect(connectionBudget(testConfig({ DB_POOL_MAX: '2', PGBOSS_POOL_MAX: '0' }), 'worker')).to.deep.equal({ knex: 2, boss: 0, listen: 1, total: 3 });
     expect(connectionBudget(testConfig({ DB_POOL_MAX: '4', PGBOSS_POOL_MAX: '1' }), 'web')).to.deep.equal({ knex: 4, boss: 1, listen: 1, total: 6 });
     expect(() => testConfig({ DB_POOL_MAX: '0' })).to.throw(/DB_POOL_MAX/);
   });

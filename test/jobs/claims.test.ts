@@ -97,6 +97,7 @@ describe('jobs: claims that write their attempts', function () {
     const holdingJob = testJob({
       name: 'test.claims.holding',
       version: 1,
+      nature: 'computes',
       payload: z.object({ n: z.number() }).strict(),
       policy: { retryLimit: 2, retryDelaySeconds: 1, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
       handler: () =>
@@ -108,6 +109,7 @@ describe('jobs: claims that write their attempts', function () {
     const flakyJob = testJob({
       name: 'test.claims.flaky',
       version: 1,
+      nature: 'computes',
       payload: z.object({ n: z.number() }).strict(),
       policy: { retryLimit: 2, retryDelaySeconds: 1, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
       handler: () =>
@@ -120,6 +122,7 @@ describe('jobs: claims that write their attempts', function () {
     const snoozingJob = testJob({
       name: 'test.claims.snoozing',
       version: 1,
+      nature: 'computes',
       payload: z.object({}).strict(),
       // One retry: two snoozes must not use it up.
       policy: { retryLimit: 1, retryDelaySeconds: 1, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
@@ -214,6 +217,7 @@ describe('jobs: claims that write their attempts', function () {
     const job = testJob({
       name: 'test.claims.orphan',
       version: 1,
+      nature: 'computes',
       payload: z.object({}).strict(),
       policy: { retryLimit: 1, retryDelaySeconds: 1, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
       handler: () => Promise.resolve(async () => undefined),
@@ -247,6 +251,7 @@ describe('jobs: claims that write their attempts', function () {
     const job = testJob({
       name: 'test.claims.mark',
       version: 1,
+      nature: 'computes',
       payload: z.object({ n: z.number() }).strict(),
       policy: { retryLimit: 2, retryDelaySeconds: 0, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
       handler: () => Promise.resolve(async () => undefined),

@@ -24,6 +24,7 @@ const SECRETS = ['ada.lovelace@example.com', '/home/deploy', 'hunter2', 'abc123d
 const leakyJob = testJob({
   name: 'test.leaky',
   version: 1,
+  nature: 'computes',
   payload: z.object({ n: z.number() }).strict(),
   policy: { retryLimit: 1, retryDelaySeconds: 2, retryBackoff: true, retryDelayMaxSeconds: 2, heartbeatSeconds: null },
   handler: () =>

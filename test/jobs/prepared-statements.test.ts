@@ -17,6 +17,7 @@ describe('jobs: pg-boss fetches and settles as prepared statements', function ()
   const job = testJob({
     name: 'test.prepared.fetch',
     version: 1,
+    nature: 'computes',
     payload: z.object({ n: z.number() }).strict(),
     policy: { retryLimit: 0, retryDelaySeconds: 0, retryBackoff: true, retryDelayMaxSeconds: 1, heartbeatSeconds: null },
     handler: () => Promise.resolve(async () => undefined),

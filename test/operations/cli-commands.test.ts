@@ -262,6 +262,6 @@ describe('operator CLI: every operator action (npm run ops)', function () {
     const panel = await cli(['organizations']);
     expect(panel.code, panel.stderr).to.equal(0);
     expect(panel.stdout).to.match(/^ORGANIZATION\s+NAME\s+QUEUE\s+ACTIVE\s+QUEUED\s+LIMIT\s+FLEET SLOTS\s+CAPPED$/m);
-    expect(panel.stdout).to.match(/^an organization may hold \d+ of each worker's slots per queue \(JOB_ORGANIZATION_SHARE 0\.5\)$/m);
+    expect(panel.stdout).to.match(/^organizations share each queue by weight, by what each has in flight \(no cap\)$/m);
   });
 });

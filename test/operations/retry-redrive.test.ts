@@ -25,6 +25,7 @@ const failing = new Set<string>();
 const raceJob = testJob({
   name: 'test.race',
   version: 1,
+  nature: 'computes',
   payload: z.object({ work_id: z.string() }).strict(),
   policy: { retryLimit: 0, heartbeatSeconds: null },
   handler: () =>

@@ -28,6 +28,7 @@ const holdUntilAborted = () =>
 const hangingJob = testJob({
   name: 'test.hanging',
   version: 1,
+  nature: 'computes',
   payload: z.object({ n: z.number() }).strict(),
   expectedSeconds: 1,
   policy: { retryLimit: 0 },
@@ -38,6 +39,7 @@ const hangingJob = testJob({
 const patientJob = testJob({
   name: 'test.patient',
   version: 1,
+  nature: 'computes',
   payload: z.object({ n: z.number() }).strict(),
   expectedSeconds: 3600,
   policy: { retryLimit: 0 },
@@ -48,6 +50,7 @@ const patientJob = testJob({
 const orphanJob = testJob({
   name: 'test.orphan',
   version: 1,
+  nature: 'computes',
   payload: z.object({ n: z.number() }).strict(),
   expectedSeconds: 1,
   policy: { retryLimit: 0, heartbeatSeconds: null },

@@ -25,6 +25,7 @@ export const flaky = { failing: true, runs: 0, aborted: [] as string[] };
 export const flakyJob = testJob({
   name: 'test.flaky',
   version: 1,
+  nature: 'computes',
   payload: z.object({ asset_id: z.string(), hold: z.boolean().optional() }).strict(),
   searchable: ['asset_id'],
   policy: { retryLimit: 0, heartbeatSeconds: null },
@@ -44,6 +45,7 @@ export const flakyJob = testJob({
 export const idleJob = testJob({
   name: 'test.idle',
   version: 1,
+  nature: 'computes',
   payload: z.object({ asset_id: z.string() }).strict(),
   searchable: ['asset_id'],
   handler: () => Promise.resolve(async () => undefined),

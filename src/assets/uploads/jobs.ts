@@ -10,6 +10,7 @@ import { defineJob } from '../../jobs/define.ts';
 export const cleanUpUploadsJob = defineJob({
   name: 'assets.clean-up-uploads',
   version: 1,
+  nature: 'computes',
   payload: z.object({}).strict(),
   // The next minute's run does the same work, so a failed sweep needs no long retry chain.
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 300, deleteAfterSeconds: 3600 },

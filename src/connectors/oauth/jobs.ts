@@ -9,6 +9,7 @@ import { defineJob, type PayloadOf } from '../../jobs/define.ts';
 export const connectionRevocationJob = defineJob({
   name: 'connectors.oauth-revoke',
   version: 1,
+  nature: 'waits', // on the authorization server / the provider
   payload: z.object({ connection_id: z.string().uuid() }),
   searchable: ['connection_id'],
   policy: { retryLimit: 6, retryDelaySeconds: 10, retryBackoff: true, expireInSeconds: 60 },

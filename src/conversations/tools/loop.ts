@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { actorFor } from '../../access/index.ts';
-import { failForGood, type JobContext } from '../../jobs/define.ts';
+import { failForGood, isUpstreamBusy, type JobContext } from '../../jobs/define.ts';
 import { progressPublisher } from '../../jobs/progress.ts';
 import { type ChatMessage, type ChatTool, type ChatToolCall, type ChatUsage, isChatServiceNotConfigured } from '../../providers/chat/index.ts';
 import { notifyRunEvent } from '../run-notify.ts';
@@ -127,6 +127,8 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   } catch (error) {
     // A cancel or a lost lease: the runtime knows which, and this attempt writes nothing more.
     if (signal.aborted) throw error;
+    // The model's service is at its limit (PROVIDER_LIMITS, a 429): the turn waits queued, on any attempt.
+    if (isUpstreamBusy(error)) throw error;
     log.warn({ err: error, run_id: run.id }, 'chat run failed at the provider');
     // This worker has no service for the model (configured unlike the web process): no retry helps, as for generations.
     if (isChatServiceNotConfigured(error)) throw failForGood('refused', error.message, error);

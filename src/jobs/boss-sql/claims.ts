@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { PgBoss } from 'pg-boss';
 import { BOSS_SCHEMA } from '../boss.ts';
 import { ORGANIZATION_KEY } from '../origin.ts';
+import { fairShareFetch } from './fair-share.ts';
 
 // Claims that record their attempt: a worker's fetch marks each job it claims with the worker
 // (`claimed_by`, a column of ours on pg-boss's job table) in pg-boss's own UPDATE, and the history
@@ -76,22 +77,38 @@ export function claimRecordingAttempts(
   values: unknown[] | undefined,
   workerId: string,
   queues?: ReadonlySet<string>,
-): { text: string; values: unknown[]; queue?: string } | null {
+  fair?: FairShare,
+): { text: string; values: unknown[]; queue?: string; fair?: true } | null {
   const params = values ?? [];
   const fail = failKeepingClaims(text);
   if (fail) return { text: fail, values: params };
   if (!FETCH.test(text) || !FETCH_SET.test(text)) return null;
   const queue = FETCHED_QUEUE.exec(text)?.[1];
   if (queues && (!queue || !queues.has(queue))) return null;
+  // A queue shared between organizations by weight: the fetch picks the organization first (./fair-share.ts).
+  const shared = queue && fair?.queues.has(queue) ? fairShareFetch(text, fair.cap) : null;
+  const fetch = shared ?? text;
   const worker = `$${params.length + 1}::uuid`;
-  const marked = text.replace(FETCH_SET, (_, update: string, state: string) => `${update}claimed_by = ${worker}, ${state}`);
+  const marked = fetch.replace(FETCH_SET, (_, update: string, state: string) => `${update}claimed_by = ${worker}, ${state}`);
   // The job row's retry limit comes back too: a snooze raises it, so the kind's policy may understate it.
   const returning = [
     ...(/"retryLimit"/.test(text) ? [] : ['j.retry_limit as "retryLimit"']),
     `j.started_on as "${CLAIM_STARTED}"`,
     `true AS "${CLAIM_RECORDED}"`,
   ];
-  return { text: marked.replace(/\bRETURNING j\.id, /, `RETURNING ${returning.join(', ')}, j.id, `), values: [...params, workerId], ...(queue && { queue }) };
+  return {
+    text: marked.replace(/\bRETURNING j\.id, /, `RETURNING ${returning.join(', ')}, j.id, `),
+    values: [...params, workerId],
+    ...(queue && { queue }),
+    ...(shared && { fair: true as const }),
+  };
+}
+
+/** The queues whose fetches share them between organizations by weight (./fair-share.ts), and the optional cap per organization. */
+export interface FairShare {
+  queues: ReadonlySet<string>;
+  /** JOB_ORGANIZATION_CONCURRENCY: jobs one organization may run at once on a queue across the fleet; null: none. */
+  cap: number | null;
 }
 
 /**
@@ -99,12 +116,12 @@ export function claimRecordingAttempts(
  * as `workerId`'s, and every fail keep the mark; pg-boss's own internal queues, which no runtime
  * runs, are left as they are.
  */
-export function recordClaims(boss: PgBoss, workerId: string, queues: readonly string[], seen?: (fetch: FetchSeen) => void): void {
+export function recordClaims(boss: PgBoss, workerId: string, queues: readonly string[], seen?: (fetch: FetchSeen) => void, fair?: FairShare): void {
   const db = boss.getDb();
   const execute = db.executeSql.bind(db);
   const runs = new Set(queues);
   db.executeSql = async (text: string, values?: unknown[]) => {
-    const claim = claimRecordingAttempts(text, values, workerId, runs);
+    const claim = claimRecordingAttempts(text, values, workerId, runs, fair);
     if (!claim) {
       // pg-boss puts back what a fetch took beyond a group's share of this worker: that group's jobs wait for one of its slots to end.
       if (seen && RESTORE.test(text) && typeof values?.[0] === 'string' && runs.has(values[0]))
@@ -115,7 +132,9 @@ export function recordClaims(boss: PgBoss, workerId: string, queues: readonly st
     if (!seen || !queue) return execute(claim.text, claim.values);
     const startedAt = Date.now();
     const result = await execute(claim.text, claim.values);
-    seen({ queue, startedAt, limited: GROUP_LIMITED.test(text), found: result?.rows?.length ?? 0 });
+    // A fair claim leaves organizations out only at the cap.
+    const limited = claim.fair ? fair?.cap != null : GROUP_LIMITED.test(text);
+    seen({ queue, startedAt, limited, found: result?.rows?.length ?? 0 });
     return result;
   };
 }

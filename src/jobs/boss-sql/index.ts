@@ -5,6 +5,7 @@
  * - ./queue-reads.ts queue health, the tenant panel, the throughput snapshot, the /metrics gauges;
  * - ./deferrals.ts   what pauses do to queued and fetched jobs;
  * - ./locks.ts       row locks and dead-letter lineage for operator commands;
+ * - ./fair-share.ts the weighted fair share between organizations, in the fetch (the organization with the least in flight for its weight first);
  * - ./claims.ts      a worker's fetch that marks each job it claims with the worker (the history's running attempts), the mark kept through pg-boss's fail, and the attempts lost workers never wrote;
  * - ./attempts.ts    attempt fencing, ending a job for good, open jobs of a resource, failures to settle;
  * - ./running.ts     running attempts against their kind's expected time (stuck), stale heartbeats;
@@ -101,12 +102,14 @@ export {
   failKeepingClaims,
   installClaimMarks,
   keepingClaims,
+  type FairShare,
   type FetchSeen,
   recordClaims,
   runningClaims,
   type UnrecordedAttempt,
   unrecordedAttempts,
 } from './claims.ts';
+export { FAIR_CLAIM_INDEX, fairShareFetch } from './fair-share.ts';
 export { notifyBatch, queueNotifyChannel } from './notify.ts';
 export { prepareHotStatements, preparedName } from './prepared.ts';
 export { indexJobTable, jobTableStorage, searchableIndexName, tuneJobTables } from './tables.ts';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { BOSS_SCHEMA } from '../boss.ts';
+import { FAIR_CLAIM_INDEX } from './fair-share.ts';
 
 // Table tuning of pg-boss's job table, run by `release`: autovacuum settings and the console's indexes.
 
@@ -68,6 +69,8 @@ function consoleIndexes(searchableFields: readonly string[]): [string, string][]
     // but died before writing. Every claimed job is in it: one more entry per fetch, which already
     // writes a new version of the row into every index (its state is indexed).
     ['job_ops_claimed_i', `(claimed_by, completed_on) WHERE claimed_by IS NOT NULL`],
+    // The weighted fair claim's skip scan over the organizations waiting and its probe of each (./fair-share.ts).
+    FAIR_CLAIM_INDEX,
     ...searchableFields.map((field): [string, string] => {
       if (!/^[a-z][a-z0-9_]{0,40}$/.test(field)) throw new Error(`searchable payload field "${field}" must be a snake_case name`);
       return [searchableIndexName(field), `((data->>'${field}')) WHERE data ? '${field}'`];

@@ -217,9 +217,9 @@ export const commands: Record<string, Command> = {
       const load = await answer(api.GET('/ops/organizations', { params: { query: { organization_id: values.organization, limit: numberOf(values.limit) } } }));
       show(load, () => {
         const rule =
-          load.fairness.mode === 'share'
-            ? `an organization may hold ${load.fairness.per_worker} of each worker's slots per queue (JOB_ORGANIZATION_SHARE ${load.fairness.share})`
-            : `an organization may run ${load.fairness.fixed_limit} jobs at once per queue (JOB_ORGANIZATION_CONCURRENCY)`;
+          load.fairness.mode === 'weighted'
+            ? 'organizations share each queue by weight, by what each has in flight (no cap)'
+            : `organizations share each queue by weight, each running at most ${load.fairness.fixed_limit} jobs at once per queue (JOB_ORGANIZATION_CONCURRENCY)`;
         const table = formatTable(
           ['ORGANIZATION', 'NAME', 'QUEUE', 'ACTIVE', 'QUEUED', 'LIMIT', 'FLEET SLOTS', 'CAPPED'],
           load.items.flatMap((o) =>

@@ -736,7 +736,7 @@ export interface components {
         capped: boolean;
         /** @description Slots of the live workers serving the queue (all organizations together) */
         fleet_slots: number;
-        /** @description Jobs of this organization that may run at once on the queue: the live workers’ per-organization shares added up (or `JOB_ORGANIZATION_CONCURRENCY` when set); null when no live worker serves the queue */
+        /** @description Jobs of this organization that may run at once on the queue: `JOB_ORGANIZATION_CONCURRENCY` when set; null otherwise (the fleet’s slots, shared by weight) */
         limit: number | null;
         queue: string;
         queued: number;
@@ -747,12 +747,13 @@ export interface components {
       fairness: {
         fixed_limit: number | null;
         /**
-         * @description `share`: an organization may hold at most `share` of each worker’s slots on a queue (`JOB_ORGANIZATION_SHARE`, pg-boss local group concurrency), so never the whole fleet; `fixed`: `JOB_ORGANIZATION_CONCURRENCY` across all workers
+         * @description `weighted`: each fetch takes the next job of the organization with the least in flight on the queue for its weight (default 1), so one organization alone may use every slot and several share them by weight; `fixed`: the same, with at most `JOB_ORGANIZATION_CONCURRENCY` jobs per organization and queue across all workers
          * @enum {string}
          */
-        mode: 'share' | 'fixed';
-        /** @description Slots per worker and queue one organization may hold (share mode) */
+        mode: 'weighted' | 'fixed';
+        /** @description Always null: the per-worker share (JOB_ORGANIZATION_SHARE) is gone */
         per_worker: number | null;
+        /** @description Always null: the per-worker share (JOB_ORGANIZATION_SHARE) is gone */
         share: number | null;
       };
       /** @description Noisiest first (active, then queued) */

@@ -7,6 +7,7 @@ const nothing = z.object({}).strict();
 export const sweepRateLimitWindowsJob = defineJob({
   name: 'maintenance.sweep-rate-limit-windows',
   version: 1,
+  nature: 'computes',
   payload: nothing,
   // The next minute's run does the same work, so a failed sweep needs no long retry chain.
   policy: { retryLimit: 1, retryDelaySeconds: 10, expireInSeconds: 60, deleteAfterSeconds: 3600 },
@@ -18,6 +19,7 @@ export const deleteExpiredIdempotencyKeysJob = defineJob({
   // The queue keeps the name it had when credits owned it: its schedule and history stay attached.
   name: 'credits.delete-expired-idempotency-keys',
   version: 1,
+  nature: 'computes',
   payload: nothing,
   policy: { retryLimit: 1, retryDelaySeconds: 60, expireInSeconds: 600, deleteAfterSeconds: 3600 },
   cron: '7 * * * *',

@@ -15,6 +15,7 @@ export type RefreshTrendsPayload = z.output<typeof refreshTrendsPayload>;
 export const refreshTrendsJob = defineJob({
   name: 'social.refresh-trends',
   version: 1,
+  nature: 'waits',
   payload: refreshTrendsPayload,
   policy: { retryLimit: 2, retryDelaySeconds: 5, expireInSeconds: 5 * 60 },
 });
