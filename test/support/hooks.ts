@@ -65,6 +65,8 @@ export const mochaHooks = {
     state.__workspaceCurrentTest = undefined;
     // A test whose code caught the guard's error (a 500, a retried job) still fails, naming where it happened.
     const violations = takeTransactionGuardViolations();
+    if (violations.length > 0 && this.currentTest?.state === 'failed')
+      process.stderr.write(`transaction guard, during the failed test: ${violations[0]!.stack}\n`);
     if (violations.length > 0 && this.currentTest?.state === 'passed')
       throw new Error(`the transaction guard failed ${violations.length} statement(s) during this test; the first:\n${violations[0]!.stack}`);
   },
