@@ -69,7 +69,8 @@ export function updateProject(
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
-    if (changes.knowledge_skill_id) await requireReadableSkill(onTransaction(deps, trx), actor, row.organization_id, changes.knowledge_skill_id, 'knowledge_skill_id');
+    if (changes.knowledge_skill_id)
+      await requireReadableSkill(onTransaction(deps, trx), actor, row.organization_id, changes.knowledge_skill_id, 'knowledge_skill_id');
     if (changes.chat_tools) await checkToolNames(trx, deps.reads, row.organization_id, actor.userId, changes.chat_tools, 'chat_tools');
     const { metadata, chat_tools, ...rest } = changes;
     const [project] = (await trx('projects')
