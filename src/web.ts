@@ -5,6 +5,7 @@ import { loadConfigOrExit } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { connectionBudget } from './db/budget.ts';
 import { createDb } from './db/knex.ts';
+import { setTransactionGuard } from './db/transaction-guard.ts';
 import { createApp, type AppOptions } from './http/app.ts';
 import { answerClientError, answerUnmetExpectation, awaitingContinue } from './http/errors.ts';
 import { createBoss } from './jobs/boss.ts';
@@ -37,6 +38,7 @@ export interface WebProcess {
 /** Starts the API on `databaseUrl`; `stop()` stops taking connections and drains in-flight requests. */
 export async function startWeb(config: Config, databaseUrl: string, log: Logger, extra: Pick<AppOptions, 'extraRoutes'> = {}): Promise<WebProcess> {
   const budget = connectionBudget(config, 'web');
+  setTransactionGuard(config.DB_TRANSACTION_GUARD, (message) => log.warn(message));
   const db = createDb(databaseUrl, { max: budget.knex, applicationName: 'workspace-web' });
   const boss = createBoss(databaseUrl, 'web', budget.boss ? { max: budget.boss } : { db: knexBossDb(db) });
   boss.on('error', (error) => log.error({ err: error }, 'pg-boss'));

@@ -13,6 +13,7 @@ import { AttemptLog } from '../src/jobs/attempts.ts';
 import { handBack, offerAgain } from '../src/jobs/hand-back.ts';
 import { createBoss } from '../src/jobs/boss.ts';
 import { knexBossDb } from '../src/jobs/boss-db.ts';
+import { setTransactionGuard } from '../src/db/transaction-guard.ts';
 import { prepareHotStatements, recordClaims } from '../src/jobs/boss-sql/index.ts';
 import { localConcurrencyOf, type RunnableJob } from '../src/jobs/define.ts';
 import { PauseGate } from '../src/jobs/pauses.ts';
@@ -52,6 +53,7 @@ export async function startWorker(config: Config, databaseUrl: string, log: Logg
   const id = randomUUID();
   const workerLog = log.child({ worker_id: id });
   const budget = connectionBudget(config, 'worker');
+  setTransactionGuard(config.DB_TRANSACTION_GUARD, (message) => workerLog.warn(message));
   const db = createDb(databaseUrl, {
     max: budget.knex,
     applicationName: 'workspace-worker',

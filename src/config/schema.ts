@@ -291,6 +291,12 @@ export const configSchema = z
      * LISTEN connection, shared by every channel.
      */
     DB_POOL_MAX: z.coerce.number().int().min(1).max(500).optional(),
+    /**
+     * What a statement that asks the pool for a second connection from inside an open transaction
+     * does (src/db/transaction-guard.ts): `warn` logs it once per call site and goes on, `throw`
+     * fails it (the test suite), `off` checks nothing.
+     */
+    DB_TRANSACTION_GUARD: z.enum(['off', 'warn', 'throw']).default('warn'),
     PGBOSS_POOL_MAX: z.coerce.number().int().min(0).max(100).optional(),
     /**
      * Limits per provider across the fleet (src/providers/limits.ts), JSON:

@@ -114,6 +114,8 @@ export async function updateConnector(deps: Pick<Deps, 'config' | 'db'>, actor: 
  * Deleting a deleted connector is a no-op.
  */
 export async function deleteConnector(deps: Pick<Deps, 'db' | 'jobs'>, actor: Actor, id: string): Promise<void> {
+  // The caller's membership is read here, before the transaction (which decides again on the locked row with it).
+  await getConnector(deps, actor, id).then((row) => authorized(actor, row, MANAGE_CONNECTORS));
   await inTransaction(deps.db, async (trx) => {
     const row = await authorized(actor, await lockConnector(trx, id), MANAGE_CONNECTORS);
     if (row.deleted_at) return;

@@ -15,7 +15,7 @@ import { inTransaction } from '../db/transaction.ts';
 import type { EndReason } from '../jobs/define.ts';
 import { cancelWorkOn } from '../jobs/ends.ts';
 import type { EnqueueOptions } from '../jobs/enqueue.ts';
-import type { Deps } from '../platform/deps.ts';
+import { type Deps, onTransaction } from '../platform/deps.ts';
 import { chatRunJob } from './jobs.ts';
 import { isMessageOf } from './messages.ts';
 import type { ConversationRow } from './presenter.ts';
@@ -113,7 +113,7 @@ export function startRun(
       throw badRequest('message_id: is not a message of this conversation', ['message_id']);
     const messageId = input.message_id ?? conversation.active_leaf_id;
     if (messageId === null) throw badRequest('message_id: the conversation has no message to answer', ['message_id']);
-    const model = await chooseModel(deps, actor, conversation.organization_id, input.model);
+    const model = await chooseModel(onTransaction(deps, trx), actor, conversation.organization_id, input.model);
     if (input.tools) await checkToolNames(trx, deps.reads, conversation.organization_id, actor.userId, input.tools);
     const [run] = (await trx('chat_runs')
       .insert({

@@ -5,7 +5,7 @@ import { requireReadableSkill } from '../skills/index.ts';
 import { checkToolNames } from './tools/names.ts';
 import { isMessageOf } from './messages.ts';
 import type { Actor } from '../access/index.ts';
-import type { Deps } from '../platform/deps.ts';
+import { type Deps, onTransaction } from '../platform/deps.ts';
 import type { z } from '../core/zod.ts';
 import type { ConversationRow } from './presenter.ts';
 import type { createConversationBody, updateConversationBody } from './schema.ts';
@@ -62,7 +62,7 @@ export function updateConversation(
     const { active_leaf_id, tools, approval_tools, ...settings } = changes;
     if (active_leaf_id !== undefined && !(await isMessageOf(trx, id, active_leaf_id)))
       throw badRequest('active_leaf_id: is not a message of this conversation', ['active_leaf_id']);
-    if (settings.skill_id) await requireReadableSkill(deps, actor, before.organization_id, settings.skill_id, 'skill_id');
+    if (settings.skill_id) await requireReadableSkill(onTransaction(deps, trx), actor, before.organization_id, settings.skill_id, 'skill_id');
     if (tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, tools);
     if (approval_tools) await checkToolNames(trx, deps.reads, before.organization_id, actor.userId, approval_tools, 'approval_tools');
     // Every setting changed is an activity entry (the tool lists stored as jsonb text).

@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { guardPool } from './transaction-guard.ts';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -19,7 +20,7 @@ export type DbOptions = {
 };
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
-  return knex({
+  const db = knex({
     client: 'pg',
     connection: {
       connectionString,
@@ -38,4 +39,6 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
       },
     },
   });
+  guardPool(db);
+  return db;
 }

@@ -68,3 +68,6 @@ export interface Deps {
   /** Every metered read by name, for the metered-call job (built by src/app/read-operations.ts). */
   reads: ReadOperations;
 }
+
+/** The same deps with every statement on `trx`: what a service called inside a transaction is given, so it never waits for a second connection. */
+export const onTransaction = <D extends { db: Db }>(deps: D, trx: Knex.Transaction): D => ({ ...deps, db: trx as unknown as Db });

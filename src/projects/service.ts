@@ -6,7 +6,7 @@ import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import type { Actor } from '../access/index.ts';
 import { normaliseSlug } from '../organizations/index.ts';
-import type { Deps } from '../platform/deps.ts';
+import { type Deps, onTransaction } from '../platform/deps.ts';
 import { requireReadableSkill } from '../skills/index.ts';
 import { checkToolNames } from '../conversations/index.ts';
 import { projectColumns, type ProjectRow } from './presenter.ts';
@@ -69,7 +69,8 @@ export function updateProject(
   return changeLive<ProjectRow>(deps, actor, 'project', projectId, async (trx, row) => {
     if (changes.slug && changes.slug !== row.slug && (await slugTaken(trx, row.organization_id, changes.slug)))
       throw conflict(`slug: "${changes.slug}" is taken in this organization`, ['slug']);
-    if (changes.knowledge_skill_id) await requireReadableSkill(deps, actor, row.organization_id, changes.knowledge_skill_id, 'knowledge_skill_id');
+    if (changes.knowledge_skill_id)
+      await requireReadableSkill(onTransaction(deps, trx), actor, row.organization_id, changes.knowledge_skill_id, 'knowledge_skill_id');
     if (changes.chat_tools) await checkToolNames(trx, deps.reads, row.organization_id, actor.userId, changes.chat_tools, 'chat_tools');
     const { metadata, chat_tools, ...rest } = changes;
     const [project] = (await trx('projects')

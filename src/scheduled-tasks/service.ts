@@ -6,7 +6,7 @@ import { badRequest, isAppError } from '../core/errors.ts';
 import type { Page } from '../core/pagination.ts';
 import type { z } from '../core/zod.ts';
 import { membersAmong } from '../members/index.ts';
-import type { Deps } from '../platform/deps.ts';
+import { type Deps, onTransaction } from '../platform/deps.ts';
 import { scheduledTaskColumns, type ScheduledTaskRow, scheduleOf } from './presenter.ts';
 import { nextRunAfter, type Schedule, validateSchedule } from './schedule.ts';
 import type { createScheduledTaskBody, listScheduledTasksQuery, updateScheduledTaskBody } from './schema.ts';
@@ -124,7 +124,7 @@ export async function updateScheduledTask(
   await checkSettings(deps, actor, current.organization_id, changes);
   return changeLive<ScheduledTaskRow>(deps, actor, type, id, async (trx, before) => {
     if (changes.max_credits_per_run !== undefined)
-      await requireCapAuthority(deps, role, before, {
+      await requireCapAuthority(onTransaction(deps, trx), role, before, {
         prompt: changes.prompt ?? before.prompt,
         model: changes.model !== undefined ? changes.model : before.model,
         maxCredits: changes.max_credits_per_run,

@@ -20,6 +20,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     RATE_LIMIT_PER_MINUTE: '100000',
     RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000',
     WORKER_SUPERVISE_INTERVAL_SECONDS: '1',
+    // No transaction waits for a second connection: the suite fails any statement that would (test/support/hooks.ts).
+    DB_TRANSACTION_GUARD: process.env.DB_TRANSACTION_GUARD ?? 'throw',
     ...overrides,
   });
 }

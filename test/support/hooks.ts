@@ -2,10 +2,17 @@ import { appendFileSync } from 'node:fs';
 import { CLUSTER_ENV, clusterFromEnv, createFileDatabase, createTestDatabase, startTestCluster, type TestCluster, type TestDatabase } from './database.ts';
 import { registerResourceTypes } from '../../src/access/index.ts';
 import { resourceTypes } from '../../src/app/resource-types.ts';
+import { setTransactionGuard, takeTransactionGuardViolations } from '../../src/db/transaction-guard.ts';
 
 // Tests stand in for the composition roots (src/app/deps.ts, src/app/routes.ts): a test calling the access
 // module or a service directly sees the same resource types a process does.
 registerResourceTypes(resourceTypes);
+
+// The transaction guard is on for the whole suite, in this process and in every process a test starts
+// (they inherit the environment): a statement that would wait for a second pool connection inside an
+// open transaction fails (src/db/transaction-guard.ts).
+process.env.DB_TRANSACTION_GUARD ??= 'throw';
+setTransactionGuard(process.env.DB_TRANSACTION_GUARD as 'throw');
 
 // Kept on globalThis: mocha may load this file as a root-hook module and tests import it again.
 const state = globalThis as {
@@ -51,10 +58,17 @@ export const mochaHooks = {
     state.__workspaceTestDatabase = cluster ? await createFileDatabase(cluster) : await createTestDatabase();
   },
   beforeEach(this: Mocha.Context) {
+    takeTransactionGuardViolations();
     state.__workspaceCurrentTest = this.currentTest ? { test: this.currentTest, startedAt: Date.now() } : undefined;
   },
-  afterEach() {
+  afterEach(this: Mocha.Context) {
     state.__workspaceCurrentTest = undefined;
+    // A test whose code caught the guard's error (a 500, a retried job) still fails, naming where it happened.
+    const violations = takeTransactionGuardViolations();
+    if (violations.length > 0 && this.currentTest?.state === 'failed')
+      process.stderr.write(`transaction guard, during the failed test: ${violations[0]!.stack}\n`);
+    if (violations.length > 0 && this.currentTest?.state === 'passed')
+      throw new Error(`the transaction guard failed ${violations.length} statement(s) during this test; the first:\n${violations[0]!.stack}`);
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
