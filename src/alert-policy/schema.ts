@@ -1,4 +1,4 @@
-import { timestamp, z } from '../core/zod.ts';
+import { emailAddress, timestamp, z } from '../core/zod.ts';
 import { roleKey } from '../members/index.ts';
 
 export const MAX_THRESHOLDS = 10;
@@ -21,8 +21,7 @@ const notifyRoles = z
 
 const extraRecipients = z
   .array(
-    z
-      .email()
+    emailAddress()
       .max(254)
       .transform((email) => email.toLowerCase()),
   )
@@ -52,4 +51,5 @@ export const updateAlertPolicyBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of enabled, low_balance_thresholds, notify_roles, extra_recipients')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateAlertPolicy', { description: 'Fields sent replace the current values; fields omitted keep them.' });

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { organizationIdParams, timestamp, uuid, z } from '../core/zod.ts';
+import { emailAddress, organizationIdParams, timestamp, uuid, z } from '../core/zod.ts';
 
 export const invitationStatuses = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
 export type InvitationStatus = (typeof invitationStatuses)[number];
@@ -36,7 +36,7 @@ export const invitationPage = pageOf(invitationSchema).openapi('InvitationPage')
 
 export const createInvitationBody = z
   .object({
-    email: z.string().trim().toLowerCase().max(320).email('must be an e-mail address'),
+    email: emailAddress().toLowerCase(),
     role: roleKey,
   })
   .strict()
@@ -49,6 +49,7 @@ export const updateInvitationBody = z
   })
   .strict()
   .refine((body) => (body.role === undefined) !== (body.status === undefined), 'send exactly one of role, status')
+  .openapi({ oneOf: [{ required: ['role'] }, { required: ['status'] }] })
   .openapi('UpdateInvitation');
 
 export const listInvitationsQuery = z.object({
