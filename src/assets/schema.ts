@@ -129,6 +129,7 @@ export const updateAssetBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'body: give at least one of title, content, mime_type, metadata')
+  .openapi({ minProperties: 1 })
   .openapi({ description: 'Sparse: fields left out keep their value. General access changes go through PATCH /access/asset/{id}.' });
 
 export const linkImportBody = z

@@ -79,6 +79,7 @@ export const updateConnectorBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme, needs_approval, approval_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateConnector', { description: 'Fields sent replace the current values; fields omitted keep them.' });
 
 export const listConnectorsQuery = z.object({ organization_id: organizationId, ...pageQuery });

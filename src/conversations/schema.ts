@@ -77,6 +77,7 @@ export const updateConversationBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id, skill_id, tools, approval_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
 
 const uuidList = z

@@ -80,4 +80,5 @@ export const updatePersonalizationBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of display_name, job_title, timezone, preferences')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateMemberPersonalization');

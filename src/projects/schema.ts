@@ -71,6 +71,7 @@ export const updateProjectBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata, knowledge_skill_id, chat_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });
 
 export const listProjectsQuery = z.object({

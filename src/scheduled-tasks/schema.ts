@@ -56,7 +56,9 @@ export const updateScheduledTaskBody = z
     enabled: fields.enabled,
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one field');
+  .refine((body) => Object.keys(body).length > 0, 'send at least one field')
+  // `{}` is refused, and the document says so.
+  .openapi({ minProperties: 1 });
 
 export const scheduledTaskIdParams = z.object({ scheduled_task_id: uuid });
 

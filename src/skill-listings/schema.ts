@@ -105,6 +105,7 @@ export const updateListingBody = z
   })
   .strict()
   .refine((value) => Object.keys(value).length > 0, 'send at least one field')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateSkillListing', { description: 'Sparse. A change of name, description, body or files makes a new `version`.' });
 
 export const changeStatusBody = z

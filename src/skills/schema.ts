@@ -88,6 +88,7 @@ export const updateSkillBody = z
   .object({ name: name.optional(), description: description.optional(), body: body.optional(), files: files.optional() })
   .strict()
   .refine((value) => Object.keys(value).length > 0, 'send at least one of: name, description, body, files')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateSkill', { description: 'Sparse; every accepted change makes a new version.' });
 
 export const listSkillsQuery = z.object({
