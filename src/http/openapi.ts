@@ -171,11 +171,8 @@ export function buildOpenApiDocument(
       request: {
         ...(route.params && { params: route.params as ZodObject }),
         ...(route.query && { query: route.query as ZodObject }),
-        headers: route.public
-          ? undefined
-          : headerSchema
-            ? headerSchema.extend({ 'Service-Api-Version': versionHeader })
-            : z.object({ 'Service-Api-Version': versionHeader }),
+        // Every route, public ones too: the middleware refuses an unservable major before routing.
+        headers: headerSchema ? headerSchema.extend({ 'Service-Api-Version': versionHeader }) : z.object({ 'Service-Api-Version': versionHeader }),
         ...(route.body && {
           body: {
             required: true,
