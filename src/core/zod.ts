@@ -104,6 +104,28 @@ export const singleLine = (max: number, min = 1) =>
 export const EMAIL = /^(?:[A-Za-z0-9_'+-]+\.)*[A-Za-z0-9_'+-]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9][A-Za-z0-9-]*\.)+[A-Za-z]{2,}$/;
 export const emailAddress = (message = 'must be an e-mail address') => z.string().trim().max(320).regex(EMAIL, message).openapi({ format: 'email' });
 
+/**
+ * The pattern of a comma-separated list of `item` (a regular-expression source), white space
+ * allowed around each: what query parameters such as `types=a,b` declare.
+ */
+export const commaSeparated = (item: string) => `^\\s*(?:${item})\\s*(?:,\\s*(?:${item})\\s*)*$`;
+
+/** The alternatives of `values` as a regular-expression source (dots and other specials escaped). */
+export const oneOfWords = (values: readonly string[]) => values.map((value) => value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+
+/** A UUID as zod's `uuid()` checks it (RFC 9562 version and variant, or the nil and max UUIDs). */
+export const UUID_PATTERN =
+  '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff';
+
+/** The IANA time zones this runtime knows (Intl's canonical list, which leaves out `UTC`): what time-zone fields declare as their enum. */
+export const TIME_ZONES: readonly string[] = [...new Set([...Intl.supportedValuesOf('timeZone'), 'UTC'])].sort();
+
+/**
+ * An absolute http(s) URL with a host (no credentials, no white space), as a document pattern:
+ * a value that matches is one `new URL` reads with an http or https scheme.
+ */
+export const HTTP_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s/?#@]+(?:[/?#]\\S*)?$';
+
 /** Standard base64 (with padding), as zod's `z.base64()` checks it, declared as the document's pattern. */
 const BASE64 = /^(?:[0-9a-zA-Z+/]{4})*(?:[0-9a-zA-Z+/]{2}==|[0-9a-zA-Z+/]{3}=)?$/;
 export const base64 = () =>
