@@ -1065,7 +1065,7 @@ export interface operations {
     parameters: {
       query?: {
         action?: string;
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         job_id?: string;
         /** @description Page size, 1–100. */
@@ -1203,7 +1203,7 @@ export interface operations {
   listBulkActions: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -1349,7 +1349,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1358,7 +1358,7 @@ export interface operations {
            * @enum {string}
            */
           action: 'retry' | 'cancel' | 'redrive' | 'delete';
-          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue */
+          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue. A filter that matches no job the action applies to is 400 naming it. */
           filter: {
             /**
              * Format: date-time
@@ -1385,7 +1385,40 @@ export interface operations {
             to?: string;
           };
           reason: string;
-        };
+        } & (
+          | {
+              /** @constant */
+              action?: 'retry';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'failed' | 'cancelled';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'cancel';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'active';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'redrive';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'delete';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
+              };
+            }
+        );
       };
     };
     responses: {
@@ -1682,7 +1715,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1834,7 +1867,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1843,7 +1876,7 @@ export interface operations {
            * @enum {string}
            */
           action: 'retry' | 'cancel' | 'redrive' | 'delete';
-          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue */
+          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue. A filter that matches no job the action applies to is 400 naming it. */
           filter: {
             /**
              * Format: date-time
@@ -1869,7 +1902,40 @@ export interface operations {
              */
             to?: string;
           };
-        };
+        } & (
+          | {
+              /** @constant */
+              action?: 'retry';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'failed' | 'cancelled';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'cancel';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'active';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'redrive';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry';
+              };
+            }
+          | {
+              /** @constant */
+              action?: 'delete';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
+              };
+            }
+        );
       };
     };
     responses: {
@@ -1997,7 +2063,7 @@ export interface operations {
       query?: {
         /** @description How `total` is counted: `estimated` (counted exactly up to 1,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout). */
         count?: 'estimated' | 'exact';
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Jobs created at or after this time; default 24 hours before `to`. */
         from?: string;
@@ -2437,7 +2503,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -2591,7 +2657,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -2745,7 +2811,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -2899,7 +2965,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -3042,7 +3108,7 @@ export interface operations {
   jobsOfRequest: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -3182,7 +3248,7 @@ export interface operations {
   jobsOfResource: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -3575,7 +3641,7 @@ export interface operations {
   listPauses: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -3723,7 +3789,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -3734,14 +3800,27 @@ export interface operations {
           expires_at?: string;
           /** @description Required for `organization` */
           organization_id?: string;
-          /** @description Required for `queue` and `organization` */
+          /** @description Required for `queue` and `organization`: a queue workers run (400 naming it otherwise) */
           queue?: string;
           reason: string;
-          /** @description Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>` */
+          /** @description Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>` of an existing schedule (400 naming it otherwise) */
           schedule?: string;
           /** @enum {string} */
           scope: 'queue' | 'organization' | 'schedule';
-        };
+        } & (
+          | {
+              /** @constant */
+              scope?: 'queue';
+            }
+          | {
+              /** @constant */
+              scope?: 'organization';
+            }
+          | {
+              /** @constant */
+              scope?: 'schedule';
+            }
+        );
       };
     };
     responses: {
@@ -3901,7 +3980,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -4196,7 +4275,7 @@ export interface operations {
   listSchedules: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
