@@ -174,6 +174,7 @@ export const bulkActionKinds = ['retry', 'cancel', 'redrive', 'delete'] as const
 /** The states each action applies to, declared: a `filter.state` outside them is 400. */
 const statesOfActions = {
   oneOf: bulkActionKinds.map((action) => ({
+    required: ['action'],
     properties: { action: { const: action }, filter: { properties: { state: { enum: [...actionableStates[action]] } } } },
   })),
 };

@@ -1388,7 +1388,7 @@ export interface operations {
         } & (
           | {
               /** @constant */
-              action?: 'retry';
+              action: 'retry';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'failed' | 'cancelled';
@@ -1396,7 +1396,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'cancel';
+              action: 'cancel';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry' | 'active';
@@ -1404,7 +1404,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'redrive';
+              action: 'redrive';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry';
@@ -1412,7 +1412,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'delete';
+              action: 'delete';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
@@ -1905,7 +1905,7 @@ export interface operations {
         } & (
           | {
               /** @constant */
-              action?: 'retry';
+              action: 'retry';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'failed' | 'cancelled';
@@ -1913,7 +1913,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'cancel';
+              action: 'cancel';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry' | 'active';
@@ -1921,7 +1921,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'redrive';
+              action: 'redrive';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry';
@@ -1929,7 +1929,7 @@ export interface operations {
             }
           | {
               /** @constant */
-              action?: 'delete';
+              action: 'delete';
               filter?: {
                 /** @enum {unknown} */
                 state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
