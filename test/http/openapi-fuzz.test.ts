@@ -440,11 +440,17 @@ function queryPart(operation: Operation, document: OpenApiDocument, fixtures: Fi
   };
 }
 
-function pathPart(operation: Operation, fixtures: Fixtures): Part<Record<string, string>> {
+function pathPart(operation: Operation, fixtures: Fixtures, document: OpenApiDocument): Part<Record<string, string>> {
   const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const valid: Record<string, fc.Arbitrary<string>> = {};
   for (const name of names) {
     const existing = fixtures.path[name] ?? [];
+    const schema = operation.parameters.find((p) => p.in === 'path' && p.name === name)?.schema;
+    // A parameter with an enum or a pattern and no fixture: values of its own schema (a UUID would only be invalid).
+    if (!existing.length && schema && /"(enum|pattern)"/.test(JSON.stringify(deref(document, schema)))) {
+      valid[name] = schemaArbitrary(schema, { document }).map(String);
+      continue;
+    }
     // An existing thing where there is one, else (and sometimes anyway) a UUID that names nothing.
     valid[name] = existing.length ? fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...existing) }, { weight: 1, arbitrary: fc.uuid() }) : fc.uuid();
   }
@@ -479,7 +485,7 @@ interface Case {
 
 function caseArbitrary(operation: Operation, document: OpenApiDocument, fixtures: Fixtures): fc.Arbitrary<Case> {
   const parts = {
-    path: pathPart(operation, fixtures),
+    path: pathPart(operation, fixtures, document),
     query: queryPart(operation, document, fixtures),
     body: bodyPart(operation, document, fixtures),
     headers: headerPart,
