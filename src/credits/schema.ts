@@ -193,12 +193,10 @@ export const adjustmentBody = z
       .max(500)
       .regex(/\S/, 'must not be blank')
       .openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
-    user_id: userId
-      .optional()
-      .openapi({
-        description: 'The member the correction is for (default: the actor); must be a member (400 naming it otherwise).',
-        [CHECKED_BY_SERVER]: true,
-      }),
+    user_id: userId.optional().openapi({
+      description: 'The member the correction is for (default: the actor); must be a member (400 naming it otherwise).',
+      [CHECKED_BY_SERVER]: true,
+    }),
   })
   .strict()
   .openapi('CreditAdjustment');
