@@ -92,6 +92,7 @@ export const generalAccessBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of visibility, workspace_role')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateGeneralAccess');
 
 export const createGrantBody = z

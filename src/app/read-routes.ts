@@ -10,6 +10,7 @@ import {
   type CallTerms,
   callAndWait,
   callResponseOf,
+  callTermsDependencies,
   callTermsFields,
   callTermsKeys,
   describeOperation,
@@ -44,8 +45,11 @@ const billing =
 /** The call's body: the billing terms and the operation's input, enveloped (spec §4.5) or side by side. */
 const callBody = (operation: ReadOperation, shape: ReadRouteOptions['shape']) =>
   shape === 'envelope'
-    ? z.object({ ...callTermsFields, input: operation.input }).strict()
-    : (operation.input as unknown as ZodObject).extend(callTermsFields).strict();
+    ? z
+        .object({ ...callTermsFields, input: operation.input })
+        .strict()
+        .openapi(callTermsDependencies)
+    : (operation.input as unknown as ZodObject).extend(callTermsFields).strict().openapi(callTermsDependencies);
 
 /**
  * The answer: social reads keep the spec's envelope (§4.5: `{operation, result, requests, credits_charged}`);

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, jsonValueAtMost, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, jsonValue, jsonValueAtMost, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
 import { visibilitySchema, workspaceRoleSchema, writableVisibilitySchema } from '../access/index.ts';
 
 export const assetTypes = ['image', 'video', 'audio', 'document', 'text', 'transcript', '3d'] as const;
@@ -119,7 +119,10 @@ export const createAssetBody = z
     mime_type: mimeType.optional(),
     metadata: metadata.optional(),
     visibility: writableVisibilitySchema.optional().openapi({ description: 'General access; default `private`.' }),
-    project_id: uuid.optional().openapi({ description: 'File the new asset in this project (caller must be able to edit it).' }),
+    project_id: uuid
+      .optional()
+      .openapi({ description: 'File the new asset in this project (caller must be able to edit it).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict();
 
@@ -132,6 +135,7 @@ export const updateAssetBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'body: give at least one of title, content, mime_type, metadata')
+  .openapi({ minProperties: 1 })
   .openapi({ description: 'Sparse: fields left out keep their value. General access changes go through PATCH /access/asset/{id}.' });
 
 export const linkImportBody = z
@@ -150,10 +154,17 @@ export const listAssetsQuery = z
     project_id: uuid.optional().openapi({ description: 'Only assets filed in this project.' }),
     created_by: userId.optional().openapi({ description: 'User id of the creator.' }),
     search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title or content.' }),
-    q: z.string().trim().min(1).max(200).optional().openapi({
-      description:
-        'Full-text search of the title and the extracted text (English stemming; words, "quoted phrases", `or`, `-word`). Live assets only; ranked best first (title matches weigh more), each item with `search: {rank, snippet}`.',
-    }),
+    q: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({
+        description:
+          'Full-text search of the title and the extracted text (English stemming; words, "quoted phrases", `or`, `-word`). Live assets only; ranked best first (title matches weigh more), each item with `search: {rank, snippet}`. With `deleted=true` it is 400 naming `q` (a rule between two parameters, which OpenAPI cannot declare).',
+        [CHECKED_BY_SERVER]: true,
+      }),
     deleted: queryBoolean.optional().openapi({ description: '`true`: only deleted assets; default: only live ones.' }),
     ...pageQuery,
   })
@@ -215,7 +226,13 @@ export const importedParametersSchema = z
 
 export const promptBody = z
   .object({
-    model: z.string().min(1).max(200).optional().openapi({ description: 'An id from GET /assets/models; default: the first model for the asset type.' }),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'An id from GET /assets/models; default: the first model for the asset type.' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     instructions: z.string().max(2000).optional(),
   })
   .strict();

@@ -1,4 +1,4 @@
-import { singleLine, timestamp, z } from '../core/zod.ts';
+import { emailAddress, singleLine, timestamp, z } from '../core/zod.ts';
 import { planKeys } from '../providers/billing/plans.ts';
 
 const planKey = z.enum(planKeys).openapi({ description: 'Plan of the catalog: `free`, `pro` or `team`.' });
@@ -71,7 +71,7 @@ export const address = z
 export const createCustomerBody = z
   .object({
     name: singleLine(200),
-    email: z.string().email().max(320),
+    email: emailAddress(),
     address: address.nullable().optional(),
     tax_id: singleLine(64).nullable().optional(),
   })

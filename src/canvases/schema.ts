@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, userId, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, queryBoolean, singleLine, userId, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 
 export const canvasSchema = z
@@ -24,7 +24,10 @@ export const createCanvasBody = z
     title: title.optional(),
     visibility: writableVisibilitySchema.optional().openapi({ description: 'General access at creation (default `private`).' }),
     workspace_role: writableWorkspaceRoleSchema.optional(),
-    project_id: uuid.optional().openapi({ description: 'File the canvas into this project (needs the editor role on it).' }),
+    project_id: uuid
+      .optional()
+      .openapi({ description: 'File the canvas into this project (needs the editor role on it).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .openapi('CreateCanvas');
@@ -33,6 +36,7 @@ export const updateCanvasBody = z
   .object({ title: title.optional() })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least title')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateCanvas', { description: 'General access changes through PATCH /access/canvas/{canvas_id}.' });
 
 export const listCanvasesQuery = z.object({

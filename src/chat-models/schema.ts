@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { singleLine, timestamp, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, singleLine, timestamp, z } from '../core/zod.ts';
 
 /** Who serves a model: the offline sandbox, or the OpenAI-compatible chat service (CHAT_API_URL). */
 export const chatModelProviders = ['sandbox', 'openai-compatible'] as const;
@@ -112,15 +112,20 @@ export const putChatModelCopyBody = z
     organization_id: organizationId,
     enabled: z.boolean(),
     display_name: singleLine(120).nullable().optional().openapi({ description: 'null or omitted → the catalog name.' }),
-    default_parameters: chatModelParametersSchema.nullable().optional(),
+    default_parameters: chatModelParametersSchema
+      .nullable()
+      .optional()
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     input_credits_per_1k_tokens: credits
       .nullable()
       .optional()
-      .openapi({ description: `null or omitted → the catalog price; otherwise between the catalog price and ${PRICE_OVERRIDE_MAX_FACTOR} times it.` }),
+      .openapi({ description: `null or omitted → the catalog price; otherwise between the catalog price and ${PRICE_OVERRIDE_MAX_FACTOR} times it.` })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     output_credits_per_1k_tokens: credits
       .nullable()
       .optional()
-      .openapi({ description: `null or omitted → the catalog price; otherwise between the catalog price and ${PRICE_OVERRIDE_MAX_FACTOR} times it.` }),
+      .openapi({ description: `null or omitted → the catalog price; otherwise between the catalog price and ${PRICE_OVERRIDE_MAX_FACTOR} times it.` })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .openapi('PutChatModelCopy', { description: 'Replaces the organization’s copy: an optional field omitted or null returns to the catalog value.' });

@@ -1,6 +1,6 @@
 import { lifecycleFields } from '../access/index.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, HTTP_URL_PATTERN, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 /**
  * What a connector speaks: `http` a plain HTTP API, `mcp` a Model Context Protocol server,
@@ -21,7 +21,11 @@ const name = singleLine(120);
 const url = z
   .string()
   .max(2048)
-  .openapi({ description: 'Base URL, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address.' });
+  .openapi({
+    description: 'Base URL, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address.',
+    pattern: HTTP_URL_PATTERN,
+    [CHECKED_BY_SERVER]: true,
+  });
 
 /** Names of a connector's tools as its server lists them (MCP tool names: 1–128 characters of letters, digits, `_`, `-`, `.`). */
 const approvalTools = z
@@ -83,6 +87,7 @@ export const updateConnectorBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of type, name, url, auth_scheme, needs_approval, approval_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateConnector', { description: 'Fields sent replace the current values; fields omitted keep them.' });
 
 export const listConnectorsQuery = z.object({ organization_id: organizationId, ...pageQuery });

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, timestamp, uuid, z } from '../core/zod.ts';
 
 export const messageRoles = ['user', 'assistant', 'system', 'tool'] as const;
 
@@ -68,7 +68,9 @@ export const messagePage = pageOf(messageSchema).openapi('ConversationMessagePag
 
 export const forkBody = z
   .object({
-    message_id: uuid.openapi({ description: 'The message of the conversation the fork ends at (it becomes the fork’s active leaf).' }),
+    message_id: uuid
+      .openapi({ description: 'The message of the conversation the fork ends at (it becomes the fork’s active leaf).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     mode: z.enum(['branch', 'all']).default('branch').openapi({
       description:
         '`branch` (default): the messages from the root to `message_id`. `all`: every message of the conversation created at or before `message_id` (the other branches too).',
@@ -78,7 +80,12 @@ export const forkBody = z
   .openapi('ForkConversation');
 
 export const stampCreditsBody = z
-  .object({ message_id: uuid.openapi({ description: 'The message of the conversation to stamp with its turn’s cost.' }) })
+  .object({
+    message_id: uuid.openapi({
+      description: 'The message of the conversation to stamp with its turn’s cost (400 naming it otherwise).',
+      [CHECKED_BY_SERVER]: true,
+    }),
+  })
   .strict()
   .openapi('StampConversationMessageCredits');
 

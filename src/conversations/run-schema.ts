@@ -1,4 +1,4 @@
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, timestamp, uuid, z } from '../core/zod.ts';
 import { runContextSchema } from './context/schema.ts';
 import { MESSAGE_MAX_CHARS } from './message-schema.ts';
 
@@ -76,7 +76,13 @@ export const runEnvelope = z.object({ run: runSchema }).strict().openapi('ChatRu
 
 export const startRunBody = z
   .object({
-    model: z.string().min(1).max(200).optional().openapi({ description: 'A chat model available to the organization; default its first available one.' }),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: 'A chat model available to the organization; default its first available one.' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     message_id: uuid.optional().openapi({ description: 'The message to answer (a message of this conversation); default the active leaf.' }),
     max_credits: z
       .number()

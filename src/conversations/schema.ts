@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, commaSeparated, queryBoolean, singleLine, timestamp, UUID_PATTERN, userId, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, resourceFields, visibilitySchema, writableVisibilitySchema } from '../access/index.ts';
 
 /** A list of chat tool names that narrows what a conversation's turns may offer (see POST /conversations/{id}/run `tools`). */
@@ -53,7 +53,10 @@ export const createConversationBody = z
   .object({
     organization_id: z.string().min(1).max(64),
     title: singleLine(300).nullable().optional(),
-    project_id: uuid.optional().openapi({ description: 'Start the conversation inside this project (the caller must be able to edit it).' }),
+    project_id: uuid
+      .optional()
+      .openapi({ description: 'Start the conversation inside this project (the caller must be able to edit it).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     visibility: writableVisibilitySchema.optional().openapi({ description: 'General access; default `private`.' }),
   })
   .strict()
@@ -62,21 +65,37 @@ export const createConversationBody = z
 export const updateConversationBody = z
   .object({
     title: singleLine(300).nullable().optional(),
-    active_leaf_id: uuid.optional().openapi({ description: 'Switch the active branch: a message of this conversation (400 otherwise).' }),
-    skill_id: uuid.nullable().optional().openapi({
-      description: 'A live skill of the conversation’s organization that the caller can read (else 400): the system context of its chat turns. null clears it.',
-    }),
-    tools: chatToolNames.nullable().optional().openapi({
-      description:
-        'Narrow the tools the conversation’s chat turns may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry), as a run’s `tools`. null: no narrowing.',
-    }),
-    approval_tools: chatToolNames.optional().openapi({
-      description:
-        'Tools (named as in `tools`; else 400 naming the entry) whose calls in this conversation’s chat turns stop the turn in `awaiting_approval` until the caller approves or rejects them (POST /conversations/{conversation_id}/run/approvals). `[]`: none (the default).',
-    }),
+    active_leaf_id: uuid
+      .optional()
+      .openapi({ description: 'Switch the active branch: a message of this conversation (400 otherwise).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
+    skill_id: uuid
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'A live skill of the conversation’s organization that the caller can read (else 400): the system context of its chat turns. null clears it.',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
+    tools: chatToolNames
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'Narrow the tools the conversation’s chat turns may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry), as a run’s `tools`. null: no narrowing.',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
+    approval_tools: chatToolNames
+      .optional()
+      .openapi({
+        description:
+          'Tools (named as in `tools`; else 400 naming the entry) whose calls in this conversation’s chat turns stop the turn in `awaiting_approval` until the caller approves or rejects them (POST /conversations/{conversation_id}/run/approvals). `[]`: none (the default).',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of: title, active_leaf_id, skill_id, tools, approval_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateConversation', { description: 'Sparse. General access is changed through PATCH /access/chat_conversation/{id}.' });
 
 const uuidList = z
@@ -125,7 +144,11 @@ export const listConversationsQuery = z.object({
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title.' }),
   created_by: userId.optional().openapi({ description: 'Only conversations created by this user id.' }),
   visibility: visibilitySchema.optional().openapi({ description: 'Only conversations with this general access visibility.' }),
-  project_ids: uuidList.optional().openapi({ type: 'string', description: 'Comma-separated project UUIDs: only conversations in one of these projects.' }),
+  project_ids: uuidList.optional().openapi({
+    type: 'string',
+    description: 'Comma-separated project UUIDs (1 to 100): only conversations in one of these projects.',
+    pattern: commaSeparated(UUID_PATTERN),
+  }),
   ...pageQuery,
 });
 

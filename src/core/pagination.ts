@@ -1,11 +1,19 @@
 import type { Knex } from 'knex';
 import { badRequest } from './errors.ts';
-import { z } from './zod.ts';
+import { CHECKED_BY_SERVER, z } from './zod.ts';
 
 /** `limit` (1–100, default 50) and `cursor`, shared by every list operation. */
 export const pageQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(50).openapi({ description: 'Page size, 1–100.', example: 50 }),
-  cursor: z.string().min(1).max(512).optional().openapi({ description: 'Opaque cursor from a previous page’s `next_cursor`.' }),
+  cursor: z
+    .string()
+    .min(1)
+    .max(512)
+    .optional()
+    .openapi({
+      description: 'Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`.',
+      [CHECKED_BY_SERVER]: true,
+    }),
 };
 
 export const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), next_cursor: z.string().nullable() });

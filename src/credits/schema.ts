@@ -1,5 +1,5 @@
 import { pageQuery, pageOf } from '../core/pagination.ts';
-import { organizationIdParams, timestamp, userId, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, organizationIdParams, timestamp, userId, z } from '../core/zod.ts';
 import { entryKinds } from './entries.ts';
 import { grantSources } from './ledger.ts';
 
@@ -182,10 +182,21 @@ export const adjustmentBody = z
       .refine((value) => value !== 0, { message: 'must not be 0' })
       .openapi({
         description:
-          'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`).',
+          'Credits to add (positive: a grant of source `adjustment`) or take back (negative: drawn from grants in draw-down order; never more than `available`, else 400 naming it).',
+        not: { const: 0 },
+        [CHECKED_BY_SERVER]: true,
       }),
-    reason: z.string().trim().min(1).max(500).openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
-    user_id: userId.optional().openapi({ description: 'The member the correction is for (default: the actor); must be a member.' }),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .regex(/\S/, 'must not be blank')
+      .openapi({ description: 'Why the balance is corrected; kept on the ledger rows and the activity entry.' }),
+    user_id: userId.optional().openapi({
+      description: 'The member the correction is for (default: the actor); must be a member (400 naming it otherwise).',
+      [CHECKED_BY_SERVER]: true,
+    }),
   })
   .strict()
   .openapi('CreditAdjustment');

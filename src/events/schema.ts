@@ -1,6 +1,6 @@
 import { eventTypeList, type EventType } from '../core/events.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { commaSeparated, oneOfWords, timestamp, uuid, z } from '../core/zod.ts';
 
 /** Events are kept this long; lists, streams and resumption reach no further back. */
 export const EVENT_RETENTION_DAYS = 30;
@@ -22,6 +22,7 @@ const typeFilter = z
   .optional()
   .openapi({
     description: 'Only events of these types (comma-separated, or the parameter repeated).',
+    pattern: commaSeparated(oneOfWords(eventTypeList)),
     example: 'generation.succeeded,generation.failed',
     type: 'string',
   });

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 import { generationModelKinds, generationUnits } from './models.ts';
 
 export const generationStatuses = ['queued', 'running', 'succeeded', 'failed', 'canceled'] as const;
@@ -20,7 +20,10 @@ export const generationParameters = z
 const request = {
   organization_id: z.string().min(1).max(64),
   kind: z.enum(generationModelKinds),
-  model: singleLine(64).optional().describe('A generation model of that kind (GET /models/public); default: the sandbox model of the kind'),
+  model: singleLine(64)
+    .optional()
+    .describe('A generation model of that kind (GET /models/public); default: the sandbox model of the kind')
+    .openapi({ [CHECKED_BY_SERVER]: true }),
   prompt: z.string().min(1).max(8000),
   parameters: generationParameters.optional(),
 };
@@ -33,7 +36,11 @@ export const createGenerationBody = z
     max_credits: z.number().int().min(1).max(1_000_000).optional().describe('Refused (400, nothing held) when the quote is higher'),
     conversation_id: uuid.nullable().optional().describe('The chat it was made for (readable by the caller); its audience may read the generation'),
     canvas_id: uuid.nullable().optional().describe('The canvas it was made for (readable by the caller); its audience may read the generation'),
-    project_id: uuid.nullable().optional().describe('A project the caller can edit, to file it in'),
+    project_id: uuid
+      .nullable()
+      .optional()
+      .describe('A project the caller can edit, to file it in')
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     title: singleLine(300).optional(),
   })
   .strict();
@@ -47,7 +54,8 @@ export const updateGenerationBody = z
       .describe('Cancels a queued or running generation: the provider call is aborted, nothing (or only what the provider charged) is captured'),
   })
   .strict()
-  .refine((body) => body.title !== undefined || body.status !== undefined, { message: 'give title or status', path: ['status'] });
+  .refine((body) => body.title !== undefined || body.status !== undefined, { message: 'give title or status', path: ['status'] })
+  .openapi({ anyOf: [{ required: ['title'] }, { required: ['status'] }] });
 
 export const generationIdParams = z.object({ generation_id: uuid });
 

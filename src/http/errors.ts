@@ -121,6 +121,11 @@ export function toAppError(thrown: unknown): AppError {
     if (error.status === 401) return new AppError('unauthorized', `a valid bearer token is required: ${describeAuthFailure(error.message)}`);
     if (error.status === 413) return new AppError('validation_failed', 'request body is too large', [], { status: 413 });
     if (error.status === 415) return new AppError('validation_failed', 'request body must be application/json', [], { status: 415 });
+    // The JSON parser (bourne) refuses a `__proto__` key (or `constructor.prototype`) anywhere in the body: a field, so named.
+    if (error.message === 'Object contains forbidden prototype property') {
+      const message = 'a key named __proto__, or constructor with a prototype key, is not allowed anywhere in the body';
+      return new AppError('validation_failed', `body: ${message}`, [{ path: ['__proto__'], message }]);
+    }
     return new AppError('validation_failed', error.expose && error.message ? `body: ${error.message}` : 'request is malformed');
   }
   // The body parser inflating a body that is not what its Content-Encoding says (zlib's own errors).

@@ -12,6 +12,8 @@ export const idempotencyHeaders = z.object({
     .string()
     .min(1)
     .max(255)
+    // HTTP drops white space around a header value: the document says a key has none.
+    .regex(/^\S(?:.*\S)?$/, 'must not begin or end with white space')
     .optional()
     .openapi({
       description:

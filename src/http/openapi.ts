@@ -81,7 +81,7 @@ function documentedDescription(route: AnyRoute): string | undefined {
  * `GET /metrics` (src/http/app.ts, src/metrics): Prometheus text, so not a defineRoute operation (their
  * responses are JSON); documented here by hand, with its own bearer scheme (METRICS_TOKEN, not a JWT).
  */
-function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
+function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType, versionHeader: ZodType): void {
   registry.registerComponent('securitySchemes', 'metricsToken', {
     type: 'http',
     scheme: 'bearer',
@@ -98,6 +98,7 @@ function registerMetricsPath(registry: OpenAPIRegistry, error: ZodType): void {
       'and `METRICS_PORT` is not (with `METRICS_PORT`, on that port instead, and workers on `WORKER_METRICS_PORT`); otherwise `404`.',
     tags: ['Service'],
     security: [{ metricsToken: [] }],
+    request: { headers: z.object({ 'Service-Api-Version': versionHeader }) },
     responses: {
       200: { description: 'The metrics', content: { 'text/plain; version=0.0.4; charset=utf-8': { schema: z.string() } } },
       400: { description: errorDescriptions[400]!, content: { 'application/json': { schema: error } } },
@@ -171,15 +172,12 @@ export function buildOpenApiDocument(
       request: {
         ...(route.params && { params: route.params as ZodObject }),
         ...(route.query && { query: route.query as ZodObject }),
-        headers: route.public
-          ? undefined
-          : headerSchema
-            ? headerSchema.extend({ 'Service-Api-Version': versionHeader })
-            : z.object({ 'Service-Api-Version': versionHeader }),
+        // Every route, public ones too: the middleware refuses an unservable major before routing.
+        headers: headerSchema ? headerSchema.extend({ 'Service-Api-Version': versionHeader }) : z.object({ 'Service-Api-Version': versionHeader }),
         ...(route.body && {
           body: {
             required: true,
-            description: `JSON of at most ${bodyLimitOf(route)} bytes (413 beyond), read once the caller is authenticated.`,
+            description: `JSON of at most ${bodyLimitOf(route)} bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be \`__proto__\` (or \`constructor\` holding \`prototype\`): 400 naming the field.`,
             content: { 'application/json': { schema: route.body as ZodType } },
           },
         }),
@@ -189,7 +187,7 @@ export function buildOpenApiDocument(
     for (const documented of route.document ? route.document(operation, error) : [operation]) registry.registerPath(documented);
   }
 
-  registerMetricsPath(registry, error);
+  registerMetricsPath(registry, error, versionHeader);
   // What the service sends rather than serves (the OpenAPI 3.1 `webhooks` section): the event types.
   info.webhooks?.(registry);
 

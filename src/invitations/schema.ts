@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { organizationIdParams, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, emailAddress, organizationIdParams, timestamp, uuid, z } from '../core/zod.ts';
 
 export const invitationStatuses = ['pending', 'accepted', 'declined', 'revoked', 'expired'] as const;
 export type InvitationStatus = (typeof invitationStatuses)[number];
@@ -36,19 +36,23 @@ export const invitationPage = pageOf(invitationSchema).openapi('InvitationPage')
 
 export const createInvitationBody = z
   .object({
-    email: z.string().trim().toLowerCase().max(320).email('must be an e-mail address'),
-    role: roleKey,
+    email: emailAddress().toLowerCase(),
+    role: roleKey.openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .openapi('CreateInvitation');
 
 export const updateInvitationBody = z
   .object({
-    role: roleKey.optional().openapi({ description: 'New role (needs the invitations.manage permission).' }),
+    role: roleKey
+      .optional()
+      .openapi({ description: 'New role (needs the invitations.manage permission).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     status: z.literal('accepted').optional().openapi({ description: 'Only the invitee sends this: they become a member with the invited role.' }),
   })
   .strict()
   .refine((body) => (body.role === undefined) !== (body.status === undefined), 'send exactly one of role, status')
+  .openapi({ oneOf: [{ required: ['role'] }, { required: ['status'] }] })
   .openapi('UpdateInvitation');
 
 export const listInvitationsQuery = z.object({

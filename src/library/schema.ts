@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { timestamp, uuid, z } from '../core/zod.ts';
+import { commaSeparated, oneOfWords, timestamp, uuid, z } from '../core/zod.ts';
 import type { ResourceTypeDeclaration } from '../access/index.ts';
 import { libraryTypeNamesOf } from './types.ts';
 import { visibilitySchema } from '../access/index.ts';
@@ -35,6 +35,7 @@ export function librarySchemas(declarations: readonly ResourceTypeDeclaration[])
     types: typeList.optional().openapi({
       type: 'string',
       description: `Comma-separated kinds to include (default all): ${libraryTypeNames.join(', ')}.`,
+      pattern: commaSeparated(oneOfWords(libraryTypeNames)),
       example: 'asset,conversation',
     }),
     search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the title (the name, for skills).' }),

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, singleLine, timestamp, userId, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, jsonValue, singleLine, TIME_ZONES, timestamp, userId, z } from '../core/zod.ts';
 
 /** A role key (`owner`, `admin`, `member` or a custom role's). */
 export const roleKey = z
@@ -34,7 +34,15 @@ export const listMembersQuery = z.object({
   search: z.string().trim().min(1).max(200).optional().openapi({ description: 'Case-insensitive substring of the name or e-mail.' }),
 });
 
-export const changeMemberRoleBody = z.object({ role: roleKey }).strict().openapi('ChangeMemberRole');
+export const changeMemberRoleBody = z
+  .object({
+    role: roleKey.openapi({
+      description: 'A built-in role or a custom role of the organization (400 naming it when the organization has no such role).',
+      [CHECKED_BY_SERVER]: true,
+    }),
+  })
+  .strict()
+  .openapi('ChangeMemberRole');
 
 const shortText = (max: number) => singleLine(max).nullable().optional();
 
@@ -51,6 +59,7 @@ const timezone = z
       return false;
     }
   }, 'must be an IANA time zone such as "Europe/Paris"')
+  .openapi({ enum: [...TIME_ZONES] })
   .nullable()
   .optional();
 
@@ -80,4 +89,5 @@ export const updatePersonalizationBody = z
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of display_name, job_title, timezone, preferences')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateMemberPersonalization');

@@ -7,7 +7,16 @@ export { type CallErrorCode, type CallRow, holdRunIdOf, isOpen, loadCall, type N
 export { describeOperation } from './descriptors.ts';
 export { meteredCallJob } from './jobs.ts';
 export { presentCall } from './present.ts';
-export { callResponseOf, callTermsFields, callTermsKeys, type Descriptor, descriptorSchema, priceSchema, quoteSchema } from './schema.ts';
+export {
+  callResponseOf,
+  callTermsDependencies,
+  callTermsFields,
+  callTermsKeys,
+  type Descriptor,
+  descriptorSchema,
+  priceSchema,
+  quoteSchema,
+} from './schema.ts';
 export { cancelCall } from './cancel.ts';
 export { type CallOutcome, outcomeOfEnd, type SettleOptions, settleCall } from './settle.ts';
 export { callAndWait } from './wait.ts';

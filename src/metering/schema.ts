@@ -1,4 +1,4 @@
-import { z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, z } from '../core/zod.ts';
 import { networks, type ReadOperation } from './operation.ts';
 
 /** The billing fields of every metered call besides its input (spec §4.5), in one place for social, search and read-url. */
@@ -10,7 +10,8 @@ export const callTermsFields = {
     .min(1)
     .max(1_000_000)
     .optional()
-    .describe('Refuse the call (400, nothing held or billed) when its quoted ceiling is higher than this many credits'),
+    .describe('Refuse the call (400, nothing held or billed) when its quoted ceiling is higher than this many credits')
+    .openapi({ [CHECKED_BY_SERVER]: true }),
   tool_call_id: z
     .string()
     .min(1)
@@ -18,14 +19,39 @@ export const callTermsFields = {
     .nullable()
     .optional()
     .describe('The tool call behind the read, recorded on the ledger rows; every read that runs is billed, a repeated id too'),
-  conversation_id: z.string().uuid().nullable().optional().describe('Chat the call belongs to (one the caller can read), for cost attribution'),
-  message_id: z.string().uuid().nullable().optional().describe('Chat turn the call belongs to (a message of `conversation_id`), for cost attribution'),
+  conversation_id: z
+    .string()
+    .uuid()
+    .nullable()
+    .optional()
+    .describe(
+      'Chat the call belongs to, for cost attribution; required with `message_id` or `run_lock`. 400 naming it when it is not a conversation the caller can read in the organization',
+    )
+    .openapi({ [CHECKED_BY_SERVER]: true }),
+  message_id: z
+    .string()
+    .uuid()
+    .nullable()
+    .optional()
+    .describe('Chat turn the call belongs to, for cost attribution. 400 naming it when it is not a message of `conversation_id`')
+    .openapi({ [CHECKED_BY_SERVER]: true }),
   run_lock: z
     .boolean()
     .optional()
     .describe(
       'The chat turn holds its conversation’s run lock (needs `conversation_id`): refused (409) once it no longer does — checked when the call is accepted and again before its result is charged',
     ),
+};
+/**
+ * `conversation_id` is required (not null) with a `message_id` or with `run_lock: true`, as the
+ * document declares it: each rule an implication, "not A, or B".
+ */
+const withConversation = { required: ['conversation_id'], properties: { conversation_id: { type: 'string' as const } } };
+export const callTermsDependencies = {
+  allOf: [
+    { anyOf: [{ not: { required: ['message_id'], properties: { message_id: { type: 'string' as const } } } }, withConversation] },
+    { anyOf: [{ not: { required: ['run_lock'], properties: { run_lock: { const: true } } } }, withConversation] },
+  ],
 };
 export const callTermsKeys = Object.keys(callTermsFields) as (keyof typeof callTermsFields)[];
 

@@ -8,7 +8,7 @@ export const queueName = z
   .min(1)
   .max(200)
   .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be a queue name (lower case letters, digits, . _ -)');
-export const reason = z.string().trim().min(1).max(500);
+export const reason = z.string().trim().min(1).max(500).regex(/\S/, 'must not be blank');
 /** `cron:<queue>` or `task:<scheduled task id>`; the id in the hyphenated form PostgreSQL's uuid takes, so no malformed id reaches a cast. */
 export const scheduleKey = z
   .string()

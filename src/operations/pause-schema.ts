@@ -1,7 +1,7 @@
 // Pauses in the job console's contract: what a pause is (as operators and as an organization see
 // it) and the requests that set, list and lift one.
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
 import { organizationId, queueName, reason, scheduleKey } from './fields.ts';
 
 const pauseFields = {
@@ -54,13 +54,27 @@ export const pauseView = z.union([pauseSchema, organizationPauseSchema]);
 export const createPauseBody = z
   .object({
     scope: z.enum(['queue', 'organization', 'schedule']),
-    queue: queueName.optional().describe('Required for `queue` and `organization`'),
+    queue: queueName
+      .optional()
+      .describe('Required for `queue` and `organization`: a queue workers run (400 naming it otherwise)')
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     organization_id: organizationId.optional().describe('Required for `organization`'),
-    schedule: scheduleKey.optional().describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>`'),
+    schedule: scheduleKey
+      .optional()
+      .describe('Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>` of an existing schedule (400 naming it otherwise)')
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     reason,
     expires_at: timestamp.optional().describe('When the pause ends by itself; none: until resumed'),
   })
-  .strict();
+  .strict()
+  // What each scope names, as the service checks it.
+  .openapi({
+    oneOf: [
+      { properties: { scope: { const: 'queue' } }, required: ['queue'], not: { anyOf: [{ required: ['organization_id'] }, { required: ['schedule'] }] } },
+      { properties: { scope: { const: 'organization' } }, required: ['queue', 'organization_id'], not: { required: ['schedule'] } },
+      { properties: { scope: { const: 'schedule' } }, required: ['schedule'], not: { required: ['queue'] } },
+    ],
+  });
 export const pauseIdParams = z.object({ pause_id: uuid }).strict();
 export const listPausesQuery = z
   .object({

@@ -1,5 +1,6 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, queryBoolean, timestamp, uuid, z } from '../core/zod.ts';
+import { actionableStates } from './bulk-model.ts';
 import { jobErrorRecordSchema } from '../jobs/error-record.ts';
 import { organizationId, queueName, reason, scheduleKey } from './fields.ts';
 import { pauseView } from './pause-schema.ts';
@@ -170,6 +171,14 @@ export const revealedSchema = z.object({ job_id: uuid, payload: z.record(z.strin
 
 export const bulkActionKinds = ['retry', 'cancel', 'redrive', 'delete'] as const;
 
+/** The states each action applies to, declared: a `filter.state` outside them is 400. */
+const statesOfActions = {
+  oneOf: bulkActionKinds.map((action) => ({
+    required: ['action'],
+    properties: { action: { const: action }, filter: { properties: { state: { enum: [...actionableStates[action]] } } } },
+  })),
+};
+
 export const bulkRequest = z
   .object({
     action: z
@@ -177,11 +186,16 @@ export const bulkRequest = z
       .describe(
         '`retry` failed or cancelled jobs, `cancel` queued or running ones, `redrive` dead letters back to their queue, `delete` jobs that are not running (their attempt history and the audit record stay)',
       ),
-    filter: jobFilter.describe('Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue'),
+    filter: jobFilter
+      .describe(
+        'Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue. A filter that matches no job the action applies to is 400 naming it.',
+      )
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
-  .strict();
+  .strict()
+  .openapi(statesOfActions);
 
-export const createBulkActionBody = bulkRequest.extend({ reason }).strict();
+export const createBulkActionBody = bulkRequest.extend({ reason }).strict().openapi(statesOfActions);
 
 export const bulkPreviewSchema = z
   .object({

@@ -38,6 +38,7 @@ export const updateOrganizationBody = z
   .object({ name: singleLine(120).optional(), slug: slugSchema.optional() })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of name, slug')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateOrganization');
 
 export const availableSlugQuery = z.object({ slug: z.string().min(1).max(120).openapi({ description: 'Wanted slug (any text; it is normalised).' }) });

@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, jsonValue, queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 import { chatToolNames } from '../conversations/index.ts';
 
@@ -60,17 +60,26 @@ export const updateProjectBody = z
     emoji: emoji.optional(),
     description: description.optional(),
     metadata: jsonValue.nullable().optional(),
-    knowledge_skill_id: uuid.nullable().optional().openapi({
-      description:
-        'A live skill of the project’s organization that the caller can read (else 400): its body becomes the system context of every chat turn in the project’s conversations — for each turn’s user who can read it. null clears it.',
-    }),
-    chat_tools: chatToolNames.nullable().optional().openapi({
-      description:
-        'Narrow the tools chat turns of the project’s conversations may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry). null: no narrowing.',
-    }),
+    knowledge_skill_id: uuid
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'A live skill of the project’s organization that the caller can read (else 400): its body becomes the system context of every chat turn in the project’s conversations — for each turn’s user who can read it. null clears it.',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
+    chat_tools: chatToolNames
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'Narrow the tools chat turns of the project’s conversations may offer to these names (`[]`: none), each a built-in tool or `<namespace>__<tool>` of an MCP connector of the organization you can use (else 400 naming the entry). null: no narrowing.',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .refine((body) => Object.keys(body).length > 0, 'send at least one of title, slug, emoji, description, metadata, knowledge_skill_id, chat_tools')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateProject', { description: 'General access (visibility, workspace_role) changes through PATCH /access/project/{project_id}.' });
 
 export const listProjectsQuery = z.object({

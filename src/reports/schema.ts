@@ -1,4 +1,4 @@
-import { timestamp, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, timestamp, z } from '../core/zod.ts';
 import { usageGroupings } from './usage.ts';
 
 const MAX_RANGE_DAYS = 366;
@@ -12,7 +12,13 @@ const instant = z
     (value) => (dateOnly.test(value) || z.iso.datetime({ offset: true }).safeParse(value).success) && !Number.isNaN(Date.parse(value)),
     'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
   )
-  .openapi({ example: '2026-01-31' });
+  .openapi({
+    example: '2026-01-31',
+    // What the check above accepts: a plain date, or a date-time with Z or an offset (zod's ISO rule), that is a real instant.
+    pattern: '^\\d{4}-\\d{2}-\\d{2}(?:T\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:\\d{2}))?$',
+    description: 'A date (YYYY-MM-DD) or an ISO 8601 date-time with `Z` or an offset; an impossible date (2026-02-30) is 400 naming the field.',
+    [CHECKED_BY_SERVER]: true,
+  } as Record<string, unknown>);
 
 export const usageQueryBody = z
   .object({

@@ -1,11 +1,22 @@
 import { lifecycleFields, resourceFields, writableVisibilitySchema, writableWorkspaceRoleSchema } from '../access/index.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { queryBoolean, singleLine, timestamp, userId, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, queryBoolean, singleLine, TIME_ZONES, timestamp, userId, uuid, z } from '../core/zod.ts';
 
 const schedule = z
   .object({
-    cron: z.string().max(200).describe('Five fields: minute hour day-of-month month day-of-week (e.g. "0 9 * * 1-5")'),
-    timezone: z.string().max(64).describe('IANA timezone the cron is read in (e.g. "Europe/Berlin"); daylight-saving changes are followed'),
+    cron: z
+      .string()
+      .max(200)
+      .describe(
+        'Five fields: minute hour day-of-month month day-of-week (e.g. "0 9 * * 1-5"), or a nickname such as @daily; a field out of range is 400 naming it',
+      )
+      // Five white-space-separated fields or an @nickname; each field's range is the scheduler's to check.
+      .openapi({ pattern: '^\\s*(?:@\\S+|\\S+(?:\\s+\\S+){4})\\s*$', [CHECKED_BY_SERVER]: true }),
+    timezone: z
+      .string()
+      .max(64)
+      .describe('IANA timezone the cron is read in (e.g. "Europe/Berlin"); daylight-saving changes are followed')
+      .openapi({ enum: [...TIME_ZONES] }),
   })
   .strict();
 
@@ -20,9 +31,17 @@ const fields = {
   title: singleLine(300),
   prompt: z.string().min(1).max(20_000),
   schedule,
-  model: singleLine(64).nullable().optional().describe('A chat model available to the organization; default: its first available one'),
-  skill_id: uuid.nullable().optional().describe('A skill the caller can read, given to the model with the prompt'),
-  email_recipients: recipients.optional(),
+  model: singleLine(64)
+    .nullable()
+    .optional()
+    .describe('A chat model available to the organization; default: its first available one')
+    .openapi({ [CHECKED_BY_SERVER]: true }),
+  skill_id: uuid
+    .nullable()
+    .optional()
+    .describe('A skill the caller can read, given to the model with the prompt')
+    .openapi({ [CHECKED_BY_SERVER]: true }),
+  email_recipients: recipients.optional().openapi({ [CHECKED_BY_SERVER]: true }),
   max_credits_per_run: z
     .number()
     .int()
@@ -38,7 +57,11 @@ export const createScheduledTaskBody = z
   .object({
     organization_id: z.string().min(1).max(64),
     ...fields,
-    project_id: uuid.nullable().optional().describe('A project the caller can edit: its audience may read the task'),
+    project_id: uuid
+      .nullable()
+      .optional()
+      .describe('A project the caller can edit: its audience may read the task')
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     visibility: writableVisibilitySchema.optional(),
     workspace_role: writableWorkspaceRoleSchema.optional(),
   })
@@ -56,7 +79,9 @@ export const updateScheduledTaskBody = z
     enabled: fields.enabled,
   })
   .strict()
-  .refine((body) => Object.keys(body).length > 0, 'send at least one field');
+  .refine((body) => Object.keys(body).length > 0, 'send at least one field')
+  // `{}` is refused, and the document says so.
+  .openapi({ minProperties: 1 });
 
 export const scheduledTaskIdParams = z.object({ scheduled_task_id: uuid });
 
@@ -95,8 +120,11 @@ export const emailRecipientsSchema = z.object({
 export const oneOffRunBody = z
   .object({
     prompt: z.string().min(1).max(20_000).optional(),
-    model: singleLine(64).nullable().optional(),
-    email_recipients: recipients.optional(),
+    model: singleLine(64)
+      .nullable()
+      .optional()
+      .openapi({ [CHECKED_BY_SERVER]: true }),
+    email_recipients: recipients.optional().openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict();
 

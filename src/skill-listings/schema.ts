@@ -1,6 +1,6 @@
 import { imageUploadBody, imageUrlQuery, type UploadImageType } from '../core/image-upload.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 export const listingCategories = ['marketing', 'content', 'social', 'video', 'image', 'audio', 'research', 'design'] as const;
 export const listingStatuses = ['draft', 'published', 'retired'] as const;
@@ -76,7 +76,9 @@ const files = z
 
 export const createListingBody = z
   .object({
-    skill_id: uuid.openapi({ description: 'A custom skill the caller can read; its name, description, body and files are copied.' }),
+    skill_id: uuid
+      .openapi({ description: 'A custom skill the caller can read; its name, description, body and files are copied.' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     slug: slug.optional().openapi({ description: 'Unique; made from the title (or the skill’s name) when omitted.' }),
     title: title.optional().openapi({ description: 'Defaults to the skill’s name.' }),
     summary: summary.optional().openapi({ description: 'Defaults to the skill’s description.' }),
@@ -105,6 +107,7 @@ export const updateListingBody = z
   })
   .strict()
   .refine((value) => Object.keys(value).length > 0, 'send at least one field')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateSkillListing', { description: 'Sparse. A change of name, description, body or files makes a new `version`.' });
 
 export const changeStatusBody = z

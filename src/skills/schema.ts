@@ -1,5 +1,5 @@
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, jsonValue, queryBoolean, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 import { lifecycleFields, visibilitySchema, workspaceRoleSchema } from '../access/index.ts';
 
 export const skillIdParams = z.object({ skill_id: uuid.openapi({ description: 'Skill id (UUID).' }) });
@@ -75,7 +75,8 @@ export const createSkillBody = z
     files: files.optional(),
     project_id: uuid
       .optional()
-      .openapi({ description: 'Create the skill inside this project (the caller must be able to edit it); makes it `project_scoped`.' }),
+      .openapi({ description: 'Create the skill inside this project (the caller must be able to edit it); makes it `project_scoped`.' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
   })
   .strict()
   .openapi('CreateSkill');
@@ -88,6 +89,7 @@ export const updateSkillBody = z
   .object({ name: name.optional(), description: description.optional(), body: body.optional(), files: files.optional() })
   .strict()
   .refine((value) => Object.keys(value).length > 0, 'send at least one of: name, description, body, files')
+  .openapi({ minProperties: 1 })
   .openapi('UpdateSkill', { description: 'Sparse; every accepted change makes a new version.' });
 
 export const listSkillsQuery = z.object({

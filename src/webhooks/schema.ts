@@ -1,6 +1,6 @@
 import { eventTypeList } from '../core/events.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, HTTP_URL_PATTERN, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 /**
  * The event types an endpoint may subscribe to (issue 23's event log); `*` subscribes to every
@@ -18,10 +18,16 @@ const eventTypes = z
   .refine((types) => new Set(types).size === types.length, 'must not repeat a type')
   .openapi({ description: `Event types to receive (1–100, no repeats): ${webhookEventTypes.map((t) => `\`${t}\``).join(', ')}, or \`*\` for every type.` });
 
-const url = z.string().min(1).max(2048).openapi({
-  description:
-    'Where deliveries are POSTed, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address, or a name resolving to one, unless `OUTBOUND_ALLOWLIST` opens it. Checked again at every attempt.',
-});
+const url = z
+  .string()
+  .min(1)
+  .max(2048)
+  .openapi({
+    pattern: HTTP_URL_PATTERN,
+    [CHECKED_BY_SERVER]: true,
+    description:
+      'Where deliveries are POSTed, `http` or `https`; refused (400) when it names a loopback, private, link-local or other non-public address, or a name resolving to one, unless `OUTBOUND_ALLOWLIST` opens it. Checked again at every attempt.',
+  });
 const description = singleLine(500).nullable();
 
 export const endpointIdParams = z.object({

@@ -28,6 +28,7 @@ import {
   schemaArbitrary,
   withOwnKey,
 } from '../support/json-schema-arbitrary.ts';
+import { ContractValidator, describeProblems, pointer, checkedByServer } from '../support/openapi-contract.ts';
 import type { TestServer } from '../support/server.ts';
 import { type Stack, startStack } from '../support/stack.ts';
 
@@ -42,6 +43,15 @@ import { type Stack, startStack } from '../support/stack.ts';
  * without a valid token. Every answer must be below 500, and every 4xx the Error body
  * (`{code, message, data: {issues}}`, CONVENTIONS §3) with a non-empty documented code and a message.
  * An operation that answers without a token must be one the document declares open.
+ *
+ * Issue 37 made it the contract sweep, both ways, with the document as the judge (ajv, JSON
+ * Schema 2020-12, test/support/openapi-contract.ts): a case the document calls valid is accepted
+ * or refused for a documented reason (404, 409, 402, 403…, or a 400 whose issues all name fields
+ * marked `x-checked-by-server`: state such as an id the caller cannot use, or content such as an
+ * image's bytes); a case where a field is at fault is never a `validation_failed` with empty issues
+ * (what a raw database error would give); and every JSON answer, 2xx and 4xx, validates against the
+ * schema its status has in the document. Violations fail the operation's test (FUZZ_STATS=1 lists
+ * them all, and the cases the document calls invalid that the server took).
  */
 
 /** Fixed, so a run is repeatable; FUZZ_SEED and FUZZ_RUNS explore further by hand (e.g. FUZZ_SEED=7 FUZZ_RUNS=100). */
@@ -59,6 +69,8 @@ interface Parameter {
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
   schema?: JsonSchema;
+  /** Where its schema is in the document (a JSON Pointer), for the validator. */
+  at?: string;
 }
 
 interface Operation {
@@ -67,7 +79,10 @@ interface Operation {
   operationId: string;
   secured: boolean;
   parameters: Parameter[];
-  body?: { required: boolean; schema: JsonSchema };
+  /** The JSON body; `at` is its schema's JSON Pointer in the document. */
+  body?: { required: boolean; schema: JsonSchema; at: string };
+  /** The body is not JSON (tus chunks, Stripe's signed payload): cases send none and are not judged by the document. */
+  otherBody: boolean;
   raw: Record<string, unknown>;
 }
 
@@ -97,14 +112,27 @@ function operationsOf(document: OpenApiDocument): { operations: Operation[]; ski
       skipped.push({ title: `webhook ${method.toUpperCase()} ${name}`, reason: 'a webhook the API sends, not an operation it serves' });
   }
   for (const [path, item] of Object.entries(document.paths)) {
-    const shared = (item.parameters as Parameter[] | undefined) ?? [];
+    const shared = ((item.parameters as Parameter[] | undefined) ?? []).map((p, index) => ({
+      p,
+      at: `/${pointer('paths', path, 'parameters', String(index))}`,
+    }));
     for (const method of methods) {
       const raw = item[method] as Record<string, unknown> | undefined;
       if (!raw) continue;
-      const parameters = [...shared, ...((raw.parameters as Parameter[] | undefined) ?? [])].map((p) =>
-        '$ref' in (p as object) ? (resolveRef(document, (p as unknown as { $ref: string }).$ref) as unknown as Parameter) : p,
+      const own = ((raw.parameters as Parameter[] | undefined) ?? []).map((p, index) => ({
+        p,
+        at: `/${pointer('paths', path, method, 'parameters', String(index))}`,
+      }));
+      const parameters = [...shared, ...own].map(({ p, at }) =>
+        '$ref' in (p as object)
+          ? {
+              ...(resolveRef(document, (p as unknown as { $ref: string }).$ref) as unknown as Parameter),
+              at: `${(p as unknown as { $ref: string }).$ref.slice(1)}/schema`,
+            }
+          : { ...p, at: `${at}/schema` },
       );
       const requestBody = raw.requestBody as { required?: boolean; content?: Record<string, { schema?: JsonSchema }> } | undefined;
+      const json = requestBody?.content?.['application/json'];
       const security = (raw.security ?? document.security ?? []) as Record<string, unknown>[];
       const operation: Operation = {
         method,
@@ -112,7 +140,15 @@ function operationsOf(document: OpenApiDocument): { operations: Operation[]; ski
         operationId: String(raw.operationId ?? `${method} ${path}`),
         secured: security.length > 0 && !security.some((requirement) => Object.keys(requirement).length === 0),
         parameters,
-        body: requestBody ? { required: requestBody.required === true, schema: requestBody.content?.['application/json']?.schema ?? true } : undefined,
+        body:
+          requestBody && json
+            ? {
+                required: requestBody.required === true,
+                schema: json.schema ?? true,
+                at: `/${pointer('paths', path, method, 'requestBody', 'content', 'application/json', 'schema')}`,
+              }
+            : undefined,
+        otherBody: requestBody !== undefined && json === undefined,
         raw,
       };
       const reason = skipReason(operation);
@@ -202,8 +238,12 @@ const describeSent = (sent: Sent) =>
 let errorCodes: readonly string[] = [];
 /** The owner's statuses per operation (FUZZ_STATS). */
 const statuses: Record<string, Record<number, number>> = {};
-/** An answer 400 to a case generated valid, per operation (FUZZ_STATS): what the schemas do not say. */
-const refusedValid: Record<string, string> = {};
+/** Contract violations per operation (see `contractViolations`), reported by the operation's own test. */
+const violations: Record<string, string[]> = {};
+/** A case the document calls invalid that the owner's request got a 2xx for, per operation (FUZZ_STATS): what the server lets through. */
+const invalidAccepted: Record<string, string> = {};
+/** What the sweep judged: cases the document calls valid, and answers checked against their documented schema. */
+const judged = { valid: 0, invalid: 0, unjudged: 0, answersValidated: 0 };
 
 /** Every answer: below 500; a 4xx is exactly the Error body with a documented code and a message. */
 function checkAnswer(answer: Answer, sent: Sent, who: string): void {
@@ -346,6 +386,7 @@ interface Part<T> {
 }
 
 function bodyPart(operation: Operation, document: OpenApiDocument, fixtures: Fixtures): Part<BodyCase> {
+  if (operation.otherBody) return { valid: fc.constant<BodyCase>({ kind: 'none' }), hostile: rawBodies };
   if (!operation.body) {
     return {
       valid: fc.constant<BodyCase>({ kind: 'none' }),
@@ -399,11 +440,17 @@ function queryPart(operation: Operation, document: OpenApiDocument, fixtures: Fi
   };
 }
 
-function pathPart(operation: Operation, fixtures: Fixtures): Part<Record<string, string>> {
+function pathPart(operation: Operation, fixtures: Fixtures, document: OpenApiDocument): Part<Record<string, string>> {
   const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const valid: Record<string, fc.Arbitrary<string>> = {};
   for (const name of names) {
     const existing = fixtures.path[name] ?? [];
+    const schema = operation.parameters.find((p) => p.in === 'path' && p.name === name)?.schema;
+    // A parameter with an enum or a pattern and no fixture: values of its own schema (a UUID would only be invalid).
+    if (!existing.length && schema && /"(enum|pattern)"/.test(JSON.stringify(deref(document, schema)))) {
+      valid[name] = schemaArbitrary(schema, { document }).map(String);
+      continue;
+    }
     // An existing thing where there is one, else (and sometimes anyway) a UUID that names nothing.
     valid[name] = existing.length ? fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...existing) }, { weight: 1, arbitrary: fc.uuid() }) : fc.uuid();
   }
@@ -438,7 +485,7 @@ interface Case {
 
 function caseArbitrary(operation: Operation, document: OpenApiDocument, fixtures: Fixtures): fc.Arbitrary<Case> {
   const parts = {
-    path: pathPart(operation, fixtures),
+    path: pathPart(operation, fixtures, document),
     query: queryPart(operation, document, fixtures),
     body: bodyPart(operation, document, fixtures),
     headers: headerPart,
@@ -488,6 +535,147 @@ function toSent(operation: Operation, item: Case, token: string | undefined, ano
   return { method: operation.method, path: query ? `${path}?${query}` : path, headers, body };
 }
 
+/**
+ * What the document says of a case: valid (every parameter and the body conform), invalid (with
+ * the problems, and whether a field is at fault rather than the body as a whole), or unjudged
+ * (raw bytes, a parameter given twice or one the document does not list, a lone surrogate: the
+ * document does not say how the server must read them).
+ */
+type Verdict = { kind: 'valid' } | { kind: 'invalid'; problems: string; fieldAtFault: boolean } | { kind: 'unjudged' };
+
+/** What the document says of every input (the request body's description): no U+0000 in a string or key, no `__proto__` key. */
+function unsafeInput(value: unknown): string | undefined {
+  const text = JSON.stringify(value) ?? '';
+  if (text.includes('\\u0000')) return 'a string or key holds U+0000';
+  if (text.includes('"__proto__":') || (text.includes('"constructor":') && text.includes('"prototype":'))) return 'a __proto__ key';
+  return undefined;
+}
+
+function judge(operation: Operation, item: Case, validator: ContractValidator): Verdict {
+  const problems: string[] = [];
+  let fieldAtFault = false;
+  const unsafe = unsafeInput([item.path, item.query, item.headers, item.body.kind === 'json' ? item.body.value : null]);
+  if (unsafe) return { kind: 'invalid', problems: unsafe, fieldAtFault: true };
+  const names = item.query.map(([name]) => name);
+  if (names.includes(RAW) || new Set(names).size !== names.length) return { kind: 'unjudged' };
+  const declared = new Set(operation.parameters.filter((p) => p.in === 'query').map((p) => p.name));
+  if (names.some((name) => !declared.has(name))) return { kind: 'unjudged' };
+  for (const parameter of operation.parameters) {
+    let value: string | undefined;
+    if (parameter.in === 'path') value = item.path[parameter.name];
+    else if (parameter.in === 'query') value = item.query.find(([name]) => name === parameter.name)?.[1];
+    else if (parameter.in === 'header') value = Object.entries(item.headers).find(([name]) => name.toLowerCase() === parameter.name.toLowerCase())?.[1];
+    else continue;
+    if (value === undefined) {
+      if (parameter.required) {
+        problems.push(`${parameter.in} ${parameter.name}: required`);
+        fieldAtFault = true;
+      }
+      continue;
+    }
+    if (value.startsWith(RAW) || /\p{Surrogate}/u.test(value)) return { kind: 'unjudged' };
+    if (!parameter.at) continue;
+    const isArray = JSON.stringify(deref(validator.document, parameter.schema ?? true)).startsWith('{"type":"array"');
+    const found = validator.problems(parameter.at, isArray ? value.split(',') : value, { coerce: true });
+    if (found.length) {
+      problems.push(`${parameter.in} ${parameter.name}: ${describeProblems(found)}`);
+      fieldAtFault = true;
+    }
+  }
+  // The body as a whole at fault (raw bytes, missing, or given where none is taken): no field to name.
+  if (item.body.kind === 'raw') return { kind: 'invalid', problems: [...problems, `body: ${item.body.label}`].join('; '), fieldAtFault: false };
+  if (operation.otherBody) return { kind: 'unjudged' };
+  if (item.body.kind === 'none') {
+    if (operation.body?.required) return { kind: 'invalid', problems: [...problems, 'body: required'].join('; '), fieldAtFault: false };
+  } else if (!operation.body) {
+    return { kind: 'invalid', problems: [...problems, 'body: the operation takes none'].join('; '), fieldAtFault: false };
+  } else {
+    const found = validator.problems(operation.body.at, item.body.value);
+    if (found.length) {
+      problems.push(`body: ${describeProblems(found)}`);
+      if (
+        found.some((problem) => problem.instancePath !== '' || ['required', 'additionalProperties', 'minProperties', 'oneOf', 'if'].includes(problem.keyword))
+      )
+        fieldAtFault = true;
+    }
+  }
+  return problems.length ? { kind: 'invalid', problems: problems.join('; '), fieldAtFault } : { kind: 'valid' };
+}
+
+interface Issue {
+  path?: (string | number)[];
+  message?: string;
+}
+
+/** Whether an issue names a field (of the body, or a parameter) the document marks as checked by the server (state, content). */
+function namesCheckedField(operation: Operation, issue: Issue, validator: ContractValidator): boolean {
+  // Some issues lead with their location (`query.cursor`); a field marked covers what it holds (`filter` its `state`).
+  const full = issue.path ?? [];
+  const path = ['query', 'params', 'body'].includes(String(full[0])) && full.length > 1 ? full.slice(1) : full;
+  for (let end = path.length; end > 0; end--) {
+    const prefix = path.slice(0, end);
+    if (operation.body && checkedByServer(validator.schemasAt(operation.body.schema, prefix))) return true;
+    const parameter = operation.parameters.find((p) => p.name === prefix[0] && p.in !== 'header');
+    if (parameter !== undefined && checkedByServer(validator.schemasAt(parameter.schema ?? true, prefix.slice(1)))) return true;
+  }
+  return false;
+}
+
+/** Where the document keeps the JSON schema of an operation's answer with `status`, if it declares one. */
+function responseSchemaAt(operation: Operation, document: OpenApiDocument, status: number): string | undefined {
+  const responses = (operation.raw.responses ?? {}) as Record<string, { $ref?: string; content?: Record<string, { schema?: unknown }> }>;
+  let response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
+  if (!response) return undefined;
+  let at = `/${pointer('paths', operation.path, operation.method, 'responses', responses[String(status)] ? String(status) : responses[`${String(status)[0]}XX`] ? `${String(status)[0]}XX` : 'default')}`;
+  if (response.$ref) {
+    at = response.$ref.slice(1);
+    response = resolveRef(document, response.$ref) as typeof response;
+  }
+  return response.content?.['application/json']?.schema === undefined ? undefined : `${at}/${pointer('content', 'application/json', 'schema')}`;
+}
+
+/**
+ * The contract, both ways (issue 37): a case valid by the document is accepted, or refused for a
+ * documented reason of state (any status but 400, or a 400 whose issues all name fields the
+ * document marks as checked against server state); a field at fault is named (a 400
+ * `validation_failed` never comes with empty issues, as a raw database error would); and every
+ * answer that is JSON validates against the schema the document gives its status.
+ */
+function contractViolations(
+  operation: Operation,
+  document: OpenApiDocument,
+  validator: ContractValidator,
+  verdict: Verdict,
+  answers: readonly (readonly [string, Answer, Sent])[],
+): string[] {
+  const found: string[] = [];
+  const [, owner, asOwner] = answers[0]!;
+  const error = owner.json as { code?: string; data?: { issues?: Issue[] } } | undefined;
+  const issues = error?.data?.issues ?? [];
+  if (verdict.kind === 'valid' && owner.status === 400) {
+    const allowed = error?.code === 'validation_failed' && issues.length > 0 && issues.every((issue) => namesCheckedField(operation, issue, validator));
+    if (!allowed) found.push(`valid by the document, refused 400 for no documented state reason: ${describeSent(asOwner)} → ${clip(owner.text, 400)}`);
+  }
+  if (
+    verdict.kind !== 'unjudged' &&
+    (verdict.kind === 'valid' || verdict.fieldAtFault) &&
+    owner.status === 400 &&
+    error?.code === 'validation_failed' &&
+    issues.length === 0
+  )
+    found.push(`a field is at fault but no issue names it: ${describeSent(asOwner)} → ${clip(owner.text, 400)}`);
+  for (const [who, answer, sent] of answers) {
+    if (!/^application\/(problem\+)?json/.test(answer.contentType) || answer.json === undefined) continue;
+    const at = responseSchemaAt(operation, document, answer.status);
+    if (!at) continue;
+    judged.answersValidated++;
+    const problems = validator.problems(at, answer.json);
+    if (problems.length)
+      found.push(`${who}: the ${answer.status} answer does not validate (${describeProblems(problems)}): ${describeSent(sent)} → ${clip(answer.text, 300)}`);
+  }
+  return found;
+}
+
 /** A deterministic seed per operation: adding an operation does not change the cases of the others. */
 const seedOf = (operationId: string) => [...operationId].reduce((hash, c) => (Math.imul(hash, 31) + c.charCodeAt(0)) | 0, SEED);
 
@@ -499,6 +687,7 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
   let document: OpenApiDocument;
   let owner: TestUser;
   let fixtures: Fixtures;
+  let validator: ContractValidator;
 
   describe('the JSON Schema → fast-check builder', () => {
     const document = {
@@ -591,6 +780,7 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
       const served = await send(server.url, { method: 'get', path: '/openapi.json', headers: {} });
       expect(served.status).to.equal(200);
       document = served.json as OpenApiDocument;
+      validator = new ContractValidator(document);
       const errorSchema = deref(document, { $ref: '#/components/schemas/Error' }) as { properties: { code: { enum: string[] } } };
       errorCodes = errorSchema.properties.code.enum;
       expect(errorCodes).to.include('validation_failed');
@@ -688,9 +878,22 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
           new Mocha.Test(`${operation.method.toUpperCase()} ${operation.path} (${operation.operationId})`, async () => {
             const failure = await outcomes.get(operation)!;
             if (failure) throw failure;
+            const found = violations[operation.operationId] ?? [];
+            if (found.length) throw new Error(`${found.length} contract violations, the first ones:\n${found.slice(0, 3).join('\n')}`);
           }),
         );
       }
+      // Last, once every operation is done.
+      suite.addTest(
+        new Mocha.Test('the sweep judged cases both ways and validated answers against the document', async () => {
+          await Promise.all(operations.map((operation) => outcomes.get(operation)));
+          if (only) return;
+          // A sweep that judged nothing (every case unjudged, no answer matched a schema) would pass vacuously.
+          expect(judged.valid, JSON.stringify(judged)).to.be.greaterThan(operations.length);
+          expect(judged.invalid, JSON.stringify(judged)).to.be.greaterThan(operations.length);
+          expect(judged.answersValidated, JSON.stringify(judged)).to.be.greaterThan(4 * operations.length);
+        }),
+      );
     });
 
     after(async () => {
@@ -700,7 +903,9 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
         for (const counts of Object.values(statuses)) for (const [status, n] of Object.entries(counts)) total[status] = (total[status] ?? 0) + n;
         const neverSucceeded = Object.entries(statuses).filter(([, counts]) => !Object.keys(counts).some((status) => Number(status) < 300));
         process.stdout.write(
-          `valid cases refused:\n  ${Object.entries(refusedValid)
+          `judged: ${JSON.stringify(judged)}\ncontract violations:\n  ${Object.entries(violations)
+            .map(([id, found]) => `${id} (${found.length}): ${found[0]}`)
+            .join('\n  ')}\ninvalid by the document, accepted:\n  ${Object.entries(invalidAccepted)
             .map(([id, text]) => `${id}: ${text}`)
             .join('\n  ')}\n`,
         );
@@ -778,8 +983,15 @@ describe('openapi fuzz: every operation of the served /openapi.json, from its ow
         statuses[operation.operationId] ??= {};
         const counts = statuses[operation.operationId]!;
         counts[ownerAnswer.status] = (counts[ownerAnswer.status] ?? 0) + 1;
-        if (item.fault === 'none' && ownerAnswer.status === 400) refusedValid[operation.operationId] ??= clip(ownerAnswer.text, 300);
         checkAnswer(ownerAnswer, asOwner, 'the owner');
+        const verdict = judge(operation, item, validator);
+        judged[verdict.kind]++;
+        if (verdict.kind === 'invalid' && ownerAnswer.status < 300) invalidAccepted[operation.operationId] ??= `${verdict.problems} — ${describeSent(asOwner)}`;
+        const found = contractViolations(operation, document, validator, verdict, [
+          ['the owner', ownerAnswer, asOwner],
+          ['no valid token', anonymousAnswer, anonymous],
+        ]);
+        if (found.length) violations[operation.operationId] = [...(violations[operation.operationId] ?? []), ...found];
         checkAnswer(anonymousAnswer, anonymous, `no valid token (${item.anonymous})`);
         // Every status an operation answers is one its document lists (a generated client knows it).
         const documented = Object.keys((operation.raw.responses ?? {}) as object);

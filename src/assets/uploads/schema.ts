@@ -1,4 +1,4 @@
-import { timestamp, uuid, z } from '../../core/zod.ts';
+import { CHECKED_BY_SERVER, timestamp, uuid, z } from '../../core/zod.ts';
 import { assetSchema } from '../schema.ts';
 
 const mediaType = z
@@ -19,13 +19,18 @@ export const createUploadBody = z
       .max(255)
       .regex(/^[^/\\\0\r\n]+$/, 'must be a file name without a path')
       .openapi({ description: 'The file’s name; the asset’s title unless `title` is given.' }),
-    mime_type: mediaType.openapi({
-      description:
-        'What the file is. The finished bytes must be it: its signature is sniffed, and text (no signature) must decode in its charset (default UTF-8). SVG is refused.',
-    }),
+    mime_type: mediaType
+      .openapi({
+        description:
+          'What the file is. The finished bytes must be it: its signature is sniffed, and text (no signature) must decode in its charset (default UTF-8). SVG is refused.',
+      })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     size: z.number().int().min(0).openapi({ description: 'Bytes the upload will send (its `Upload-Length`).' }),
     title: z.string().max(500).optional(),
-    project_id: uuid.optional().openapi({ description: 'File the new asset in this project (caller must be able to edit it).' }),
+    project_id: uuid
+      .optional()
+      .openapi({ description: 'File the new asset in this project (caller must be able to edit it).' })
+      .openapi({ [CHECKED_BY_SERVER]: true }),
     checksum_sha256: z
       .string()
       .regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits')

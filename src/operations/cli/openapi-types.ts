@@ -1070,7 +1070,7 @@ export interface operations {
     parameters: {
       query?: {
         action?: string;
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         job_id?: string;
         /** @description Page size, 1–100. */
@@ -1224,7 +1224,7 @@ export interface operations {
   listBulkActions: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -1386,7 +1386,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1395,7 +1395,7 @@ export interface operations {
            * @enum {string}
            */
           action: 'retry' | 'cancel' | 'redrive' | 'delete';
-          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue */
+          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue. A filter that matches no job the action applies to is 400 naming it. */
           filter: {
             /**
              * Format: date-time
@@ -1422,7 +1422,40 @@ export interface operations {
             to?: string;
           };
           reason: string;
-        };
+        } & (
+          | {
+              /** @constant */
+              action: 'retry';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'failed' | 'cancelled';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'cancel';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'active';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'redrive';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'delete';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
+              };
+            }
+        );
       };
     };
     responses: {
@@ -1755,7 +1788,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1925,7 +1958,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -1934,7 +1967,7 @@ export interface operations {
            * @enum {string}
            */
           action: 'retry' | 'cancel' | 'redrive' | 'delete';
-          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue */
+          /** @description Which jobs; a redrive filters a dead-letter queue (`queue` = `….dead`) or, by default, every dead-letter queue. A filter that matches no job the action applies to is 400 naming it. */
           filter: {
             /**
              * Format: date-time
@@ -1960,7 +1993,40 @@ export interface operations {
              */
             to?: string;
           };
-        };
+        } & (
+          | {
+              /** @constant */
+              action: 'retry';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'failed' | 'cancelled';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'cancel';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'active';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'redrive';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry';
+              };
+            }
+          | {
+              /** @constant */
+              action: 'delete';
+              filter?: {
+                /** @enum {unknown} */
+                state?: 'created' | 'retry' | 'completed' | 'cancelled' | 'failed';
+              };
+            }
+        );
       };
     };
     responses: {
@@ -2104,7 +2170,7 @@ export interface operations {
       query?: {
         /** @description How `total` is counted: `estimated` (counted exactly up to 1,000 matching jobs, estimated beyond and said so: see `total`) or `exact` (a real count at any size, bounded by the statement timeout). */
         count?: 'estimated' | 'exact';
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Jobs created at or after this time; default 24 hours before `to`. */
         from?: string;
@@ -2594,7 +2660,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -2766,7 +2832,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -2938,7 +3004,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -3110,7 +3176,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -3271,7 +3337,7 @@ export interface operations {
   jobsOfRequest: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -3427,7 +3493,7 @@ export interface operations {
   jobsOfResource: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -3866,7 +3932,7 @@ export interface operations {
   listPauses: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;
@@ -4030,7 +4096,7 @@ export interface operations {
       path?: never;
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -4041,14 +4107,27 @@ export interface operations {
           expires_at?: string;
           /** @description Required for `organization` */
           organization_id?: string;
-          /** @description Required for `queue` and `organization` */
+          /** @description Required for `queue` and `organization`: a queue workers run (400 naming it otherwise) */
           queue?: string;
           reason: string;
-          /** @description Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>` */
+          /** @description Required for `schedule`: `cron:<queue>` or `task:<scheduled task id>` of an existing schedule (400 naming it otherwise) */
           schedule?: string;
           /** @enum {string} */
           scope: 'queue' | 'organization' | 'schedule';
-        };
+        } & (
+          | {
+              /** @constant */
+              scope?: 'queue';
+            }
+          | {
+              /** @constant */
+              scope?: 'organization';
+            }
+          | {
+              /** @constant */
+              scope?: 'schedule';
+            }
+        );
       };
     };
     responses: {
@@ -4228,7 +4307,7 @@ export interface operations {
       };
       cookie?: never;
     };
-    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. */
+    /** @description JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field. */
     requestBody: {
       content: {
         'application/json': {
@@ -4559,7 +4638,7 @@ export interface operations {
   listSchedules: {
     parameters: {
       query?: {
-        /** @description Opaque cursor from a previous page’s `next_cursor`. */
+        /** @description Opaque: the `next_cursor` of a previous page of this list, passed on as it is. A value this list did not issue is 400 naming `cursor`. */
         cursor?: string;
         /** @description Page size, 1–100. */
         limit?: number;

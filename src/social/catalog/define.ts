@@ -52,7 +52,7 @@ export const list = <I extends z.ZodObject, O extends z.ZodObject>(
 
 /**
  * Exactly one of `keys` must be given (e.g. a post by `post_id` or by `url`). The issue names the
- * first key, so a 400 points at a field; JSON Schema cannot show the rule, so the fields' texts say it.
+ * first key, so a 400 points at a field; `eitherOf` declares the same rule as a `oneOf`.
  */
 export const exactlyOne =
   (keys: readonly string[]) =>
@@ -68,4 +68,8 @@ export const exactlyOne =
   };
 
 /** A strict input in which exactly one of `keys` names the subject (e.g. `post_id` or `url`). */
-export const eitherOf = <S extends z.ZodRawShape>(shape: S, keys: readonly (keyof S & string)[]) => z.strictObject(shape).superRefine(exactlyOne(keys));
+export const eitherOf = <S extends z.ZodRawShape>(shape: S, keys: readonly (keyof S & string)[]) =>
+  z
+    .strictObject(shape)
+    .superRefine(exactlyOne(keys))
+    .openapi({ oneOf: keys.map((key) => ({ required: [key] })) });

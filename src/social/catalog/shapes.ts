@@ -3,7 +3,7 @@
  * (handles, ids, paging) and the entities that come back. Output objects are not strict, so a
  * provider that adds a field does not break validation (unknown keys are dropped).
  */
-import { z } from '../../core/zod.ts';
+import { HTTP_URL_PATTERN, z } from '../../core/zod.ts';
 
 // ---------------------------------------------------------------- input fields
 
@@ -22,6 +22,7 @@ export const link = (what: string) =>
   z
     .url({ protocol: /^https?$/ })
     .max(2000)
+    .openapi({ pattern: HTTP_URL_PATTERN })
     .describe(`The ${what} URL as copied from a browser.`);
 
 export const query = z.string().min(1).max(500).describe('What to search for, in plain words as a person would type them.');
