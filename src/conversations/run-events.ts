@@ -4,6 +4,11 @@
  * when the run ends (never the content); each web process waits on its one LISTEN connection
  * (src/db/notifications.ts). On a notification a stream re-reads the run's snapshot and sends what
  * was appended since its last event.
+ *
+ * Exactly once, resumable. A stream remembers only where it is in the text: the run's
+ * `stream_epoch` (bumped whenever the snapshot is replaced rather than extended) and the length
+ * sent. Each text frame's id is `<epoch>.<length>`; Last-Event-ID resumes from it — a `delta` of
+ * the rest while the epoch is the same, else the whole `snapshot` again.
  */
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
@@ -23,7 +28,18 @@ export const openRunEventStreams = (db: Db): number => waitingSubscribers(db, RU
 /** A run is over for its followers once the worker has settled it (or it was marked failed). */
 const isOver = (run: RunRow) => run.credits_charged !== null || run.status === 'failed';
 
-const frame = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+const frame = (event: string, data: unknown, id?: string) => `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+interface Position {
+  epoch: number;
+  length: number;
+}
+
+/** A text frame's id (`<epoch>.<length>`) back to its position; anything else is no position (the stream starts with a snapshot). */
+const positionOf = (id: string | undefined): Position | null => {
+  const match = /^(\d{1,9})\.(\d{1,15})$/.exec(id ?? '');
+  return match ? { epoch: Number(match[1]), length: Number(match[2]) } : null;
+};
 const doneOf = (run: RunRow) => ({ run_id: run.id, status: run.status, answer_message_id: run.answer_message_id });
 
 /**
@@ -31,20 +47,21 @@ const doneOf = (run: RunRow) => ({ run_id: run.id, status: run.status, answer_me
  * appended since the last event; a snapshot that was replaced rather than extended is sent again as
  * `snapshot`), `tool_call` and `tool_result` as the model calls tools (./tools/events.ts), then `done` {status, answer_message_id}, and the stream ends. No live run: one `done`.
  */
-export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor, conversationId: string, ctx: Context): Promise<void> {
+export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Actor, conversationId: string, ctx: Context, lastEventId?: string): Promise<void> {
   const first = await getRun(deps, actor, conversationId);
   const stream = new PassThrough();
   ctx.type = 'text/event-stream';
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
-  if (isOver(first)) {
+  let sent = positionOf(lastEventId);
+  // Over: one `done` — after the rest of the text for a stream resumed mid-way.
+  if (isOver(first) && sent === null) {
     stream.end(frame('done', doneOf(first)));
     ctx.body = stream;
     return;
   }
 
   const runId = first.id;
-  let sent: string | null = null;
   const toolCallsSent = new Map<string, 'started' | 'finished'>();
   let ended = false;
   let reading = false;
@@ -75,12 +92,14 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
           again = false;
           const run = (await deps.db('chat_runs').where({ id: runId }).first()) as RunRow | undefined;
           if (!run || ended) return end();
-          if (sent === null || !run.snapshot.startsWith(sent)) {
-            stream.write(frame('snapshot', { run_id: run.id, status: run.status, content: run.snapshot }));
-          } else if (run.snapshot.length > sent.length) {
-            stream.write(frame('delta', { run_id: run.id, text: run.snapshot.slice(sent.length) }));
+          const at = { epoch: run.stream_epoch, length: run.snapshot.length };
+          const id = `${at.epoch}.${at.length}`;
+          if (sent === null || sent.epoch !== at.epoch || sent.length > at.length) {
+            stream.write(frame('snapshot', { run_id: run.id, status: run.status, content: run.snapshot }, id));
+          } else if (at.length > sent.length) {
+            stream.write(frame('delta', { run_id: run.id, text: run.snapshot.slice(sent.length) }, id));
           }
-          sent = run.snapshot;
+          sent = at;
           for (const [event, data] of await toolCallEvents(deps.db, runId, toolCallsSent)) stream.write(frame(event, data));
           if (isOver(run)) {
             stream.write(frame('done', doneOf(run)));
