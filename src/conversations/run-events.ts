@@ -9,6 +9,10 @@
  * `stream_epoch` (bumped whenever the snapshot is replaced rather than extended) and the length
  * sent. Each text frame's id is `<epoch>.<length>`; Last-Event-ID resumes from it — a `delta` of
  * the rest while the epoch is the same, else the whole `snapshot` again.
+ *
+ * Load. A worker's tick wakes many streams of a process at once: their runs are read in one
+ * statement (`readRun`), and a wake that only says text advanced (`text: true`,
+ * ./stream-batch.ts) skips the tool calls' read.
  */
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
@@ -21,6 +25,36 @@ import { getRun, type RunRow } from './runs.ts';
 import { toolCallEvents } from './tools/events.ts';
 
 const PING_MS = 15_000;
+
+type Waiting = { resolve: (run: RunRow | undefined) => void; reject: (error: unknown) => void };
+const runReads = new WeakMap<Db, Map<string, Waiting[]>>();
+
+/** The run row, read together with every other run this process's streams ask for in the same turn of the event loop. */
+function readRun(db: Db, runId: string): Promise<RunRow | undefined> {
+  let batch = runReads.get(db);
+  if (!batch) {
+    const reads = new Map<string, Waiting[]>();
+    runReads.set(db, reads);
+    batch = reads;
+    setImmediate(() => {
+      runReads.delete(db);
+      db('chat_runs')
+        .whereIn('id', [...reads.keys()])
+        .then(
+          (rows: RunRow[]) => {
+            const byId = new Map(rows.map((row) => [row.id, row]));
+            for (const [id, waiting] of reads) for (const w of waiting) w.resolve(byId.get(id));
+          },
+          (error: unknown) => {
+            for (const waiting of reads.values()) for (const w of waiting) w.reject(error);
+          },
+        );
+    });
+  }
+  const waiting = batch.get(runId) ?? [];
+  batch.set(runId, waiting);
+  return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+}
 
 /** How many run-event streams this process serves now. */
 export const openRunEventStreams = (db: Db): number => waitingSubscribers(db, RUN_EVENTS_CHANNEL);
@@ -66,6 +100,7 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
   let ended = false;
   let reading = false;
   let again = false;
+  let toolsDue = true;
   let unsubscribe = () => {};
   const ping = setInterval(() => {
     stream.write(': ping\n\n');
@@ -79,8 +114,9 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
     stream.end();
   };
   // Reads are serialized; a notification arriving during a read triggers one more read.
-  const update = () => {
+  const update = (textOnly = false) => {
     if (ended) return;
+    if (!textOnly) toolsDue = true;
     if (reading) {
       again = true;
       return;
@@ -90,7 +126,9 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
       try {
         do {
           again = false;
-          const run = (await deps.db('chat_runs').where({ id: runId }).first()) as RunRow | undefined;
+          const tools = toolsDue;
+          toolsDue = false;
+          const run = await readRun(deps.db, runId);
           if (!run || ended) return end();
           const at = { epoch: run.stream_epoch, length: run.snapshot.length };
           const id = `${at.epoch}.${at.length}`;
@@ -100,7 +138,7 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
             stream.write(frame('delta', { run_id: run.id, text: run.snapshot.slice(sent.length) }, id));
           }
           sent = at;
-          for (const [event, data] of await toolCallEvents(deps.db, runId, toolCallsSent)) stream.write(frame(event, data));
+          if (tools || isOver(run)) for (const [event, data] of await toolCallEvents(deps.db, runId, toolCallsSent)) stream.write(frame(event, data));
           if (isOver(run)) {
             stream.write(frame('done', doneOf(run)));
             return end();
@@ -116,7 +154,10 @@ export async function streamRunEvents(deps: Pick<Deps, 'db' | 'log'>, actor: Act
   };
 
   // Subscribe before the first read, so no snapshot written in between is missed.
-  unsubscribe = await notificationHub(deps.db, deps.log).subscribe(RUN_EVENTS_CHANNEL, conversationId, { changed: update, close: end });
+  unsubscribe = await notificationHub(deps.db, deps.log).subscribe(RUN_EVENTS_CHANNEL, conversationId, {
+    changed: (data) => update(data?.text === true),
+    close: end,
+  });
   ctx.req.socket.setTimeout(0);
   ctx.res.on('close', end); // client gone (or response finished): stop listening
   ctx.body = stream;

@@ -168,7 +168,7 @@ export class StreamCoalescer {
             WHERE r.id = v.run_id AND r.status = 'running' AND r.credits_charged IS NULL
               AND (v.replace OR r.stream_epoch = v.epoch) AND ${attemptsOwnJobsSql('v')}
            RETURNING r.id, r.conversation_id, r.stream_epoch),
-         n AS (SELECT pg_notify(?, json_build_object('keys', json_agg(DISTINCT u.conversation_id))::text) FROM u)
+         n AS (SELECT pg_notify(?, json_build_object('keys', json_agg(DISTINCT u.conversation_id), 'text', true)::text) FROM u)
          SELECT u.id::text AS id, u.stream_epoch, (SELECT count(*) FROM n) AS notified FROM u`,
         [...bindings, RUN_EVENTS_CHANNEL],
       )) as { rows: { id: string; stream_epoch: number }[] };
