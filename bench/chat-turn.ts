@@ -69,6 +69,8 @@ interface Turn {
   first: number;
   /** POST /run → `done`. */
   done: number;
+  /** The wall clock (ms) at the first text event (the `done` time without text): compared with the job's start in the database. */
+  firstAt: number;
   /** The stream opened after the run had ended: `done` only, no text. */
   doneOnly: boolean;
   runId: string;
@@ -166,19 +168,23 @@ async function turn(conversationId: string, opened?: () => void): Promise<Turn> 
   opened?.();
   if (res.status !== 200) throw new Error(`GET /run/events: ${res.status} ${await res.text()}`);
   let first: number | undefined;
+  let firstAt: number | undefined;
   let done: number | undefined;
   let status: string | undefined;
   for await (const { event, data } of sseEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
     const at = performance.now() - started;
     const payload = data as { content?: string; text?: string; status?: string };
-    if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) first = at;
+    if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) {
+      first = at;
+      firstAt = Date.now();
+    }
     if (event === 'done') {
       done ??= at;
       status = payload.status;
     }
   }
   if (done === undefined || status !== 'succeeded') throw new Error(`run ${run.body.run.id}: stream ended without a succeeded done (${status})`);
-  return { post, first: first ?? done, done, doneOnly: first === undefined, runId: run.body.run.id };
+  return { post, first: first ?? done, firstAt: firstAt ?? Date.now(), done, doneOnly: first === undefined, runId: run.body.run.id };
 }
 
 /** The bare provider time of a 3-tool turn: the sandbox model's two calls and the three searches, in-process, as the turn runs them. */
@@ -387,6 +393,13 @@ try {
       [streamed.map((t) => t.runId)],
     );
     const ticks = Math.ceil(elapsed / streamConfig.CHAT_STREAM_TICK_MS);
+    // The streaming path alone: the turn's job start (its last attempt, database clock, same machine) → the reader's first text.
+    const starts = await db.raw(
+      `SELECT j.data->>'run_id' AS run_id, extract(epoch FROM max(j.started_on)) * 1000 AS started FROM pgboss.job j WHERE j.name = ? AND j.data->>'run_id' = ANY(?) GROUP BY 1`,
+      [chatRunJob.name, streamed.map((t) => t.runId)],
+    );
+    const startOf = new Map((starts.rows as { run_id: string; started: string }[]).map((r) => [r.run_id, Number(r.started)]));
+    const fromStart = streamed.map((t) => t.firstAt - (startOf.get(t.runId) ?? Number.NaN));
     const firstP95 = pct(
       streamed.map((t) => t.first),
       95,
@@ -397,6 +410,7 @@ try {
     console.log(`(a) POST /run → first text event   ${summary(streamed.map((t) => t.first))}`);
     console.log(`(b) POST /run → done               ${summary(streamed.map((t) => t.done))}`);
     console.log(`(c) POST /run response             ${summary(streamed.map((t) => t.post))}`);
+    console.log(`(d) job start → first text event   ${summary(fromStart)}`);
     console.log(`    done only: ${streamed.filter((t) => t.doneOnly).length}/${streamed.length}; ${await breakdown(streamed.map((t) => t.runId))}`);
     console.log(
       `NOTIFYs: ${textNotifies} of streamed text (ticks elapsed ${ticks} × ${STREAM_WORKERS} workers = ${ticks * STREAM_WORKERS}; words streamed ${rows[0].words}), ${endNotifies} of runs' ends and tools`,
