@@ -19,13 +19,19 @@
  * provider time of the same work in-process (the sandbox chat model's two calls and the sandbox
  * search provider's three searches, in parallel as the turn runs them); the overhead is
  * POST /run → done minus that. Goal: overhead p50 ≤ 100 ms.
- * Then a last phase: BENCH_CONCURRENCY conversations take turns in parallel.
+ * Then a phase: BENCH_CONCURRENCY conversations take turns in parallel.
+ * Then the streams phase (issue 34): BENCH_STREAM_TURNS (100; 0 skips) turns in flight at once, the
+ * sandbox model pausing BENCH_STREAM_DELAY_MS (40) between words, on BENCH_STREAM_WORKERS (2) fresh
+ * in-process workers of 64 chat slots each (the first worker stopped): POST /run → first text
+ * p50/p95, and the NOTIFYs on the run-event channel (a LISTEN client counts them) against the
+ * ticks elapsed × workers (CHAT_STREAM_TICK_MS) and the words streamed. Goal: first text p95 ≤ 250 ms.
  * Goal (issue): POST /run → first streamed delta, p50 ≤ 30 ms on an idle machine.
  * Env: BENCH_TURNS (100), BENCH_TOOL_TURNS (30; 0 skips the phase), BENCH_CONCURRENCY (8; 0 skips the phase), BENCH_ROUNDS (5), BENCH_LOG_LEVEL,
  * BENCH_SANDBOX_DELAY_MS (0; e.g. 40 for a model that streams a word every 40 ms).
  * Run: npm run bench:chat   (embedded PostgreSQL, throw-away database; ~1 min)
  */
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { signToken } from '../src/auth/sign.ts';
@@ -53,6 +59,9 @@ const TOOL_TURNS = Number(process.env.BENCH_TOOL_TURNS ?? 30);
 const TOOL_GOAL_MS = 100;
 const TOOL_QUESTION = ['/tool search {"query":"atlantic tides"}', '/tool search {"query":"moon phases"}', '/tool search {"query":"storm surge"}'].join('\n');
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const STREAM_TURNS = Number(process.env.BENCH_STREAM_TURNS ?? 100);
+const STREAM_WORKERS = Math.max(1, Number(process.env.BENCH_STREAM_WORKERS ?? 2));
+const STREAM_GOAL_MS = 250;
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const BARE_PER_ROUND = 50;
 const GOAL_MS = 30;
@@ -64,6 +73,8 @@ interface Turn {
   first: number;
   /** POST /run → `done`. */
   done: number;
+  /** The wall clock (ms) at the first text event (the `done` time without text): compared with the job's start in the database. */
+  firstAt: number;
   /** The stream opened after the run had ended: `done` only, no text. */
   doneOnly: boolean;
   runId: string;
@@ -77,21 +88,22 @@ const median = (values: number[]) => pct(values, 50);
 const ms = (value: number) => `${value.toFixed(1).padStart(6)} ms`;
 const summary = (values: number[]) => `p50 ${ms(pct(values, 50))}  p95 ${ms(pct(values, 95))}  p99 ${ms(pct(values, 99))}  (n=${values.length})`;
 
-const config = testConfig({
+const overrides = {
   NODE_ENV: 'production',
   CHAT_SANDBOX_DELAY_MS: process.env.BENCH_SANDBOX_DELAY_MS ?? '0',
   WORKER_POLL_INTERVAL_SECONDS: '0.5',
   RATE_LIMIT_PER_MINUTE: '100000000',
   RATE_LIMIT_PER_ADDRESS_PER_MINUTE: '100000000',
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-});
+};
+const config = testConfig(overrides);
 const log = createLogger(config, 'bench');
 const loadBefore = loadavg()[0]!;
 
 const database = await createTestDatabase();
 const db = createDb(database.url, { max: 2 });
 const web = await startWeb(config, database.url, log);
-const worker = await startWorker(config, database.url, log);
+let worker = await startWorker(config, database.url, log);
 const base = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
 
 // Baseline: bare Koa + pg (bench/support/bare-koa.ts).
@@ -151,27 +163,32 @@ async function conversationWithQuestion(organizationId: string, content?: string
 }
 
 /** POST /run, then at once GET /run/events; the SSE stream is read until the server ends it. */
-async function turn(conversationId: string): Promise<Turn> {
+async function turn(conversationId: string, opened?: () => void): Promise<Turn> {
   const started = performance.now();
   const run = await api('POST', `/conversations/${conversationId}/run`, {});
   const post = performance.now() - started;
   expectStatus('POST /run', run, 201);
   const res = await fetch(`${base}/conversations/${conversationId}/run/events`, { headers: { ...auth, accept: 'text/event-stream' } });
+  opened?.();
   if (res.status !== 200) throw new Error(`GET /run/events: ${res.status} ${await res.text()}`);
   let first: number | undefined;
+  let firstAt: number | undefined;
   let done: number | undefined;
   let status: string | undefined;
   for await (const { event, data } of sseEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
     const at = performance.now() - started;
     const payload = data as { content?: string; text?: string; status?: string };
-    if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) first = at;
+    if (first === undefined && ((event === 'snapshot' && payload.content) || (event === 'delta' && payload.text))) {
+      first = at;
+      firstAt = Date.now();
+    }
     if (event === 'done') {
       done ??= at;
       status = payload.status;
     }
   }
   if (done === undefined || status !== 'succeeded') throw new Error(`run ${run.body.run.id}: stream ended without a succeeded done (${status})`);
-  return { post, first: first ?? done, done, doneOnly: first === undefined, runId: run.body.run.id };
+  return { post, first: first ?? done, firstAt: firstAt ?? Date.now(), done, doneOnly: first === undefined, runId: run.body.run.id };
 }
 
 /** The bare provider time of a 3-tool turn: the sandbox model's two calls and the three searches, in-process, as the turn runs them. */
@@ -326,6 +343,84 @@ try {
     console.log(`(b) POST /run → done               ${summary(parallel.map((t) => t.done))}`);
     console.log(`(c) POST /run response             ${summary(parallel.map((t) => t.post))}`);
     console.log(`    done only: ${parallel.filter((t) => t.doneOnly).length}/${parallel.length}; ${await breakdown(parallel.map((t) => t.runId))}`);
+  }
+  if (STREAM_TURNS > 0) {
+    // Slots for every turn at once: 64 a worker (WORKER_CONCURRENCY's most), no per-organization share below it.
+    const streamConfig = testConfig({
+      ...overrides,
+      CHAT_SANDBOX_DELAY_MS: process.env.BENCH_STREAM_DELAY_MS ?? '40',
+      WORKER_CONCURRENCY: '64',
+      JOB_ORGANIZATION_CONCURRENCY: String(64 * STREAM_WORKERS),
+      DB_POOL_MAX: '60',
+    });
+    await worker.stop();
+    const streamWorkers = await Promise.all(Array.from({ length: STREAM_WORKERS }, () => startWorker(streamConfig, database.url, log)));
+    worker = streamWorkers[0]!;
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    let textNotifies = 0;
+    let endNotifies = 0;
+    listener.on('notification', (message) => {
+      const payload = JSON.parse(message.payload ?? '{}') as { keys?: unknown };
+      if (Array.isArray(payload.keys)) textNotifies++;
+      else endNotifies++;
+    });
+    await listener.query('LISTEN chat_run_events');
+    const conversations: string[] = [];
+    for (let i = 0; i < STREAM_TURNS; i++) conversations.push(await conversationWithQuestion(organizationId));
+    const streamed: Turn[] = [];
+    const started = performance.now();
+    // POSTs four at a time (the web pool's size bounds concurrent starts today); each stream followed at once, all in flight together.
+    let next = 0;
+    const following: Promise<void>[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < conversations.length) {
+          const conversation = conversations[next++]!;
+          let opened!: () => void;
+          const open = new Promise<void>((resolve) => (opened = resolve));
+          following.push(
+            turn(conversation, opened).then((t) => {
+              streamed.push(t);
+            }),
+          );
+          await open;
+        }
+      }),
+    );
+    await Promise.all(following);
+    const elapsed = performance.now() - started;
+    await listener.end();
+    for (const w of streamWorkers.slice(1)) await w.stop();
+    const { rows } = await db.raw(
+      `SELECT coalesce(sum(array_length(regexp_split_to_array(snapshot, '\\s+'), 1)), 0)::int AS words FROM chat_runs WHERE id = ANY(?)`,
+      [streamed.map((t) => t.runId)],
+    );
+    const ticks = Math.ceil(elapsed / streamConfig.CHAT_STREAM_TICK_MS);
+    // The streaming path alone: the turn's job start (its last attempt, database clock, same machine) → the reader's first text.
+    const starts = await db.raw(
+      `SELECT j.data->>'run_id' AS run_id, extract(epoch FROM max(j.started_on)) * 1000 AS started FROM pgboss.job j WHERE j.name = ? AND j.data->>'run_id' = ANY(?) GROUP BY 1`,
+      [chatRunJob.name, streamed.map((t) => t.runId)],
+    );
+    const startOf = new Map((starts.rows as { run_id: string; started: string }[]).map((r) => [r.run_id, Number(r.started)]));
+    const fromStart = streamed.map((t) => t.firstAt - (startOf.get(t.runId) ?? Number.NaN));
+    const firstP95 = pct(
+      streamed.map((t) => t.first),
+      95,
+    );
+    console.log(
+      `\n== ${streamed.length} turns in flight at once on ${STREAM_WORKERS} workers, sandbox delay ${streamConfig.CHAT_SANDBOX_DELAY_MS} ms/word, tick ${streamConfig.CHAT_STREAM_TICK_MS} ms (${(elapsed / 1000).toFixed(1)} s)`,
+    );
+    console.log(`(a) POST /run → first text event   ${summary(streamed.map((t) => t.first))}`);
+    console.log(`(b) POST /run → done               ${summary(streamed.map((t) => t.done))}`);
+    console.log(`(c) POST /run response             ${summary(streamed.map((t) => t.post))}`);
+    console.log(`(d) job start → first text event   ${summary(fromStart)}`);
+    console.log(`    done only: ${streamed.filter((t) => t.doneOnly).length}/${streamed.length}; ${await breakdown(streamed.map((t) => t.runId))}`);
+    console.log(
+      `NOTIFYs: ${textNotifies} of streamed text (ticks elapsed ${ticks} × ${STREAM_WORKERS} workers = ${ticks * STREAM_WORKERS}; words streamed ${rows[0].words}), ${endNotifies} of runs' ends and tools`,
+    );
+    console.log(`baseline (same run): bare Koa + pg SELECT p50 ${ms(median(bareMs))}; pg-boss send → handler p50 ${ms(median(bossMs))}`);
+    console.log(`goal: first text p95 ≤ ${STREAM_GOAL_MS} ms: ${firstP95 <= STREAM_GOAL_MS ? 'MET' : 'NOT MET'} (${firstP95.toFixed(1)} ms)`);
   }
   console.log(`\nload average at end ${loadavg()[0]!.toFixed(2)}`);
 } finally {

@@ -142,6 +142,9 @@ export const configSchema = z
     CHAT_DEFAULT_MODEL: z.string().min(1).max(64).default('sandbox-chat'),
     /** Pause between the sandbox chat model's words (tests slow it down to stop a run mid-stream). */
     CHAT_SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(10_000).default(0),
+    /** How often a worker writes the text all its streaming chat turns added (one statement and one NOTIFY per tick), and how much unsent text one turn may buffer before its model read waits. */
+    CHAT_STREAM_TICK_MS: z.coerce.number().int().min(5).max(1_000).default(50),
+    CHAT_STREAM_BUFFER_CHARS: z.coerce.number().int().min(256).max(10_000_000).default(65_536),
     /** Chat tools: model → tool calls → model rounds a turn may take (then one last answer without tools), each call's time limit, and how long an MCP connector's listed tools are reused. */
     CHAT_TOOL_MAX_ROUNDS: z.coerce.number().int().min(1).max(50).default(8),
     CHAT_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),

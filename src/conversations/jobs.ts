@@ -5,7 +5,7 @@ const chatRunPayload = z.object({ run_id: z.string().uuid() });
 export type ChatRunPayload = z.output<typeof chatRunPayload>;
 
 /**
- * A chat run: hold credits → stream the answer (snapshots every 250 ms; a stop cancels the job and
+ * A chat run: hold credits → stream the answer (snapshots every CHAT_STREAM_TICK_MS through the worker's stream coalescer, ./stream-batch.ts; a stop cancels the job and
  * aborts the stream) → its end appends the assistant message, captures the usage, releases the
  * rest and the lock (./run-ends.ts). The hold is placed once per run, so a retried attempt (worker
  * killed, heartbeat lost) repeats nothing.

@@ -34,7 +34,13 @@ const eventOfStatus = { succeeded: 'conversation.run.succeeded', stopped: 'conve
 async function endRun(trx: Knex.Transaction, run: RunRow, changes: Partial<RunRow> & { status: keyof typeof eventOfStatus }): Promise<void> {
   const [ended] = (await trx('chat_runs')
     .where({ id: run.id })
-    .update({ ...changes, ...(changes.error && { error: JSON.stringify(changes.error) }), updated_at: trx.fn.now() })
+    .update({
+      ...changes,
+      ...(changes.error && { error: JSON.stringify(changes.error) }),
+      // An answer that does not extend what followers were sent starts a new stream epoch (./run-events.ts).
+      ...(changes.snapshot !== undefined && !changes.snapshot.startsWith(run.snapshot) && { stream_epoch: run.stream_epoch + 1 }),
+      updated_at: trx.fn.now(),
+    })
     .returning('*')) as RunRow[];
   await recordEvent(trx, {
     organizationId: ended!.organization_id,

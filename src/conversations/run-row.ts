@@ -14,6 +14,8 @@ export interface RunRow {
   max_credits: number | null;
   hold_id: string | null;
   snapshot: string;
+  /** Bumped whenever the snapshot is replaced rather than extended: `<stream_epoch>.<length>` names a point of the streamed text. */
+  stream_epoch: number;
   heartbeat_at: Date | null;
   answer_message_id: string | null;
   credits_charged: number | null;

@@ -156,7 +156,10 @@ export function saveRunSnapshot(deps: Pick<Deps, 'db'>, actor: Actor, conversati
   return changeLive<ConversationRow, RunRow>(deps, actor, type, conversationId, async (trx, conversation) => {
     const run = await liveRunOf(trx, conversation);
     if (!run) throw conflict('run: no run is running in this conversation', ['run']);
-    const [updated] = (await trx('chat_runs').where({ id: run.id }).update({ snapshot: content, updated_at: trx.fn.now() }).returning('*')) as RunRow[];
+    const [updated] = (await trx('chat_runs')
+      .where({ id: run.id })
+      .update({ snapshot: content, stream_epoch: trx.raw('stream_epoch + 1'), updated_at: trx.fn.now() })
+      .returning('*')) as RunRow[];
     return updated!;
   });
 }

@@ -2,8 +2,8 @@
  * Postgres NOTIFY for waiting web requests: one dedicated LISTEN connection per process, opened
  * when the first subscriber arrives, shared by every subscriber of every channel, reopened after
  * an error and closed on stop. A notification's payload is a small JSON object with a `key` (a
- * conversation id, a metered call id), or a bare key (pg-boss's queue name): subscribers wait on a
- * channel and a key. Sent inside a
+ * conversation id, a metered call id) or `keys` (several at once), or a bare key (pg-boss's queue
+ * name): subscribers wait on a channel and a key. Sent inside a
  * transaction, a notification is delivered at commit, so a subscriber that re-reads on it sees
  * what was committed.
  *
@@ -151,15 +151,17 @@ export class NotificationHub {
 
   private dispatch(channel: string, payload: string | undefined) {
     let key: unknown;
+    let keys: unknown;
     let data: Record<string, unknown> | undefined;
     try {
-      ({ key, ...data } = JSON.parse(payload ?? '') as { key?: unknown });
+      ({ key, keys, ...data } = JSON.parse(payload ?? '') as { key?: unknown; keys?: unknown });
     } catch {
       // Not JSON: the payload is the key itself (pg-boss's new-job notifications carry the queue name).
       key = payload;
     }
-    if (typeof key !== 'string') return;
-    for (const s of [...(this.channels.get(channel)?.get(key) ?? [])]) s.changed(data);
+    // `{keys: [...]}`: one notification for many keys (a worker's tick of chat streams, src/conversations/stream-batch.ts).
+    const all = Array.isArray(keys) ? keys : [key];
+    for (const one of all) if (typeof one === 'string') for (const s of [...(this.channels.get(channel)?.get(one) ?? [])]) s.changed(data);
   }
 
   async close(): Promise<void> {

@@ -83,14 +83,7 @@ export class SlotWaker {
   private readonly pollMs: number;
   /** Each queue's slots per worker at most, and how to open more; absent: slots are opened by the caller alone. */
   private readonly capacity: { of: ReadonlyMap<string, number>; open: OpenSlots } | undefined;
-  constructor(
-    boss: PgBoss,
-    db: Knex,
-    log: Logger,
-    queues: readonly string[],
-    pollMs: number,
-    capacity?: { of: ReadonlyMap<string, number>; open: OpenSlots },
-  ) {
+  constructor(boss: PgBoss, db: Knex, log: Logger, queues: readonly string[], pollMs: number, capacity?: { of: ReadonlyMap<string, number>; open: OpenSlots }) {
     this.boss = boss;
     this.db = db;
     this.log = log;

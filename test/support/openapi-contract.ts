@@ -25,7 +25,9 @@ export class ContractValidator {
   /** Query, path and header values arrive as text: coerced to the parameter's type first, as a server reads them. */
   private readonly parameters: InstanceType<typeof Ajv2020>;
   private readonly compiled = new Map<string, ValidateFunction>();
-  constructor(readonly document: unknown) {
+  readonly document: unknown;
+  constructor(document: unknown) {
+    this.document = document;
     const make = (coerceTypes: false | 'array') => {
       const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false, coerceTypes });
       addFormats(ajv);

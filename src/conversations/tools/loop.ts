@@ -10,19 +10,15 @@
 import { randomUUID } from 'node:crypto';
 import { actorFor } from '../../access/index.ts';
 import { failForGood, isUpstreamBusy, type JobContext } from '../../jobs/define.ts';
-import { progressPublisher } from '../../jobs/progress.ts';
 import { type ChatMessage, type ChatTool, type ChatToolCall, type ChatUsage, isChatServiceNotConfigured } from '../../providers/chat/index.ts';
-import { notifyRunEvent } from '../run-notify.ts';
 import { creditsFor, estimateTokens, type TurnAnswer, type turnPricing } from '../run-pricing.ts';
 import type { RunRow } from '../run-row.ts';
+import { streamCoalescer } from '../stream-batch.ts';
 import type { TurnPrompt } from '../context/turn.ts';
 import { TurnBudget } from './budget.ts';
 import { approvalExpiryJob } from '../jobs.ts';
 import { awaitApproval, finishToolCall, loadToolCalls, recordRound, recordToolResults, type ToolCallRow, turnMessages } from './store.ts';
 import { ToolError, type ToolContext, type TurnTool } from './types.ts';
-
-/** How often a streaming run publishes its snapshot (SSE followers re-read it). */
-const SNAPSHOT_MS = 250;
 
 /** A tool that ignores its deadline is given up on this long after it. */
 const DEADLINE_GRACE_MS = 2_000;
@@ -61,10 +57,8 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
   // A round whose results were not all written yet (the last attempt stopped in it): its calls run (again, where unfinished).
   let pending = calls.filter((call) => call.round === round && call.message_id === null);
 
-  const snapshot = progressPublisher<string>(job, SNAPSHOT_MS, async (trx, text) => {
-    await trx('chat_runs').where({ id: run.id }).update({ snapshot: text, heartbeat_at: trx.fn.now(), updated_at: trx.fn.now() });
-    await notifyRunEvent(trx, run, text.length);
-  });
+  // The text streams through the worker's coalescer (../stream-batch.ts): one write and one NOTIFY per tick for all its turns.
+  const stream = streamCoalescer(deps).open(run, job.job);
   try {
     for (;;) {
       if (pending.length > 0) {
@@ -94,6 +88,7 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
       let text = '';
       let asked: ChatToolCall[] = [];
       let roundUsage: ChatUsage | undefined;
+      stream.restart();
       for await (const chunk of deps.providers.chat.stream({
         model: run.model,
         // The catalog's provider of the model: the chat provider routes the turn to it (sandbox or the HTTP service).
@@ -104,10 +99,9 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
         signal,
       })) {
         if ('delta' in chunk) {
-          const first = text.length === 0;
           text += chunk.delta;
-          // The first words go out at once (followers see the turn start); later ones at most every SNAPSHOT_MS.
-          snapshot.publish(text, first);
+          // Waits only while this turn's unsent text is over its cap: the model is read no faster than it is written.
+          await stream.publish(text);
         } else if ('tool_calls' in chunk) asked = chunk.tool_calls;
         else roundUsage = chunk.usage;
       }
@@ -135,7 +129,7 @@ export async function answerWithTools(job: JobContext, run: RunRow, pricing: Pri
     if (job.lastAttempt) throw failForGood('provider_failed', error instanceof Error ? error.message : String(error), error);
     throw error;
   } finally {
-    snapshot.stop();
+    stream.close();
   }
 }
 

@@ -43,6 +43,13 @@ export const attemptOwnsJob = (attempt: { queue: string; id: string; attempt: nu
   [attempt.queue, attempt.id, attempt.attempt],
 ];
 
+/**
+ * `attemptOwnsJob` for many attempts in one statement: the condition on a row source `alias` with
+ * columns `queue`, `job_id` (uuid) and `attempt` (e.g. a VALUES list of several attempts' writes).
+ */
+export const attemptsOwnJobsSql = (alias: string): string =>
+  `EXISTS (SELECT 1 FROM ${JOB} j WHERE j.name = ${alias}.queue AND j.id = ${alias}.job_id AND j.state = 'active' AND j.retry_count = ${alias}.attempt)`;
+
 /** No retry follows this attempt: pg-boss's next `fail` of it ends the job `failed` and copies it to its dead letters. */
 export async function spendRetries(trx: Knex.Transaction, queue: string, id: string, retryCount: number): Promise<void> {
   await trx.raw(`UPDATE ${JOB} SET retry_limit = retry_count WHERE name = ? AND id = ? AND state = 'active' AND retry_count = ?`, [queue, id, retryCount]);

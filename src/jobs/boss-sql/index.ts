@@ -50,6 +50,7 @@ export const BOSS_COLUMNS = {
 
 export {
   attemptOwnsJob,
+  attemptsOwnJobsSql,
   type DeadLetter,
   type LeasedJob,
   lockJobRow,
