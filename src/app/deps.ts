@@ -15,6 +15,7 @@ import { registerResourceTypes, revokeGrantsOfRemovedMember } from '../access/in
 import { resourceTypes } from './resource-types.ts';
 import { onEventRecorded } from '../core/events.ts';
 import { fanOutEvent } from '../webhooks/index.ts';
+import { endApprovalsOfRemovedMember } from '../conversations/index.ts';
 import { eraseCredentialsOfRemovedMember, revokeConnectionsOfRemovedMember } from '../connectors/index.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
@@ -32,7 +33,7 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     jobs,
     log,
     organizationCreated: [starterGrant(providers.billing, config.STARTER_CREDITS)],
-    memberRemoved: [revokeGrantsOfRemovedMember, revokeConnectionsOfRemovedMember(jobs), eraseCredentialsOfRemovedMember],
+    memberRemoved: [revokeGrantsOfRemovedMember, revokeConnectionsOfRemovedMember(jobs), eraseCredentialsOfRemovedMember, endApprovalsOfRemovedMember(jobs)],
     providers,
     reads: createReadOperations(),
   };
