@@ -15,7 +15,8 @@ import { registerResourceTypes, revokeGrantsOfRemovedMember } from '../access/in
 import { resourceTypes } from './resource-types.ts';
 import { onEventRecorded } from '../core/events.ts';
 import { fanOutEvent } from '../webhooks/index.ts';
-import { revokeConnectionsOfRemovedMember } from '../connectors/index.ts';
+import { endApprovalsOfRemovedMember } from '../conversations/index.ts';
+import { eraseCredentialsOfRemovedMember, revokeConnectionsOfRemovedMember } from '../connectors/index.ts';
 
 export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): Deps {
   // Access, lists, the lifecycle and the feed read the resource types from here on (src/access/registry.ts).
@@ -32,7 +33,7 @@ export function createDeps(config: Config, db: Db, boss: PgBoss, log: Logger): D
     jobs,
     log,
     organizationCreated: [starterGrant(providers.billing, config.STARTER_CREDITS)],
-    memberRemoved: [revokeGrantsOfRemovedMember, revokeConnectionsOfRemovedMember(jobs)],
+    memberRemoved: [revokeGrantsOfRemovedMember, revokeConnectionsOfRemovedMember(jobs), eraseCredentialsOfRemovedMember, endApprovalsOfRemovedMember(jobs)],
     providers,
     reads: createReadOperations(),
   };

@@ -3,7 +3,7 @@
  * user's own encrypted credential for one. `connectorSecret` decrypts a user's secret for the code
  * that calls a connector on their behalf (never for a response or a log line).
  */
-export { connectorSecret, MANAGE_CONNECTORS } from './service.ts';
+export { connectorSecret, eraseCredentialsOfRemovedMember, MANAGE_CONNECTORS } from './service.ts';
 export type { ConnectorRow } from './presenter.ts';
 // The sealing of secrets at rest, shared with webhook endpoints' signing secrets (same keys, same rotation).
 export { openBound, resolveKeyring, sealBound, type Keyring, type SealedSecret } from './secrets.ts';

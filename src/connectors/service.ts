@@ -3,7 +3,7 @@ import type { Actor } from '../access/index.ts';
 import { recordActivity } from '../core/activity.ts';
 import { badRequest, conflict, isAppError, notFound, unavailable } from '../core/errors.ts';
 import { paginate, type Page, newestFirst } from '../core/pagination.ts';
-import type { Deps } from '../platform/deps.ts';
+import type { Deps, MemberRemoved } from '../platform/deps.ts';
 import type { ConnectorRow, CredentialStatus } from './presenter.ts';
 import type { authSchemes, connectorTypes } from './schema.ts';
 import { last4Of, openSecret, resolveKeyring, sealSecret } from './secrets.ts';
@@ -189,6 +189,18 @@ export async function deleteCredential(deps: Pick<Deps, 'db'>, actor: Actor, con
     const removed = await trx('connector_credentials').where({ connector_id: connectorId, user_id: actor.userId }).delete();
     if (removed) await record(trx, actor, row, 'connector_credential.removed', {});
   });
+}
+
+/**
+ * `Deps.memberRemoved`: a member who leaves the organization keeps no secret for its connectors —
+ * erased with their cached tool lists (a credential nobody in the organization may use is not
+ * kept, and coming back does not bring it back).
+ */
+export async function eraseCredentialsOfRemovedMember(trx: Knex.Transaction, event: MemberRemoved): Promise<Record<string, number>> {
+  const ofOrganization = trx('connectors').select('id').where({ organization_id: event.organizationId });
+  const erased = await trx('connector_credentials').where({ user_id: event.userId }).whereIn('connector_id', ofOrganization).delete();
+  await trx('connector_tool_lists').where({ user_id: event.userId }).whereIn('connector_id', ofOrganization).delete();
+  return erased ? { connector_credentials_erased: erased } : {};
 }
 
 /**

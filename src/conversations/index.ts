@@ -5,6 +5,8 @@ export { chatToolNames, conversationIdParams, conversationListItemSchema } from 
 export { checkToolNames } from './tools/names.ts';
 export { openRunEventStreams } from './run-events.ts';
 export { runHoldingLock } from './runs.ts';
+// The member-removal listener ending their turns that wait for approval.
+export { endApprovalsOfRemovedMember } from './tools/approvals.ts';
 export { isMessageOf } from './messages.ts';
 export {
   currentChatRun,

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { actorFor } from '../access/index.ts';
 import { openScheduledConversation, openScheduledTurns, type ScheduledTurnStart, startScheduledTurn } from '../conversations/index.ts';
-import { type AppError, isAppError } from '../core/errors.ts';
+import { type AppError, forbidden, isAppError } from '../core/errors.ts';
 import type { Deps } from '../platform/deps.ts';
 import { endUnstartedRuns, TASK_STOPPED } from './ends.ts';
 import { scheduledTaskFinishJob } from './jobs.ts';
@@ -128,6 +128,11 @@ export async function startQueuedRuns(trx: Knex.Transaction, deps: Deps, runIds:
 async function startOne(trx: Knex.Transaction, deps: Deps, run: QueuedRun): Promise<void> {
   // The run acts as its payer: their access and spending limit apply.
   const actor = actorFor(trx, { userId: payerOfRun(run) });
+  // Said plainly, not as the "conversation not found" the first step would answer a non-member.
+  if (!(await actor.viewer(run.organization_id)))
+    throw forbidden(
+      `the run acts as ${actor.userId} (${run.trigger === 'schedule' || run.requested_by_id === null ? 'the task’s creator' : 'who triggered it'}), who is no longer a member of the organization`,
+    );
   // The skill as the payer can read it now (a skill they cannot read fails the run, saying so).
   const skill = run.task_skill_id ? (await actor.resource<{ body: string }>(trx, 'skill', run.task_skill_id, 'read')).row : null;
   const conversationId = await openScheduledConversation(deps, actor, turnOf(run, skill?.body ?? null));

@@ -119,13 +119,28 @@ describe('chat turns: only the turn’s user approves its tool calls', function 
     expect(rows.map((r) => r.actor_id)).to.deep.equal([bob.id]);
   });
 
-  it('the turn’s user removed while the approval waits: their answer is 404 and the tool is not called', async () => {
-    const { conversationId, callId } = await bobsWaitingTurn();
-    const removed = await server.request('delete', `/organizations/${org}/members/${bob.id}`, { token: alice.token });
-    expect(removed.status).to.equal(204);
+  it('the turn’s user removed while the approval waits: the turn is stopped at once, its hold released, the lock freed; the tool is not called', async () => {
+    const { conversationId, runId, callId } = await bobsWaitingTurn();
+    expect((await db('credit_holds').where({ run_id: runId }).first()).status).to.equal('held');
+    // This turn and the first test's, which nobody answered: both end with Bob's membership.
+    const waiting = await db('chat_runs').where({ user_id: bob.id }).whereNotNull('awaiting_approval_until').pluck('id');
+    expect(waiting).to.have.length(2);
+    expect((await server.request('delete', `/organizations/${org}/members/${bob.id}`, { token: alice.token })).status).to.equal(204);
+    const entry = await db('activity_events')
+      .where({ organization_id: org, action: 'member.removed', subject_id: bob.id })
+      .orderBy('created_at', 'desc')
+      .first();
+    expect(entry.data).to.include({ approvals_ended: 2 });
+    const run = await eventually('the turn was stopped', async () => {
+      const row = await db('chat_runs').where({ id: runId }).first();
+      return row.credits_charged !== null ? row : null;
+    });
+    expect(run.status).to.equal('stopped');
+    expect((await db('credit_holds').where({ run_id: runId }).first()).status).not.to.equal('held');
+    expect((await db('conversations').where({ id: conversationId }).first()).active_run_id).to.equal(null);
+    // Bob's answer is 404 (he cannot read it now); the owner, who can, finds no turn waiting (409).
     expect((await answer(bob, conversationId, callId, true)).status).to.equal(404);
-    // The organization's owner can read it (administers) but the turn is not hers to approve either.
-    expect((await answer(alice, conversationId, callId, true)).status).to.equal(403);
+    expect((await answer(alice, conversationId, callId, true)).status).to.equal(409);
     expect(await searches(conversationId)).to.deep.equal([]);
   });
 });

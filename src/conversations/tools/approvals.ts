@@ -11,8 +11,9 @@ import { recordActivity } from '../../core/activity.ts';
 import { badRequest, conflict, forbidden } from '../../core/errors.ts';
 import type { z } from '../../core/zod.ts';
 import { type JobContext, type NothingToDo, nothingToDo } from '../../jobs/define.ts';
-import type { Deps } from '../../platform/deps.ts';
-import { type ChatRunPayload, chatRunJob } from '../jobs.ts';
+import type { JobQueue } from '../../jobs/enqueue.ts';
+import type { Deps, MemberRemovedListener } from '../../platform/deps.ts';
+import { approvalExpiryJob, type ChatRunPayload, chatRunJob } from '../jobs.ts';
 import type { ConversationRow } from '../presenter.ts';
 import { notifyRunEvent } from '../run-notify.ts';
 import { LIVE_RUN_STATUSES, type RunRow } from '../run-row.ts';
@@ -79,6 +80,25 @@ export function answerApprovals(
     await notifyRunEvent(trx, run, 0);
     return { ...updated, tool_calls: await loadToolCalls(trx, run.id) };
   });
+}
+
+/**
+ * `Deps.memberRemoved`: the member's turns waiting for approval can no longer be answered (only
+ * their user answers, and they are gone): their deadline is brought to now and the expiry job sent
+ * in the removing transaction, so each is stopped at once — usage charged, the rest of its hold
+ * released, the lock freed — instead of at CHAT_APPROVAL_TTL_SECONDS.
+ */
+export function endApprovalsOfRemovedMember(jobs: JobQueue): MemberRemovedListener {
+  return async (trx, { organizationId, userId }): Promise<Record<string, number>> => {
+    const ended = (await trx('chat_runs')
+      .where({ organization_id: organizationId, user_id: userId })
+      .whereIn('status', LIVE_RUN_STATUSES)
+      .whereNotNull('awaiting_approval_until')
+      .update({ awaiting_approval_until: trx.fn.now(), updated_at: trx.fn.now() })
+      .returning('id')) as { id: string }[];
+    for (const { id } of ended) await jobs.enqueue(trx, approvalExpiryJob, { run_id: id }, { organizationId });
+    return ended.length ? { approvals_ended: ended.length } : {};
+  };
 }
 
 /** The deadline passed with calls unanswered: the turn is stopped (a turn answered meanwhile, or ended, needs nothing). */
