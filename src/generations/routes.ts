@@ -82,7 +82,7 @@ export const generationRoutes: AnyRoute[] = [
     operationId: 'listGenerations',
     tag,
     summary: 'List the generations the caller can read',
-    description: 'Newest first, keyset paged; filter by `kind`, `status`, `conversation_id`, `project_id`. Readable: ' + readers + '.',
+    description: `Newest first, keyset paged; filter by \`kind\`, \`status\`, \`conversation_id\`, \`project_id\`. Readable: ${readers}.`,
     query: listGenerationsQuery,
     response: { status: 200, description: 'A page of generations', schema: generationPage },
     authorize: listing('query'),

@@ -30,9 +30,7 @@ describe('jobs: a frozen worker resumed after its jobs were retried elsewhere wr
   let org: string;
   // Each generation takes the sandbox 6 s: long enough to freeze the first worker mid-call.
   // Generations wait: a worker has WORKER_WAITING_SLOTS (128) of them and one organization may use them all, so all four run on the first worker.
-  const worker = useChildProcesses(() =>
-    spawnWorker(url, { DATA_DIR: testDataDir(), GENERATION_SANDBOX_DELAY_MS: '6000', WORKER_HEARTBEAT_SECONDS: '1' }),
-  );
+  const worker = useChildProcesses(() => spawnWorker(url, { DATA_DIR: testDataDir(), GENERATION_SANDBOX_DELAY_MS: '6000', WORKER_HEARTBEAT_SECONDS: '1' }));
 
   before(async () => {
     url = await isolatedDatabase();
