@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { AppError } from '../../core/errors.ts';
 import { publicAccess, recordMember } from '../../http/authorize.ts';
 import { type AnyRoute, defineRoute } from '../../http/route.ts';
 import { connectorIdParams } from '../schema.ts';
@@ -109,7 +110,7 @@ export const connectorOAuthCallbackRoutes: AnyRoute[] = [
     operationId: 'completeConnectorAuthorization',
     summary: 'Where the authorization server returns the member’s browser (OAuth redirect URI)',
     description:
-      'No token: the one-time `state` of a started authorization is the credential (good once, for 10 minutes). Exchanges the `code` (with the PKCE verifier and the resource indicator) for the member’s tokens, stored encrypted, and answers a small HTML page: 200 connected, 400 not (an unknown, used or expired state, an error from the authorization server, an answer naming another issuer (RFC 9207), a failed exchange, or a member who left the organization meanwhile).',
+      'No token: the one-time `state` of a started authorization is the credential (good once, for 10 minutes). Exchanges the `code` (with the PKCE verifier and the resource indicator) for the member’s tokens, stored encrypted, and answers a small HTML page (JSON `{connected, connector}` or the error body to a client whose `Accept` prefers `application/json`): 200 connected, 400 not (an unknown, used or expired state, an error from the authorization server, an answer naming another issuer (RFC 9207), a failed exchange, or a member who left the organization meanwhile).',
     tag,
     public: true,
     query: callbackQuery,
@@ -126,6 +127,13 @@ export const connectorOAuthCallbackRoutes: AnyRoute[] = [
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function answerPage(ctx: Context, outcome: CallbackOutcome): void {
+  // A client that asks for JSON (a script, an SDK) gets the API's own shapes; a browser gets the page.
+  if (ctx.accepts('html', 'json') === 'json') {
+    if (!outcome.connected)
+      throw new AppError('validation_failed', `state: the connection was not made: ${outcome.reason}`, [{ path: ['state'], message: outcome.reason }]);
+    ctx.body = { connected: true, connector: outcome.connector };
+    return;
+  }
   const title = outcome.connected ? `Connected to ${outcome.connector}` : outcome.connector ? `Not connected to ${outcome.connector}` : 'Not connected';
   const said = outcome.connected ? 'You can close this window and go back to the workspace.' : `The connection was not made: ${outcome.reason}.`;
   ctx.status = outcome.connected ? 200 : 400;

@@ -1,4 +1,4 @@
-import { singleLine, timestamp, uuid, z } from '../../core/zod.ts';
+import { checkedByServer, singleLine, timestamp, uuid, z } from '../../core/zod.ts';
 import { connectionStatuses } from './connections.ts';
 
 export const connectorConnectionSchema = z
@@ -44,7 +44,10 @@ export const authorizationStartEnvelope = z.object({ authorization: authorizatio
 
 /** What an authorization server sends back (RFC 6749 §4.1.2, RFC 9207 `iss`). */
 export const callbackQuery = z.object({
-  state: z.string().max(512).optional(),
+  state: checkedByServer(
+    z.string().max(512).optional(),
+    'Refused (400) unless it is the state of an authorization started in the last 10 minutes and not yet used.',
+  ),
   code: z.string().max(4096).optional(),
   error: z.string().max(256).optional(),
   error_description: z.string().max(2048).optional(),
