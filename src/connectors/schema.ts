@@ -1,6 +1,6 @@
 import { lifecycleFields } from '../access/index.ts';
 import { pageOf, pageQuery } from '../core/pagination.ts';
-import { CHECKED_BY_SERVER, HTTP_URL_PATTERN, singleLine, timestamp, uuid, z } from '../core/zod.ts';
+import { CHECKED_BY_SERVER, checkedByServer, HTTP_URL_PATTERN, singleLine, timestamp, uuid, z } from '../core/zod.ts';
 
 /**
  * What a connector speaks: `http` a plain HTTP API, `mcp` a Model Context Protocol server,
@@ -74,6 +74,13 @@ export const createConnectorBody = z
     }),
   })
   .strict()
+  // The server's rule, declared: the OAuth schemes are for MCP connectors only.
+  .openapi({
+    not: {
+      required: ['type', 'auth_scheme'],
+      properties: { type: { not: { const: 'mcp' } }, auth_scheme: { enum: ['oauth', 'oauth_client_credentials'] } },
+    },
+  } as Record<string, unknown>)
   .openapi('CreateConnector');
 
 export const updateConnectorBody = z
@@ -81,7 +88,10 @@ export const updateConnectorBody = z
     type: z.enum(connectorTypes).optional(),
     name: name.optional(),
     url: url.nullable().optional(),
-    auth_scheme: z.enum(authSchemes).optional(),
+    auth_scheme: checkedByServer(
+      z.enum(authSchemes).optional(),
+      '`oauth` and `oauth_client_credentials` are for `mcp` connectors only: 400 for a connector of another type.',
+    ),
     needs_approval: z.boolean().optional(),
     approval_tools: approvalTools.optional(),
   })

@@ -6,7 +6,7 @@ import type { JobDefinition } from './define.ts';
  * How the organizations share a queue: the fairness between tenants.
  *
  * By default `weighted`: each fetch takes the next job of the organization with the least in flight
- * on the queue for its weight (`organizations.job_weight`, default 1; src/jobs/boss-sql/fair-share.ts).
+ * on the queue for its weight (`job_weights.weight`, default 1; src/jobs/boss-sql/fair-share.ts).
  * An organization alone may use every slot of the fleet; when several have work waiting, each gets
  * slots in proportion to its weight, so none waits behind another's burst, and none is held to a
  * small share of a worker (the old rule: half of each worker's four slots).

@@ -183,8 +183,11 @@ describe('events: each type from the action that causes it', function () {
       credits_used: 0,
       started_at: null,
     });
-    // The start as the former member is refused where it opens the run's conversation (scheduled-tasks words it so today).
-    expect(listed.error).to.deep.equal({ code: 'not_found', message: 'conversation not found' });
+    // The start as the former member is refused before anything opens, saying whom it acts as.
+    expect(listed.error).to.deep.equal({
+      code: 'forbidden',
+      message: `the run acts as ${creator.id} (the task’s creator), who is no longer a member of the organization`,
+    });
     expect(listed.finished_at).to.be.a('string');
     // Written in the transaction that ended the run: the same transaction id and the same now().
     const written = await db('events').where({ id: failed.id }).first(db.raw(`(xid::text::bigint % 4294967296)::text AS xid`), 'created_at');

@@ -124,10 +124,12 @@ describe('the edge: client addresses, bodies after authentication, Error bodies 
     it('the OpenAPI document states each operation’s body limit and its 413', async () => {
       const { body } = await ctx.server.request('get', '/openapi.json');
       const create = body.paths['/organizations'].post;
-      expect(create.requestBody.description).to.equal('JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated.');
+      expect(create.requestBody.description).to.equal(
+        'JSON of at most 1048576 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field.',
+      );
       expect(create.responses).to.have.property('413');
       expect(body.paths['/organizations/{organization_id}/logo'].put.requestBody.description).to.equal(
-        'JSON of at most 1572864 bytes (413 beyond), read once the caller is authenticated.',
+        'JSON of at most 1572864 bytes (413 beyond), read once the caller is authenticated. As in every input, no string may contain U+0000 and no object key may be `__proto__` (or `constructor` holding `prototype`): 400 naming the field.',
       );
     });
 

@@ -6,7 +6,7 @@ import { repoRoot, run } from '../support/processes.ts';
 const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
 /** The npm scripts that run one of our TypeScript programs (a CLI, a process, a benchmark), with its file. */
 const programs = Object.entries(scripts)
-  .map(([name, command]) => [name, /^(?:exec node --import tsx|tsx) (\S+\.ts)$/.exec(command)?.[1]] as const)
+  .map(([name, command]) => [name, /^(?:(?:[A-Z_]+=\S+ )*exec node(?: --import tsx)?|tsx) (\S+\.ts)$/.exec(command)?.[1]] as const)
   .filter((entry): entry is readonly [string, string] => entry[1] !== undefined);
 const benchmarks = programs.filter(([name]) => name.startsWith('bench:'));
 

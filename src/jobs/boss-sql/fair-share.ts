@@ -5,7 +5,7 @@ import { BOSS_SCHEMA } from '../boss.ts';
 // before a job another sent a moment later; its group limits can only cap a tenant (the old default
 // held one to half of four slots per worker), never share what is free. Here each fetch takes the
 // next job of the organization that has the least in flight on the queue for its weight
-// (`organizations.job_weight`, default 1): alone, an organization gets every slot of the fleet;
+// (`job_weights.weight`, default 1): alone, an organization gets every slot of the fleet;
 // with others active, each gets slots in proportion to its weight, measured by what it runs now.
 // Jobs without an organization (group) count as one more tenant, the empty key.
 //
@@ -51,9 +51,9 @@ export function fairShareFetch(text: string, cap: number | null): string | null 
           FROM (SELECT q.k
                   FROM queued q
                   LEFT JOIN in_flight f ON f.k = q.k
-                  LEFT JOIN organizations o ON o.id = q.k
+                  LEFT JOIN job_weights w ON w.organization_id = q.k
                  WHERE q.k IS NOT NULL ${capped}
-                 ORDER BY coalesce(f.n, 0) / coalesce(o.job_weight, 1)::float8, q.k
+                 ORDER BY coalesce(f.n, 0) / coalesce(w.weight, 1)::float8, q.k
                  OFFSET 0) r
           CROSS JOIN LATERAL (
             SELECT j.id FROM ${job} j
