@@ -4,13 +4,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { expect } from 'chai';
 import { z } from 'zod';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { eventually, isolatedDatabase } from '../jobs/support.ts';
-import { testConfig } from '../support/config.ts';
+import type { Db } from '../../src/db/knex.ts';
+import { eventually } from '../jobs/support.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import { readJson } from '../support/upstream.ts';
 
 const BOBS_TOKEN = 'bobs-mcp-token-5678';
@@ -58,8 +56,8 @@ async function startMcpServer() {
 describe('connector credentials: the member removed', function () {
   this.timeout(60_000);
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
+  let stack: Stack;
   let server: TestServer;
-  let worker: WorkerProcess;
   let db: Db;
   let alice: TestUser;
   let bob: TestUser;
@@ -70,10 +68,8 @@ describe('connector credentials: the member removed', function () {
   before(async () => {
     mcp = await startMcpServer();
     const overrides = { OUTBOUND_ALLOWLIST: `127.0.0.1:${mcp.port}`, WORKER_POLL_INTERVAL_SECONDS: '0.5' };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 4 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    worker = await startWorker(testConfig(overrides), url, createLogger(testConfig(overrides), 'test-worker'));
+    stack = await startStack(overrides);
+    ({ server, db } = stack);
     [alice, bob, carol] = [newUser(), newUser(), newUser()];
     org = await createOrganization(server, alice);
     await addMember(db, org, bob);
@@ -86,9 +82,7 @@ describe('connector credentials: the member removed', function () {
     connectorId = created.body.connector.id;
   });
   after(async () => {
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
+    await stack?.stop();
     await mcp?.close();
   });
 

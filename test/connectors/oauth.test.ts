@@ -8,13 +8,12 @@ import { oauthBearer } from '../../src/connectors/oauth/tokens.ts';
 import { keyringOf, resolveKeyring } from '../../src/connectors/secrets.ts';
 import type { ConnectorRow } from '../../src/connectors/index.ts';
 import { reconcileCredits } from '../../src/credits/reconcile.ts';
-import { createDb, type Db } from '../../src/db/knex.ts';
-import { createLogger } from '../../src/platform/logger.ts';
-import { startWorker, type WorkerProcess } from '../../workers/main.ts';
-import { eventually, isolatedDatabase } from '../jobs/support.ts';
+import type { Db } from '../../src/db/knex.ts';
+import { eventually } from '../jobs/support.ts';
 import { testConfig } from '../support/config.ts';
 import { addMember, createConversation, createOrganization, newUser, type TestUser } from '../support/factories.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import type { TestServer } from '../support/server.ts';
+import { type Stack, startStack } from '../support/stack.ts';
 import {
   type AuthorizationServer,
   authorizeInBrowser,
@@ -34,8 +33,8 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
   this.timeout(90_000);
   let as: AuthorizationServer;
   let mcp: OAuthMcpServer;
+  let stack: Stack;
   let server: TestServer;
-  let worker: WorkerProcess;
   let db: Db;
   let overrides: Record<string, string>;
   let alice: TestUser;
@@ -69,10 +68,8 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
       OUTBOUND_ALLOWLIST: `127.0.0.1:${as.port},127.0.0.1:${mcp.port},127.0.0.1:${(lure.address() as AddressInfo).port}`,
       WORKER_POLL_INTERVAL_SECONDS: '0.5',
     };
-    const url = await isolatedDatabase();
-    db = createDb(url, { max: 4 });
-    server = await startTestServer(overrides, { databaseUrl: url });
-    worker = await startWorker(testConfig(overrides), url, createLogger(testConfig(overrides), 'test-worker'));
+    stack = await startStack(overrides);
+    ({ server, db } = stack);
     alice = newUser();
     carol = newUser();
     org = await createOrganization(server, alice);
@@ -85,9 +82,7 @@ describe('connectors: OAuth connections (MCP authorization)', function () {
     connectorId = created.body.connector.id;
   });
   after(async () => {
-    await worker?.stop();
-    await server?.stop();
-    await db?.destroy();
+    await stack?.stop();
     await mcp?.close();
     await as?.close();
     lure?.closeAllConnections();
